@@ -1,0 +1,120 @@
+"""From a decorated function to a `CompiledProgram`: parse, run the pipeline, cache."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.ir.nodes import FunctionKind, Program
+
+DEFAULT_PLATFORM = "a2a3sim"
+
+
+@dataclass
+class CompiledProgram:
+    """A compiled kernel: the final IR, the per-pass records and the analyses the
+    passes published (regions, units, buffer estimates, task dependencies)."""
+
+    program: Program
+    records: list = field(default_factory=list)
+    analyses: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    platform: str = DEFAULT_PLATFORM
+    source: Any = None  # the JITFunction / ProgramDef compiled
+
+    @property
+    def entry(self):
+        return self.program.entry_function
+
+    @property
+    def regions(self) -> list:
+        return self.analyses.get("regions", [])
+
+    def function(self, name: str):
+        return self.program.function(name)
+
+    def __repr__(self) -> str:
+        kinds = {}
+        for f in self.program.functions:
+            kinds[f.kind.value] = kinds.get(f.kind.value, 0) + 1
+        return (f"<CompiledProgram {self.program.name} on {self.platform}: "
+                + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ">")
+
+
+def _arg_key(values: tuple) -> tuple:
+    key = []
+    for v in values:
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            key.append(("array", tuple(v.shape), str(v.dtype)))
+        else:
+            key.append(("value", type(v).__name__))
+    return tuple(key)
+
+
+def _bare_params(fn: Any) -> bool:
+    from pypto.language.typing import Tensor
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.annotation is Tensor or isinstance(p.annotation, str) for p in params)
+
+
+def compile_jit(jitfn: Any, args: tuple, kwargs: dict, platform: str | None = None
+                ) -> CompiledProgram:
+    platform = platform or DEFAULT_PLATFORM
+    key = (platform, _arg_key(args) if _bare_params(jitfn.fn) else ())
+    cached = jitfn._cache.get(key)
+    if cached is not None:
+        return cached
+    from pypto.frontend.builder import ProgramBuilder
+
+    builder = ProgramBuilder(platform)
+    kind = jitfn.kind if jitfn.kind is not FunctionKind.INLINE else FunctionKind.ORCHESTRATION
+    name = jitfn.fn.__name__
+    values = list(args) if args else None
+    builder.parse_function(jitfn.fn, kind, name, args=values, entry=True)
+    program = Program(name, tuple(builder.functions.values()), name)
+    compiled = _finish(program, builder, platform, jitfn)
+    jitfn._cache[key] = compiled
+    return compiled
+
+
+def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | None = None
+                    ) -> CompiledProgram:
+    platform = platform or DEFAULT_PLATFORM
+    cached = getattr(progdef, "_compiled", {}).get(platform)
+    if cached is not None:
+        return cached
+    from pypto.frontend.builder import _PROGRAM_KINDS, ProgramBuilder
+
+    builder = ProgramBuilder(platform)
+    entry = _program_entry(progdef)
+    fdef = progdef.functions[entry]
+    kind = _PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
+    builder.parse_function(fdef.fn, kind, entry, args=list(args) or None, entry=True,
+                           self_object=progdef)
+    program = Program(progdef.__name__, tuple(builder.functions.values()), entry)
+    compiled = _finish(program, builder, platform, progdef)
+    progdef.__dict__.setdefault("_compiled", {})[platform] = compiled
+    return compiled
+
+
+def _program_entry(progdef: Any) -> str:
+    from pypto.language.enums import FunctionType
+
+    orch = [n for n, f in progdef.functions.items() if f.type is FunctionType.Orchestration]
+    if orch:
+        return orch[0]
+    opaque = [n for n, f in progdef.functions.items()
+              if f.type in (FunctionType.Opaque, None)]
+    return opaque[-1] if opaque else next(iter(progdef.functions))
+
+
+def _finish(program: Program, builder: Any, platform: str, source: Any) -> CompiledProgram:
+    from pypto.passes import PassContext, default_pipeline, run_pipeline
+
+    ctx = PassContext(platform=platform, warnings=list(builder.warnings))
+    final, records = run_pipeline(program, default_pipeline(), ctx)
+    return CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)

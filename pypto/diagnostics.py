@@ -1,0 +1,121 @@
+"""Render a located error as text or HTML.
+
+Layout (text)::
+
+    error[E106]: dynamic dims cannot be multiplied inside a kernel body
+      --> kernel.py:14:28
+       |
+    13 |     t = pl.tensor.dim(x, 0)
+    14 |     y = pl.reshape(x, [B_DYN * S_DYN, D])
+       |                        ^^^^^^^^^^^^^
+    15 |     ...
+       |
+       = help: read the dims with pl.tensor.dim and multiply the locals
+
+Source lines come from `linecache`, which also holds IPython cell sources, so a
+kernel defined in a notebook cell renders with its cell's lines.
+"""
+from __future__ import annotations
+
+import html
+import linecache
+from typing import Any
+
+_CONTEXT = 1  # lines shown before and after the offending one
+
+
+def _source_window(span: Any) -> list[tuple[int, str]]:
+    lines = linecache.getlines(span.file)
+    if not lines:
+        return []
+    lo = max(1, span.line - _CONTEXT)
+    hi = min(len(lines), span.line + _CONTEXT)
+    return [(n, lines[n - 1].rstrip("\n").expandtabs(4)) for n in range(lo, hi + 1)]
+
+
+def _caret_width(span: Any, text: str) -> int:
+    if span.end_line == span.line and span.end_col > span.col:
+        return span.end_col - span.col
+    # No end column: underline the token that starts at the column.
+    i = span.col - 1
+    j = i
+    while j < len(text) and (text[j].isalnum() or text[j] in "_."):
+        j += 1
+    return max(1, j - i)
+
+
+def _header(err: Any) -> str:
+    kind = "warning" if isinstance(err, Warning) else "error"
+    code = getattr(err, "code", None)
+    return f"{kind}[{code}]" if code else kind
+
+
+def render_text(err: Any) -> str:
+    """The error as plain text: header, location, snippet with caret, hint and note."""
+    message = getattr(err, "message", str(err))
+    out = [f"{_header(err)}: {message}"]
+    span = getattr(err, "span", None)
+    if span is not None and span.known:
+        out.append(f"  --> {span.file}:{span.line}:{span.col}")
+        window = _source_window(span)
+        if window:
+            width = len(str(window[-1][0]))
+            pad = " " * width
+            out.append(f"{pad} |")
+            for n, text in window:
+                out.append(f"{str(n).rjust(width)} | {text}")
+                if n == span.line:
+                    caret = "^" * _caret_width(span, text)
+                    out.append(f"{pad} | {' ' * (span.col - 1)}{caret}")
+            out.append(f"{pad} |")
+    extra = _extra_context(err)
+    if extra:
+        out.append(f"   = context: {extra}")
+    if getattr(err, "hint", None):
+        out.append(f"   = help: {err.hint}")
+    if getattr(err, "note", None):
+        out.append(f"   = note: {err.note}")
+    return "\n".join(out)
+
+
+def _extra_context(err: Any) -> str:
+    parts = []
+    for attr in ("tensor", "region", "block", "indices"):
+        value = getattr(err, attr, None)
+        if value is not None:
+            parts.append(f"{attr}={value}")
+    return ", ".join(parts)
+
+
+def render_html(err: Any) -> str:
+    """The same content as `render_text`, as a self-contained HTML block."""
+    message = html.escape(getattr(err, "message", str(err)))
+    span = getattr(err, "span", None)
+    rows = []
+    if span is not None and span.known:
+        for n, text in _source_window(span):
+            cls = "pp-bad" if n == span.line else ""
+            line = html.escape(text)
+            if n == span.line:
+                i = span.col - 1
+                w = _caret_width(span, text)
+                line = (html.escape(text[:i]) + "<mark>" + html.escape(text[i:i + w]) + "</mark>"
+                        + html.escape(text[i + w:]))
+            rows.append(f'<div class="{cls}"><span class="pp-ln">{n:>4} |</span> {line}</div>')
+    loc = (f'<div class="pp-loc">--&gt; {html.escape(str(span))}</div>'
+           if span is not None and span.known else "")
+    extra = _extra_context(err)
+    parts = [
+        '<div class="pypto-diagnostic" style="font-family:monospace;border-left:4px solid '
+        '#d9534f;padding:4px 8px;background:#fff6f6">',
+        f'<div><b style="color:#c9302c">{_header(err)}</b>: {message}</div>',
+        loc,
+        '<pre style="margin:4px 0">' + "".join(rows) + "</pre>" if rows else "",
+        f"<div>= context: {html.escape(extra)}</div>" if extra else "",
+        f'<div style="color:#2e7d32">= help: {html.escape(err.hint)}</div>'
+        if getattr(err, "hint", None) else "",
+        f'<div style="color:#31708f">= note: {html.escape(err.note)}</div>'
+        if getattr(err, "note", None) else "",
+        "</div>",
+    ]
+    return "".join(parts)

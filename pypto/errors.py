@@ -1,0 +1,148 @@
+"""Exception families.
+
+Two kinds of failure, never mixed:
+
+* `PyptoError` subclasses are *user* errors: a kernel broke a rule of the
+  language, or a simulated run hit a fault. They carry a source span, a hint and
+  a note, and render as a located snippet with no compiler frames.
+* `InternalError` is a bug in pypto itself. It keeps its full traceback.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pypto.ir.span import Span
+
+
+class PyptoError(Exception):
+    """Root of every user-facing error.
+
+    Attributes:
+        message: what is wrong, one sentence.
+        span: where (file, line, column) in the user's source.
+        hint: how to fix it.
+        note: extra context (e.g. the rule's rationale).
+    """
+
+    code = "E000"
+
+    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
+                 note: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+        self.note = note
+
+    def __str__(self) -> str:  # the plain-text rendering with snippet and caret
+        from pypto.diagnostics import render_text
+
+        return render_text(self)
+
+    def _repr_html_(self) -> str:
+        from pypto.diagnostics import render_html
+
+        return render_html(self)
+
+
+class UserError(PyptoError):
+    """A kernel violates the language; raised at compile time."""
+
+
+class PyptoSyntaxError(UserError):
+    """A construct is not valid `pl` syntax (bad loop target, misplaced keyword…)."""
+
+    code = "E001"
+
+
+class PyptoTypeError(UserError):
+    """Annotation, shape or dtype mismatch."""
+
+    code = "E101"
+
+
+class UndefinedNameError(UserError):
+    """A name that resolves neither to a kernel local nor to a Python value."""
+
+    code = "E200"
+
+
+class SSAViolationError(UserError):
+    """Rebinding a name where the language forbids it."""
+
+    code = "E201"
+
+
+class InvalidOperationError(UserError):
+    """An op rejected its arguments, or the op does not exist."""
+
+    code = "E300"
+
+
+class UnsupportedFeatureError(UserError):
+    """A Python construct that has no meaning in a kernel."""
+
+    code = "E301"
+
+
+class ScopeError(UserError):
+    """A scope (`pl.at`, `pl.spmd`, …) is used where the model forbids it."""
+
+    code = "E202"
+
+
+class DynamicShapeError(UserError):
+    """A dynamic-shape rule of the L2 model is broken."""
+
+    code = "E106"
+
+
+class SimulationError(PyptoError):
+    """A fault while simulating: out-of-bounds access, budget overflow, bad runtime shape.
+
+    Besides the span of the offending op it names the tensor, the region and the
+    block index so the culprit can be found among many tasks.
+    """
+
+    code = "S000"
+
+    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
+                 note: str | None = None, *, tensor: str | None = None,
+                 region: str | None = None, block: int | None = None,
+                 indices: object = None):
+        super().__init__(message, span, hint, note)
+        self.tensor = tensor
+        self.region = region
+        self.block = block
+        self.indices = indices
+
+
+class InternalError(RuntimeError):
+    """A bug in pypto. Not a `PyptoError`: `except PyptoError` must not swallow it."""
+
+
+# --- warnings -----------------------------------------------------------------------
+
+
+class PyptoWarning(UserWarning):
+    """A located warning about a kernel that compiles but is probably wrong."""
+
+    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = f"{self.span}: " if self.span is not None and self.span.known else ""
+        tail = f" (hint: {self.hint})" if self.hint else ""
+        return f"{where}{self.message}{tail}"
+
+
+class PyptoDeprecationWarning(PyptoWarning, DeprecationWarning):
+    """A deprecated form that still means something."""
+
+
+class InternalWarning(RuntimeWarning):
+    """Something inside pypto that should never happen; tests turn it into an error."""

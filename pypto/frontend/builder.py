@@ -1,0 +1,325 @@
+"""Assemble a program: the entry function plus every inline body and InCore kernel
+it reaches, each parsed from its own source.
+
+Inline bodies are specialised per call site (argument types, compile-time
+argument values, and whether the call sits inside a region), so a body written
+once serves callers of different shapes, like a macro with type checking.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import warnings
+from typing import Any
+
+from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
+                          PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
+                          UnsupportedFeatureError)
+from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.frontend.parser import FunctionParser
+from pypto.frontend.resolve import PythonScope
+from pypto.frontend.source import get_source
+from pypto.frontend.statements import check_compatible
+from pypto.ir.nodes import (Assign, CallFunc, Direction, DynDim, Eval, Function, FunctionKind,
+                            Param, Scope, ScopeKind, Var)
+from pypto.ir.span import Span
+from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
+from pypto.language.enums import FunctionType
+from pypto.language.jit import FunctionDef, JITFunction
+
+_PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
+                  FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
+                  FunctionType.InCore: FunctionKind.INCORE, FunctionType.AIC: FunctionKind.INCORE,
+                  FunctionType.AIV: FunctionKind.INCORE, FunctionType.Inline: FunctionKind.INLINE,
+                  None: FunctionKind.OPAQUE}
+
+
+class ProgramBuilder:
+    """Collects the functions of one program while parsing."""
+
+    def __init__(self, platform: str | None = None):
+        self.platform = platform
+        self.functions: dict[str, Function] = {}
+        self.warnings: list[PyptoWarning] = []
+        self._specs: dict[Any, tuple[str, Any]] = {}
+        self._active: list[Any] = []  # callees being parsed, to reject recursion
+
+    # -- bookkeeping -------------------------------------------------------------
+
+    def warn(self, message: str, span: Span, hint: str | None = None,
+             category: type | None = None) -> None:
+        w = (category or PyptoWarning)(message, span, hint)
+        self.warnings.append(w)
+        warnings.warn_explicit(w, type(w), span.file, span.line or 1)
+
+    def unique(self, name: str) -> str:
+        if name not in self.functions and name not in {n for n, _ in self._specs.values()}:
+            return name
+        k = 1
+        while f"{name}_{k}" in self.functions:
+            k += 1
+        return f"{name}_{k}"
+
+    # -- parsing -----------------------------------------------------------------
+
+    def parse_function(self, fn: Any, kind: FunctionKind, name: str, *,
+                       args: list | None = None, entry: bool = False, in_region: bool = False,
+                       self_object: Any = None) -> tuple[Function, FunctionParser]:
+        """Parse `fn` as a function of `kind`. `args` are the caller's values (for
+        specialisation) or the runtime arguments of an entry."""
+        src = get_source(fn)
+        p = FunctionParser(self, src, PythonScope(fn), kind, name)
+        if self_object is not None:
+            from pypto.frontend.calls import SelfProgram
+
+            p.self_object = SelfProgram(self_object)
+        if in_region:
+            p.region_stack.append("caller")
+        params = self._params(p, src.tree, kind, args, entry, self_object is not None)
+        p.params = params
+        p.visit_body(src.tree.body)
+        returns = self._returns(p, kind, src.tree)
+        if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST):
+            self._check_bound_dynamic(p, src.tree)
+        func = Function(name, tuple(params), tuple(p.stmts), kind, returns,
+                        tuple(p.func_attrs.items()) + (("source_name", fn.__name__),),
+                        span=p.span(src.tree))
+        self.functions[name] = func
+        return func, p
+
+    def _params(self, p: FunctionParser, tree: ast.FunctionDef, kind: FunctionKind,
+                args: list | None, entry: bool, is_method: bool) -> list[Param]:
+        a = tree.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            raise p.error(UnsupportedFeatureError, "kernel parameters must be plain positional "
+                          "parameters (no *args, **kwargs or keyword-only parameters)", tree)
+        nodes = list(a.args)
+        if is_method:
+            if not nodes or nodes[0].arg != "self":
+                raise p.error(PyptoSyntaxError, "a @pl.program function takes self first", tree)
+            nodes = nodes[1:]
+        defaults = [p.visit_expr(d) for d in a.defaults]
+        defaults = [None] * (len(nodes) - len(defaults)) + defaults
+        params: list[Param] = []
+        for i, node in enumerate(nodes):
+            given = args[i] if args is not None and i < len(args) else _NOARG
+            if given is _NOARG and defaults[i] is not None:
+                given = defaults[i]
+            declared, direction = self._annotation(p, node, kind, entry)
+            if given is not _NOARG and not is_ir(given) and not _is_array(given):
+                if kind is FunctionKind.INLINE or kind is FunctionKind.OPAQUE:
+                    p.env[node.arg] = given  # a compile-time argument, folded into the body
+                    continue
+            t = self._param_type(p, node, declared, given, kind, entry)
+            if kind is FunctionKind.INLINE and direction is not Direction.IN:
+                self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
+                          "is stripped: direction annotations are deprecated for inline helpers",
+                          p.span(node.annotation), hint="annotate it as a plain pl.Tensor; only "
+                          "the @pl.jit entry declares directions",
+                          category=PyptoDeprecationWarning)
+                direction = Direction.IN
+            var = Var(node.arg, t, span=p.span(node))
+            params.append(Param(var, direction, p.span(node)))
+            p.env[node.arg] = var
+            if isinstance(declared, ShapedType):
+                for axis, d in enumerate(declared.shape):
+                    if isinstance(d, DynDim) and d.name not in p.dyn_dims:
+                        p.dyn_dims[d.name] = (var, axis)
+        return params
+
+    def _annotation(self, p: FunctionParser, node: ast.arg, kind: FunctionKind,
+                    entry: bool) -> tuple[Any, Direction]:
+        if node.annotation is None:
+            if entry or kind is FunctionKind.INCORE:
+                raise p.error(PyptoTypeError, f"Parameter '{node.arg}' missing type annotation",
+                              node, hint="annotate it, e.g. `x: pl.Tensor[[M, N], pl.FP32]`")
+            return None, Direction.IN
+        ann = p.visit_expr(node.annotation)
+        if isinstance(ann, str):  # `from __future__ import annotations`
+            ann = p.visit_expr(ast.parse(ann, mode="eval").body)
+        try:
+            return to_type(ann)
+        except AnnotationError as exc:
+            raise p.error(PyptoTypeError, f"parameter '{node.arg}': {exc.message}",
+                          node.annotation, hint=exc.hint) from None
+
+    def _param_type(self, p: FunctionParser, node: ast.arg, declared: Any, given: Any,
+                    kind: FunctionKind, entry: bool) -> Any:
+        if entry:
+            if declared is None:
+                if not _is_array(given):
+                    raise p.error(PyptoTypeError, f"parameter '{node.arg}' is a bare pl.Tensor: "
+                                  "its shape comes from the argument, so compile() needs example "
+                                  "arrays", node, hint="call kernel.compile(x, y, ...) or give "
+                                  "the annotation a shape")
+                from pypto.ir.dtypes import from_numpy
+
+                return TensorType(tuple(int(d) for d in given.shape), from_numpy(given.dtype))
+            return declared
+        if given is _NOARG:
+            if declared is None:
+                raise p.error(PyptoTypeError, f"Parameter '{node.arg}' missing type annotation",
+                              node)
+            return declared
+        actual = given.type
+        if declared is not None:
+            check_compatible(p, declared, actual, node, f"parameter '{node.arg}' declared")
+            if kind is not FunctionKind.INLINE:
+                return declared
+        return actual
+
+    def _returns(self, p: FunctionParser, kind: FunctionKind, tree: ast.FunctionDef) -> tuple:
+        if kind is FunctionKind.INLINE:
+            if not p.returns or not p.returns[-1][0]:
+                raise p.error(PyptoSyntaxError, f"inline function '{tree.name}' returns nothing",
+                              _name_node(tree),
+                              hint="an @pl.jit.inline function must return a value; return the "
+                                   "output tensor it writes (e.g. `return out`)")
+            last = tree.body[-1]
+            if not isinstance(last, ast.Return):
+                raise p.error(PyptoSyntaxError, "an inline function must end with its return "
+                              "statement", p.returns[-1][1])
+        if not p.returns:
+            return ()
+        return tuple(v.type for v in p.returns[-1][0])
+
+    def _check_bound_dynamic(self, p: FunctionParser, tree: ast.FunctionDef) -> None:
+        for param in p.params:
+            t = param.var.type
+            if not isinstance(t, ShapedType):
+                continue
+            for axis, d in enumerate(t.shape):
+                if isinstance(d, DynDim) and (param.var.name, axis) not in p.bound_dynamic:
+                    raise DynamicShapeError(
+                        f"dynamic dim {d.name} of parameter '{param.var.name}' (axis {axis}) is "
+                        "not bound at the entry", param.span,
+                        hint=f"add `{param.var.name}.bind_dynamic({axis}, {d.name})` at the top "
+                             "of the @pl.jit function")
+
+    # -- calls between functions -------------------------------------------------
+
+    def call_function(self, p: FunctionParser, callee: Any, args: list, kwargs: dict,
+                      node: ast.AST, launch: bool = False) -> Any:
+        fn, kind, self_object = self._callee(p, callee, node)
+        try:
+            bound = inspect.signature(fn).bind(*((None,) if self_object else ()), *args, **kwargs)
+        except TypeError as exc:
+            raise p.error(InvalidOperationError, f"{fn.__name__}(): {exc}", node) from None
+        values = list(bound.arguments.values())[1 if self_object else 0:]
+        if kind is FunctionKind.INCORE:
+            return self._launch(p, fn, values, node, launch, self_object)
+        key = (id(fn), _signature(values), p.in_region)
+        if key in self._active:
+            raise p.error(InvalidOperationError, f"recursive call of {fn.__name__}", node)
+        name, func = self._specs.get(key, (None, None))
+        if func is None:
+            self._active.append(key)
+            try:
+                name = self.unique(fn.__name__)
+                func, _ = self.parse_function(fn, FunctionKind.INLINE, name, args=values,
+                                              in_region=p.in_region, self_object=self_object)
+            finally:
+                self._active.pop()
+            self._specs[key] = (name, func)
+        ir_args = tuple(p.to_ir(v, node) for v in values if is_ir(v))
+        call = CallFunc(name, ir_args, _ret_type(func), p.span(node))
+        # Inline calls always stand alone as statements, so the inliner can splice
+        # them without looking inside expressions.
+        if call.type is NONE:
+            p.emit(Eval(call, p.span(node)))
+            return None
+        tmp = Var(f"{func.attr('source_name', name)}_ret", call.type, span=p.span(node))
+        p.emit(Assign((tmp,), call, p.span(node)))
+        return tmp
+
+    def _callee(self, p: FunctionParser, callee: Any, node: ast.AST) -> tuple:
+        if isinstance(callee, FunctionDef):
+            if p.self_object is None:
+                self.warn(f"mixing kernel forms: a @pl.jit function calls the @pl.program "
+                          f"function {callee.__name__}", p.span(node),
+                          hint="keep one form per kernel: @pl.jit with @pl.jit.inline helpers, "
+                               "or a @pl.program class")
+            kind = _PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
+            if kind is not FunctionKind.INCORE:
+                kind = FunctionKind.INLINE
+            return callee.fn, kind, p.self_object.program if p.self_object else None
+        if p.self_object is not None:
+            self.warn(f"mixing kernel forms: a @pl.program function calls the @pl.jit function "
+                      f"{callee.__name__}", p.span(node),
+                      hint="keep one form per kernel: call self.<function> inside a @pl.program")
+        if callee.kind is FunctionKind.ORCHESTRATION and p.kind is not FunctionKind.HOST:
+            raise p.error(InvalidOperationError, f"a @pl.jit entry cannot call another @pl.jit "
+                          f"entry ({callee.__name__})", node,
+                          hint=f"decorate {callee.__name__} with @pl.jit.inline to splice it in")
+        kind = FunctionKind.INCORE if callee.kind is FunctionKind.INCORE else FunctionKind.INLINE
+        return callee.fn, kind, None
+
+    def _launch(self, p: FunctionParser, fn: Any, values: list, node: ast.AST, launch: bool,
+                self_object: Any) -> Any:
+        if p.in_region and not launch:
+            raise p.error(ScopeError, f"the InCore kernel {fn.__name__} is dispatched as a task; "
+                          "it cannot be called from inside a region", node,
+                          hint="call it from orchestration code, or make it @pl.jit.inline")
+        key = ("incore", id(fn), _signature(values))
+        name, func = self._specs.get(key, (None, None))
+        if func is None:
+            name = self.unique(fn.__name__)
+            func, _ = self.parse_function(fn, FunctionKind.INCORE, name, args=values,
+                                          self_object=self_object)
+            self._specs[key] = (name, func)
+        ir_args = tuple(p.to_ir(v, node) for v in values)
+        call = CallFunc(name, ir_args, _ret_type(func), p.span(node))
+        if launch:
+            return call
+        # A plain call from orchestration is one task with one block.
+        attrs = (("name_hint", fn.__name__),)
+        rt = call.type
+        if rt is NONE:
+            p.emit(Scope(ScopeKind.INCORE, (Eval(call, p.span(node)),), attrs, None, p.span(node)))
+            return None
+        items = rt.items if isinstance(rt, TupleType) else (rt,)
+        outs = tuple(Var(f"{fn.__name__}_out{i}", t, span=p.span(node))
+                     for i, t in enumerate(items))
+        p.emit(Scope(ScopeKind.INCORE, (Assign(outs, call, p.span(node)),), attrs, None,
+                     p.span(node)))
+        return outs[0] if len(outs) == 1 else outs
+
+
+_NOARG = object()
+
+
+def _is_array(v: Any) -> bool:
+    return hasattr(v, "shape") and hasattr(v, "dtype") and not is_ir(v)
+
+
+def _signature(values: list) -> tuple:
+    out = []
+    for v in values:
+        if is_ir(v):
+            out.append(("ir", v.type))
+        elif contains_ir(v):
+            out.append(("mixed", id(v)))
+        else:
+            try:
+                hash(v)
+                out.append(("py", type(v).__name__, v))
+            except TypeError:
+                out.append(("py", type(v).__name__, repr(v)))
+    return tuple(out)
+
+
+def _ret_type(func: Function) -> Any:
+    if not func.returns:
+        return NONE
+    return func.returns[0] if len(func.returns) == 1 else TupleType(func.returns)
+
+
+def _name_node(tree: ast.FunctionDef) -> ast.AST:
+    """A node whose span is the function's name on its `def` line."""
+    n = ast.Name(tree.name)
+    n.lineno = tree.lineno
+    n.col_offset = tree.col_offset + (6 if isinstance(tree, ast.AsyncFunctionDef) else 4)
+    n.end_lineno = tree.lineno
+    n.end_col_offset = n.col_offset + len(tree.name)
+    return n

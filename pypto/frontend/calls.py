@@ -1,0 +1,178 @@
+"""Calls: ops from the registry, kernels and inline bodies, and the language
+constructs that appear in expression position (`pl.const`, `pl.spmd_submit`…)."""
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError,
+                          UnsupportedFeatureError)
+from pypto.frontend.expressions import contains_ir, fold, is_ir
+from pypto.ir import dtypes
+from pypto.ir.nodes import Call, Const, Expr, FunctionKind
+from pypto.ir.types import ScalarType
+from pypto.language import dsl
+from pypto.language.dsl import Construct
+from pypto.language.jit import FunctionDef, JITFunction
+from pypto.language.ops import OpStub
+from pypto.ops.registry import OpError, Unit, get
+
+
+class SelfProgram:
+    """What `self` means inside a `@pl.program` method: access to sibling functions."""
+
+    def __init__(self, program: Any):
+        self.program = program
+
+    def member(self, p: Any, name: str, node: ast.AST) -> Any:
+        fdef = self.program.functions.get(name)
+        if fdef is None:
+            raise p.error(InvalidOperationError, f"program {self.program.__name__} has no "
+                          f"function '{name}'", node)
+        return fdef
+
+
+def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
+    args, arg_nodes = [], []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            v = p.visit_expr(a.value)
+            if not isinstance(v, (list, tuple)):
+                raise p.error(UnsupportedFeatureError, "only compile-time lists can be unpacked "
+                              "into a call", a)
+            args.extend(v)
+            arg_nodes.extend([a] * len(v))
+        else:
+            args.append(p.visit_expr(a))
+            arg_nodes.append(a)
+    kwargs, kw_nodes = {}, {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            v = p.visit_expr(kw.value)
+            if not isinstance(v, dict):
+                raise p.error(UnsupportedFeatureError, "only compile-time dicts can be unpacked "
+                              "into a call", kw)
+            kwargs.update(v)
+            continue
+        kwargs[kw.arg] = p.visit_expr(kw.value)
+        kw_nodes[kw.arg] = kw.value
+    return args, kwargs, arg_nodes, kw_nodes
+
+
+def visit_call(p: Any, node: ast.Call) -> Any:
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "bind_dynamic":
+        return _bind_dynamic(p, node)
+    callee = p.visit_expr(func)
+    if isinstance(callee, Construct):
+        from pypto.frontend.constructs import construct_call
+
+        return construct_call(p, callee, node)
+    args, kwargs, arg_nodes, kw_nodes = _args(p, node)
+    if isinstance(callee, OpStub):
+        return call_op(p, callee.op, args, kwargs, node, arg_nodes, kw_nodes,
+                       public=callee.public_name)
+    if isinstance(callee, (JITFunction, FunctionDef)):
+        return p.builder.call_function(p, callee, args, kwargs, node)
+    if callable(callee):
+        if contains_ir(args) or contains_ir(list(kwargs.values())):
+            name = getattr(callee, "__name__", repr(callee))
+            raise p.error(UnsupportedFeatureError, f"'{name}' is a Python function; it cannot "
+                          "take run-time kernel values", node,
+                          hint="only pl ops and @pl.jit.inline functions operate on kernel "
+                               "values; Python functions may only compute compile-time "
+                               "constants")
+        return fold(p, node, callee, *args, **kwargs)
+    raise p.error(InvalidOperationError, f"'{ast.unparse(func)}' is not callable", node)
+
+
+def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
+            arg_nodes: list | None = None, kw_nodes: dict | None = None,
+            public: str | None = None) -> Expr:
+    """Bind arguments to the op's signature, run its type rule, build the Call."""
+    opdef = get(op_name)
+    public = public or (opdef.names[0] if opdef.names else op_name)
+    _check_placement(p, opdef, public, node)
+    ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
+               for i, a in enumerate(args)]
+    ir_kwargs = {k: p.to_ir(v, (kw_nodes or {}).get(k, node)) for k, v in kwargs.items()}
+    try:
+        bound = opdef.signature.bind(*ir_args, **ir_kwargs)
+    except TypeError as exc:
+        raise p.error(InvalidOperationError, f"{public}(): {exc}", node,
+                      hint=f"signature: {public}{opdef.signature}") from None
+    bound.apply_defaults()
+    try:
+        result_type = opdef.type_rule(**bound.arguments)
+    except OpError as exc:
+        where = _arg_node(opdef, exc.arg, arg_nodes, kw_nodes) or node
+        raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
+                      hint=exc.hint) from None
+    values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
+    return Call(op_name, values, (), result_type, p.span(node))
+
+
+def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,
+              kw_nodes: dict | None) -> ast.AST | None:
+    if arg is None:
+        return None
+    if kw_nodes and arg in kw_nodes:
+        return kw_nodes[arg]
+    params = list(opdef.params)
+    if arg in params and arg_nodes:
+        i = params.index(arg)
+        if i < len(arg_nodes):
+            return arg_nodes[i]
+    return None
+
+
+def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST) -> None:
+    if p.in_region and opdef.orch_only:
+        raise p.error(ScopeError, f"{public} is control-plane work and cannot run inside an "
+                      "InCore region", node, hint="move it before the pl.at / pl.spmd block")
+    compute = opdef.unit in (Unit.VECTOR, Unit.CUBE)
+    if compute and not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
+                                                  FunctionKind.HOST, FunctionKind.OPAQUE):
+        raise p.error(ScopeError, f"{public} is a compute op and cannot run in orchestration "
+                      "code", node,
+                      hint="wrap it in `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):` "
+                           "or a pl.spmd block")
+
+
+def _bind_dynamic(p: Any, node: ast.Call) -> None:
+    base = p.visit_expr(node.func.value)
+    args = [p.visit_expr(a) for a in node.args]
+    if p.kind is not FunctionKind.ORCHESTRATION or not is_ir(base) or len(args) != 2:
+        raise p.error(PyptoSyntaxError, "x.bind_dynamic(axis, DYN) is only valid on a parameter "
+                      "of the @pl.jit entry", node)
+    from pypto.language.typing import DynVar
+
+    axis, dyn = args
+    if not isinstance(axis, int) or not isinstance(dyn, DynVar):
+        raise p.error(PyptoSyntaxError, "bind_dynamic takes (axis: int, dyn: pl.dynamic symbol)",
+                      node)
+    shape = base.type.shape
+    if not -len(shape) <= axis < len(shape):
+        raise p.error(PyptoTypeError, f"axis {axis} is out of range for {base.type}", node)
+    p.bound_dynamic.add((base.name, axis % len(shape)))
+    p.bind_dynamic_calls.append((base.name, axis % len(shape), dyn.name, p.span(node)))
+    return None
+
+
+def const_call(p: Any, node: ast.Call) -> Const:
+    args = [p.visit_expr(a) for a in node.args]
+    kwargs = {k.arg: p.visit_expr(k.value) for k in node.keywords}
+    try:
+        sig = inspect.signature(lambda value, dtype: None).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise p.error(PyptoSyntaxError, f"pl.const(): {exc}", node) from None
+    value, dtype = sig.arguments["value"], sig.arguments["dtype"]
+    if contains_ir(value) or not isinstance(dtype, dtypes.DType):
+        raise p.error(PyptoSyntaxError, "pl.const(value, dtype) takes a literal and a pl dtype",
+                      node)
+    v = float(value) if dtype.is_float() else int(value) if dtype.is_int() else bool(value)
+    return Const(v, ScalarType(dtype), p.span(node))
+
+
+__all__ = ["visit_call", "call_op", "SelfProgram", "const_call", "dsl"]

@@ -1,0 +1,156 @@
+"""Language constructs called in expression or statement position: `pl.const`,
+`pl.static_assert`, `pl.static_print`, `pl.no_dep`, `pl.dump_tag`,
+`pl.func_attr`, and the task-submitting `pl.spmd_submit` / `pl.submit`."""
+from __future__ import annotations
+
+import ast
+import sys
+from typing import Any
+
+from pypto.errors import PyptoSyntaxError, ScopeError
+from pypto.frontend.calls import const_call
+from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.ir import dtypes
+from pypto.ir.nodes import Assign, Scope, ScopeKind, Var
+from pypto.ir.types import NONE, ScalarType, TupleType
+from pypto.language import dsl
+from pypto.language.jit import FunctionDef, JITFunction
+
+_TASK = ScalarType(dtypes.TASK_ID)
+
+
+def construct_call(p: Any, construct: Any, node: ast.Call) -> Any:
+    handler = _HANDLERS.get(construct)
+    if handler is None:
+        where = {dsl.yield_: "as `outs = pl.yield_(...)` at the end of a loop or if arm",
+                 dsl.cond: "as the first statement of a pl.while_ body",
+                 dsl.spmd_submit: "as `outs..., tid = pl.spmd_submit(kernel, ...)`",
+                 dsl.submit: "as `outs..., tid = pl.submit(self.kernel, ...)`"}.get(
+            construct, "as a loop iterator or a with-scope")
+        raise p.error(PyptoSyntaxError, f"{construct.name}(...) can only be used {where}", node)
+    return handler(p, node)
+
+
+def _static_assert(p: Any, node: ast.Call) -> None:
+    if not node.args or len(node.args) > 2:
+        raise p.error(PyptoSyntaxError, "pl.static_assert(cond, 'message')", node)
+    cond = p.visit_expr(node.args[0])
+    if contains_ir(cond):
+        raise p.error(PyptoSyntaxError, "pl.static_assert needs a compile-time condition",
+                      node.args[0])
+    msg = "static assertion failed"
+    if len(node.args) == 2:
+        if not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            raise p.error(PyptoSyntaxError, "pl.static_assert's message must be a string literal",
+                          node.args[1])
+        msg = node.args[1].value
+    if not cond:
+        raise p.error(PyptoSyntaxError, f"static assertion failed: {msg}", node)
+    return None
+
+
+def _static_print(p: Any, node: ast.Call) -> None:
+    if not node.args:
+        raise p.error(PyptoSyntaxError, "pl.static_print needs at least one argument", node)
+    parts = []
+    for a in node.args:
+        v = p.visit_expr(a)
+        parts.append(f"{ast.unparse(a)}: {v.type}" if is_ir(v) else str(v))
+    print(f"[static_print {p.span(node)}] " + ", ".join(parts), file=sys.stdout)
+    return None
+
+
+def _no_dep(p: Any, node: ast.Call) -> Any:
+    if len(node.args) != 1:
+        raise p.error(PyptoSyntaxError, "pl.no_dep(tensor) takes one argument", node)
+    return p.visit_expr(node.args[0])
+
+
+def _dump_tag(p: Any, node: ast.Call) -> None:
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+        raise p.error(PyptoSyntaxError, "pl.dump_tag takes a bare tensor name", node)
+    p.visit_expr(node.args[0])
+    return None
+
+
+def _func_attr(p: Any, node: ast.Call) -> None:
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Dict):
+        raise p.error(PyptoSyntaxError, "pl.func_attr takes one dict literal", node)
+    if p.stmts:
+        raise p.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node)
+    for k, v in zip(node.args[0].keys, node.args[0].values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            raise p.error(PyptoSyntaxError, "pl.func_attr keys must be string literals", k or node)
+        if k.value in p.func_attrs:
+            raise p.error(PyptoSyntaxError, f"duplicate function attribute '{k.value}'", k)
+        p.func_attrs[k.value] = p.visit_expr(v)
+    return None
+
+
+_HANDLERS = {
+    dsl.const: const_call, dsl.static_assert: _static_assert, dsl.static_print: _static_print,
+    dsl.no_dep: _no_dep, dsl.dump_tag: _dump_tag, dsl.func_attr: _func_attr,
+}
+
+
+def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> None:
+    """`outs..., tid = pl.spmd_submit(kernel, *args, core_num=N, deps=[...])`: one task of N
+    blocks running `kernel`; the last target receives the task's TaskId."""
+    if p.in_region:
+        raise p.error(ScopeError, f"{construct.name} dispatches a task; it cannot run inside an "
+                      "InCore region", call)
+    if not call.args:
+        raise p.error(PyptoSyntaxError, f"{construct.name} needs the kernel as its first "
+                      "argument", call)
+    kernel = p.visit_expr(call.args[0])
+    if construct is dsl.submit and not isinstance(kernel, FunctionDef):
+        raise p.error(PyptoSyntaxError, "pl.submit takes `self.<kernel>` of a @pl.program", call,
+                      hint="under @pl.jit use `with pl.at(...) as tid:` or pl.spmd_submit")
+    if not isinstance(kernel, (JITFunction, FunctionDef)):
+        raise p.error(PyptoSyntaxError, f"{construct.name}'s first argument must be a kernel "
+                      "(@pl.jit.incore or a @pl.program InCore function)", call.args[0])
+    from pypto.frontend.scopes import _deps
+
+    attrs: list = []
+    core_num: Any = 1
+    kw_nodes = {}
+    for kw in call.keywords:
+        kw_nodes[kw.arg] = kw.value
+    if construct is dsl.spmd_submit:
+        if "core_num" not in kw_nodes:
+            raise p.error(PyptoSyntaxError, "pl.spmd_submit needs core_num=N", call)
+        core_num = p.visit_expr(kw_nodes["core_num"])
+    attrs.append(("core_num", p.to_ir(core_num, call)))
+    attrs.append(("name_hint", getattr(kernel, "__name__", "")))
+    if "deps" in kw_nodes:
+        attrs.append(("deps", _deps(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
+    if "allow_early_resolve" in kw_nodes:
+        attrs.append(("allow_early_resolve", bool(p.visit_expr(kw_nodes["allow_early_resolve"]))))
+    args = [p.visit_expr(a) for a in call.args[1:]]
+    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    if not all(isinstance(n, ast.Name) for n in names):
+        raise p.error(PyptoSyntaxError, "bind the results to plain names", target)
+    p.region_stack.append("spmd")
+    try:
+        with p.block() as body:
+            launched = p.builder.call_function(p, kernel, args, {}, call, launch=True)
+    finally:
+        p.region_stack.pop()
+    out_types = launched.type.items if isinstance(launched.type, TupleType) else \
+        (() if launched.type is NONE else (launched.type,))
+    if len(names) != len(out_types) + 1:
+        raise p.error(PyptoSyntaxError, f"{construct.name} returns the kernel's "
+                      f"{len(out_types)} output(s) and a TaskId; bind {len(out_types) + 1} "
+                      f"names", target)
+    outs = tuple(Var(n.id, t, span=p.span(n)) for n, t in zip(names[:-1], out_types))
+    task = Var(names[-1].id, _TASK, span=p.span(names[-1]))
+    body.append(Assign(outs, launched, p.span(call)) if outs else _eval(launched, p.span(call)))
+    p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
+    for v in (*outs, task):
+        p.env[v.name] = v
+
+
+def _eval(expr: Any, span: Any) -> Any:
+    from pypto.ir.nodes import Eval
+
+    return Eval(expr, span)

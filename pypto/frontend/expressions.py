@@ -1,0 +1,302 @@
+"""Expression handlers: each returns an IR `Expr` (run-time value) or a Python
+object (compile-time value). Expressions whose leaves are all compile-time are
+folded by Python itself, so module constants and imported config objects
+behave exactly as in Python."""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
+                          PyptoTypeError, UnsupportedFeatureError, UserError)
+from pypto.ir.nodes import Attr, Call, Const, DynDim, Expr, GetItem, ListExpr
+from pypto.ir.types import ArrayType, ScalarType, ShapedType, TupleType
+from pypto.language.typing import DimExpr, DynVar
+
+_BINOPS = {ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub),
+           ast.Mult: ("*", operator.mul), ast.Div: ("/", operator.truediv),
+           ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
+           ast.LShift: ("<<", operator.lshift), ast.RShift: (">>", operator.rshift),
+           ast.Pow: ("**", operator.pow), ast.BitAnd: ("&", operator.and_),
+           ast.BitOr: ("|", operator.or_), ast.BitXor: ("^", operator.xor),
+           ast.MatMult: ("@", operator.matmul)}
+_CMPOPS = {ast.Eq: ("==", operator.eq), ast.NotEq: ("!=", operator.ne),
+           ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le),
+           ast.Gt: (">", operator.gt), ast.GtE: (">=", operator.ge),
+           ast.Is: ("is", operator.is_), ast.IsNot: ("is not", operator.is_not),
+           ast.In: ("in", lambda a, b: a in b), ast.NotIn: ("not in", lambda a, b: a not in b)}
+_TENSOR_OP_FOR = {"+": "pl.add", "-": "pl.sub", "*": "pl.mul", "/": "pl.div", "@": "pl.matmul",
+                  "==": "pl.cmp", "<": "pl.cmp", ">": "pl.cmp"}
+
+
+def is_ir(v: Any) -> bool:
+    return isinstance(v, Expr) and not isinstance(v, Attr)
+
+
+def contains_ir(v: Any) -> bool:
+    if isinstance(v, (list, tuple)):
+        return any(contains_ir(i) for i in v)
+    return is_ir(v)
+
+
+def fold(p: Any, node: ast.AST, fn: Any, *args: Any) -> Any:
+    """Run Python on compile-time values; a Python error is the user's, located."""
+    try:
+        return fn(*args)
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's Python raised
+        raise p.error(PyptoTypeError, f"evaluating '{ast.unparse(node)}' at compile time raised "
+                      f"{type(exc).__name__}: {exc}", node) from None
+
+
+def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:
+    """A DynVar used as a value in a body reads the runtime extent it names."""
+    if not isinstance(dv, DynVar):
+        raise p.error(DynamicShapeError, "arithmetic on pl.dynamic symbols is not allowed in a "
+                      "kernel body", node,
+                      hint="read each dim into a local with pl.tensor.dim(x, axis) and compute "
+                           "with the locals")
+    if dv.name in p.dyn_dims:
+        param, axis = p.dyn_dims[dv.name]
+        from pypto.frontend.calls import call_op
+
+        return call_op(p, "tensor.dim", [param, axis], {}, node)
+    from pypto.frontend.parser import _INDEX
+
+    return DynDim(dv.name, _INDEX, p.span(node))
+
+
+def _name(p: Any, node: ast.Name) -> Any:
+    return p.lookup(node.id, node)
+
+
+def _constant(p: Any, node: ast.Constant) -> Any:
+    return node.value
+
+
+def _attribute(p: Any, node: ast.Attribute) -> Any:
+    base = p.visit_expr(node.value)
+    if is_ir(base):
+        t = base.type
+        if isinstance(t, ShapedType):
+            if node.attr == "shape":
+                return tuple(shape_dim(p, base, i, d, node) for i, d in enumerate(t.shape))
+            if node.attr == "dtype":
+                return t.dtype
+            if node.attr == "ndim":
+                return t.rank
+        raise p.error(PyptoSyntaxError, f"a {t} value has no attribute '{node.attr}' in a kernel",
+                      node, hint="tensors expose .shape and .dtype; use pl ops for the rest")
+    from pypto.frontend.calls import SelfProgram
+
+    if isinstance(base, SelfProgram):
+        return base.member(p, node.attr, node)
+    return fold(p, node, getattr, base, node.attr)
+
+
+def shape_dim(p: Any, value: Expr, axis: int, dim: Any, node: ast.AST) -> Any:
+    if isinstance(dim, int):
+        return dim
+    from pypto.frontend.calls import call_op
+
+    return call_op(p, "tensor.dim", [value, axis], {}, node)
+
+
+def _binop(p: Any, node: ast.BinOp) -> Any:
+    lhs = p.visit_expr(node.left)
+    rhs = p.visit_expr(node.right)
+    sym, fn = _BINOPS[type(node.op)]
+    if not contains_ir(lhs) and not contains_ir(rhs):
+        if isinstance(lhs, DimExpr) or isinstance(rhs, DimExpr):
+            raise p.error(DynamicShapeError, "arithmetic on pl.dynamic symbols is not allowed in "
+                          "a kernel body", node,
+                          hint="read each dim into a local with pl.tensor.dim(x, axis) and "
+                               "compute with the locals (pl.dynamic names belong in annotations)")
+        return fold(p, node, fn, lhs, rhs)
+    return scalar_binop(p, sym, lhs, rhs, node)
+
+
+def scalar_binop(p: Any, sym: str, lhs: Any, rhs: Any, node: ast.AST) -> Expr:
+    from pypto.frontend.calls import call_op
+    from pypto.ops.scalar import SYMBOL_TO_OP
+
+    for side in (lhs, rhs):
+        if is_ir(side) and isinstance(side.type, ShapedType):
+            alt = _TENSOR_OP_FOR.get(sym, "the matching pl op")
+            raise p.error(UnsupportedFeatureError, f"Python operator '{sym}' does not apply to "
+                          f"tensors or tiles ({side.type})", node,
+                          hint=f"call {alt}(...) instead")
+        if isinstance(side, DimExpr):
+            raise p.error(DynamicShapeError, "arithmetic on pl.dynamic symbols is not allowed in "
+                          "a kernel body", node,
+                          hint="read each dim into a local with pl.tensor.dim(x, axis) and "
+                               "compute with the locals")
+    op = SYMBOL_TO_OP.get(sym)
+    if op is None:
+        raise p.error(UnsupportedFeatureError, f"operator '{sym}' is not supported on run-time "
+                      "scalars", node, hint="kernels support + - * / // % << >> on scalars")
+    return call_op(p, op, [lhs, rhs], {}, node)
+
+
+def _unaryop(p: Any, node: ast.UnaryOp) -> Any:
+    v = p.visit_expr(node.operand)
+    if not contains_ir(v):
+        py = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+              ast.Invert: operator.invert}[type(node.op)]
+        return fold(p, node, py, v)
+    from pypto.frontend.calls import call_op
+
+    if isinstance(node.op, ast.UAdd):
+        return v
+    op = {ast.USub: "scalar.neg", ast.Not: "scalar.not", ast.Invert: "scalar.invert"}
+    return call_op(p, op[type(node.op)], [v], {}, node)
+
+
+def _compare(p: Any, node: ast.Compare) -> Any:
+    lhs = p.visit_expr(node.left)
+    if len(node.ops) != 1:
+        rest = [p.visit_expr(c) for c in node.comparators]
+        if not contains_ir(lhs) and not contains_ir(rest):
+            vals = [lhs, *rest]
+            return all(fold(p, node, _CMPOPS[type(o)][1], a, b)
+                       for o, a, b in zip(node.ops, vals, vals[1:]))
+        raise p.error(PyptoSyntaxError, "chained comparisons are not supported on run-time "
+                      "values", node, hint="split it: (a < b) and (b < c)")
+    rhs = p.visit_expr(node.comparators[0])
+    sym, fn = _CMPOPS[type(node.ops[0])]
+    if not contains_ir(lhs) and not contains_ir(rhs):
+        return fold(p, node, fn, lhs, rhs)
+    return scalar_binop(p, sym, lhs, rhs, node)
+
+
+def _boolop(p: Any, node: ast.BoolOp) -> Any:
+    values = [p.visit_expr(v) for v in node.values]
+    if not contains_ir(values):
+        out = values[0]
+        for v in values[1:]:
+            out = (out and v) if isinstance(node.op, ast.And) else (out or v)
+        return out
+    from pypto.frontend.calls import call_op
+
+    op = "scalar.and" if isinstance(node.op, ast.And) else "scalar.or"
+    acc = values[0]
+    for v in values[1:]:
+        acc = call_op(p, op, [acc, v], {}, node)
+    return acc
+
+
+def _ifexp(p: Any, node: ast.IfExp) -> Any:
+    cond = p.visit_expr(node.test)
+    if contains_ir(cond):
+        raise p.error(UnsupportedFeatureError, "a conditional expression needs a compile-time "
+                      "condition", node, hint="use an if/else statement for run-time choices")
+    return p.visit_expr(node.body if cond else node.orelse)
+
+
+def _list(p: Any, node: ast.List | ast.Tuple) -> Any:
+    items = []
+    for elt in node.elts:
+        if isinstance(elt, ast.Starred):
+            val = p.visit_expr(elt.value)
+            if contains_ir(val) and not isinstance(val, (list, tuple)):
+                raise p.error(UnsupportedFeatureError, "cannot unpack a run-time value", elt)
+            items.extend(val)
+        else:
+            items.append(p.visit_expr(elt))
+    return tuple(items) if isinstance(node, ast.Tuple) else list(items)
+
+
+def _dict(p: Any, node: ast.Dict) -> Any:
+    keys = [p.visit_expr(k) if k is not None else None for k in node.keys]
+    values = [p.visit_expr(v) for v in node.values]
+    return dict(zip(keys, values))
+
+
+def _joined_str(p: Any, node: ast.JoinedStr) -> Any:
+    parts = []
+    for v in node.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+        else:
+            val = p.visit_expr(v.value)
+            parts.append(str(val.type) if is_ir(val) else format(val, ast.unparse(v.format_spec)[2:-1]
+                                                                 if v.format_spec else ""))
+    return "".join(parts)
+
+
+def _call(p: Any, node: ast.Call) -> Any:
+    from pypto.frontend.calls import visit_call
+
+    return visit_call(p, node)
+
+
+def _subscript(p: Any, node: ast.Subscript) -> Any:
+    base = p.visit_expr(node.value)
+    if not is_ir(base):
+        key = p.visit_expr(node.slice) if not isinstance(node.slice, ast.Slice) else \
+            slice(*(p.visit_expr(x) if x is not None else None
+                    for x in (node.slice.lower, node.slice.upper, node.slice.step)))
+        if contains_ir(key) and isinstance(base, (list, tuple)):
+            raise p.error(UnsupportedFeatureError, "indexing a compile-time list with a run-time "
+                          "index", node, hint="use a pl.array for run-time indexing")
+        return fold(p, node, operator.getitem, base, key)
+    t = base.type
+    if isinstance(t, ArrayType):
+        from pypto.frontend.calls import call_op
+
+        return call_op(p, "array.get_element", [base, p.visit_expr(node.slice)], {}, node)
+    if isinstance(t, TupleType):
+        idx = p.visit_expr(node.slice)
+        if not isinstance(idx, int):
+            raise p.error(PyptoSyntaxError, "a tuple is indexed by a constant integer", node)
+        return GetItem(base, idx, t.items[idx], p.span(node))
+    if isinstance(t, ShapedType):
+        from pypto.frontend.slicing import read_subscript
+
+        return read_subscript(p, base, node)
+    raise p.error(InvalidOperationError, f"a {t} value cannot be subscripted", node)
+
+
+def _starred(p: Any, node: ast.Starred) -> Any:
+    raise p.error(UnsupportedFeatureError, "starred expressions are only allowed in calls and "
+                  "list literals", node)
+
+
+def _lambda(p: Any, node: ast.Lambda) -> Any:
+    raise p.error(UnsupportedFeatureError, "lambda expressions are not supported in a kernel",
+                  node, hint="define helpers at module level as @pl.jit.inline functions")
+
+
+def _comprehension(p: Any, node: Any) -> Any:
+    # Comprehensions over compile-time iterables fold in Python (e.g. deps=[t[i] for i in
+    # range(4)] is unrolled at parse time by evaluating each element).
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+        gen = node.generators[0]
+        iterable = p.visit_expr(gen.iter)
+        if not contains_ir(iterable) and isinstance(gen.target, ast.Name) and not gen.ifs:
+            out = []
+            saved = gen.target.id in p.env, p.env.get(gen.target.id)
+            for item in fold(p, node, list, iterable):
+                p.env[gen.target.id] = item
+                out.append(p.visit_expr(node.elt))
+            if saved[0]:
+                p.env[gen.target.id] = saved[1]
+            else:
+                p.env.pop(gen.target.id, None)
+            return out
+    raise p.error(UnsupportedFeatureError, "only simple list comprehensions over compile-time "
+                  "iterables are supported", node)
+
+
+HANDLERS = {
+    ast.Name: _name, ast.Constant: _constant, ast.Attribute: _attribute, ast.BinOp: _binop,
+    ast.UnaryOp: _unaryop, ast.Compare: _compare, ast.BoolOp: _boolop, ast.IfExp: _ifexp,
+    ast.List: _list, ast.Tuple: _list, ast.Dict: _dict, ast.JoinedStr: _joined_str,
+    ast.Call: _call, ast.Subscript: _subscript, ast.Starred: _starred, ast.Lambda: _lambda,
+    ast.ListComp: _comprehension, ast.GeneratorExp: _comprehension,
+}
+
+__all__ = ["HANDLERS", "is_ir", "contains_ir", "fold", "scalar_binop", "Const", "Call",
+           "ListExpr", "ScalarType"]

@@ -1,0 +1,254 @@
+"""Loops (`pl.range`, `pl.parallel`, `pl.unroll`, `pl.pipeline`, `pl.spmd`,
+`pl.while_`), loop-carried values and `pl.yield_`."""
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.errors import (DynamicShapeError, PyptoSyntaxError, PyptoTypeError, ScopeError,
+                          UnsupportedFeatureError)
+from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.frontend.parser import _INDEX, const
+from pypto.frontend.statements import assigned_names
+from pypto.ir.nodes import For, LoopKind, Var, While, Yield
+from pypto.ir.types import ScalarType
+from pypto.language import dsl
+
+_KINDS = {dsl.range: LoopKind.RANGE, dsl.parallel: LoopKind.PARALLEL, dsl.unroll: LoopKind.UNROLL,
+          dsl.pipeline: LoopKind.PIPELINE, dsl.spmd: LoopKind.SPMD}
+_LOOP_KW = {LoopKind.RANGE: {"init_values", "attrs"}, LoopKind.PARALLEL: {"init_values", "attrs"},
+            LoopKind.UNROLL: set(), LoopKind.PIPELINE: {"init_values", "stage", "attrs"},
+            LoopKind.SPMD: {"name_hint", "sync_start", "optimizations", "allow_early_resolve",
+                            "predicate"}}
+
+
+@dataclass
+class LoopCtx:
+    kind: Any
+    has_init: bool = False
+    results: list | None = None
+    yielded: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def visit_for(p: Any, node: ast.For) -> None:
+    it = node.iter
+    callee = p.visit_expr(it.func) if isinstance(it, ast.Call) else None
+    if node.orelse:
+        raise p.error(UnsupportedFeatureError, "for/else is not supported in a kernel", node)
+    if callee is builtins.range:
+        raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, "
+                      "pl.unroll, pl.pipeline, pl.spmd or pl.while_", it,
+                      hint=f"write `for ... in pl.range({', '.join(ast.unparse(a) for a in it.args)})`")
+    if callee is dsl.while_:
+        _while(p, node)
+        return
+    if callee is dsl.split_aiv:
+        from pypto.frontend.scopes import split_aiv_loop
+
+        split_aiv_loop(p, node)
+        return
+    kind = _KINDS.get(callee)
+    if kind is None:
+        raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, pl.unroll, "
+                      "pl.pipeline, pl.spmd or pl.while_", node.iter)
+    if kind is LoopKind.SPMD:
+        from pypto.frontend.scopes import spmd_loop
+
+        spmd_loop(p, node)
+        return
+    _counted(p, node, kind)
+
+
+def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, dict]:
+    """(start, stop, step, kwargs) from `pl.range(stop)` / `(start, stop)` / `(start, stop, step)`."""
+    args = [p.visit_expr(a) for a in call.args]
+    kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
+    for k in kwargs:
+        if k not in _LOOP_KW[kind]:
+            raise p.error(PyptoSyntaxError, f"pl.{kind.value}() got an unexpected keyword "
+                          f"argument '{k}'", call)
+    if not 1 <= len(args) <= 3:
+        raise p.error(PyptoSyntaxError, f"pl.{kind.value}() takes 1 to 3 positional bounds, got "
+                      f"{len(args)}", call)
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else \
+        (args[0], args[1], 1) if len(args) == 2 else tuple(args)
+    for b, name in ((start, "start"), (stop, "stop"), (step, "step")):
+        if is_ir(b) and not (isinstance(b.type, ScalarType) and b.type.dtype.is_int()):
+            raise p.error(PyptoTypeError, f"loop {name} must be an integer, got {b.type}", call)
+        if not contains_ir(b) and (isinstance(b, bool) or not isinstance(b, int)):
+            raise p.error(PyptoTypeError, f"loop {name} must be an integer, got {b!r}", call)
+    if not contains_ir(step) and step == 0:
+        raise p.error(PyptoSyntaxError, "loop step must not be 0", call)
+    if kind is LoopKind.UNROLL and (contains_ir(start) or contains_ir(stop) or contains_ir(step)):
+        raise p.error(DynamicShapeError, "pl.unroll needs compile-time bounds", call,
+                      hint="use pl.range for a loop whose trip count is only known at run time")
+    return start, stop, step, kwargs
+
+
+def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
+    start, stop, step, kwargs = loop_bounds(p, node.iter, kind)
+    attrs = []
+    if kind is LoopKind.PIPELINE:
+        if "stage" not in kwargs:
+            raise p.error(PyptoSyntaxError, "pl.pipeline needs stage=K", node.iter)
+        stage, snode = kwargs["stage"]
+        if contains_ir(stage):
+            raise p.error(DynamicShapeError, "pl.pipeline's stage is a tiling constant and must "
+                          "be a compile-time integer", snode,
+                          hint="use a module-level constant such as stage=2")
+        if isinstance(stage, bool) or not isinstance(stage, int) or stage < 1:
+            raise p.error(PyptoSyntaxError, f"pl.pipeline's stage must be a positive integer, "
+                          f"got {stage!r}", snode)
+        attrs.append(("stage", stage))
+    if "attrs" in kwargs:
+        attrs.append(("attrs", kwargs["attrs"][0]))
+    inits = kwargs.get("init_values")
+    target = node.target
+    if inits is not None:
+        _carried_loop(p, node, kind, start, stop, step, inits, tuple(attrs))
+        return
+    if not isinstance(target, ast.Name):
+        raise p.error(PyptoSyntaxError, "the loop target must be a single name (use "
+                      "`for i, (a, b) in pl.range(n, init_values=(x, y))` to carry values)",
+                      target)
+    p.materialize(assigned_names(node.body), node)
+    var = Var(target.id, _INDEX, span=p.span(target))
+    body = _loop_body(p, node, LoopCtx(kind), {target.id: var})
+    p.emit(For(var, p.to_ir(start, node), p.to_ir(stop, node), p.to_ir(step, node), kind,
+               tuple(body), attrs=tuple(attrs), span=p.span(node)))
+
+
+def _loop_body(p: Any, node: ast.For, ctx: LoopCtx, bindings: dict) -> list:
+    saved = {k: p.env.get(k) for k in bindings}
+    p.env.update(bindings)
+    p.loop_stack.append(ctx)
+    try:
+        with p.block() as body:
+            p.visit_body(node.body)
+    finally:
+        p.loop_stack.pop()
+        for k, v in saved.items():
+            if v is None:
+                p.env.pop(k, None)
+            else:
+                p.env[k] = v
+    return body
+
+
+def _carried_loop(p: Any, node: ast.For, kind: LoopKind, start: Any, stop: Any, step: Any,
+                  inits: tuple, attrs: tuple) -> None:
+    init_vals, init_node = inits
+    if kind is LoopKind.UNROLL:
+        raise p.error(PyptoSyntaxError, "pl.unroll does not take init_values", init_node)
+    init_vals = init_vals if isinstance(init_vals, (list, tuple)) else (init_vals,)
+    target = node.target
+    if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+            and isinstance(target.elts[0], ast.Name)
+            and isinstance(target.elts[1], (ast.Tuple, ast.List))):
+        raise p.error(PyptoSyntaxError, "with init_values the loop target must be "
+                      "`i, (a, b, ...)`", target)
+    names = target.elts[1].elts
+    if len(names) != len(init_vals):
+        raise p.error(PyptoSyntaxError, f"Mismatch: {len(names)} iter_args but "
+                      f"{len(init_vals)} init_values", target)
+    ir_inits = tuple(p.to_ir(v, init_node) for v in init_vals)
+    iter_args = tuple(Var(n.id, i.type, span=p.span(n)) for n, i in zip(names, ir_inits))
+    var = Var(target.elts[0].id, _INDEX, span=p.span(target.elts[0]))
+    ctx = LoopCtx(kind, has_init=True)
+    ctx.extra["iter_names"] = [a.name for a in iter_args]
+    bindings = {var.name: var, **{a.name: a for a in iter_args}}
+    body = _loop_body(p, node, ctx, bindings)
+    if not ctx.yielded:
+        raise p.error(PyptoSyntaxError, "a loop with init_values must end with "
+                      "`outs = pl.yield_(...)`", node)
+    results = tuple(ctx.results or ())
+    p.emit(For(var, p.to_ir(start, node), p.to_ir(stop, node), p.to_ir(step, node), kind,
+               tuple(body), iter_args, ir_inits, results, attrs, p.span(node)))
+    for r in results:
+        p.env[r.name] = r
+
+
+def yield_assign(p: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> None:
+    """`a, b = pl.yield_(x, y)`: the yielded values become the loop's (or branch's) results."""
+    values = tuple(p.to_ir(p.visit_expr(a), a) for a in call.args)
+    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    if not all(isinstance(n, ast.Name) for n in names) or len(names) != len(values):
+        raise p.error(PyptoSyntaxError, f"pl.yield_ of {len(values)} values must be bound to "
+                      f"{len(values)} names", target)
+    results = [Var(n.id, v.type, span=p.span(n)) for n, v in zip(names, values)]
+    ctx = p.loop_stack[-1] if p.loop_stack else None
+    if p.branch_stack:
+        p.branch_stack[-1].append(results)
+    elif ctx is not None and ctx.has_init:
+        carried = ctx.extra.get("iter_names", [])
+        if len(values) != len(carried):
+            raise p.error(PyptoSyntaxError, f"pl.yield_ yields {len(values)} values but the loop "
+                          f"carries {len(carried)}", call)
+        ctx.results = results
+        ctx.yielded = True
+    else:
+        raise p.error(PyptoSyntaxError, "pl.yield_ outside a loop with init_values or an if "
+                      "branch", call)
+    p.emit(Yield(values, p.span(call)))
+
+
+def branch(p: Any, body: list[ast.stmt]) -> tuple[list, list]:
+    """Parse one arm of a run-time if; returns (statements, yielded result vars)."""
+    p.branch_stack.append([])
+    saved_env = dict(p.env)
+    try:
+        with p.block() as stmts:
+            p.visit_body(body)
+    finally:
+        yielded = p.branch_stack.pop()
+    # Names bound in one arm are visible after the if (Python semantics); the
+    # SSA pass merges the two arms' bindings.
+    for name, value in saved_env.items():
+        p.env.setdefault(name, value)
+    return stmts, (yielded[-1] if yielded else [])
+
+
+def _while(p: Any, node: ast.For) -> None:
+    call = node.iter
+    kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
+    if "init_values" not in kwargs or call.args:
+        raise p.error(PyptoSyntaxError, "pl.while_ takes only init_values=(...)", call)
+    init_vals, init_node = kwargs["init_values"]
+    init_vals = init_vals if isinstance(init_vals, (list, tuple)) else (init_vals,)
+    target = node.target
+    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else None
+    if names is None or len(names) != len(init_vals):
+        raise p.error(PyptoSyntaxError, "pl.while_ needs a tuple target matching init_values",
+                      target)
+    if not node.body or not (isinstance(node.body[0], ast.Expr)
+                             and isinstance(node.body[0].value, ast.Call)
+                             and p.visit_expr(node.body[0].value.func) is dsl.cond):
+        raise p.error(PyptoSyntaxError, "the first statement of a pl.while_ body must be "
+                      "pl.cond(...)", node.body[0] if node.body else node)
+    ir_inits = tuple(p.to_ir(v, init_node) for v in init_vals)
+    iter_args = tuple(Var(n.id, i.type, span=p.span(n)) for n, i in zip(names, ir_inits))
+    ctx = LoopCtx("while", has_init=True)
+    ctx.extra["iter_names"] = [a.name for a in iter_args]
+    saved = dict(p.env)
+    p.env.update({a.name: a for a in iter_args})
+    cond = p.to_ir(p.visit_expr(node.body[0].value.args[0]), node.body[0])
+    p.loop_stack.append(ctx)
+    try:
+        with p.block() as body:
+            p.visit_body(node.body[1:])
+    finally:
+        p.loop_stack.pop()
+    p.env = saved
+    if not ctx.yielded:
+        raise p.error(PyptoSyntaxError, "a pl.while_ body must end with `outs = pl.yield_(...)`",
+                      node)
+    results = tuple(ctx.results or ())
+    p.emit(While(cond, tuple(body), iter_args, ir_inits, results, p.span(node)))
+    for r in results:
+        p.env[r.name] = r
+
+
+__all__ = ["visit_for", "yield_assign", "branch", "loop_bounds", "const", "ScopeError"]

@@ -1,0 +1,227 @@
+"""The parser: a Python function's AST becomes an IR `Function`.
+
+Statements and expressions are dispatched through two handler tables
+(`statements.HANDLERS`, `expressions.HANDLERS`) keyed by AST node class. The two
+`visit_*` methods are the single choke point: they attach the node's span to
+errors, let user errors (`PyptoError`) through, turn anything else into an
+`InternalError`, and reject AST nodes no handler knows with a located
+`UnsupportedFeatureError` naming the construct.
+
+The IR produced here is *named*: rebinding a name creates a new `Var` with the
+same name, and loop-carried values are implicit. The SSA pass makes both
+explicit.
+"""
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from pypto.errors import (InternalError, PyptoError, UndefinedNameError,
+                          UnsupportedFeatureError, UserError)
+from pypto.frontend.resolve import MISSING, PythonScope
+from pypto.frontend.source import SourceInfo
+from pypto.ir import dtypes
+from pypto.ir.nodes import (Assign, Attr, Const, Expr, FunctionKind, ListExpr, Param, Var)
+from pypto.ir.span import Span
+from pypto.ir.types import ScalarType, Type
+
+_INDEX = ScalarType(dtypes.INDEX)
+
+
+def const(value: Any, span: Span | None = None) -> Const:
+    """A Python number as an IR literal: ints are INDEX, floats FP32, bools BOOL."""
+    if isinstance(value, bool):
+        t = ScalarType(dtypes.BOOL)
+    elif isinstance(value, int):
+        t = _INDEX
+    else:
+        t = ScalarType(dtypes.FP32)
+        value = float(value)
+    return Const(value, t, span or Span.unknown())
+
+
+class FunctionParser:
+    """Parses one function body. `builder` is the program being assembled."""
+
+    def __init__(self, builder: Any, src: SourceInfo, scope: PythonScope, kind: FunctionKind,
+                 name: str):
+        self.builder = builder
+        self.src = src
+        self.py = scope
+        self.kind = kind
+        self.name = name
+        self.env: dict[str, Any] = {}
+        self.stmts: list = []
+        self.params: list[Param] = []
+        # DynVar name -> (param var, axis): a DynVar used as a value in the body
+        # is read from the first parameter that declares it.
+        self.dyn_dims: dict[str, tuple[Var, int]] = {}
+        self.bound_dynamic: set[tuple[str, int]] = set()
+        self.bind_dynamic_calls: list = []
+        self.returns: list = []  # (values, node) of each return statement
+        self.branch_stack: list = []  # yield_ results collected per if-arm
+        self.force_ir: set[str] = set()
+        self.region_stack: list[str] = []  # "at" / "spmd" scopes we are inside
+        self.loop_stack: list[Any] = []
+        self.func_attrs: dict[str, Any] = {}
+        self.self_object: Any = None  # the @pl.program whose methods `self.` reaches
+
+    # -- diagnostics -------------------------------------------------------------
+
+    def span(self, node: Any) -> Span:
+        return self.src.span(node)
+
+    def error(self, cls: type[UserError], message: str, node: Any, hint: str | None = None,
+              note: str | None = None) -> UserError:
+        return cls(message, self.span(node), hint, note)
+
+    def warn(self, message: str, node: Any, hint: str | None = None,
+             category: type | None = None) -> None:
+        self.builder.warn(message, self.span(node), hint, category)
+
+    # -- the choke points --------------------------------------------------------
+
+    def visit_stmt(self, node: ast.stmt) -> None:
+        from pypto.frontend.statements import HANDLERS
+
+        handler = HANDLERS.get(type(node))
+        if handler is None:
+            raise self.error(UnsupportedFeatureError,
+                             f"the Python statement '{_construct(node)}' is not supported in a "
+                             "kernel body", node, hint=_STMT_HINTS.get(type(node)))
+        self._guard(handler, node)
+
+    def visit_expr(self, node: ast.expr) -> Any:
+        """Evaluate an expression: an IR `Expr` for run-time values, a Python object
+        for compile-time ones (constants, modules, dtypes, kernels, ops)."""
+        from pypto.frontend.expressions import HANDLERS
+
+        handler = HANDLERS.get(type(node))
+        if handler is None:
+            raise self.error(UnsupportedFeatureError,
+                             f"the Python expression '{_construct(node)}' is not supported in a "
+                             "kernel body", node)
+        return self._guard(handler, node)
+
+    def _guard(self, handler: Any, node: ast.AST) -> Any:
+        try:
+            return handler(self, node)
+        except PyptoError as err:
+            if err.span is None:
+                err.span = self.span(node)
+            raise
+        except InternalError:
+            raise
+        except RecursionError:
+            raise self.error(UnsupportedFeatureError, "the kernel is nested too deeply to parse",
+                             node) from None
+        except Exception as exc:  # a bug in a handler, not in the user's kernel
+            raise InternalError(f"parser crashed on {self.span(node)} "
+                                f"({type(node).__name__}): {type(exc).__name__}: {exc}") from exc
+
+    def visit_body(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit_stmt(stmt)
+
+    @contextmanager
+    def block(self) -> Iterator[list]:
+        """Collect the statements emitted inside the `with` into a fresh list."""
+        saved = self.stmts
+        self.stmts = []
+        try:
+            yield self.stmts
+        finally:
+            self.stmts = saved
+
+    def emit(self, stmt: Any) -> None:
+        self.stmts.append(stmt)
+
+    # -- names -------------------------------------------------------------------
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.env:
+            return self.env[name]
+        if name == "self" and self.self_object is not None:
+            return self.self_object
+        value = self.py.lookup(name)
+        if value is MISSING:
+            raise self.error(UndefinedNameError, f"name '{name}' is not defined", node,
+                             hint="define it before the kernel, or assign it earlier in the body")
+        return value
+
+    def bind(self, name: str, value: Any, node: ast.AST) -> Any:
+        """Bind `name` to `value`. Run-time values get a Var and an Assign; Python
+        values stay compile-time unless the name is carried across a loop or branch."""
+        if isinstance(value, Expr) or (name in self.force_ir and _is_number(value)):
+            ir = self.to_ir(value, node)
+            var = Var(name, ir.type, span=self.span(node))
+            self.emit(Assign((var,), ir, self.span(node)))
+            self.env[name] = var
+            return var
+        self.env[name] = value
+        return value
+
+    def materialize(self, names: set[str], node: ast.AST) -> None:
+        """Names (re)assigned inside a loop body or a run-time branch must be run-time
+        values from here on, or the loop would fold its first iteration."""
+        for name in sorted(names):
+            self.force_ir.add(name)
+            value = self.env.get(name)
+            if value is not None and _is_number(value):
+                self.bind(name, value, node)
+
+    # -- conversions -------------------------------------------------------------
+
+    def to_ir(self, value: Any, node: ast.AST) -> Expr:
+        """A value as an IR expression (Python numbers become literals, other Python
+        objects become attributes, lists become `ListExpr`)."""
+        span = self.span(node)
+        if isinstance(value, Expr):
+            return value
+        if _is_number(value):
+            return const(value, span)
+        if isinstance(value, (list, tuple)):
+            return ListExpr(tuple(self.to_ir(v, node) for v in value), span=span)
+        from pypto.language.typing import DimExpr
+
+        if isinstance(value, DimExpr):
+            from pypto.frontend.expressions import dynvar_value
+
+            return dynvar_value(self, value, node)
+        return Attr(value, span=span)
+
+    def expr_type(self, value: Any) -> Type | None:
+        return value.type if isinstance(value, Expr) and not isinstance(value, Attr) else None
+
+    @property
+    def in_region(self) -> bool:
+        return bool(self.region_stack) or self.kind is FunctionKind.INCORE
+
+
+def _is_number(v: Any) -> bool:
+    import numpy as np
+
+    return isinstance(v, (bool, int, float, np.integer, np.floating))
+
+
+def _construct(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node).splitlines()[0]
+    except Exception:  # noqa: BLE001 - best effort for the message only
+        text = type(node).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_STMT_HINTS = {
+    ast.While: "write `for (x,) in pl.while_(init_values=(...)):` with pl.cond(...) first",
+    ast.Try: "kernels cannot catch exceptions",
+    ast.Raise: "use pl.static_assert(cond, 'message') for compile-time checks",
+    ast.ClassDef: "define classes outside the kernel",
+    ast.FunctionDef: "define helpers at module level as @pl.jit.inline functions",
+    ast.Import: "import modules at module level",
+    ast.ImportFrom: "import modules at module level",
+    ast.Global: "kernels cannot rebind module globals",
+    ast.Nonlocal: "kernels cannot rebind closure variables",
+    ast.Delete: "names cannot be deleted in a kernel",
+}

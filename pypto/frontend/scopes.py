@@ -1,0 +1,304 @@
+"""`with` scopes (`pl.at`, `pl.spmd`, `pl.scope`, `pl.manual_scope`, `pl.cluster`)
+and the loop forms that open a region (`for i in pl.spmd(n)`, `pl.split_aiv`)."""
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Any
+
+from pypto.errors import (DynamicShapeError, PyptoDeprecationWarning, PyptoSyntaxError,
+                          PyptoTypeError, ScopeError, UnsupportedFeatureError)
+from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.frontend.parser import _INDEX
+from pypto.frontend.statements import assigned_names
+from pypto.ir import dtypes
+from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
+from pypto.ir.types import ScalarType
+from pypto.language import dsl
+from pypto.language.enums import CrossCoreSlot, Level, Split, SplitMode
+
+_TASK = ScalarType(dtypes.TASK_ID)
+_AT_KW = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
+          "allow_early_resolve", "name_hint", "windowize"}
+_SPMD_KW = {"core_num", "sync_start", "name_hint", "optimizations", "deps",
+            "allow_early_resolve", "predicate"}
+
+
+def _kwargs(p: Any, call: ast.Call, allowed: set[str], what: str) -> dict:
+    out = {}
+    for kw in call.keywords:
+        if kw.arg not in allowed:
+            raise p.error(PyptoSyntaxError, f"{what}() got an unexpected keyword argument "
+                          f"'{kw.arg}'", kw)
+        out[kw.arg] = (p.visit_expr(kw.value), kw.value)
+    return out
+
+
+def _optimizations(p: Any, value: Any, node: ast.AST) -> tuple:
+    if not isinstance(node, ast.List):
+        raise p.error(PyptoSyntaxError, "optimizations= must be a list literal such as "
+                      "[pl.split(pl.SplitMode.UP_DOWN)]", node)
+    out: list = []
+    for item, inode in zip(value, node.elts):
+        if not isinstance(item, (Split, CrossCoreSlot)):
+            raise p.error(PyptoSyntaxError, f"optimizations= takes pl.split(...) and "
+                          f"pl.cross_core_slot(...), not {item!r}", inode)
+        if any(type(o) is type(item) for o in out):
+            raise p.error(PyptoSyntaxError, f"duplicate {type(item).__name__} in optimizations=",
+                          inode)
+        if isinstance(item, Split) and item.slot_num is not None:
+            if any(isinstance(o, CrossCoreSlot) for o in value):
+                raise p.error(PyptoSyntaxError, "pl.split(slot_num=...) and pl.cross_core_slot "
+                              "cannot be combined", inode,
+                              hint="drop slot_num= from pl.split")
+            p.warn("pl.split(..., slot_num=N) is deprecated; it means "
+                   "pl.cross_core_slot(slot_num=N)", inode,
+                   hint=f"write pl.split(pl.SplitMode.{SplitMode(item.mode).name}), "
+                        f"pl.cross_core_slot(slot_num={item.slot_num})",
+                   category=PyptoDeprecationWarning)
+            out.append(Split(item.mode))
+            out.append(CrossCoreSlot(item.slot_num))
+            continue
+        if isinstance(item, CrossCoreSlot) and (not isinstance(item.slot_num, int)
+                                                or item.slot_num < 1):
+            raise p.error(PyptoSyntaxError, "cross_core_slot(slot_num=) must be a positive "
+                          "integer", inode)
+        out.append(item)
+    return tuple(out)
+
+
+def _deps(p: Any, value: Any, node: ast.AST) -> tuple:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for item in items:
+        if item is None:
+            continue
+        ir = p.to_ir(item, node)
+        t = ir.type
+        from pypto.ir.types import ArrayType
+
+        ok = (isinstance(t, ScalarType) and t.dtype == dtypes.TASK_ID) or \
+            (isinstance(t, ArrayType) and t.dtype == dtypes.TASK_ID)
+        if not ok:
+            raise p.error(PyptoTypeError, f"deps= takes TaskIds (from `as tid`, pl.spmd_submit or "
+                          f"a pl.array of TASK_ID), got {t}", node,
+                          hint="dependencies between tensors are derived automatically; deps= "
+                               "only adds edges between tasks")
+        out.append(ir)
+    return tuple(out)
+
+
+def _region_guard(p: Any, node: ast.AST, what: str) -> None:
+    if "spmd" in p.region_stack:
+        raise p.error(ScopeError, f"{what} cannot be nested inside pl.spmd", node,
+                      hint="an SPMD block is already one InCore kernel; put the work directly "
+                           "in its body")
+
+
+def visit_with(p: Any, node: ast.With) -> None:
+    if len(node.items) != 1:
+        raise p.error(UnsupportedFeatureError, "a kernel `with` takes exactly one scope", node)
+    item = node.items[0]
+    call = item.context_expr
+    callee = p.visit_expr(call.func) if isinstance(call, ast.Call) else None
+    handler = _WITH.get(callee)
+    if handler is None:
+        raise p.error(PyptoSyntaxError, f"'{ast.unparse(call)}' is not a kernel scope", call,
+                      hint="kernel scopes are pl.at, pl.spmd, pl.scope, pl.manual_scope and "
+                           "pl.cluster")
+    handler(p, node, call, item.optional_vars)
+
+
+def _task_var(p: Any, target: ast.expr | None) -> Var | None:
+    if target is None:
+        return None
+    if not isinstance(target, ast.Name):
+        raise p.error(PyptoSyntaxError, "`as` binds a single name (the region's TaskId)", target)
+    return Var(target.id, _TASK, span=p.span(target))
+
+
+def _region_body(p: Any, node: Any, tag: str, body: list[ast.stmt], bindings: dict | None = None
+                 ) -> list:
+    p.region_stack.append(tag)
+    saved = {k: p.env.get(k) for k in (bindings or {})}
+    p.env.update(bindings or {})
+    try:
+        with p.block() as stmts:
+            p.visit_body(body)
+    finally:
+        p.region_stack.pop()
+        for k, v in saved.items():
+            if v is None:
+                p.env.pop(k, None)
+            else:
+                p.env[k] = v
+    return stmts
+
+
+def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
+    if call.args:
+        raise p.error(PyptoSyntaxError, "pl.at takes keyword arguments only "
+                      "(level=pl.Level.CORE_GROUP, name_hint=...)", call)
+    kw = _kwargs(p, call, _AT_KW, "pl.at")
+    level, lnode = kw.get("level", (None, call))
+    if level is not Level.CORE_GROUP:
+        raise p.error(ScopeError, f"pl.at(level={_level_str(level)}) is not supported; only "
+                      "pl.Level.CORE_GROUP regions exist on one card", lnode,
+                      hint="write pl.at(level=pl.Level.CORE_GROUP, name_hint=...)")
+    if "role" in kw:
+        raise p.error(PyptoSyntaxError, "role= is not allowed with pl.Level.CORE_GROUP",
+                      kw["role"][1])
+    _region_guard(p, node, "pl.at")
+    attrs = [("level", "CORE_GROUP")]
+    name_hint = kw.get("name_hint", ("", None))[0]
+    if not isinstance(name_hint, str):
+        raise p.error(PyptoSyntaxError, "name_hint= must be a string", kw["name_hint"][1])
+    attrs.append(("name_hint", name_hint))
+    if "optimizations" in kw:
+        attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
+    if "deps" in kw:
+        attrs.append(("deps", _deps(p, *kw["deps"])))
+    if "allow_early_resolve" in kw:
+        v, vnode = kw["allow_early_resolve"]
+        if not isinstance(v, bool):
+            raise p.error(PyptoSyntaxError, "allow_early_resolve= must be True or False", vnode)
+        attrs.append(("allow_early_resolve", v))
+    if "no_dep_args" in kw:
+        v, vnode = kw["no_dep_args"]
+        attrs.append(("no_dep_args", tuple(a.name for a in v if is_ir(a))))
+    p.materialize(assigned_names(node.body), node)
+    task = _task_var(p, target)
+    body = _region_body(p, node, "at", node.body)
+    p.emit(Scope(ScopeKind.INCORE, tuple(body), tuple(attrs), task, p.span(node)))
+    if task is not None:
+        p.env[task.name] = task
+
+
+def _level_str(level: Any) -> str:
+    return f"pl.Level.{level.name}" if isinstance(level, Level) else repr(level)
+
+
+def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
+    kw = _kwargs(p, call, _SPMD_KW, "pl.spmd")
+    args = [p.visit_expr(a) for a in call.args]
+    if args and "core_num" in kw:
+        raise p.error(PyptoSyntaxError, "pl.spmd got core_num twice", call)
+    if not args and "core_num" not in kw:
+        raise p.error(PyptoSyntaxError, "pl.spmd needs the block count: pl.spmd(n)", call)
+    core_num = args[0] if args else kw["core_num"][0]
+    cnode = call.args[0] if call.args else kw["core_num"][1]
+    if "at" in p.region_stack or p.kind.value == "InCore":
+        raise p.error(ScopeError, "pl.spmd cannot be nested inside a pl.at region (or an InCore "
+                      "function)", call,
+                      hint="make the pl.spmd the outer construct, or drop the inner region")
+    _region_guard(p, node, "pl.spmd")
+    if not contains_ir(core_num):
+        if isinstance(core_num, bool) or not isinstance(core_num, int) or core_num < 1:
+            raise p.error(PyptoSyntaxError, f"pl.spmd's block count must be a positive integer, "
+                          f"got {core_num!r}", cnode)
+    elif not (isinstance(core_num.type, ScalarType) and core_num.type.dtype.is_int()):
+        raise p.error(PyptoTypeError, f"pl.spmd's block count must be an integer, got "
+                      f"{core_num.type}", cnode)
+    else:
+        _check_spmd_factor(p, cnode)
+    attrs = [("core_num", p.to_ir(core_num, cnode))]
+    name_hint = kw.get("name_hint", ("", None))[0]
+    attrs.append(("name_hint", name_hint if isinstance(name_hint, str) else ""))
+    for key in ("sync_start", "allow_early_resolve"):
+        if key in kw:
+            attrs.append((key, bool(kw[key][0])))
+    if "optimizations" in kw:
+        attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
+    return kw, attrs
+
+
+def _check_spmd_factor(p: Any, cnode: ast.AST) -> None:
+    """A dynamic block count may fold one run-time dim with constants; a product of two
+    run-time values makes the block factor itself dynamic."""
+    dynamic_leaves = []
+    for leaf in ast.walk(cnode):
+        if isinstance(leaf, ast.Name) and leaf.id in p.env and is_ir(p.env[leaf.id]):
+            dynamic_leaves.append(leaf)
+    if isinstance(cnode, ast.BinOp) and len(dynamic_leaves) > 1 and \
+            isinstance(cnode.op, (ast.Mult, ast.FloorDiv, ast.Mod)):
+        raise p.error(DynamicShapeError, "the pl.spmd block factor must be a compile-time "
+                      "constant; this block count multiplies two run-time values", cnode,
+                      hint="fold one run-time dim with compile-time constants, e.g. "
+                           "pl.spmd(t_dim * BLOCKS_PER_TOKEN)")
+
+
+def spmd_loop(p: Any, node: ast.For) -> None:
+    kw, attrs = _spmd_common(p, node.iter, node)
+    if "deps" in kw:
+        raise p.error(PyptoSyntaxError, "pl.spmd() does not accept 'deps=' here",
+                      kw["deps"][1], hint="use `with pl.spmd(n, deps=[...]) as tid:`")
+    if not isinstance(node.target, ast.Name):
+        raise p.error(PyptoSyntaxError, "the pl.spmd loop target must be a single name (the "
+                      "block index)", node.target)
+    var = Var(node.target.id, _INDEX, span=p.span(node.target))
+    p.materialize(assigned_names(node.body), node)
+    body = _region_body(p, node, "spmd", node.body, {var.name: var})
+    core_num = dict(attrs)["core_num"]
+    from pypto.frontend.parser import const
+
+    p.emit(For(var, const(0), core_num, const(1), LoopKind.SPMD, tuple(body),
+               attrs=tuple(attrs), span=p.span(node)))
+
+
+def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
+    kw, attrs = _spmd_common(p, call, node)
+    if "deps" in kw:
+        attrs.append(("deps", _deps(p, *kw["deps"])))
+    task = _task_var(p, target)
+    p.materialize(assigned_names(node.body), node)
+    body = _region_body(p, node, "spmd", node.body)
+    p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
+    if task is not None:
+        p.env[task.name] = task
+
+
+def _runtime_scope(kind: ScopeKind, name: str):
+    def handler(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
+        if p.in_region:
+            raise p.error(ScopeError, f"{name} is an orchestration scope; it cannot appear "
+                          "inside an InCore region", call)
+        if target is not None:
+            raise p.error(PyptoSyntaxError, f"{name} does not bind a value", target)
+        attrs = []
+        for kw in call.keywords:
+            attrs.append((kw.arg, p.visit_expr(kw.value)))
+        with p.block() as body:
+            p.visit_body(node.body)
+        p.emit(Scope(kind, tuple(body), tuple(attrs), None, p.span(node)))
+
+    return handler
+
+
+def split_aiv_loop(p: Any, node: ast.For) -> None:
+    call = node.iter
+    args = [p.visit_expr(a) for a in call.args]
+    kw = {k.arg: p.visit_expr(k.value) for k in call.keywords}
+    if args != [2]:
+        raise p.error(PyptoSyntaxError, "pl.split_aiv takes the literal 2", call)
+    if "mode" not in kw:
+        raise p.error(PyptoSyntaxError, "pl.split_aiv needs mode=pl.SplitMode...", call)
+    if not isinstance(node.target, ast.Name):
+        raise p.error(PyptoSyntaxError, "the pl.split_aiv target must be a name", node.target)
+    var = Var(node.target.id, _INDEX, span=p.span(node.target))
+    body = _region_body(p, node, "split_aiv", node.body, {var.name: var})
+    from pypto.frontend.parser import const
+
+    p.emit(Scope(ScopeKind.SPLIT_AIV, (For(var, const(0), const(2), const(1), LoopKind.RANGE,
+                                           tuple(body), span=p.span(node)),),
+                 (("mode", kw["mode"]),), None, p.span(node)))
+
+
+_WITH = {
+    dsl.at: _at,
+    dsl.spmd: _spmd_with,
+    dsl.scope: _runtime_scope(ScopeKind.RUNTIME, "pl.scope"),
+    dsl.manual_scope: _runtime_scope(ScopeKind.MANUAL, "pl.manual_scope"),
+    dsl.cluster: _runtime_scope(ScopeKind.CLUSTER, "pl.cluster"),
+}
+
+__all__ = ["visit_with", "spmd_loop", "split_aiv_loop", "warnings"]

@@ -1,0 +1,131 @@
+"""Subscripts on tensors and tiles: `x[a:b, c]` reads and `x[a:b, :] = y` writes.
+
+A full-rank all-scalar index reads one element (`pl.read`); anything else is a
+`pl.slice` with full-rank sizes and offsets, scalar-indexed axes dropped. A
+subscript write is `x = pl.assemble(x, y, offsets)`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError
+from pypto.frontend.expressions import contains_ir, is_ir, scalar_binop, shape_dim
+from pypto.ir.nodes import Expr
+from pypto.ir.types import ShapedType, TileType
+
+
+def _elements(node: ast.Subscript) -> list[ast.expr]:
+    s = node.slice
+    return list(s.elts) if isinstance(s, ast.Tuple) else [s]
+
+
+def _extent(p: Any, lo_node: ast.expr | None, hi_node: ast.expr | None, lo: Any, hi: Any,
+            node: ast.AST) -> Any:
+    """The window size `hi - lo`, static whenever it can be: `r : r + T` has size T
+    even though r is only known at run time."""
+    if not contains_ir(lo) and not contains_ir(hi):
+        return hi - lo
+    if isinstance(hi_node, ast.BinOp) and isinstance(hi_node.op, ast.Add) and lo_node is not None:
+        left, right = hi_node.left, hi_node.right
+        if ast.dump(left) == ast.dump(lo_node):
+            return p.visit_expr(right)
+        if ast.dump(right) == ast.dump(lo_node):
+            return p.visit_expr(left)
+    if lo_node is None or (not contains_ir(lo) and lo == 0):
+        return hi
+    return scalar_binop(p, "-", hi, lo, node)
+
+
+def parse_index(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, list, bool]:
+    """(sizes, offsets, dropped axes, all_scalar) for a subscript on `base`."""
+    t: ShapedType = base.type
+    elts = _elements(node)
+    if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
+        raise p.error(UnsupportedFeatureError, "ellipsis indexing is not supported", node,
+                      hint="spell out every axis")
+    if len(elts) > t.rank:
+        raise p.error(PyptoTypeError, f"{len(elts)} indices for a rank-{t.rank} value", node)
+    sizes, offsets, dropped = [], [], []
+    all_scalar = True
+    for axis in range(t.rank):
+        full = shape_dim(p, base, axis, t.shape[axis], node)
+        if axis >= len(elts):
+            sizes.append(full)
+            offsets.append(0)
+            all_scalar = False
+            continue
+        e = elts[axis]
+        if isinstance(e, ast.Slice):
+            all_scalar = False
+            if e.step is not None:
+                raise p.error(UnsupportedFeatureError, "slices with a step are not supported",
+                              e.step, hint="load the window and use pl.gather for strided access")
+            lo = p.visit_expr(e.lower) if e.lower is not None else 0
+            hi = p.visit_expr(e.upper) if e.upper is not None else full
+            for bound, bnode in ((lo, e.lower), (hi, e.upper)):
+                if not contains_ir(bound) and isinstance(bound, int) and bound < 0:
+                    raise p.error(UnsupportedFeatureError, "negative indices are not supported",
+                                  bnode)
+            sizes.append(_extent(p, e.lower, e.upper, lo, hi, e))
+            offsets.append(lo)
+        else:
+            idx = p.visit_expr(e)
+            if not contains_ir(idx) and (not isinstance(idx, int) or isinstance(idx, bool)):
+                raise p.error(PyptoSyntaxError, f"index {idx!r} is not an integer", e)
+            if not contains_ir(idx) and idx < 0:
+                raise p.error(UnsupportedFeatureError, "negative indices are not supported", e)
+            sizes.append(1)
+            offsets.append(idx)
+            dropped.append(axis)
+    return sizes, offsets, dropped, all_scalar and len(elts) == t.rank
+
+
+def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
+    from pypto.frontend.calls import call_op
+
+    sizes, offsets, dropped, all_scalar = parse_index(p, base, node)
+    if all_scalar:
+        return call_op(p, "read", [base, offsets], {}, node)
+    kwargs = {"drop_dims": dropped} if dropped else {}
+    if isinstance(base.type, TileType) and dropped and base.type.rank - len(dropped) < 2:
+        p.warn("a tile slice below 2-D is promoted to 2-D", node)
+    return call_op(p, "slice", [base, sizes, offsets], kwargs, node)
+
+
+def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) -> None:
+    """`dst[slices] = src` → `dst = pl.assemble(dst, src, offsets)`."""
+    from pypto.frontend.calls import call_op
+
+    if not isinstance(target.value, ast.Name):
+        raise p.error(PyptoSyntaxError, "the target of a subscript assignment must be a plain "
+                      "name", target.value)
+    base = p.visit_expr(target.value)
+    if not is_ir(base):
+        raise p.error(PyptoSyntaxError, f"cannot assign into the compile-time value "
+                      f"'{target.value.id}'", target.value)
+    t = base.type
+    from pypto.ir.types import ArrayType
+
+    if isinstance(t, ArrayType):
+        idx = p.visit_expr(target.slice)
+        new = call_op(p, "array.update_element", [base, idx, value], {}, stmt)
+        p.bind(target.value.id, new, stmt)
+        return
+    if not isinstance(t, ShapedType):
+        raise p.error(PyptoTypeError, f"a {t} value cannot be assigned into", target.value)
+    sizes, offsets, dropped, all_scalar = parse_index(p, base, target)
+    if all_scalar:
+        raise p.error(UnsupportedFeatureError, "element assignment `x[i, j] = v` is not "
+                      "supported on tensors and tiles", target,
+                      hint="use pl.write(x, [i, j], v)")
+    if is_ir(value) and isinstance(value.type, ShapedType):
+        if isinstance(value.type, TileType) and not isinstance(t, TileType):
+            raise p.error(PyptoTypeError, "cannot assign a tile into a tensor with a subscript",
+                          stmt, hint="use pl.store(tile, offsets, tensor)")
+    elif not contains_ir(value) or (is_ir(value) and not isinstance(value.type, ShapedType)):
+        raise p.error(PyptoTypeError, "the right side of a subscript assignment must be a tensor "
+                      "or tile", stmt,
+                      hint="build a constant block with pl.full(shape, dtype=..., value=...)")
+    new = call_op(p, "assemble", [base, value, offsets], {}, stmt)
+    p.bind(target.value.id, new, stmt)

@@ -1,0 +1,70 @@
+"""Find and parse a decorated function's source, wherever it was defined.
+
+`inspect.getsourcelines` reads through `linecache`, which also holds IPython
+cell sources, so kernels defined in notebook cells parse like kernels in files.
+Spans are mapped back to the original file's lines and character columns.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.span import Span
+
+
+@dataclass
+class SourceInfo:
+    file: str
+    first_line: int  # 1-based line of the `def` (or first decorator) in the file
+    indent: int  # columns removed by dedenting
+    tree: ast.FunctionDef
+
+    def span(self, node: Any) -> Span:
+        """The file span of an AST node of this function."""
+        if not hasattr(node, "lineno"):
+            return Span(self.file, self.first_line, 1 + self.indent)
+        line = node.lineno + self.first_line - 1
+        end_line = (getattr(node, "end_lineno", None) or node.lineno) + self.first_line - 1
+        col = self._char_col(line, node.col_offset + self.indent)
+        end_off = getattr(node, "end_col_offset", None)
+        end_col = self._char_col(end_line, end_off + self.indent) if end_off is not None else 0
+        return Span(self.file, line, col, end_line, end_col)
+
+    def _char_col(self, line: int, byte_col: int) -> int:
+        """AST columns are UTF-8 byte offsets; editors count characters."""
+        text = linecache.getline(self.file, line)
+        if text and not text.isascii():
+            return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")) + 1
+        return byte_col + 1
+
+
+def get_source(fn: Callable) -> SourceInfo:
+    """Parse `fn`'s source into an `ast.FunctionDef` with its location in the file."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError) as exc:
+        raise UnsupportedFeatureError(
+            f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: {exc}",
+            hint="kernels must be defined in a file or a notebook cell; functions created by "
+                 "exec() of a string have no source to parse") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = _leading(text) - _leading(dedented)
+    module = ast.parse(dedented)
+    node = module.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise UnsupportedFeatureError(f"{fn!r} is not a function definition")
+    return SourceInfo(file=file, first_line=max(first, 1), indent=indent, tree=node)
+
+
+def _leading(text: str) -> int:
+    for line in text.splitlines():
+        if line.strip():
+            return len(line) - len(line.lstrip())
+    return 0

@@ -1,0 +1,265 @@
+"""Statement handlers: assignments, loops, branches, `with` scopes, returns."""
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pypto.errors import (PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError, UserError)
+from pypto.frontend.expressions import contains_ir, is_ir, scalar_binop
+from pypto.frontend.slicing import write_subscript
+from pypto.ir import dtypes
+from pypto.ir.nodes import (Assign, Break, Continue, Eval, If, Return, Var, Yield)
+from pypto.ir.types import ScalarType, ShapedType, TupleType
+from pypto.language import dsl
+
+
+def assigned_names(body: list[ast.stmt]) -> set[str]:
+    """Every plain name (re)bound anywhere in `body`, including subscript-assigned bases."""
+    names: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                        names.add(t.value.id)
+    return names
+
+
+def _construct_of(p: Any, node: ast.expr) -> Any:
+    """The `pl` construct a call node invokes, without evaluating its arguments."""
+    if isinstance(node, ast.Call):
+        try:
+            callee = p.visit_expr(node.func)
+        except UserError:
+            return None
+        if isinstance(callee, dsl.Construct):
+            return callee
+    return None
+
+
+# --- simple statements --------------------------------------------------------------
+
+
+def _expr(p: Any, node: ast.Expr) -> None:
+    if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return  # docstring or string comment
+    value = p.visit_expr(node.value)
+    if is_ir(value):
+        p.emit(Eval(value, p.span(node)))
+
+
+def _pass(p: Any, node: ast.Pass) -> None:
+    return None
+
+
+def _assign(p: Any, node: ast.Assign) -> None:
+    construct = _construct_of(p, node.value)
+    if construct is dsl.yield_:
+        from pypto.frontend.loops import yield_assign
+
+        if len(node.targets) != 1:
+            raise p.error(PyptoSyntaxError, "bind pl.yield_ results to one target list", node)
+        yield_assign(p, node.targets[0], node.value, node)
+        return
+    if construct in (dsl.spmd_submit, dsl.submit):
+        from pypto.frontend.constructs import submit_assign
+
+        if len(node.targets) != 1:
+            raise p.error(PyptoSyntaxError, f"bind {construct.name} results to one target list",
+                          node)
+        submit_assign(p, construct, node.targets[0], node.value, node)
+        return
+    value = p.visit_expr(node.value)
+    for target in node.targets:
+        assign_target(p, target, value, node)
+
+
+def assign_target(p: Any, target: ast.expr, value: Any, node: ast.AST) -> None:
+    if isinstance(target, ast.Name):
+        p.bind(target.id, value, target)
+        return
+    if isinstance(target, ast.Subscript):
+        write_subscript(p, target, value, node)
+        return
+    if isinstance(target, (ast.Tuple, ast.List)):
+        _unpack(p, target, value, node)
+        return
+    raise p.error(UnsupportedFeatureError, f"cannot assign to '{ast.unparse(target)}' in a "
+                  "kernel", target, hint="assign to a plain name")
+
+
+def _unpack(p: Any, target: ast.Tuple | ast.List, value: Any, node: ast.AST) -> None:
+    names = target.elts
+    if is_ir(value):
+        t = value.type
+        if not isinstance(t, TupleType):
+            raise p.error(PyptoTypeError, f"cannot unpack a {t} value into {len(names)} names",
+                          target)
+        if len(t.items) != len(names):
+            raise p.error(PyptoTypeError, f"cannot unpack {len(t.items)} values into "
+                          f"{len(names)} names", target)
+        if not all(isinstance(n, ast.Name) for n in names):
+            raise p.error(UnsupportedFeatureError, "tuple targets must be plain names", target)
+        out = tuple(Var(n.id, it, span=p.span(n)) for n, it in zip(names, t.items))
+        p.emit(Assign(out, value, p.span(node)))
+        for n, v in zip(names, out):
+            p.env[n.id] = v
+        return
+    if not isinstance(value, (list, tuple)):
+        raise p.error(PyptoTypeError, f"cannot unpack {value!r} into {len(names)} names", target)
+    if len(value) != len(names):
+        raise p.error(PyptoTypeError, f"cannot unpack {len(value)} values into {len(names)} names",
+                      target)
+    for n, v in zip(names, value):
+        assign_target(p, n, v, node)
+
+
+def _ann_assign(p: Any, node: ast.AnnAssign) -> None:
+    if node.value is None:
+        raise p.error(PyptoSyntaxError, "a bare annotation declares nothing in a kernel", node)
+    value = p.visit_expr(node.value)
+    ann = p.visit_expr(node.annotation)
+    from pypto.frontend.annotations import AnnotationError, to_type
+
+    try:
+        want, _ = to_type(ann)
+    except AnnotationError as exc:
+        raise p.error(PyptoTypeError, exc.message, node.annotation, hint=exc.hint) from None
+    got = p.expr_type(p.to_ir(value, node))
+    if want is not None and got is not None:
+        check_compatible(p, want, got, node.annotation, "annotated")
+    assign_target(p, node.target, value, node)
+
+
+def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> None:
+    """Raise when `got` provably does not fit the declared type `want`."""
+    if type(want) is not type(got) and not (isinstance(want, ShapedType)
+                                           and isinstance(got, ShapedType)):
+        raise p.error(PyptoTypeError, f"{what} type {want} does not match the value's type {got}",
+                      node)
+    if isinstance(want, ShapedType):
+        if want.dtype != got.dtype:
+            raise p.error(PyptoTypeError, f"{what} dtype {want.dtype!r} does not match the "
+                          f"value's dtype {got.dtype!r}", node, hint="insert a pl.cast")
+        if want.rank != got.rank:
+            raise p.error(PyptoTypeError, f"{what} rank {want.rank} does not match the value's "
+                          f"rank {got.rank} ({got})", node)
+        for i, (a, b) in enumerate(zip(want.shape, got.shape)):
+            if isinstance(a, int) and isinstance(b, int) and a != b:
+                raise p.error(PyptoTypeError, f"{what} shape {want} does not match {got} "
+                              f"(axis {i}: {a} vs {b})", node)
+    elif isinstance(want, ScalarType) and want.dtype != got.dtype:
+        if not (want.dtype.is_int() and got.dtype.is_int()):
+            raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node)
+
+
+def _aug_assign(p: Any, node: ast.AugAssign) -> None:
+    if not isinstance(node.target, ast.Name):
+        raise p.error(UnsupportedFeatureError, "augmented assignment works on plain scalar "
+                      "names only", node.target, hint="write x = pl.add(x, y) for tensors")
+    from pypto.frontend.expressions import _BINOPS, fold
+
+    current = p.lookup(node.target.id, node.target)
+    rhs = p.visit_expr(node.value)
+    sym, fn = _BINOPS[type(node.op)]
+    if not contains_ir(current) and not contains_ir(rhs):
+        value = fold(p, node, fn, current, rhs)
+    else:
+        value = scalar_binop(p, sym, current, rhs, node)
+    p.bind(node.target.id, value, node.target)
+
+
+def _return(p: Any, node: ast.Return) -> None:
+    if node.value is None:
+        values: tuple = ()
+    else:
+        v = p.visit_expr(node.value)
+        items = v if isinstance(v, tuple) else (v,)
+        values = tuple(p.to_ir(i, node.value) for i in items)
+    if p.loop_stack or p.region_stack:
+        raise p.error(PyptoSyntaxError, "return inside a loop or a region is not supported", node,
+                      hint="return at the end of the function")
+    p.returns.append((values, node))
+    p.emit(Return(values, p.span(node)))
+
+
+def _break(p: Any, node: ast.Break) -> None:
+    _check_loop_control(p, node, "break")
+    p.emit(Break(p.span(node)))
+
+
+def _continue(p: Any, node: ast.Continue) -> None:
+    _check_loop_control(p, node, "continue")
+    p.emit(Continue(p.span(node)))
+
+
+def _check_loop_control(p: Any, node: ast.AST, word: str) -> None:
+    from pypto.ir.nodes import LoopKind
+
+    if not p.loop_stack:
+        raise p.error(PyptoSyntaxError, f"'{word}' outside a loop", node)
+    kind = p.loop_stack[-1].kind
+    if kind not in (LoopKind.RANGE, "while"):
+        raise p.error(PyptoSyntaxError, f"'{word}' is only allowed in pl.range and pl.while_ "
+                      f"loops, not in pl.{kind.value if hasattr(kind, 'value') else kind}", node)
+
+
+def _if(p: Any, node: ast.If) -> None:
+    cond = p.visit_expr(node.test)
+    if not contains_ir(cond):
+        p.visit_body(node.body if cond else node.orelse)
+        return
+    t = cond.type
+    if not isinstance(t, ScalarType):
+        raise p.error(PyptoTypeError, f"an if condition must be a scalar, got {t}", node.test)
+    if t.dtype != dtypes.BOOL:
+        raise p.error(PyptoTypeError, f"an if condition must be a BOOL scalar, got {t}", node.test,
+                      hint="compare it explicitly, e.g. `if n != 0:`")
+    p.materialize(assigned_names(node.body) | assigned_names(node.orelse), node)
+    from pypto.frontend.loops import branch
+
+    then_body, then_results = branch(p, node.body)
+    else_body, else_results = branch(p, node.orelse)
+    results: tuple = ()
+    if then_results or else_results:
+        if [r.name for r in then_results] != [r.name for r in else_results]:
+            raise p.error(PyptoSyntaxError, "both arms of an if must pl.yield_ the same names",
+                          node)
+        results = then_results
+        for r in results:
+            p.env[r.name] = r
+    p.emit(If(cond, tuple(then_body), tuple(else_body), results, p.span(node)))
+
+
+def _assert(p: Any, node: ast.Assert) -> None:
+    cond = p.visit_expr(node.test)
+    if contains_ir(cond):
+        raise p.error(UnsupportedFeatureError, "assert needs a compile-time condition", node,
+                      hint="kernels cannot raise at run time; check inputs before the call")
+    if not cond:
+        msg = p.visit_expr(node.msg) if node.msg is not None else "assertion failed"
+        raise p.error(PyptoSyntaxError, f"compile-time assertion failed: {msg}", node)
+
+
+def _for(p: Any, node: ast.For) -> None:
+    from pypto.frontend.loops import visit_for
+
+    visit_for(p, node)
+
+
+def _with(p: Any, node: ast.With) -> None:
+    from pypto.frontend.scopes import visit_with
+
+    visit_with(p, node)
+
+
+HANDLERS = {
+    ast.Expr: _expr, ast.Pass: _pass, ast.Assign: _assign, ast.AnnAssign: _ann_assign,
+    ast.AugAssign: _aug_assign, ast.Return: _return, ast.Break: _break,
+    ast.Continue: _continue, ast.If: _if, ast.Assert: _assert, ast.For: _for, ast.With: _with,
+}
+
+__all__ = ["HANDLERS", "assigned_names", "assign_target", "check_compatible", "Yield"]

@@ -1,0 +1,327 @@
+"""IR nodes: frozen, slotted dataclasses, each with a source span.
+
+Expressions have a `type`. Statements do not. Passes never mutate a node: they
+build new ones with `dataclasses.replace`. Spans take no part in equality, so
+two programs that differ only in where they were written compare equal.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from pypto.ir.span import Span
+from pypto.ir.types import ATTR, Type
+
+_uid = itertools.count(1)
+
+
+def fresh_uid() -> int:
+    return next(_uid)
+
+
+def _span() -> Any:
+    return field(default_factory=Span.unknown, compare=False, repr=False)
+
+
+# --- expressions --------------------------------------------------------------------
+
+
+class Expr:
+    __slots__ = ()
+    type: Type
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    """A numeric or boolean literal with its scalar type (bare ints are INDEX)."""
+
+    value: int | float | bool
+    type: Type
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Attr(Expr):
+    """A compile-time Python value used as an op argument: dtype, enum, str, None."""
+
+    value: Any
+    type: Type = ATTR
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        v = self.value
+        if isinstance(v, Enum):
+            return f"pl.{type(v).__name__}.{v.name}"
+        return repr(v)
+
+
+@dataclass(frozen=True, slots=True)
+class Var(Expr):
+    """A named value. `uid` makes two bindings of the same name distinct."""
+
+    name: str
+    type: Type
+    uid: int = field(default_factory=fresh_uid)
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class DynDim(Expr):
+    """A dynamic dimension symbol declared with `pl.dynamic(name)`."""
+
+    name: str
+    type: Type
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ListExpr(Expr):
+    """A list/tuple literal such as a shape `[M, 64]` or offsets `[r, 0]`."""
+
+    items: tuple
+    type: Type = ATTR
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(i) for i in self.items) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """An op application. `op` is the registry name ("add", "tensor.dim", "scalar.mul")."""
+
+    op: str
+    args: tuple
+    kwargs: tuple = ()
+    type: Type = ATTR
+    span: Span = _span()
+
+    def kwarg(self, name: str, default: Any = None) -> Any:
+        for k, v in self.kwargs:
+            if k == name:
+                return v
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class CallFunc(Expr):
+    """A call of another function of the program (an inline body or an InCore kernel).
+
+    After outlining, the calls that dispatch InCore kernels carry `launch`
+    attributes (kind, name_hint, core_num, deps, optimizations, nested): each such
+    call is one task of `core_num` blocks.
+    """
+
+    func: str
+    args: tuple
+    type: Type
+    span: Span = _span()
+    launch: tuple = ()
+
+    def launch_attr(self, name: str, default: Any = None) -> Any:
+        return dict(self.launch).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class GetItem(Expr):
+    """Element `index` of a tuple-typed value."""
+
+    value: Expr
+    index: int
+    type: Type
+    span: Span = _span()
+
+
+# --- statements ---------------------------------------------------------------------
+
+
+class Stmt:
+    __slots__ = ()
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Stmt):
+    """`targets = value`; several targets unpack a tuple-typed value."""
+
+    targets: tuple
+    value: Expr
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Eval(Stmt):
+    """An expression evaluated for its effect (`pl.write(...)`, a kernel call)."""
+
+    expr: Expr
+    span: Span = _span()
+
+
+class LoopKind(Enum):
+    RANGE = "range"
+    PARALLEL = "parallel"
+    UNROLL = "unroll"
+    PIPELINE = "pipeline"
+    SPMD = "spmd"  # `for i in pl.spmd(n)`: each iteration is one block of one task
+
+
+@dataclass(frozen=True, slots=True)
+class For(Stmt):
+    """A counted loop. With `iter_args`, values are carried: each iteration starts
+    with the carried values bound to `iter_args`, the body ends in a `Yield`, and
+    after the loop `results` hold the last yielded values."""
+
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    kind: LoopKind
+    body: tuple
+    iter_args: tuple = ()
+    inits: tuple = ()
+    results: tuple = ()
+    attrs: tuple = ()
+    span: Span = _span()
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return dict(self.attrs).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class While(Stmt):
+    """`for (a, b) in pl.while_(init_values=(...)):` — `cond` is re-evaluated before
+    every iteration with the carried values bound."""
+
+    cond: Expr
+    body: tuple
+    iter_args: tuple
+    inits: tuple
+    results: tuple
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class If(Stmt):
+    """A branch on a runtime boolean. With `results`, both arms end in a `Yield`."""
+
+    cond: Expr
+    then_body: tuple
+    else_body: tuple
+    results: tuple = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Yield(Stmt):
+    values: tuple
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Stmt):
+    values: tuple
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Stmt):
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Stmt):
+    span: Span = _span()
+
+
+class ScopeKind(Enum):
+    INCORE = "at"  # `with pl.at(level=pl.Level.CORE_GROUP)`
+    SPMD = "spmd"  # `with pl.spmd(n)`: body is one task of n blocks
+    RUNTIME = "scope"  # `with pl.scope()` (auto dependency tracking boundary)
+    MANUAL = "manual_scope"  # `with pl.manual_scope()`
+    CLUSTER = "cluster"
+    SPLIT_AIV = "split_aiv"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope(Stmt):
+    """A `with` block of the language. `task` binds the region's TaskId (`as tid`)."""
+
+    kind: ScopeKind
+    body: tuple
+    attrs: tuple = ()
+    task: Var | None = None
+    span: Span = _span()
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return dict(self.attrs).get(name, default)
+
+
+# --- functions and programs ---------------------------------------------------------
+
+
+class Direction(Enum):
+    IN = "In"
+    OUT = "Out"
+    INOUT = "InOut"
+
+
+class FunctionKind(Enum):
+    OPAQUE = "Opaque"
+    ORCHESTRATION = "Orchestration"
+    INCORE = "InCore"
+    INLINE = "Inline"
+    HOST = "Host"
+    AIC = "AIC"
+    AIV = "AIV"
+    GROUP = "Group"
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    var: Var
+    direction: Direction = Direction.IN
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    name: str
+    params: tuple
+    body: tuple
+    kind: FunctionKind
+    returns: tuple = ()
+    attrs: tuple = ()
+    span: Span = _span()
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return dict(self.attrs).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    name: str
+    functions: tuple
+    entry: str
+    span: Span = _span()
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @property
+    def entry_function(self) -> Function:
+        return self.function(self.entry)

@@ -1,0 +1,158 @@
+"""Enums and small value classes of the `pl` namespace."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+from pypto.ir.nodes import FunctionKind
+from pypto.ir.types import MemorySpace
+
+Mem = MemorySpace
+
+
+class Level(Enum):
+    AIV = "AIV"
+    AIC = "AIC"
+    CORE_GROUP = "CORE_GROUP"
+    CHIP_DIE = "CHIP_DIE"
+    CHIP = "CHIP"
+    HOST = "HOST"
+    CLUSTER_0 = "CLUSTER_0"
+    CLUSTER_1 = "CLUSTER_1"
+    CLUSTER_2 = "CLUSTER_2"
+    GLOBAL = "GLOBAL"
+    # aliases
+    L2CACHE = "CHIP_DIE"
+    PROCESSOR = "CHIP"
+    UMA = "CHIP"
+    NODE = "HOST"
+    POD = "CLUSTER_0"
+    CLOS1 = "CLUSTER_1"
+    CLOS2 = "CLUSTER_2"
+
+
+class FunctionType(Enum):
+    Opaque = FunctionKind.OPAQUE.value
+    Orchestration = FunctionKind.ORCHESTRATION.value
+    InCore = FunctionKind.INCORE.value
+    AIC = FunctionKind.AIC.value
+    AIV = FunctionKind.AIV.value
+    Group = FunctionKind.GROUP.value
+    Inline = FunctionKind.INLINE.value
+    Spmd = "Spmd"
+    Graph = "Graph"
+
+
+class Role(Enum):
+    Orchestrator = "Orchestrator"
+    SubWorker = "SubWorker"
+
+
+class SplitMode(IntEnum):
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
+class PadValue(Enum):
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+
+class AtomicType(IntEnum):
+    None_ = 0
+    Add = 1
+
+
+class TensorLayout(Enum):
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+    MX_A_ZZ = "MX_A_ZZ"
+    MX_B_NN = "MX_B_NN"
+
+
+ND = TensorLayout.ND
+DN = TensorLayout.DN
+NZ = TensorLayout.NZ
+MX_A_ZZ = TensorLayout.MX_A_ZZ
+MX_B_NN = TensorLayout.MX_B_NN
+
+
+class TileLayout(Enum):
+    none_box = "none_box"
+    row_major = "row_major"
+    col_major = "col_major"
+
+
+class ScopeMode(IntEnum):
+    AUTO = 0
+    MANUAL = 1
+
+
+class PipeType(Enum):
+    MTE1 = "MTE1"
+    MTE2 = "MTE2"
+    MTE3 = "MTE3"
+    M = "M"
+    V = "V"
+    S = "S"
+    FIX = "FIX"
+    ALL = "ALL"
+
+
+class ForKind(Enum):
+    Sequential = "Sequential"
+    Parallel = "Parallel"
+    Unroll = "Unroll"
+    Pipeline = "Pipeline"
+
+
+class MaskPattern(IntEnum):
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7
+
+
+class CompactMode(Enum):
+    null = "null"
+    normal = "normal"
+
+
+AUTO = -1
+
+
+# --- optimizations ------------------------------------------------------------------
+
+
+class Optimization:
+    """Base of the per-region hints listed in `pl.at(..., optimizations=[...])`."""
+
+
+@dataclass(frozen=True)
+class Split(Optimization):
+    """Ping-pong the vector half of a mixed cube+vector region across two AIV lanes."""
+
+    mode: SplitMode
+    slot_num: int | None = None
+
+
+@dataclass(frozen=True)
+class CrossCoreSlot(Optimization):
+    """Ring depth of the compiler-inserted cube<->vector pipe (default 2)."""
+
+    slot_num: int = 2
+
+
+def split(mode: SplitMode = SplitMode.NONE, *, slot_num: int | None = None) -> Split:
+    return Split(SplitMode(mode), slot_num)
+
+
+def cross_core_slot(*, slot_num: int = 2) -> CrossCoreSlot:
+    return CrossCoreSlot(slot_num)

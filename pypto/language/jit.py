@@ -1,0 +1,169 @@
+"""The decorators: `@pl.jit` (+ `.inline`, `.incore`, `.host`, `.opaque`),
+`@pl.program` and `@pl.function`.
+
+A decorated function's body is never executed as Python. Compiling parses its
+source (from the file, a notebook cell via linecache, or a nested definition
+with its closure), runs the pass pipeline and caches the result per argument
+signature. Calling an `@pl.jit` entry with numpy arrays runs it on the simulator.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from pypto.ir.nodes import FunctionKind
+
+_KIND_NAMES = {
+    FunctionKind.ORCHESTRATION: "jit", FunctionKind.INLINE: "jit.inline",
+    FunctionKind.INCORE: "jit.incore", FunctionKind.HOST: "jit.host",
+    FunctionKind.OPAQUE: "jit.opaque",
+}
+
+
+class JITFunction:
+    """A function decorated with one of the `@pl.jit` forms."""
+
+    def __init__(self, fn: Callable, kind: FunctionKind, options: dict | None = None):
+        self.fn = fn
+        self.kind = kind
+        self.options = dict(options or {})
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__doc__ = fn.__doc__
+        self.__module__ = getattr(fn, "__module__", None)
+        self.__wrapped__ = fn
+        self._cache: dict = {}
+
+    def __repr__(self) -> str:
+        return f"<pl.{_KIND_NAMES.get(self.kind, 'jit')} {self.__qualname__}>"
+
+    # -- compilation -------------------------------------------------------------
+
+    def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
+        """Parse and run the pass pipeline; returns a `CompiledProgram` (cached).
+
+        Example arguments are only needed for bare `pl.Tensor` parameters; dims
+        declared with `pl.dynamic` stay symbolic, so one compiled program serves
+        every size.
+        """
+        from pypto.compile import compile_jit
+
+        return compile_jit(self, args, kwargs, platform=platform)
+
+    def lower(self, *args: Any, **kwargs: Any):
+        """The program after every pass (no caching of the simulator state)."""
+        return self.compile(*args, **kwargs).program
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
+        """Run the kernel on the simulator; `pl.Out` / `pl.InOut` arrays are filled in place."""
+        if self.kind is FunctionKind.INLINE:
+            from pypto.language.dsl import KernelOnlyError
+
+            raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
+                                  "kernels that call it and cannot be run on its own")
+        from pypto.sim import run_compiled
+
+        compiled = self.compile(*args, **kwargs)
+        return run_compiled(compiled, args, kwargs, config=config)
+
+
+class _JitDecorator:
+    """`pl.jit` and its variants, each usable bare or with keyword options."""
+
+    def __init__(self, kind: FunctionKind, allowed: tuple[str, ...]):
+        self._kind = kind
+        self._allowed = allowed
+
+    def __call__(self, fn: Callable | None = None, **options: Any):
+        for key in options:
+            if key not in self._allowed:
+                raise TypeError(f"@pl.{_KIND_NAMES[self._kind]} got an unexpected keyword "
+                                f"argument {key!r}")
+        if fn is None:
+            return functools.partial(self.__call__, **options)
+        if isinstance(fn, JITFunction):
+            fn = fn.fn
+        return JITFunction(fn, self._kind, options)
+
+
+class _Jit(_JitDecorator):
+    def __init__(self) -> None:
+        super().__init__(FunctionKind.ORCHESTRATION, ("auto_scope",))
+        self.inline = _JitDecorator(FunctionKind.INLINE, ("auto_scope",))
+        self.incore = _JitDecorator(FunctionKind.INCORE, ("level",))
+        self.host = _JitDecorator(FunctionKind.HOST, ("auto_scope",))
+        self.opaque = _JitDecorator(FunctionKind.OPAQUE, ())
+
+
+jit = _Jit()
+
+
+# --- the @pl.program form -----------------------------------------------------------
+
+
+class FunctionDef:
+    """A method decorated with `@pl.function(type=...)` inside a `@pl.program` class."""
+
+    def __init__(self, fn: Callable, type: Any, options: dict):
+        self.fn = fn
+        self.type = type
+        self.options = options
+        self.__name__ = fn.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        raise TypeError(f"{self.__name__} is a @pl.function: call it from a function of the "
+                        "same @pl.program as self." + self.__name__ + "(...)")
+
+
+def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
+             role: Any = None, attrs: Any = None, auto_scope: bool = True,
+             strict_ssa: bool = False, external_source: Any = None):
+    """`@pl.function(type=pl.FunctionType.Opaque | Orchestration | InCore)`."""
+    if attrs is not None:
+        import warnings
+
+        from pypto.errors import PyptoDeprecationWarning
+
+        warnings.warn(PyptoDeprecationWarning("@pl.function(attrs=...) is deprecated; use "
+                                              "pl.func_attr({...}) in the body"), stacklevel=2)
+    options = {"level": level, "role": role, "attrs": attrs, "auto_scope": auto_scope,
+               "strict_ssa": strict_ssa}
+    if fn is None:
+        return lambda f: FunctionDef(f, type, options)
+    return FunctionDef(fn, type, options)
+
+
+class ProgramDef:
+    """A class decorated with `@pl.program`: a set of functions calling each other via self."""
+
+    def __init__(self, cls: type, options: dict):
+        self.cls = cls
+        self.options = options
+        self.__name__ = cls.__name__
+        self.functions = {n: v for n, v in vars(cls).items() if isinstance(v, FunctionDef)}
+        if not self.functions:
+            raise TypeError(f"@pl.program class {cls.__name__} has no @pl.function methods")
+
+    def __repr__(self) -> str:
+        return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"
+
+    def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
+        from pypto.compile import compile_program
+
+        return compile_program(self, args, kwargs, platform=platform)
+
+    def lower(self, *args: Any, **kwargs: Any):
+        return self.compile(*args, **kwargs).program
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
+        from pypto.sim import run_compiled
+
+        compiled = self.compile(*args, **kwargs)
+        return run_compiled(compiled, args, kwargs, config=config)
+
+
+def program(cls: type | None = None, *, strict_ssa: bool = False):
+    """`@pl.program` on a class whose methods are `@pl.function`s."""
+    if cls is None:
+        return lambda c: ProgramDef(c, {"strict_ssa": strict_ssa})
+    return ProgramDef(cls, {"strict_ssa": strict_ssa})

@@ -1,0 +1,182 @@
+"""Annotation objects: `pl.Tensor[[M, N], pl.FP32]`, `pl.Out[...]`, `pl.Scalar[...]`,
+and `pl.dynamic` dimension symbols (with the arithmetic annotations may use)."""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.ir.dtypes import DType
+
+
+class DimExpr:
+    """Python-level arithmetic over DynVars, as written in annotations
+    (`pl.Tensor[[B_DYN * S_DYN, D], ...]`)."""
+
+    def _bin(self, other: Any, op: str, swap: bool = False) -> "DimExpr":
+        return DynBinary(op, other, self) if swap else DynBinary(op, self, other)
+
+    def __add__(self, o): return self._bin(o, "+")
+    def __radd__(self, o): return self._bin(o, "+", True)
+    def __sub__(self, o): return self._bin(o, "-")
+    def __rsub__(self, o): return self._bin(o, "-", True)
+    def __mul__(self, o): return self._bin(o, "*")
+    def __rmul__(self, o): return self._bin(o, "*", True)
+    def __floordiv__(self, o): return self._bin(o, "//")
+    def __rfloordiv__(self, o): return self._bin(o, "//", True)
+    def __mod__(self, o): return self._bin(o, "%")
+    def __rmod__(self, o): return self._bin(o, "%", True)
+
+    def __bool__(self) -> bool:
+        raise TypeError("a dynamic dimension has no truth value at definition time")
+
+
+_PY_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+           "%": operator.mod}
+
+
+class DynVar(DimExpr):
+    """A dynamic dimension symbol. Reuse the same object for dims that must match."""
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"pl.dynamic needs an identifier name, got {name!r}")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def evaluate(self, env: dict) -> int:
+        return env[self.name]
+
+
+class DynBinary(DimExpr):
+    def __init__(self, op: str, lhs: Any, rhs: Any):
+        self.op, self.lhs, self.rhs = op, lhs, rhs
+
+    def __repr__(self) -> str:
+        return f"({self.lhs} {self.op} {self.rhs})"
+
+    def evaluate(self, env: dict) -> int:
+        def ev(x):
+            return x.evaluate(env) if isinstance(x, DimExpr) else x
+
+        return _PY_OPS[self.op](ev(self.lhs), ev(self.rhs))
+
+
+def dynamic(name: str) -> DynVar:
+    """Declare a dynamic dimension `name` (module level; use in annotations only)."""
+    return DynVar(name)
+
+
+@dataclass(frozen=True)
+class TensorAnnotation:
+    shape: tuple | None  # None: bare `pl.Tensor`, shape taken from the runtime argument
+    dtype: DType | None
+    layout: Any = None
+
+
+@dataclass(frozen=True)
+class TileAnnotation:
+    shape: tuple
+    dtype: DType
+    extras: tuple = ()
+
+
+@dataclass(frozen=True)
+class ScalarAnnotation:
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class DirectionAnnotation:
+    direction: str  # "Out" | "InOut"
+    inner: Any
+
+
+@dataclass(frozen=True)
+class ArrayAnnotation:
+    extent: int
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class TupleAnnotation:
+    items: tuple
+
+
+def _items(key: Any) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
+
+
+class _TensorMeta(type):
+    def __getitem__(cls, key: Any) -> TensorAnnotation:
+        items = _items(key)
+        if len(items) < 2:
+            raise TypeError("pl.Tensor needs [shape, dtype]")
+        shape, dtype = items[0], items[1]
+        if not isinstance(shape, (list, tuple)):
+            raise TypeError("pl.Tensor's shape must be a list such as [M, N]")
+        return TensorAnnotation(tuple(shape), dtype, items[2] if len(items) > 2 else None)
+
+
+class Tensor(metaclass=_TensorMeta):
+    """`pl.Tensor[[d0, d1, ...], dtype]`: a tensor in global memory."""
+
+    def __init__(self, *_: Any, **__: Any):
+        raise TypeError("pl.Tensor is an annotation; tensors are created by kernels "
+                        "(pl.create_tensor) or passed in as arrays")
+
+
+class _TileMeta(type):
+    def __getitem__(cls, key: Any) -> TileAnnotation:
+        items = _items(key)
+        return TileAnnotation(tuple(items[0]), items[1], tuple(items[2:]))
+
+
+class Tile(metaclass=_TileMeta):
+    """`pl.Tile[[rows, cols], dtype]`: an on-chip buffer."""
+
+
+class _ScalarMeta(type):
+    def __getitem__(cls, dtype: DType) -> ScalarAnnotation:
+        return ScalarAnnotation(dtype)
+
+
+class Scalar(metaclass=_ScalarMeta):
+    """`pl.Scalar[dtype]`: a register-width value."""
+
+
+class _DirMeta(type):
+    def __getitem__(cls, inner: Any) -> DirectionAnnotation:
+        return DirectionAnnotation(cls.__name__, inner)
+
+
+class Out(metaclass=_DirMeta):
+    """`pl.Out[pl.Tensor[...]]`: written, never read; not uploaded before the kernel runs."""
+
+
+class InOut(metaclass=_DirMeta):
+    """`pl.InOut[pl.Tensor[...]]`: uploaded, read and written, copied back."""
+
+
+class _ArrayMeta(type):
+    def __getitem__(cls, key: Any) -> ArrayAnnotation:
+        extent, dtype = key
+        return ArrayAnnotation(extent, dtype)
+
+
+class Array(metaclass=_ArrayMeta):
+    """`pl.Array[extent, dtype]`: a small on-core array."""
+
+
+class _TupleMeta(type):
+    def __getitem__(cls, key: Any) -> TupleAnnotation:
+        return TupleAnnotation(_items(key))
+
+
+class Tuple(metaclass=_TupleMeta):
+    """`pl.Tuple[T1, T2]`: a multi-value return annotation."""

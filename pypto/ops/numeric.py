@@ -1,0 +1,52 @@
+"""Numeric helpers for op implementations: compute precision and rounding."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from pypto.ir.dtypes import DType
+
+_F32 = np.dtype(np.float32)
+
+
+def compute_dtype(dt: np.dtype) -> np.dtype:
+    """Precision the vector unit computes in: narrow floats widen to fp32."""
+    if dt.kind == "V" or (dt.itemsize < 4 and _is_float(dt)):
+        return _F32
+    return dt
+
+
+def _is_float(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name in ("bfloat16",) or dt.name.startswith("float8") \
+        or dt.name.startswith("float4")
+
+
+def is_float_np(dt: np.dtype) -> bool:
+    return _is_float(np.dtype(dt))
+
+
+def as_array(x: Any) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
+
+
+def elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a numpy ufunc-style function so that narrow float operands are widened
+    to the compute precision (fp32). Rounding the result to the op's declared
+    dtype is the interpreter's job: it casts every op result to the dtype the
+    op's type rule declared, so promotion and rounding live in one place."""
+
+    def run(*xs: Any) -> Any:
+        first = next((x for x in xs if isinstance(x, np.ndarray)), None)
+        if first is None:
+            return fn(*xs)
+        args = [x.astype(compute_dtype(x.dtype), copy=False) if isinstance(x, np.ndarray) else x
+                for x in xs]
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    return run
+
+
+def to_dtype(x: Any, dt: DType) -> np.ndarray:
+    return np.asarray(x).astype(dt.np, copy=False)

@@ -1,0 +1,150 @@
+"""Row / column reductions and broadcasts (vector unit).
+
+Row reductions collapse the last axis to size 1 (`[M, N] -> [M, 1]`), column
+reductions axis -2 (`-> [1, N]`). They reduce over the whole *physical* tile:
+padding participates unless the kernel `fillpad`s first.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from pypto.ir import dtypes
+from pypto.ops.numeric import compute_dtype, elementwise
+from pypto.ops.registry import OpError, Unit, defop
+from pypto.ops.rules import like, same_family, shaped
+
+_NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
+
+
+def _names(name: str) -> tuple[str, ...]:
+    return tuple(n.format(name) for n in _NS)
+
+
+def _reduced(x: Any, axis: int, arg: str = "x"):
+    t = shaped(x, arg)
+    if t.rank < 2 and axis == -2:
+        raise OpError("column reductions need a tensor of rank >= 2", arg=arg)
+    shape = list(t.shape)
+    shape[axis] = 1
+    return like(t, shape=tuple(shape), valid_shape=None)
+
+
+def _reduce_impl(fn: Callable, axis: int) -> Callable:
+    def run(x: np.ndarray, *_: Any) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return fn(x.astype(compute_dtype(x.dtype), copy=False), axis=axis, keepdims=True)
+
+    return run
+
+
+for _name, _fn, _axis in (("row_sum", np.sum, -1), ("row_max", np.max, -1),
+                          ("row_min", np.min, -1), ("row_prod", np.prod, -1)):
+    def _row(x, tmp_tile=None, _axis=_axis):
+        return _reduced(x, _axis)
+
+    _row.__doc__ = f"`{_name}`: reduce the last axis with {_fn.__name__}, keeping it as size 1."
+    defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, _axis), names=_names(_name))(_row)
+
+for _name, _fn in (("col_sum", np.sum), ("col_max", np.max), ("col_min", np.min),
+                   ("col_prod", np.prod)):
+    def _col(x, tmp_tile=None):
+        return _reduced(x, -2)
+
+    _col.__doc__ = f"`{_name}`: reduce axis -2 with {_fn.__name__}, keeping it as size 1."
+    defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, -2), names=_names(_name))(_col)
+
+
+def _arg_rule(axis: int):
+    def rule(x, tmp_tile=None):
+        t = _reduced(x, axis)
+        return like(t, dtype=dtypes.INT32)
+
+    return rule
+
+
+for _name, _fn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmin, -1),
+                          ("col_argmax", np.argmax, -2), ("col_argmin", np.argmin, -2)):
+    _r = _arg_rule(_axis)
+
+    def _sig(x, tmp_tile=None, _r=_r):
+        return _r(x)
+
+    _sig.__doc__ = f"`{_name}`: INT32 index of the extreme element along axis {_axis}."
+    defop(_name, unit=Unit.VECTOR,
+          impl=lambda x, tmp_tile=None, _fn=_fn, _axis=_axis:
+          np.expand_dims(_fn(x, axis=_axis), _axis).astype(np.int32),
+          names=_names(_name))(_sig)
+
+
+# --- row / column broadcasts --------------------------------------------------------
+
+
+def _expand_rule(kind: str):
+    def rule(x, vec, tmp=None):
+        t = shaped(x, "x")
+        v = shaped(vec, "row_vec" if kind == "row" else "col_vec")
+        same_family(t, v, "vec")
+        if t.rank < 2 or v.rank != t.rank:
+            raise OpError(f"{kind}_expand ops need operands of equal rank >= 2, got {t} and {v}",
+                          arg="vec")
+        want = v.shape[-1] if kind == "row" else v.shape[-2]
+        if isinstance(want, int) and want != 1:
+            shape_hint = "[rows, 1]" if kind == "row" else "[1, cols]"
+            raise OpError(f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
+        return like(t)
+
+    return rule
+
+
+_EXPAND: dict[str, Callable] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "max": np.maximum, "min": np.minimum, "expdif": lambda a, b: np.exp(a - b),
+}
+
+for _kind in ("row", "col"):
+    for _op, _fn in _EXPAND.items():
+        _name = f"{_kind}_expand_{_op}"
+        _r = _expand_rule(_kind)
+
+        def _sig(x, vec, tmp=None, _r=_r):
+            return _r(x, vec, tmp)
+
+        _sig.__doc__ = (f"`{_name}(x, vec)`: combine every {'row' if _kind == 'row' else 'column'}"
+                        f" of x with the matching element of the {_kind} vector.")
+        _impl = elementwise(_fn)
+        defop(_name, unit=Unit.VECTOR, impl=lambda x, vec, tmp=None, _impl=_impl: _impl(x, vec),
+              names=_names(_name))(_sig)
+
+
+def _row_expand(target, row_vec):
+    """Broadcast `row_vec` ([M, 1]) to `target`'s shape; target only supplies the shape."""
+    t = shaped(target, "target")
+    shaped(row_vec, "row_vec")
+    return like(t, dtype=shaped(row_vec, "row_vec").dtype)
+
+
+def _col_expand(target, col_vec):
+    """Broadcast `col_vec` ([1, N]) to `target`'s shape; target only supplies the shape."""
+    t = shaped(target, "target")
+    return like(t, dtype=shaped(col_vec, "col_vec").dtype)
+
+
+defop("row_expand", unit=Unit.VECTOR,
+      impl=lambda target, row_vec: np.broadcast_to(row_vec, target.shape).copy(),
+      names=_names("row_expand"))(_row_expand)
+defop("col_expand", unit=Unit.VECTOR,
+      impl=lambda target, col_vec: np.broadcast_to(col_vec, target.shape).copy(),
+      names=_names("col_expand"))(_col_expand)
+
+
+def _expands(target, scalar):
+    """A tensor/tile of `target`'s shape and dtype filled with `scalar`."""
+    return like(shaped(target, "target"))
+
+
+defop("expands", unit=Unit.VECTOR,
+      impl=lambda target, scalar: np.full(target.shape, scalar, dtype=target.dtype),
+      names=_names("expands"))(_expands)
+

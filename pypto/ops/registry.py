@@ -1,0 +1,131 @@
+"""The op registry: one entry per op, read by the parser, the passes, the simulator
+and the workbench.
+
+An entry is declared once, next to its type rule::
+
+    @defop("row_sum", unit=Unit.VECTOR, impl=lambda x, tmp_tile=None: ...,
+           names=("pl.row_sum", "pl.tensor.row_sum", "pl.tile.row_sum"))
+    def row_sum(x, tmp_tile=None):
+        '''Sum over the last axis, keeping it as size 1.'''
+        return reduce_last(x)
+
+The decorated function *is* the type rule, and its Python signature *is* the
+op's signature: the parser binds call arguments against it exactly as Python
+would. The rule receives IR expressions (each with `.type`) for the arguments
+the user passed, and the raw Python default for the ones they did not. It
+returns the result type or raises `OpError`.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+
+class Unit(Enum):
+    """Which hardware unit executes an op (drives region classification and costs)."""
+
+    CUBE = "cube"  # matrix unit (AIC): matmul family
+    VECTOR = "vector"  # vector unit (AIV): elementwise, reductions, sort, gather
+    MTE = "mte"  # data movement: GM<->on-chip loads and stores
+    SCALAR = "scalar"  # scalar pipe: index arithmetic, element reads/writes
+    ORCH = "orch"  # control plane only: allocations, dims, task handles
+    META = "meta"  # no data movement: views, reshapes, hints
+
+
+class OpError(Exception):
+    """Raised by a type rule; the parser turns it into a located InvalidOperationError.
+
+    `arg` names the offending parameter so the caret can point at that argument.
+    """
+
+    def __init__(self, message: str, *, arg: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.arg = arg
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """Everything the toolchain knows about one op."""
+
+    name: str
+    signature: inspect.Signature
+    type_rule: Callable[..., Any]
+    unit: Unit
+    impl: Callable[..., Any] | None = None
+    names: tuple[str, ...] = ()
+    doc: str = ""
+    # Parameter that the op writes in place (assemble's target, store's tensor…);
+    # the outliner and the dependency analysis read it.
+    writes: str | None = None
+    # True when the op is only legal in orchestration (control plane) code.
+    orch_only: bool = False
+    # True when the op is only legal inside an InCore region.
+    incore_only: bool = False
+    # The simulator passes its execution context to impls that ask for it.
+    wants_ctx: bool = False
+    unit_rule: Callable[..., Unit] | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(self.signature.parameters)
+
+
+REGISTRY: dict[str, OpDef] = {}
+# Public spelling ("pl.add", "pl.tensor.dim") -> op name.
+BY_PUBLIC_NAME: dict[str, str] = {}
+
+
+def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[str, ...] = (),
+          writes: str | None = None, orch_only: bool = False, incore_only: bool = False,
+          wants_ctx: bool = False, unit_rule: Callable | None = None,
+          **extra: Any) -> Callable:
+    """Register an op whose type rule is the decorated function."""
+
+    def register(rule: Callable) -> OpDef:
+        if name in REGISTRY:
+            raise ValueError(f"op {name!r} registered twice")
+        public = names or (f"pl.{name}",)
+        op = OpDef(name=name, signature=inspect.signature(rule), type_rule=rule, unit=unit,
+                   impl=impl, names=tuple(public), doc=inspect.getdoc(rule) or "",
+                   writes=writes, orch_only=orch_only, incore_only=incore_only,
+                   wants_ctx=wants_ctx, unit_rule=unit_rule, extra=extra)
+        REGISTRY[name] = op
+        for n in public:
+            if n in BY_PUBLIC_NAME:
+                raise ValueError(f"public name {n!r} given to {BY_PUBLIC_NAME[n]!r} and {name!r}")
+            BY_PUBLIC_NAME[n] = name
+        return op
+
+    return register
+
+
+def get(name: str) -> OpDef:
+    _ensure_loaded()
+    return REGISTRY[name]
+
+
+def set_impl(name: str, impl: Callable, *, wants_ctx: bool = False) -> None:
+    """Attach (or replace) the numpy implementation of an op declared elsewhere."""
+    import dataclasses
+
+    REGISTRY[name] = dataclasses.replace(REGISTRY[name], impl=impl, wants_ctx=wants_ctx)
+
+
+_loaded = False
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        import pypto.ops  # noqa: F401  (imports every op family module)
+
+
+def all_ops() -> dict[str, OpDef]:
+    _ensure_loaded()
+    return REGISTRY

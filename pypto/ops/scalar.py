@@ -1,0 +1,124 @@
+"""Scalar arithmetic (the scalar pipe): what Python operators on scalars mean in a kernel.
+
+Operands must be of one numeric category (int with int, float with float); the
+narrower operand is widened. Comparisons yield BOOL. `and`/`or` do not
+short-circuit.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+from pypto.ir import dtypes
+from pypto.ir.types import ScalarType
+from pypto.ops.registry import OpError, Unit, defop
+from pypto.ops.rules import scalar_dtype, scalar_like, type_of
+
+
+def _operand(x: Any, arg: str):
+    if not scalar_like(x) and not isinstance(type_of(x), ScalarType):
+        raise OpError(f"Python operators apply to scalars only; '{arg}' is {type_of(x)}", arg=arg,
+                      hint="use the pl op (pl.add, pl.mul, pl.maximum, …) on tensors and tiles")
+    return scalar_dtype(x)
+
+
+def _arith_rule(symbol: str, *, int_only: bool = False, float_result: bool = False):
+    def rule(lhs, rhs):
+        a, b = _operand(lhs, "lhs"), _operand(rhs, "rhs")
+        if a.is_float() != b.is_float() and dtypes.TASK_ID not in (a, b):
+            raise OpError(f"'{symbol}' mixes an integer and a float scalar ({a!r} {symbol} {b!r})",
+                          arg="rhs", hint="pl.cast one operand so both have the same kind")
+        if int_only and a.is_float():
+            raise OpError(f"'{symbol}' needs integer operands, got {a!r}", arg="lhs")
+        return ScalarType(dtypes.promote(a, b))
+
+    return rule
+
+
+def _py_floordiv(a: Any, b: Any) -> Any:
+    return a // b
+
+
+def _c_mod(a: Any, b: Any) -> Any:
+    return a % b
+
+
+_ARITH: dict[str, tuple[str, Callable, dict]] = {
+    "add": ("+", operator.add, {}),
+    "sub": ("-", operator.sub, {}),
+    "mul": ("*", operator.mul, {}),
+    "truediv": ("/", operator.truediv, {}),
+    "floordiv": ("//", _py_floordiv, {"int_only": False}),
+    "mod": ("%", _c_mod, {}),
+    "lshift": ("<<", operator.lshift, {"int_only": True}),
+    "rshift": (">>", operator.rshift, {"int_only": True}),
+}
+
+SYMBOL_TO_OP: dict[str, str] = {}
+
+for _name, (_sym, _fn, _kw) in _ARITH.items():
+    _r = _arith_rule(_sym, **_kw)
+
+    def _sig(lhs, rhs, _r=_r):
+        return _r(lhs, rhs)
+
+    _sig.__doc__ = f"Scalar `lhs {_sym} rhs`."
+    defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=_fn, names=())(_sig)
+    SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
+
+
+def _cmp_rule(lhs, rhs):
+    _operand(lhs, "lhs")
+    _operand(rhs, "rhs")
+    return ScalarType(dtypes.BOOL)
+
+
+for _name, _sym, _fn in (("eq", "==", operator.eq), ("ne", "!=", operator.ne),
+                         ("lt", "<", operator.lt), ("le", "<=", operator.le),
+                         ("gt", ">", operator.gt), ("ge", ">=", operator.ge)):
+    def _csig(lhs, rhs):
+        return _cmp_rule(lhs, rhs)
+
+    _csig.__doc__ = f"Scalar comparison `lhs {_sym} rhs` (BOOL)."
+    defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=lambda a, b, _fn=_fn: bool(_fn(a, b)),
+          names=())(_csig)
+    SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
+
+
+def _bool_rule(lhs, rhs):
+    _operand(lhs, "lhs")
+    _operand(rhs, "rhs")
+    return ScalarType(dtypes.BOOL)
+
+
+defop("scalar.and", unit=Unit.SCALAR, impl=lambda a, b: bool(a) and bool(b), names=())(_bool_rule)
+defop("scalar.or", unit=Unit.SCALAR, impl=lambda a, b: bool(a) or bool(b), names=())(_bool_rule)
+
+
+def _unary_rule(x):
+    return ScalarType(_operand(x, "x"))
+
+
+defop("scalar.neg", unit=Unit.SCALAR, impl=operator.neg, names=())(_unary_rule)
+defop("scalar.invert", unit=Unit.SCALAR, impl=operator.invert, names=())(_unary_rule)
+
+
+def _not_rule(x):
+    _operand(x, "x")
+    return ScalarType(dtypes.BOOL)
+
+
+defop("scalar.not", unit=Unit.SCALAR, impl=lambda x: not x, names=())(_not_rule)
+
+
+def _minmax(lhs, rhs):
+    """Scalar min/max (not a reduction: use row_max/col_max on tiles)."""
+    t = type_of(lhs)
+    if t is not None and not isinstance(t, ScalarType):
+        raise OpError(f"pl.max/pl.min take scalars, got {t}", arg="lhs",
+                      hint="for a reduction use pl.row_max / pl.col_max (or row_min / col_min)")
+    return _arith_rule("max")(lhs, rhs)
+
+
+defop("max", unit=Unit.SCALAR, impl=max, names=("pl.max", "pl.tile.max"))(_minmax)
+defop("min", unit=Unit.SCALAR, impl=min, names=("pl.min", "pl.tile.min"))(_minmax)

@@ -1,0 +1,142 @@
+"""Block identity, task handles, barriers, arrays and hints."""
+from __future__ import annotations
+
+from pypto.ir import dtypes
+from pypto.ir.types import ArrayType, ATTR, NONE, ScalarType
+from pypto.ops.registry import OpError, Unit, defop
+from pypto.ops.rules import array_type, dtype_arg, int_arg
+
+_INDEX = ScalarType(dtypes.INDEX)
+_TASK = ScalarType(dtypes.TASK_ID)
+
+
+def _block_idx():
+    """This block's index within its SPMD launch (0 .. core_num - 1)."""
+    return _INDEX
+
+
+def _block_num():
+    """Number of blocks of the current SPMD launch."""
+    return _INDEX
+
+
+def _subblock_idx():
+    """The AIV lane (0 or 1) of a split vector execution."""
+    return _INDEX
+
+
+defop("get_block_idx", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda *, ctx: ctx.block_idx,
+      names=("pl.get_block_idx", "pl.tile.get_block_idx", "pl.tensor.get_block_idx"))(_block_idx)
+defop("get_block_num", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda *, ctx: ctx.block_num,
+      names=("pl.get_block_num", "pl.tile.get_block_num", "pl.tensor.get_block_num"))(_block_num)
+defop("get_subblock_idx", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda *, ctx: ctx.subblock_idx,
+      names=("pl.get_subblock_idx", "pl.tile.get_subblock_idx",
+             "pl.tensor.get_subblock_idx"))(_subblock_idx)
+
+
+def _task_dummy(deps=None):
+    """A dependency-only join task that completes when every TaskId in `deps` has."""
+    return _TASK
+
+
+defop("system.task_dummy", unit=Unit.ORCH, wants_ctx=True,
+      impl=lambda deps=None, *, ctx: ctx.new_task_id(),
+      names=("pl.system.task_dummy",))(_task_dummy)
+
+
+def _task_invalid():
+    """The "no producer" TaskId sentinel."""
+    return _TASK
+
+
+defop("system.task_invalid", unit=Unit.ORCH, impl=lambda: -1,
+      names=("pl.system.task_invalid",))(_task_invalid)
+
+
+def _syncall(core_type="mix", mode="hard", gm_workspace=None, used_cores=None):
+    """Barrier across every block of the current SPMD launch."""
+    return NONE
+
+
+defop("system.syncall", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda core_type="mix", mode="hard", gm_workspace=None, used_cores=None, *, ctx:
+      ctx.barrier(),
+      names=("pl.system.syncall",))(_syncall)
+
+
+def _count():
+    """Device geometry for `pl.spmd(core_num)`."""
+    return ScalarType(dtypes.INT32)
+
+
+defop("system.available_cluster_count", unit=Unit.ORCH, wants_ctx=True,
+      impl=lambda *, ctx: ctx.platform.clusters,
+      names=("pl.system.available_cluster_count",))(_count)
+defop("system.available_aiv_count", unit=Unit.ORCH, wants_ctx=True,
+      impl=lambda *, ctx: ctx.platform.aiv_cores,
+      names=("pl.system.available_aiv_count",))(_count)
+
+
+# --- arrays -------------------------------------------------------------------------
+
+
+def _array_create(extent, dtype):
+    """A small on-core array of `extent` integers, booleans or TaskIds."""
+    n = int_arg(extent, "extent")
+    dt = dtype_arg(dtype, "dtype")
+    if not (dt.is_int() or dt in (dtypes.BOOL, dtypes.TASK_ID)):
+        raise OpError(f"array elements must be integers, BOOL or TASK_ID, not {dt!r}", arg="dtype")
+    return ArrayType(n, dt)
+
+
+defop("array.create", unit=Unit.SCALAR,
+      impl=lambda extent, dtype: [(-1 if dtype == dtypes.TASK_ID else 0)] * int(extent),
+      names=("pl.array.create",))(_array_create)
+
+
+def _get_element(array, index):
+    """`array[index]`."""
+    return ScalarType(array_type(array, "array").dtype)
+
+
+defop("array.get_element", unit=Unit.SCALAR, impl=lambda array, index: array[int(index)],
+      names=("pl.array.get_element",))(_get_element)
+
+
+def _update_element(array, index, value):
+    """A new array equal to `array` with `array[index] = value` (functional update)."""
+    return array_type(array, "array")
+
+
+def _update_impl(array, index, value):
+    out = list(array)
+    out[int(index)] = value
+    return out
+
+
+defop("array.update_element", unit=Unit.SCALAR, impl=_update_impl,
+      names=("pl.array.update_element",))(_update_element)
+
+
+# --- prefetch hints (no effect on results) -------------------------------------------
+
+
+def _make_context():
+    """A runtime-owned prefetch workspace (a hint; the simulator ignores it)."""
+    return ATTR
+
+
+defop("prefetch.make_context", unit=Unit.META, impl=lambda: None,
+      names=("pl.prefetch.make_context",))(_make_context)
+
+
+def _async_prefetch(src, ctx):
+    """Start a GM->L2 prefetch of `src` (a hint; no effect on results)."""
+    return ATTR
+
+
+defop("prefetch.async_prefetch", unit=Unit.META, impl=lambda src, ctx: None,
+      names=("pl.prefetch.async_prefetch",))(_async_prefetch)

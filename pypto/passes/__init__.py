@@ -1,0 +1,20 @@
+"""The compile pipeline. Order matters; each entry says why it sits where it does."""
+from __future__ import annotations
+
+from pypto.passes.base import Pass, PassContext
+from pypto.passes.inline import InlineFunctions
+from pypto.passes.manager import PassRecord, run_pipeline
+from pypto.passes.outline import OutlineRegions
+
+
+def default_pipeline() -> list[Pass]:
+    return [
+        # Splice inline bodies first: every later pass sees one flat function.
+        InlineFunctions(),
+        # Cut regions into InCore functions; needs the spliced bodies to see every region.
+        OutlineRegions(),
+    ]
+
+
+__all__ = ["Pass", "PassContext", "PassRecord", "run_pipeline", "default_pipeline",
+           "InlineFunctions", "OutlineRegions"]
