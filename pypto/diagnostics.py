@@ -52,7 +52,7 @@ def _header(err: Any) -> str:
 
 def render_text(err: Any) -> str:
     """The error as plain text: header, location, snippet with caret, hint and note."""
-    message = getattr(err, "message", str(err))
+    message = err.message if hasattr(err, "message") else Exception.__str__(err)
     out = [f"{_header(err)}: {message}"]
     span = getattr(err, "span", None)
     if span is not None and span.known:
@@ -89,7 +89,7 @@ def _extra_context(err: Any) -> str:
 
 def render_html(err: Any) -> str:
     """The same content as `render_text`, as a self-contained HTML block."""
-    message = html.escape(getattr(err, "message", str(err)))
+    message = html.escape(err.message if hasattr(err, "message") else Exception.__str__(err))
     span = getattr(err, "span", None)
     rows = []
     if span is not None and span.known:
