@@ -39,14 +39,19 @@ def _slice(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=None, c
     if len(dims) != t.rank or len(offs) != t.rank:
         raise OpError(f"slice of a rank-{t.rank} value needs {t.rank} sizes and {t.rank} offsets, "
                       f"got {len(dims)} and {len(offs)}", arg="shape")
+    valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None else None
     for i, (d, o, full) in enumerate(zip(dims, offs, t.shape)):
         if isinstance(d, int) and d <= 0:
             raise OpError(f"slice size {d} on axis {i} must be positive", arg="shape")
-        if isinstance(d, int) and isinstance(o, int) and isinstance(full, int) \
-                and o + d > full and not py_value(clamp):
-            raise OpError(f"slice window [{o}, {o + d}) on axis {i} runs past the extent {full}",
-                          arg="offset", hint="shrink the window or pass clamp=True")
-    valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None else None
+        # A window may overhang the source when its valid shape stays inside: the
+        # padding rows are the tile's physical size, not data read from memory.
+        extent = valid[i] if valid is not None else d
+        if isinstance(extent, int) and isinstance(o, int) and isinstance(full, int) \
+                and o + extent > full and not py_value(clamp):
+            raise OpError(f"slice window [{o}, {o + extent}) on axis {i} runs past the extent "
+                          f"{full}", arg="offset",
+                          hint="shrink the window, give a valid_shape that stays inside, or "
+                               "pass clamp=True")
     drop = py_value(drop_dims) or []
     keep = [i for i in range(t.rank) if i not in drop]
     out_shape = tuple(dims[i] for i in keep)
