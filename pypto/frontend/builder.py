@@ -44,6 +44,8 @@ class ProgramBuilder:
         self.warnings: list[PyptoWarning] = []
         self._specs: dict[Any, tuple[str, Any]] = {}
         self._active: list[Any] = []  # callees being parsed, to reject recursion
+        # inline functions without a return value: name -> span of their `def`
+        self.no_return: dict[str, Span] = {}
 
     # -- bookkeeping -------------------------------------------------------------
 
@@ -172,10 +174,10 @@ class ProgramBuilder:
     def _returns(self, p: FunctionParser, kind: FunctionKind, tree: ast.FunctionDef) -> tuple:
         if kind is FunctionKind.INLINE:
             if not p.returns or not p.returns[-1][0]:
-                raise p.error(PyptoSyntaxError, f"inline function '{tree.name}' returns nothing",
-                              _name_node(tree),
-                              hint="an @pl.jit.inline function must return a value; return the "
-                                   "output tensor it writes (e.g. `return out`)")
+                # Called as a statement this is fine (real kernels do it); using the
+                # value of such a call is the error (see `no_return_error`).
+                self.no_return[p.src.tree.name] = p.span(_name_node(tree))
+                return ()
             last = tree.body[-1]
             if not isinstance(last, ast.Return):
                 raise p.error(PyptoSyntaxError, "an inline function must end with its return "
@@ -196,6 +198,14 @@ class ProgramBuilder:
                         "not bound at the entry", param.span,
                         hint=f"add `{param.var.name}.bind_dynamic({axis}, {d.name})` at the top "
                              "of the @pl.jit function")
+
+    def no_return_error(self, p: FunctionParser, fn_name: str, use: ast.AST) -> Exception:
+        """The error for using the value of an inline call whose body returns nothing."""
+        return PyptoSyntaxError(
+            f"inline function '{fn_name}' returns nothing, but its value is used at "
+            f"{p.span(use)}", self.no_return[fn_name],
+            hint="an @pl.jit.inline function must return a value; return the output tensor "
+                 "it writes (e.g. `return out`)")
 
     # -- calls between functions -------------------------------------------------
 

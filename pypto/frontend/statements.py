@@ -73,8 +73,19 @@ def _assign(p: Any, node: ast.Assign) -> None:
         submit_assign(p, construct, node.targets[0], node.value, node)
         return
     value = p.visit_expr(node.value)
+    if value is None and isinstance(node.value, ast.Call):
+        _reject_void_inline(p, node.value)
     for target in node.targets:
         assign_target(p, target, value, node)
+
+
+def _reject_void_inline(p: Any, call: ast.Call) -> None:
+    """`y = helper(x)` where the inline helper returns nothing."""
+    from pypto.language.jit import JITFunction
+
+    callee = p.visit_expr(call.func)
+    if isinstance(callee, JITFunction) and callee.fn.__name__ in p.builder.no_return:
+        raise p.builder.no_return_error(p, callee.fn.__name__, call)
 
 
 def assign_target(p: Any, target: ast.expr, value: Any, node: ast.AST) -> None:

@@ -91,7 +91,9 @@ def _assemble(target, source, offset, atomic=None):
     if s.rank > t.rank:
         raise OpError(f"cannot assemble a rank-{s.rank} source into a rank-{t.rank} target",
                       arg="source")
-    src_shape = (1,) * (t.rank - s.rank) + tuple(s.shape)
+    # Only the source's valid region is written, so that is what must fit.
+    written = s.valid_shape if s.valid_shape is not None else s.shape
+    src_shape = (1,) * (t.rank - s.rank) + tuple(written)
     for i, (o, d, full) in enumerate(zip(offs, src_shape, t.shape)):
         if isinstance(o, int) and isinstance(d, int) and isinstance(full, int) and o + d > full:
             raise OpError(f"assembling a {d}-wide source at offset {o} on axis {i} overruns the "
