@@ -198,16 +198,11 @@ def yield_assign(p: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> Non
 def branch(p: Any, body: list[ast.stmt]) -> tuple[list, list]:
     """Parse one arm of a run-time if; returns (statements, yielded result vars)."""
     p.branch_stack.append([])
-    saved_env = dict(p.env)
     try:
         with p.block() as stmts:
             p.visit_body(body)
     finally:
         yielded = p.branch_stack.pop()
-    # Names bound in one arm are visible after the if (Python semantics); the
-    # SSA pass merges the two arms' bindings.
-    for name, value in saved_env.items():
-        p.env.setdefault(name, value)
     return stmts, (yielded[-1] if yielded else [])
 
 

@@ -232,8 +232,15 @@ def _if(p: Any, node: ast.If) -> None:
     p.materialize(assigned_names(node.body) | assigned_names(node.orelse), node)
     from pypto.frontend.loops import branch
 
+    before = dict(p.env)
     then_body, then_results = branch(p, node.body)
+    then_env = p.env
+    p.env = dict(before)  # the else arm starts from the bindings before the if
     else_body, else_results = branch(p, node.orelse)
+    # Names bound in either arm are visible after the if (Python semantics); the
+    # SSA pass merges the arms' bindings.
+    for name, value in then_env.items():
+        p.env.setdefault(name, value)
     results: tuple = ()
     if then_results or else_results:
         if [r.name for r in then_results] != [r.name for r in else_results]:
