@@ -102,12 +102,16 @@ class _Printer:
             self.line(d, f"for ({carried},) in pl.while_(init_values=({inits},)):")
             self.line(d + 1, f"pl.cond({expr_str(s.cond)})")
             self.body(s.body, d + 1)
+            if s.results:
+                self.line(d, "# results: " + ", ".join(r.name for r in s.results))
         elif isinstance(s, If):
             self.line(d, f"if {expr_str(s.cond)}:")
             self.body(s.then_body, d + 1)
             if s.else_body:
                 self.line(d, "else:")
                 self.body(s.else_body, d + 1)
+            if s.results:
+                self.line(d, "# results: " + ", ".join(r.name for r in s.results))
         elif isinstance(s, Yield):
             self.line(d, "pl.yield_(" + ", ".join(expr_str(v) for v in s.values) + ")")
         elif isinstance(s, Return):

@@ -143,7 +143,7 @@ class OutlineRegions(Pass):
             launch["name_hint"] = launch["name_hint"] or call.func
             lc = dataclasses.replace(call, type=TupleType(tuple(v.type for v in outs) + (_TASK,)))
             return [Assign(tuple(outs) + (task,), _with_launch(lc, launch), s.span)]
-        params, outs = self._interface(body, after, whole)
+        params, outs = self._interface(body, s, whole)
         hint = launch["name_hint"] or region
         fname = f"{self.parent.name}_{hint}"
         if fname in self.names:
@@ -162,7 +162,11 @@ class OutlineRegions(Pass):
     def _funcs_by_name(self) -> dict:
         return {f.name: f for f in self.new}
 
-    def _interface(self, body: tuple, after: tuple, whole: tuple) -> tuple[list, list]:
+    def _interface(self, body: tuple, region: Any, whole: tuple) -> tuple[list, list]:
+        # The program is in SSA form (ConvertToSSA runs first): a name defined in the
+        # region is defined nowhere else, so live-ins are the names used but not
+        # defined here, and outputs are the names defined here and used anywhere
+        # outside the region (every such use comes after it).
         defined = defined_names(body)
         used = used_vars(body)
         written = written_roots(body)
@@ -170,7 +174,7 @@ class OutlineRegions(Pass):
         outer_defs = defined_names(whole)
         params = []
         for name, var in used.items():
-            if name in defined and not _used_before_def(body, name):
+            if name in defined:
                 continue
             outer = outer_defs.get(name) or self._param_var(name) or var
             direction = Direction.IN
@@ -178,7 +182,7 @@ class OutlineRegions(Pass):
                 direction = Direction.INOUT if name in reads else Direction.OUT
             params.append(Param(outer, direction, var.span))
         param_names = {p.var.name for p in params}
-        later = used_vars(after)
+        later = _used_outside(whole, region)
         outs = [v for n, v in defined.items()
                 if n in later and n not in param_names and not n.startswith("_task")]
         return params, outs
@@ -188,6 +192,28 @@ class OutlineRegions(Pass):
             if p.var.name == name:
                 return p.var
         return None
+
+
+def _used_outside(whole: tuple, region: Any) -> set[str]:
+    """Names used in `whole` outside the statement `region` (compared by identity)."""
+    out: set[str] = set()
+    stack = [whole]
+    while stack:
+        n = stack.pop()
+        if n is region:
+            continue
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        if isinstance(n, Var):
+            out.add(n.name)
+            continue
+        if not dataclasses.is_dataclass(n) or isinstance(n, type):
+            continue
+        for f in dataclasses.fields(n):
+            if f.name not in ("span", "type"):
+                stack.append(getattr(n, f.name))
+    return out
 
 
 def _used_before_def(body: tuple, name: str) -> bool:
