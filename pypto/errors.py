@@ -9,7 +9,8 @@ Two kinds of failure, never mixed:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:
     from pypto.ir.span import Span
@@ -120,6 +121,27 @@ class SimulationError(PyptoError):
 
 class InternalError(RuntimeError):
     """A bug in pypto. Not a `PyptoError`: `except PyptoError` must not swallow it."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def public_entry(fn: _F) -> _F:
+    """Mark a public API method (`compile`, `__call__`…) as the boundary of user errors.
+
+    A `PyptoError` escaping it is re-raised with the compiler's frames dropped, so the
+    user sees their own call and the located diagnostic, not the parser's internals.
+    `InternalError` (a pypto bug) and every other exception keep their full traceback.
+    """
+
+    @functools.wraps(fn)
+    def boundary(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except PyptoError as err:
+            raise err.with_traceback(None) from None
+
+    return boundary  # type: ignore[return-value]
 
 
 # --- warnings -----------------------------------------------------------------------

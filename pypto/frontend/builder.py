@@ -187,17 +187,28 @@ class ProgramBuilder:
         return tuple(v.type for v in p.returns[-1][0])
 
     def _check_bound_dynamic(self, p: FunctionParser, tree: ast.FunctionDef) -> None:
+        """A pl.dynamic symbol the entry body reads as a value must be bound with
+        `x.bind_dynamic(axis, DYN)` on some parameter declaring it. Dims that are only
+        declared (e.g. a cache's block count the body never reads) need no binding: real
+        kernels leave them unbound."""
+        declared: dict[str, list[tuple[str, int]]] = {}
         for param in p.params:
             t = param.var.type
             if not isinstance(t, ShapedType):
                 continue
             for axis, d in enumerate(t.shape):
-                if isinstance(d, DynDim) and (param.var.name, axis) not in p.bound_dynamic:
-                    raise DynamicShapeError(
-                        f"dynamic dim {d.name} of parameter '{param.var.name}' (axis {axis}) is "
-                        "not bound at the entry", param.span,
-                        hint=f"add `{param.var.name}.bind_dynamic({axis}, {d.name})` at the top "
-                             "of the @pl.jit function")
+                if isinstance(d, DynDim):
+                    declared.setdefault(d.name, []).append((param.var.name, axis))
+        for name, node in p.dynvar_uses:
+            where = declared.get(name, [])
+            if where and not any(w in p.bound_dynamic for w in where):
+                pname, axis = where[0]
+                raise p.error(DynamicShapeError,
+                              f"dynamic dim {name} is used in the entry body but not bound "
+                              f"(it is axis {axis} of parameter '{pname}')", node,
+                              hint=f"add `{pname}.bind_dynamic({axis}, {name})` at the top of "
+                                   "the @pl.jit function, or read the size with "
+                                   f"pl.tensor.dim({pname}, {axis})")
 
     def no_return_error(self, p: FunctionParser, fn_name: str, use: ast.AST) -> Exception:
         """The error for using the value of an inline call whose body returns nothing."""
@@ -232,6 +243,8 @@ class ProgramBuilder:
             finally:
                 self._active.pop()
             self._specs[key] = (name, func)
+        if p.kind is FunctionKind.INLINE:
+            _check_reshape_back(func, p.span(node))
         ir_args = tuple(p.to_ir(v, node) for v in values if is_ir(v))
         call = CallFunc(name, ir_args, _ret_type(func), p.span(node))
         # Inline calls always stand alone as statements, so the inliner can splice
@@ -267,6 +280,10 @@ class ProgramBuilder:
 
     def _launch(self, p: FunctionParser, fn: Any, values: list, node: ast.AST, launch: bool,
                 self_object: Any) -> Any:
+        if not launch and p.dispatch_scopes and p.dispatch_scopes[-1][0] == len(p.region_stack):
+            # `with pl.spmd(n): self.kernel(...)`: the scope dispatches the kernel on n blocks.
+            p.dispatch_scopes[-1][1].append(node)
+            launch = True
         if p.in_region and not launch:
             raise p.error(ScopeError, f"the InCore kernel {fn.__name__} is dispatched as a task; "
                           "it cannot be called from inside a region", node,
@@ -297,6 +314,57 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
+_WRITES_INTO = {"assemble": 0, "write": 0, "store": 2}  # op -> index of the buffer written
+
+
+def _check_reshape_back(func: Function, call_span: Span) -> None:
+    """An inline nested in another inline must not end by reshaping a view of one of its
+    parameters back with a run-time shape: the data is already in the caller's buffer, and
+    the reshaped-back value carries a dynamic shape the runtime cannot map."""
+    from pypto.ir.nodes import Call, Const, ListExpr, Return
+    from pypto.ir.transform import walk
+
+    if not func.body or not isinstance(func.body[-1], Return):
+        return
+    defs: dict[int, Any] = {}
+    for n in walk(func.body):
+        if isinstance(n, Assign) and len(n.targets) == 1:
+            defs[n.targets[0].uid] = n.value
+    params = {prm.var.uid for prm in func.params}
+    ret = func.body[-1]
+    for value in ret.values:
+        e = defs.get(value.uid, value) if isinstance(value, Var) else value
+        if not (isinstance(e, Call) and e.op == "reshape"):
+            continue
+        shape = e.args[1]
+        if not (isinstance(shape, ListExpr) and
+                any(not isinstance(d, Const) for d in shape.items)):
+            continue
+        src, views = e.args[0], 0
+        for _ in range(1000):
+            if not isinstance(src, Var) or src.uid not in defs:
+                break
+            d = defs[src.uid]
+            if isinstance(d, Var):
+                src = d
+            elif isinstance(d, Call) and d.op == "reshape":
+                views += 1
+                src = d.args[0]
+            elif isinstance(d, Call) and d.op in _WRITES_INTO:
+                src = d.args[_WRITES_INTO[d.op]]
+            elif isinstance(d, CallFunc):
+                src = next((a for a in d.args if isinstance(a, Var) and a.type == d.type), None)
+            else:
+                break
+        if views and isinstance(src, Var) and src.uid in params:
+            raise DynamicShapeError(
+                f"inline function '{func.attr('source_name', func.name)}' is nested in another "
+                f"inline and ends by reshaping a view of its parameter '{src.name}' back with a "
+                "run-time shape", ret.span,
+                hint=f"the data is already in '{src.name}': return '{src.name}' itself instead "
+                     "of the reshaped-back view",
+                note=f"called from an inline function at {call_span}")
 
 
 def _is_array(v: Any) -> bool:

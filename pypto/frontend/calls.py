@@ -6,8 +6,8 @@ import ast
 import inspect
 from typing import Any
 
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
+                          PyptoTypeError, ScopeError, UnsupportedFeatureError)
 from pypto.frontend.expressions import contains_ir, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import Call, Const, Expr, FunctionKind
@@ -71,6 +71,7 @@ def visit_call(p: Any, node: ast.Call) -> Any:
         return construct_call(p, callee, node)
     args, kwargs, arg_nodes, kw_nodes = _args(p, node)
     if isinstance(callee, OpStub):
+        _check_shape_args(p, callee, args, kwargs, arg_nodes, kw_nodes, node)
         return call_op(p, callee.op, args, kwargs, node, arg_nodes, kw_nodes,
                        public=callee.public_name)
     if isinstance(callee, (JITFunction, FunctionDef)):
@@ -87,6 +88,61 @@ def visit_call(p: Any, node: ast.Call) -> Any:
     raise p.error(InvalidOperationError, f"'{ast.unparse(func)}' is not callable", node)
 
 
+# op -> the parameter holding the shape of the buffer it makes; inside a region that
+# buffer is an on-chip tile, so the shape is a tiling constant.
+_TILE_SHAPE_PARAM = {"slice": "shape", "load": "shapes", "create_tensor": "shape",
+                     "create_tile": "shape", "full": "shape", "tile.full": "shape"}
+
+
+def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes: list,
+                      kw_nodes: dict, node: ast.AST) -> None:
+    """The dynamic-shape rules on shape lists: tile shapes in a region are static, and a
+    `pl.create_tensor` shape holds named values, not composites led by a constant."""
+    pname = _TILE_SHAPE_PARAM.get(stub.op)
+    if pname is None:
+        return
+    params = list(get(stub.op).params)
+    i = params.index(pname)
+    if i < len(args):
+        value, vnode = args[i], arg_nodes[i]
+    elif pname in kwargs:
+        value, vnode = kwargs[pname], kw_nodes.get(pname, node)
+    else:
+        return
+    if not isinstance(value, (list, tuple)):
+        return
+    elts = vnode.elts if isinstance(vnode, (ast.List, ast.Tuple)) and \
+        len(vnode.elts) == len(value) else [vnode] * len(value)
+    if p.in_region:
+        for v, enode in zip(value, elts):
+            if contains_ir(v):
+                raise p.error(DynamicShapeError, f"{stub.public_name}: this {pname} entry is a "
+                              "run-time value; inside a region the buffer is an on-chip tile "
+                              "and its shape is a tiling constant that must be known at compile "
+                              "time", enode,
+                              hint="use a compile-time tile size and mark the valid part with "
+                                   "valid_shape=[...]")
+    if stub.op == "create_tensor":
+        for v, enode in zip(value, elts):
+            if contains_ir(v) and isinstance(enode, ast.BinOp) and _leads_static(p, enode):
+                raise p.error(DynamicShapeError, "a composite run-time expression in a "
+                              "pl.create_tensor shape must be computed into a named local "
+                              "first", enode,
+                              hint=f"write `n = {ast.unparse(enode)}` on the line before and "
+                                   f"pass n in the shape")
+
+
+def _leads_static(p: Any, node: ast.BinOp) -> bool:
+    """True when the leftmost operand of an arithmetic chain is a compile-time value
+    (`C * s`), the form the dynamic-shape rules forbid in a create_tensor shape."""
+    from pypto.frontend.slicing import _is_static
+
+    left: ast.expr = node
+    while isinstance(left, ast.BinOp):
+        left = left.left
+    return _is_static(p, left)
+
+
 def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
             arg_nodes: list | None = None, kw_nodes: dict | None = None,
             public: str | None = None) -> Expr:
@@ -100,8 +156,7 @@ def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     try:
         bound = opdef.signature.bind(*ir_args, **ir_kwargs)
     except TypeError as exc:
-        raise p.error(InvalidOperationError, f"{public}(): {exc}", node,
-                      hint=f"signature: {public}{opdef.signature}") from None
+        raise _bind_error(p, public, opdef.signature, exc, node, arg_nodes) from None
     bound.apply_defaults()
     try:
         result_type = opdef.type_rule(**bound.arguments)
@@ -110,7 +165,40 @@ def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
         raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
                       hint=exc.hint) from None
     values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
+    # A unified op whose tile form is a different IR op (pl.cmp on tiles -> tile.cmp).
+    resolve = opdef.extra.get("resolve")
+    if resolve is not None:
+        op_name = resolve(result_type) or op_name
     return Call(op_name, values, (), result_type, p.span(node))
+
+
+def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, node: ast.AST,
+                arg_nodes: list | None) -> Any:
+    """A located error for arguments that do not fit an op's signature: an unknown
+    keyword points at that keyword, surplus positionals at the first extra one."""
+    import difflib
+    import re
+
+    msg = str(exc)
+    where: ast.AST = node
+    hint = f"signature: {public}{sig}"
+    m = re.search(r"unexpected keyword argument '(\w+)'", msg)
+    if m and isinstance(node, ast.Call):
+        bad = m.group(1)
+        where = next((k for k in node.keywords if k.arg == bad), node)
+        close = difflib.get_close_matches(bad, list(sig.parameters), n=1, cutoff=0.6)
+        msg = f"{public}() got an unexpected keyword argument '{bad}'"
+        if close:
+            hint = f"did you mean {close[0]}=? signature: {public}{sig}"
+    elif "too many positional arguments" in msg:
+        npos = sum(1 for q in sig.parameters.values()
+                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))
+        if arg_nodes and npos < len(arg_nodes):
+            where = arg_nodes[npos]
+        msg = f"{public}() takes at most {npos} positional arguments"
+    else:
+        msg = f"{public}(): {msg}"
+    return p.error(InvalidOperationError, msg, where, hint=hint)
 
 
 def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,

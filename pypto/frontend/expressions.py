@@ -59,6 +59,7 @@ def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:
                       hint="read each dim into a local with pl.tensor.dim(x, axis) and compute "
                            "with the locals")
     if dv.name in p.dyn_dims:
+        p.dynvar_uses.append((dv.name, node))
         param, axis = p.dyn_dims[dv.name]
         from pypto.frontend.calls import call_op
 
@@ -69,7 +70,61 @@ def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:
 
 
 def _name(p: Any, node: ast.Name) -> Any:
-    return p.lookup(node.id, node)
+    value = p.lookup(node.id, node)
+    if node.id != "pl" and node.id not in p.env and _is_pypto_module(value):
+        what = ("pypto.language is imported as" if value is _pl_module()
+                else "the pypto package is reached through")
+        raise p.error(PyptoSyntaxError, f"{what} '{node.id}'; kernels must spell the language "
+                      "'pl'", node, hint="import pypto.language as pl")
+    return value
+
+
+def _pl_module() -> Any:
+    import pypto.language
+
+    return pypto.language
+
+
+def _is_pypto_module(value: Any) -> bool:
+    import types
+
+    return isinstance(value, types.ModuleType) and (
+        value.__name__ == "pypto" or value.__name__.startswith("pypto.language"))
+
+
+def _pl_namespace_name(base: Any) -> str | None:
+    """'pl' for the language module, 'pl.tensor' for its op namespaces, else None."""
+    if base is _pl_module():
+        return "pl"
+    name = getattr(base, "__name__", None)
+    import types
+
+    if isinstance(base, types.SimpleNamespace) and isinstance(name, str) and \
+            name.startswith("pl."):
+        return name
+    return None
+
+
+def missing_attribute(p: Any, base: Any, attr: str, node: ast.AST) -> UserError:
+    """A located error for `base.attr` that does not exist, with a did-you-mean hint."""
+    import difflib
+
+    ns = _pl_namespace_name(base)
+    names = [n for n in dir(base) if not n.startswith("_")]
+    close = difflib.get_close_matches(attr, names, n=1, cutoff=0.6)
+    prefix = ns if ns is not None else ast.unparse(node.value) if isinstance(
+        node, ast.Attribute) else "it"
+    hint = f"did you mean {prefix}.{close[0]}?" if close else None
+    if ns == "pl" and hint is None:
+        pl = _pl_module()
+        for sub in ("tensor", "tile", "system", "array"):
+            if hasattr(getattr(pl, sub), attr):
+                hint = f"did you mean pl.{sub}.{attr}?"
+                break
+    if ns is not None:
+        return p.error(InvalidOperationError, f"{ns} has no attribute '{attr}'", node, hint=hint)
+    return p.error(PyptoTypeError, f"'{prefix}' ({type(base).__name__}) has no attribute "
+                   f"'{attr}'", node, hint=hint)
 
 
 def _constant(p: Any, node: ast.Constant) -> Any:
@@ -93,6 +148,12 @@ def _attribute(p: Any, node: ast.Attribute) -> Any:
 
     if isinstance(base, SelfProgram):
         return base.member(p, node.attr, node)
+    try:
+        present = hasattr(base, node.attr)
+    except Exception:  # noqa: BLE001 - a property raised; fold reports it located
+        present = True
+    if not present:
+        raise missing_attribute(p, base, node.attr, node)
     return fold(p, node, getattr, base, node.attr)
 
 

@@ -58,11 +58,14 @@ class FunctionParser:
         # is read from the first parameter that declares it.
         self.dyn_dims: dict[str, tuple[Var, int]] = {}
         self.bound_dynamic: set[tuple[str, int]] = set()
+        self.dynvar_uses: list[tuple[str, ast.AST]] = []  # DynVars read as values in the body
         self.bind_dynamic_calls: list = []
         self.returns: list = []  # (values, node) of each return statement
         self.branch_stack: list = []  # yield_ results collected per if-arm
         self.force_ir: set[str] = set()
         self.region_stack: list[str] = []  # "at" / "spmd" scopes we are inside
+        # `with pl.spmd(n):` scopes open here: (region depth, kernel-call nodes dispatched)
+        self.dispatch_scopes: list[tuple[int, list]] = []
         self.loop_stack: list[Any] = []
         self.func_attrs: dict[str, Any] = {}
         self.self_object: Any = None  # the @pl.program whose methods `self.` reaches
@@ -146,8 +149,14 @@ class FunctionParser:
             return self.self_object
         value = self.py.lookup(name)
         if value is MISSING:
-            raise self.error(UndefinedNameError, f"name '{name}' is not defined", node,
-                             hint="define it before the kernel, or assign it earlier in the body")
+            import difflib
+
+            known = [n for n in (*self.env, *self.py.closure, *self.py.globals)
+                     if not n.startswith("__")]
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+            hint = (f"did you mean '{close[0]}'?" if close else
+                    "define it before the kernel, or assign it earlier in the body")
+            raise self.error(UndefinedNameError, f"name '{name}' is not defined", node, hint=hint)
         return value
 
     def bind(self, name: str, value: Any, node: ast.AST) -> Any:

@@ -251,10 +251,27 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
         attrs.append(("deps", _deps(p, *kw["deps"])))
     task = _task_var(p, target)
     p.materialize(assigned_names(node.body), node)
-    body = _region_body(p, node, "spmd", node.body)
+    calls: list = []
+    p.dispatch_scopes.append((len(p.region_stack) + 1, calls))
+    try:
+        body = _region_body(p, node, "spmd", node.body)
+    finally:
+        p.dispatch_scopes.pop()
+    if len(calls) > 1:
+        raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope dispatches a single kernel "
+                      "call", calls[1], hint="open one pl.spmd scope per kernel")
+    if calls and len(node.body) > 1:
+        other = next((s for s in node.body if not _contains(s, calls[0])), node.body[1])
+        raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope that dispatches a kernel "
+                      "must contain only that call", other,
+                      hint="move the other statements before or after the scope")
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     if task is not None:
         p.env[task.name] = task
+
+
+def _contains(stmt: ast.AST, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(stmt))
 
 
 def _runtime_scope(kind: ScopeKind, name: str):

@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError
+from pypto.errors import (DynamicShapeError, PyptoSyntaxError, PyptoTypeError,
+                          UnsupportedFeatureError)
 from pypto.frontend.expressions import contains_ir, is_ir, scalar_binop, shape_dim
 from pypto.ir.nodes import Expr
 from pypto.ir.types import ShapedType, TileType
@@ -34,11 +35,64 @@ def _extent(p: Any, lo_node: ast.expr | None, hi_node: ast.expr | None, lo: Any,
             return p.visit_expr(left)
     if lo_node is None or (not contains_ir(lo) and lo == 0):
         return hi
+    if hi_node is not None:
+        a, b = _affine(p, lo_node), _affine(p, hi_node)
+        if a is not None and b is not None:
+            terms = dict(b[0])
+            for k, v in a[0].items():
+                terms[k] = terms.get(k, 0) - v
+            if not any(terms.values()):
+                return b[1] - a[1]
     return scalar_binop(p, "-", hi, lo, node)
 
 
-def parse_index(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, list, bool]:
-    """(sizes, offsets, dropped axes, all_scalar) for a subscript on `base`."""
+def _affine(p: Any, node: ast.expr) -> tuple[dict, int] | None:
+    """`node` as sum(coefficient * run-time term) + constant, terms keyed by their source
+    text, so `qb + s * H : qb + (s + 1) * H` is seen to have the static extent H.
+    None when the expression is not affine in compile-time coefficients."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        a, b = _affine(p, node.left), _affine(p, node.right)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Mult):
+            if a[0] and b[0]:
+                return None
+            (terms, k), c = (b, a[1]) if not a[0] else (a, b[1])
+            return {t: v * c for t, v in terms.items()}, k * c
+        sign = 1 if isinstance(node.op, ast.Add) else -1
+        terms = dict(a[0])
+        for t, v in b[0].items():
+            terms[t] = terms.get(t, 0) + sign * v
+        return terms, a[1] + sign * b[1]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        a = _affine(p, node.operand)
+        return None if a is None else ({t: -v for t, v in a[0].items()}, -a[1])
+    if _is_static(p, node):
+        value = p.visit_expr(node)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {}, value
+        return None
+    return {ast.dump(node): 1}, 0
+
+
+def _is_static(p: Any, node: ast.expr) -> bool:
+    """True when every name in `node` is a compile-time value (no side effects to fear)."""
+    from pypto.frontend.resolve import MISSING
+    from pypto.language.typing import DimExpr
+
+    for leaf in ast.walk(node):
+        if isinstance(leaf, ast.Name):
+            value = p.env[leaf.id] if leaf.id in p.env else p.py.lookup(leaf.id)
+            if value is MISSING or is_ir(value) or isinstance(value, DimExpr):
+                return False
+    return True
+
+
+def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
+                ) -> tuple[list, list, list, bool]:
+    """(sizes, offsets, dropped axes, all_scalar) for a subscript on `base`. With
+    `tiling`, an explicit window inside a region must have a compile-time extent (it
+    is the shape of an on-chip tile)."""
     t: ShapedType = base.type
     elts = _elements(node)
     if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
@@ -67,7 +121,14 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, li
                 if not contains_ir(bound) and isinstance(bound, int) and bound < 0:
                     raise p.error(UnsupportedFeatureError, "negative indices are not supported",
                                   bnode)
-            sizes.append(_extent(p, e.lower, e.upper, lo, hi, e))
+            size = _extent(p, e.lower, e.upper, lo, hi, e)
+            if tiling and p.in_region and contains_ir(size):
+                raise p.error(DynamicShapeError, "the window of this slice has a run-time "
+                              "extent; inside a region a slice is an on-chip tile, and tile "
+                              "sizes are tiling constants that must be known at compile time",
+                              e, hint="slice a fixed-size window such as x[r : r + TILE] and "
+                                      "mark the valid part with pl.slice(..., valid_shape=[...])")
+            sizes.append(size)
             offsets.append(lo)
         else:
             idx = p.visit_expr(e)
@@ -84,7 +145,7 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, li
 def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
     from pypto.frontend.calls import call_op
 
-    sizes, offsets, dropped, all_scalar = parse_index(p, base, node)
+    sizes, offsets, dropped, all_scalar = parse_index(p, base, node, tiling=True)
     if all_scalar:
         return call_op(p, "read", [base, offsets], {}, node)
     kwargs = {"drop_dims": dropped} if dropped else {}

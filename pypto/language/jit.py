@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from pypto.errors import public_entry
 from pypto.ir.nodes import FunctionKind
 
 _KIND_NAMES = {
@@ -39,6 +40,7 @@ class JITFunction:
 
     # -- compilation -------------------------------------------------------------
 
+    @public_entry
     def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
         """Parse and run the pass pipeline; returns a `CompiledProgram` (cached).
 
@@ -50,10 +52,12 @@ class JITFunction:
 
         return compile_jit(self, args, kwargs, platform=platform)
 
+    @public_entry
     def lower(self, *args: Any, **kwargs: Any):
         """The program after every pass (no caching of the simulator state)."""
         return self.compile(*args, **kwargs).program
 
+    @public_entry
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
         """Run the kernel on the simulator; `pl.Out` / `pl.InOut` arrays are filled in place."""
         if self.kind is FunctionKind.INLINE:
@@ -147,14 +151,17 @@ class ProgramDef:
     def __repr__(self) -> str:
         return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"
 
+    @public_entry
     def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
         from pypto.compile import compile_program
 
         return compile_program(self, args, kwargs, platform=platform)
 
+    @public_entry
     def lower(self, *args: Any, **kwargs: Any):
         return self.compile(*args, **kwargs).program
 
+    @public_entry
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
         from pypto.sim import run_compiled
 
