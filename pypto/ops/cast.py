@@ -1,14 +1,31 @@
 """`pl.cast`: dtype conversion with the hardware's rounding modes.
 
 Modes (name or int): none 0, rint 1 (ties to even), round 2 (ties away from
-zero; the default, unlike numpy/torch), floor 3, ceil 4, trunc 5, odd 6.
+zero; the default, unlike numpy/torch), floor 3, ceil 4, trunc 5, odd 6
+(round to odd: an inexact result takes whichever neighbour is odd).
+
+Numerics (all conversions are computed exactly, then rounded once):
+
+* `none` rounds like `rint` when the conversion loses precision and is exact
+  otherwise (the vector unit's CAST_NONE).
+* float -> integer: round with the mode, then **saturate** to the target range;
+  NaN converts to 0, +inf / -inf to the maximum / minimum.
+* integer -> narrower integer (and signed <-> unsigned): **saturate**.
+* anything -> narrower float (fp32 -> bf16/fp16/fp8/fp4, int32 -> fp32 …):
+  round with the mode. Overflow follows IEEE directed rounding for formats with
+  an infinity (nearest modes give ±inf, floor/ceil/trunc/odd stop at the largest
+  finite value on the side they round toward zero); formats without an infinity
+  (FP8E4M3FN, FP4) saturate to their largest finite value. NaN stays NaN.
+* anything -> BOOL: nonzero is true.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
+from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.types import ScalarType
 from pypto.ops.numeric import is_float_np
@@ -23,99 +40,165 @@ def mode_name(mode: Any) -> str:
     m = py_value(mode)
     if isinstance(m, str) and m in MODES:
         return m
-    if isinstance(m, int) and m in MODE_NAMES:
+    if isinstance(m, int) and not isinstance(m, bool) and m in MODE_NAMES:
         return MODE_NAMES[m]
-    raise OpError(f"unknown cast mode {m!r}; use one of {', '.join(MODES)}", arg="mode")
+    raise OpError(f"unknown cast mode {m!r}; use one of {', '.join(MODES)} (or 0-6)", arg="mode")
 
 
 def _cast(x, target_type, mode="round"):
-    """Convert `x` to `target_type`, rounding with `mode`."""
+    """Convert `x` to `target_type`, rounding with `mode` (default "round": nearest,
+    ties away from zero). Float -> int and int -> narrower int saturate."""
     dt = dtype_arg(target_type, "target_type")
-    mode_name(mode)
+    m = mode_name(mode)
     t = type_of(x)
-    if isinstance(t, ScalarType) or isinstance(x, (int, float)):
+    if isinstance(t, ScalarType) or (isinstance(x, (int, float)) and not isinstance(x, bool)):
+        if m != "round":
+            raise OpError("a scalar pl.cast accepts only the default mode", arg="mode",
+                          hint="drop mode=, or cast a tile/tensor instead")
         return ScalarType(dt)
-    return like(shaped(x, "x"), dtype=dt)
+    if t is None:
+        raise OpError(f"pl.cast needs a tensor, tile or scalar, got {x!r}", arg="x")
+    s = shaped(x, "x")
+    if dt == dtypes.TASK_ID or s.dtype == dtypes.TASK_ID:
+        raise OpError("TASK_ID handles are not numbers and cannot be cast", arg="target_type")
+    return like(s, dtype=dt)
 
 
-def _round_float(x: np.ndarray, mode: str) -> np.ndarray:
+# --- rounding kernels -----------------------------------------------------------------
+
+
+def _round_int(q: np.ndarray, mode: str) -> np.ndarray:
+    """Round float64 values to integers (as float64) with a cast mode."""
     if mode == "round":
-        return np.sign(x) * np.floor(np.abs(x) + 0.5)
-    if mode == "rint":
-        return np.rint(x)
+        return np.copysign(np.floor(np.abs(q) + 0.5), q)
+    if mode in ("rint", "none"):
+        return np.rint(q)
     if mode == "floor":
-        return np.floor(x)
+        return np.floor(q)
     if mode == "ceil":
-        return np.ceil(x)
-    if mode in ("trunc", "none"):
-        return np.trunc(x)
-    # round to odd: truncate, then make the result odd when inexact
-    t = np.trunc(x)
-    inexact = t != x
-    return np.where(inexact & (np.mod(t, 2) == 0), t + np.sign(x), t)
+        return np.ceil(q)
+    if mode == "trunc":
+        return np.trunc(q)
+    # odd: exact values stay; otherwise take the odd one of the two neighbours
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(q)
+        inexact = t != q
+        even = np.fmod(t, 2) == 0
+        return np.where(inexact & even, t + np.sign(q), t)
 
 
-def _to_bf16(x: np.ndarray, mode: str) -> np.ndarray:
-    """fp32 -> bf16 by bit arithmetic so every rounding mode is exact."""
-    import ml_dtypes
-
-    f = np.ascontiguousarray(x, dtype=np.float32)
-    bits = f.view(np.uint32).astype(np.uint64)
-    low = bits & 0xFFFF
-    keep = bits >> 16
-    neg = (bits >> 31) & 1
-    if mode == "round":
-        keep = keep + (low >= 0x8000)
-    elif mode == "rint":
-        keep = keep + ((low > 0x8000) | ((low == 0x8000) & (keep & 1 == 1)))
-    elif mode == "floor":
-        keep = keep + ((low != 0) & (neg == 1))
-    elif mode == "ceil":
-        keep = keep + ((low != 0) & (neg == 0))
-    elif mode == "odd":
-        keep = keep | (low != 0)
-    nan = np.isnan(f)
-    out = (keep & 0xFFFF).astype(np.uint16)
-    out[nan] = 0x7FC0
-    return out.view(ml_dtypes.bfloat16)
+_NO_INF = {"float8_e4m3fn", "float4_e2m1fn"}
 
 
-def cast_array(x: Any, dt: DType, mode: str = "round") -> Any:
+def _round_to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
+    """Round exact float64 values into float format `target` with `mode`."""
+    fi = ml_dtypes.finfo(target)
+    nmant, emin, fmax = int(fi.nmant), int(fi.minexp), float(fi.max)
+    x = np.asarray(x, dtype=np.float64)
+    finite = np.isfinite(x) & (x != 0)
+    with np.errstate(all="ignore"):
+        _, e2 = np.frexp(np.where(finite, x, 1.0))
+        ulp_exp = np.maximum(e2 - 1, emin) - nmant
+        q = np.ldexp(np.where(finite, x, 0.0), -ulp_exp)
+        r = np.ldexp(_round_int(q, mode), ulp_exp)
+    out = np.where(finite, r, x)
+    over = finite & (np.abs(out) > fmax)
+    if over.any():
+        pos = out > 0
+        if target.name in _NO_INF:
+            big = np.copysign(fmax, out)
+        elif mode in ("round", "rint", "none"):
+            big = np.copysign(np.inf, out)
+        elif mode == "floor":
+            big = np.where(pos, fmax, -np.inf)
+        elif mode == "ceil":
+            big = np.where(pos, np.inf, -fmax)
+        else:  # trunc, odd: toward zero never reaches infinity
+            big = np.copysign(fmax, out)
+        out = np.where(over, big, out)
+    if target.name in _NO_INF:
+        inf = np.isinf(x)
+        if target.name == "float4_e2m1fn":  # no NaN either: NaN -> 0, inf saturates
+            out = np.where(np.isnan(x), 0.0, np.where(inf, np.copysign(fmax, x), out))
+        else:
+            out = np.where(inf, np.nan, out)
+    return out.astype(target)
+
+
+def _saturate_float_to_int(r: np.ndarray, target: np.dtype) -> np.ndarray:
+    info = np.iinfo(target)
+    r = np.where(np.isnan(r), 0.0, r)
+    # float64 cannot hold every 64-bit bound exactly; compare before converting.
+    hi = r >= float(info.max)
+    lo = r <= float(info.min)
+    safe = np.where(hi | lo, 0.0, r)
+    out = safe.astype(target)
+    out[hi] = info.max
+    out[lo] = info.min
+    return out
+
+
+def _saturate_int(a: np.ndarray, target: np.dtype) -> np.ndarray:
+    src = np.iinfo(a.dtype)
+    dst = np.iinfo(target)
+    if src.min >= dst.min and src.max <= dst.max:
+        return a.astype(target)
+    if a.dtype == np.uint64:
+        return np.minimum(a, np.uint64(dst.max)).astype(target)
+    wide = a.astype(np.int64)
+    lo = max(int(dst.min), int(np.iinfo(np.int64).min))
+    hi = min(int(dst.max), int(np.iinfo(np.int64).max))
+    return np.clip(wide, lo, hi).astype(target)
+
+
+def _is_int_np(dt: np.dtype) -> bool:
+    return dt.kind in "iu" or dt.name in ("int4", "uint4")
+
+
+def cast_array(x: Any, dt: DType, mode: str = "round") -> np.ndarray:
+    """Convert array `x` to dtype `dt` with rounding mode `mode` (see module doc)."""
     a = np.asarray(x)
     target = dt.np
-    if dt.is_int() or dt.name == "BOOL":
-        if is_float_np(a.dtype):
-            r = _round_float(a.astype(np.float64), mode)
-            info = np.iinfo(target) if dt.name != "BOOL" else None
-            if info is not None:
-                r = np.clip(np.nan_to_num(r), info.min, info.max)
-            return r.astype(target)
-        return a.astype(target)
-    if dt.name == "BF16" and a.dtype == np.float32 and mode != "none":
-        return _to_bf16(a, mode)
-    if is_float_np(a.dtype) and mode in ("round",) and a.dtype.itemsize > target.itemsize:
-        return _ties_away(a, target)
-    return a.astype(target)
-
-
-def _ties_away(a: np.ndarray, target: np.dtype) -> np.ndarray:
-    """Nearest rounding with ties away from zero, for float narrowing numpy rounds to even."""
-    wide = a.astype(np.float64)
-    near = wide.astype(target)
-    back = near.astype(np.float64)
-    # Only exact ties differ from ties-to-even: the value sits halfway between
-    # `near` and its neighbour away from `near`.
-    away = np.nextafter(near, np.where(wide > back, np.inf, -np.inf).astype(target))
-    tie = (np.abs(wide - back) == np.abs(away.astype(np.float64) - wide)) & (wide != back)
-    pick_away = tie & (np.abs(away.astype(np.float64)) > np.abs(back))
-    return np.where(pick_away, away, near).astype(target)
+    if a.dtype == np.bool_:
+        a = a.astype(np.int8)
+    if dt == dtypes.BOOL:
+        return a.astype(np.float64) != 0 if is_float_np(a.dtype) else a != 0
+    src_float = is_float_np(a.dtype)
+    if _is_int_np(target):
+        if src_float:
+            r = _round_int(a.astype(np.float64), mode)
+            if target.name in ("int4", "uint4"):
+                info = ml_dtypes.iinfo(target)
+                return np.clip(np.nan_to_num(r), int(info.min), int(info.max)).astype(target)
+            return _saturate_float_to_int(r, target)
+        if target.name in ("int4", "uint4") or a.dtype.name in ("int4", "uint4"):
+            info = ml_dtypes.iinfo(target)
+            return np.clip(a.astype(np.int64), int(info.min), int(info.max)).astype(target)
+        return _saturate_int(a, target)
+    # float target
+    if target.name == "float8_e8m0fnu":
+        return a.astype(np.float32).astype(target)
+    if a.dtype == target:
+        return a.copy()
+    if src_float and a.dtype.itemsize < target.itemsize and a.dtype.name != "float8_e8m0fnu":
+        return a.astype(target)  # widening float conversions are exact
+    if not src_float and a.dtype.itemsize > 4 and a.size and np.abs(a).max() > 2 ** 53:
+        # 64-bit integers beyond 2**53: go through Python ints to stay exact.
+        vals = np.array([float(int(v)) for v in a.reshape(-1)]).reshape(a.shape)
+        return _round_to_float(vals, target, mode)
+    return _round_to_float(a.astype(np.float64), target, mode)
 
 
 def _cast_impl(x, target_type, mode="round"):
-    m = mode if isinstance(mode, str) else MODE_NAMES.get(mode, "round")
-    if isinstance(x, (int, float, bool, np.generic)):
-        r = cast_array(np.asarray(x), target_type, m)
-        return r.item()
+    m = mode if isinstance(mode, str) else MODE_NAMES.get(int(mode), "round")
+    if isinstance(x, (bool, int, float, np.generic)):
+        if isinstance(x, float) or isinstance(x, np.floating):
+            src = np.asarray(x, dtype=np.float64)
+        else:
+            src = np.asarray(int(x), dtype=np.int64) if not isinstance(x, np.generic) \
+                else np.asarray(x)
+        r = cast_array(src, target_type, m)
+        return r.item() if r.ndim == 0 else r
     return cast_array(x, target_type, m)
 
 

@@ -12,10 +12,10 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType, TileType
-from pypto.ops.numeric import elementwise
+from pypto.ops.numeric import compute_dtype, elementwise, plain, valid_shape, with_valid
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (broadcast_shapes, like, same_family, scalar_dtype, scalar_like,
-                             shaped, type_of)
+from pypto.ops.rules import (broadcast_shapes, like, py_value, same_family, scratch,
+                             scalar_dtype, scalar_like, shaped, type_of)
 
 
 def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool = False):
@@ -70,8 +70,30 @@ for _name, _base in (("adds", np.add), ("subs", np.subtract), ("muls", np.multip
                      f"`{_name[:-1]}`.")
 
 
+_TDIV_DTYPES = (dtypes.INT16, dtypes.INT32, dtypes.FP16, dtypes.FP32)
+
+
 def _div(lhs, rhs, high_precision=False):
-    """Elementwise `lhs / rhs`; `rhs` may be a scalar."""
+    """Elementwise `lhs / rhs`; `rhs` may be a scalar. Tile / tile division needs one
+    dtype (INT16, INT32, FP16 or FP32) and identical shapes; integers truncate."""
+    hp = bool(py_value(high_precision))
+    lt, rt = type_of(lhs), type_of(rhs)
+    if isinstance(lt, TileType):
+        if scalar_like(rhs):
+            if hp:
+                raise OpError("high_precision= is not available for tile / scalar division",
+                              arg="high_precision")
+        elif isinstance(rt, TileType):
+            if lt.dtype != rt.dtype:
+                raise OpError(f"tile division needs identical dtypes, got {lt.dtype!r} and "
+                              f"{rt.dtype!r}", arg="rhs", hint="pl.cast one operand first")
+            if lt.dtype not in _TDIV_DTYPES:
+                raise OpError(f"tile division supports INT16, INT32, FP16 and FP32, not "
+                              f"{lt.dtype!r}", arg="lhs", hint="pl.cast to pl.FP32 first")
+            if tuple(lt.shape) != tuple(rt.shape) or lt.valid_shape != rt.valid_shape:
+                raise OpError(f"tile division needs identical shapes, got {lt} and {rt}",
+                              arg="rhs", hint="use pl.row_expand_div / pl.col_expand_div to "
+                              "divide by a row or column vector")
     return _binary_rule("div")(lhs, rhs)
 
 
@@ -100,12 +122,14 @@ for _name, _fn in (("ands", np.bitwise_and), ("ors", np.bitwise_or), ("shls", np
 
 
 def _xor(lhs, rhs, tmp=None):
-    """Bitwise xor (tile form takes a scratch `tmp`)."""
+    """Bitwise xor (tile form needs a scratch `tmp`; the tensor form takes none)."""
+    scratch(lhs, tmp, "pl.xor")
     return _binary_rule("xor", int_only=True, keep_lhs_dtype=True)(lhs, rhs)
 
 
 def _xors(lhs, rhs, tmp=None):
-    """Bitwise xor with a scalar (tile form takes a scratch `tmp`)."""
+    """Bitwise xor with a scalar (tile form needs a scratch `tmp`)."""
+    scratch(lhs, tmp, "pl.xors")
     return _binary_rule("xors", int_only=True, keep_lhs_dtype=True)(lhs, rhs)
 
 
@@ -162,6 +186,7 @@ def _hp_unary(name: str, fn: Callable, doc: str) -> None:
     rule = _unary_rule(name, float_only=True)
 
     def sig(x, high_precision=False, tmp=None):
+        scratch(x, tmp, f"pl.{name}", required=False)
         if isinstance(type_of(x), TileType) and high_precision is not False and \
                 getattr(high_precision, "value", high_precision):
             raise OpError(f"high_precision= is a tensor-level option of pl.{name}; the tile form "
@@ -187,3 +212,158 @@ def _lrelu(x, slope):
 defop("lrelu", unit=Unit.VECTOR,
       impl=elementwise(lambda x, s: np.maximum(x, x * s)),
       names=("pl.lrelu", "pl.tile.lrelu"))(_lrelu)
+
+
+# --- partial (valid-region aware) binaries ------------------------------------------------
+
+
+def _part_impl(fn: Callable) -> Callable:
+    def run(lhs: Any, rhs: Any) -> Any:
+        va, vb = valid_shape(lhs), valid_shape(rhs)
+        a = plain(lhs).astype(compute_dtype(np.asarray(lhs).dtype), copy=False)
+        b = plain(rhs).astype(compute_dtype(np.asarray(rhs).dtype), copy=False)
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        a2, b2 = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+        with np.errstate(all="ignore"):
+            out = np.array(fn(a2, b2))
+        in_a = _region_mask(shape, va)
+        in_b = _region_mask(shape, vb)
+        out = np.where(in_a & ~in_b, a2, np.where(in_b & ~in_a, b2, out))
+        valid = tuple(max(x, y) for x, y in zip(_pad_rank(va, len(shape)),
+                                                _pad_rank(vb, len(shape))))
+        return with_valid(out, valid)
+
+    return run
+
+
+def _pad_rank(v: tuple, rank: int) -> tuple:
+    return (1,) * (rank - len(v)) + tuple(v)
+
+
+def _region_mask(shape: tuple, valid: tuple) -> np.ndarray:
+    valid = _pad_rank(valid, len(shape))
+    m = np.ones(shape, dtype=bool)
+    for axis, v in enumerate(valid):
+        idx = np.arange(shape[axis]) < v
+        m &= idx.reshape([-1 if i == axis else 1 for i in range(len(shape))])
+    return m
+
+
+for _name, _fn in (("part_add", np.add), ("part_mul", np.multiply), ("part_max", np.maximum),
+                   ("part_min", np.minimum)):
+    def _psig(lhs, rhs, _n=_name):
+        a = shaped(lhs, "lhs")
+        b = shaped(rhs, "rhs")
+        same_family(a, b, "rhs")
+        return like(a, shape=broadcast_shapes(a.shape, b.shape), dtype=dtypes.promote(a.dtype,
+                                                                                     b.dtype))
+
+    _psig.__doc__ = (f"`{_name}(lhs, rhs)`: {_fn.__name__} over the union of both valid regions; "
+                     "where only one operand is valid the result copies it (TPART*). No scalar "
+                     "form.")
+    defop(_name, unit=Unit.VECTOR, impl=_part_impl(_fn),
+          names=(f"pl.{_name}", f"pl.tensor.{_name}", f"pl.tile.{_name}"))(_psig)
+
+
+# --- three-operand tile ops --------------------------------------------------------------
+
+
+def _tile_only(x: Any, arg: str, op: str):
+    t = shaped(x, arg)
+    if not isinstance(t, TileType):
+        raise OpError(f"{op} is a tile op; '{arg}' is a tensor", arg=arg,
+                      hint="load the tensor into a tile with pl.load first")
+    return t
+
+
+def _ternary_rule(op: str, scalar_mid: bool):
+    def rule(lhs, rhs, rhs2):
+        a = _tile_only(lhs, "lhs", op)
+        if scalar_mid:
+            if not scalar_like(rhs):
+                raise OpError(f"{op} takes a scalar as its second operand, got {type_of(rhs)}",
+                              arg="rhs")
+        else:
+            b = _tile_only(rhs, "rhs", op)
+            if b.dtype != a.dtype:
+                raise OpError(f"{op} needs operands of one dtype, got {a.dtype!r} and "
+                              f"{b.dtype!r}", arg="rhs")
+        c = _tile_only(rhs2, "rhs2", op)
+        if c.dtype != a.dtype:
+            raise OpError(f"{op} needs operands of one dtype, got {a.dtype!r} and {c.dtype!r}",
+                          arg="rhs2")
+        return like(a)
+
+    return rule
+
+
+for _name, _scalar, _fn, _sym in (("addc", False, lambda a, b, c: a + b + c, "lhs + rhs + rhs2"),
+                                  ("subc", False, lambda a, b, c: a - b - c, "lhs - rhs - rhs2"),
+                                  ("addsc", True, lambda a, b, c: a + b + c,
+                                   "lhs + scalar + rhs2"),
+                                  ("subsc", True, lambda a, b, c: a - b - c,
+                                   "lhs - scalar - rhs2")):
+    _r3 = _ternary_rule(f"pl.{_name}", _scalar)
+
+    def _tsig(lhs, rhs, rhs2, _r3=_r3):
+        return _r3(lhs, rhs, rhs2)
+
+    _tsig.__doc__ = f"Tile `{_sym}` in one instruction."
+    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn),
+          names=(f"pl.{_name}", f"pl.tile.{_name}"))(_tsig)
+
+
+def _rem(lhs, rhs, tmp):
+    """Tile remainder `lhs % rhs` (TREM: sign of the divisor, like Python/torch `%`);
+    needs a scratch `tmp` of lhs's shape and dtype."""
+    a = _tile_only(lhs, "lhs", "pl.rem")
+    b = _tile_only(rhs, "rhs", "pl.rem")
+    _check_tmp_like(a, tmp, "pl.rem")
+    if a.dtype != b.dtype:
+        raise OpError(f"pl.rem needs operands of one dtype, got {a.dtype!r} and {b.dtype!r}",
+                      arg="rhs")
+    return like(a, shape=broadcast_shapes(a.shape, b.shape))
+
+
+def _rems(lhs, rhs, tmp):
+    """Tile remainder by a scalar `lhs % s` (sign of the divisor); needs a scratch `tmp`."""
+    a = _tile_only(lhs, "lhs", "pl.rems")
+    if not scalar_like(rhs):
+        raise OpError(f"pl.rems takes a scalar divisor, got {type_of(rhs)}", arg="rhs")
+    _check_tmp_like(a, tmp, "pl.rems")
+    return like(a)
+
+
+def _check_tmp_like(a, tmp, op: str) -> None:
+    t = type_of(tmp)
+    if not isinstance(t, TileType):
+        raise OpError(f"{op} needs a scratch tile 'tmp' of the operand's shape and dtype",
+                      arg="tmp", hint="pass pl.create_tile(shape, dtype)")
+    if t.dtype != a.dtype or tuple(t.shape) != tuple(a.shape):
+        raise OpError(f"{op} scratch must match the operand ({a}), got {t}", arg="tmp")
+
+
+_rem_impl = elementwise(lambda a, b: np.remainder(a, b))
+defop("rem", unit=Unit.VECTOR, impl=lambda lhs, rhs, tmp: _rem_impl(lhs, rhs),
+      names=("pl.rem", "pl.tile.rem"))(_rem)
+defop("rems", unit=Unit.VECTOR, impl=lambda lhs, rhs, tmp: _rem_impl(lhs, rhs),
+      names=("pl.rems", "pl.tile.rems"))(_rems)
+
+
+def _prelu(tile, slope, tmp):
+    """Parametric relu: `x if x > 0 else x * slope` with a per-element `slope` tile;
+    needs a scratch `tmp`."""
+    a = _tile_only(tile, "tile", "pl.prelu")
+    b = _tile_only(slope, "slope", "pl.prelu")
+    if b.dtype != a.dtype:
+        raise OpError(f"pl.prelu slope must have the input dtype {a.dtype!r}, got {b.dtype!r}",
+                      arg="slope")
+    if not isinstance(type_of(tmp), TileType):
+        raise OpError("pl.prelu needs a scratch tile 'tmp'", arg="tmp")
+    broadcast_shapes(a.shape, b.shape, "slope")
+    return like(a)
+
+
+_prelu_fn = elementwise(lambda x, s: np.where(x > 0, x, x * s))
+defop("prelu", unit=Unit.VECTOR, impl=lambda tile, slope, tmp: _prelu_fn(tile, slope),
+      names=("pl.prelu", "pl.tile.prelu"))(_prelu)

@@ -50,3 +50,51 @@ def elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def to_dtype(x: Any, dt: DType) -> np.ndarray:
     return np.asarray(x).astype(dt.np, copy=False)
+
+
+# --- run-time valid shapes ------------------------------------------------------------
+
+
+class ValidArray(np.ndarray):
+    """An ndarray that carries the run-time valid shape of the tile/tensor it holds.
+
+    Ops whose result depends on the valid region (`fillpad`, `store`/`assemble`,
+    `part_*`) read it with `valid_shape(x)`; the ops that set one
+    (`set_validshape`, `slice`/`load` with `valid_shape=`) return `with_valid(...)`.
+    A value without the attribute is fully valid. The attribute survives
+    same-shape copies (`astype`, elementwise results keep the lhs valid shape) and
+    is dropped whenever the shape changes.
+    """
+
+    valid: tuple | None = None
+
+    def __array_finalize__(self, obj: Any) -> None:
+        v = getattr(obj, "valid", None)
+        self.valid = v if v is not None and getattr(obj, "shape", None) == self.shape else None
+
+
+def with_valid(x: Any, valid: Any) -> np.ndarray:
+    """`x` (not copied) tagged with valid shape `valid` (None or full shape: untagged)."""
+    a = np.asarray(x)
+    if valid is None:
+        return a
+    v = tuple(int(d) for d in valid)
+    if v == a.shape:
+        return a.view(np.ndarray) if isinstance(a, ValidArray) else a
+    out = a.view(ValidArray)
+    out.valid = v
+    return out
+
+
+def valid_shape(x: Any) -> tuple:
+    """The run-time valid shape of an array (its full shape when untagged)."""
+    v = getattr(x, "valid", None)
+    shape = np.shape(x)
+    if v is None or len(v) != len(shape):
+        return tuple(shape)
+    return tuple(min(int(a), int(b)) for a, b in zip(v, shape))
+
+
+def plain(x: Any) -> np.ndarray:
+    """`x` as a plain ndarray (drops a ValidArray tag)."""
+    return x.view(np.ndarray) if isinstance(x, ValidArray) else np.asarray(x)

@@ -167,3 +167,39 @@ def _describe(x: Any) -> str:
     if t is not None:
         return str(t)
     return repr(x)
+
+
+def is_tile(x: Any) -> bool:
+    return isinstance(type_of(x), TileType)
+
+
+def given(x: Any) -> bool:
+    """True when an optional argument was actually passed (not None / Attr(None))."""
+    return py_value(x) is not None if not isinstance(x, Expr) or isinstance(x, (Attr, Const)) \
+        else True
+
+
+def scratch(x: Any, tmp: Any, op: str, arg: str = "tmp", *, required: bool = True) -> None:
+    """Tile forms take a caller-owned scratch tile; tensor forms synthesise it."""
+    if is_tile(x):
+        if required and not given(tmp):
+            raise OpError(f"the tile form of {op} needs a scratch tile '{arg}'", arg=arg,
+                          hint=f"create one with pl.create_tile(...) and pass {arg}=...")
+        if given(tmp) and not isinstance(type_of(tmp), TileType):
+            raise OpError(f"'{arg}' of {op} must be a tile, got {_describe(tmp)}", arg=arg)
+    elif given(tmp):
+        raise OpError(f"{op} on tensors takes no scratch '{arg}' (the compiler allocates it)",
+                      arg=arg, hint=f"drop {arg}=, or call the tile form on tiles")
+
+
+def int_or_enum(x: Any, arg: str) -> int:
+    """A compile-time int, also accepting an IntEnum member (MaskPattern…)."""
+    v = py_value(x)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise OpError(f"argument '{arg}' must be a compile-time integer, got {_describe(x)}",
+                      arg=arg)
+    return int(v)
+
+
+def static_dims(t: ShapedType) -> tuple | None:
+    return t.static_shape()

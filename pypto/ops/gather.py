@@ -1,0 +1,687 @@
+"""Gather and scatter: index, mask and compare forms, block and GM gathers, row updates.
+
+Mask patterns (`pl.tile.MaskPattern`) select columns: P0101=1 even columns,
+P1010=2 odd columns, P0001..P1000=3..6 column `c % 4 == 0..3`, P1111=7 all. The
+mask form's `output_dtype` is a same-width **bit reinterpretation** of the kept
+lanes, which is how `sort32`'s index lanes come back as integers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pypto.ir import dtypes
+from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType, TupleType
+from pypto.ops.numeric import plain
+from pypto.ops.registry import OpError, Unit, defop
+from pypto.ops.rules import (dims_arg, dims_equal, dtype_arg, given, int_arg, int_or_enum, like,
+                             py_value, same_family, scalar_like, shaped, type_of)
+from pypto.ops.select import CMP_FNS, cmp_code
+
+_GATHER_DTYPES = (dtypes.FP16, dtypes.FP32, dtypes.INT16, dtypes.INT32, dtypes.UINT32)
+# pattern -> (stride, phase)
+PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
+PATTERN_NAMES = {1: "P0101", 2: "P1010", 3: "P0001", 4: "P0010", 5: "P0100", 6: "P1000",
+                 7: "P1111"}
+
+
+def _pattern(x: Any) -> int:
+    p = int_or_enum(x, "mask_pattern")
+    if p not in PATTERNS:
+        raise OpError(f"mask_pattern must be 1..7 (pl.tile.MaskPattern.P0101 … P1111), got {p}",
+                      arg="mask_pattern")
+    return p
+
+
+def _mask_cols(t, p: int, arg: str, op: str) -> Any:
+    stride = PATTERNS[p][0]
+    cols = t.shape[-1]
+    if isinstance(cols, int):
+        if cols % stride:
+            raise OpError(f"{op} with {PATTERN_NAMES[p]} needs the column count divisible by "
+                          f"{stride}, got {cols}", arg=arg)
+        return cols // stride
+    return cols
+
+
+def _reinterpret_dtype(src_dtype, output_dtype, op: str):
+    if not given(output_dtype):
+        return src_dtype
+    od = dtype_arg(output_dtype, "output_dtype")
+    if od.bits != src_dtype.bits:
+        raise OpError(f"{op}: output_dtype reinterprets bits, so it needs {src_dtype!r}'s width "
+                      f"({src_dtype.bits} bits); {od!r} has {od.bits}", arg="output_dtype",
+                      hint="use pl.cast for a value conversion")
+    return od
+
+
+def mask_select(x: np.ndarray, pattern: int) -> np.ndarray:
+    stride, phase = PATTERNS[int(pattern)]
+    return np.ascontiguousarray(plain(x)[..., phase::stride])
+
+
+def _reinterpret(a: np.ndarray, dt) -> np.ndarray:
+    if dt is None:
+        return a
+    target = dt.np if hasattr(dt, "np") else np.dtype(dt)
+    if target == a.dtype:
+        return a
+    return np.ascontiguousarray(a).view(target)
+
+
+def _cmp_fn(mode: Any):
+    code = mode if isinstance(mode, int) else ("eq", "ne", "lt", "le", "gt", "ge").index(
+        str(mode).lower())
+    return CMP_FNS[code]
+
+
+# --- the unified tensor gather ---------------------------------------------------------------
+
+
+def _gather(input, dim=None, index=None, *, mask_pattern=None, output_dtype=None, kvalue=None,
+            cmp_mode=None, out_cols=None, offset=0, count_dtype=None):
+    """Gather from a rank-2 `input` in one of three forms.
+
+    * index form `gather(input, dim=-1, index=idx)`: `out[b, k] = input[b, idx[b, k]]`;
+      `idx` INT32 (INT16 with a 16-bit input), same rank, `idx.shape <= input.shape` off
+      the gathered axis; the result has idx's shape and input's dtype.
+    * mask form `gather(input, mask_pattern=P, output_dtype=None)`: keep the columns
+      pattern P marks (cols / 2 or / 4); `output_dtype` reinterprets the kept bits.
+    * compare form `gather(input, kvalue=k, cmp_mode="ge", out_cols=n, offset=0)`:
+      returns `(dst, cdst)`: per row the column indices (+ offset) where
+      `input cmp k`, ascending, in `dst [rows, n]` INT32 (unused slots 0), and the
+      per-row match counts in `cdst [1, rows]` (INT32 or UINT32).
+    """
+    t = shaped(input, "input")
+    index_form = given(dim) or given(index)
+    mask_form = given(mask_pattern)
+    cmp_form = given(kvalue) or given(cmp_mode) or given(out_cols)
+    if index_form + mask_form + cmp_form != 1:
+        raise OpError("pl.gather takes exactly one form: (dim, index), mask_pattern=, or "
+                      "kvalue=/cmp_mode=/out_cols=", arg="index" if index_form else "mask_pattern")
+    if t.dtype not in _GATHER_DTYPES:
+        raise OpError(f"pl.gather supports FP16, FP32, INT16 and INT32 inputs, got {t.dtype!r}",
+                      arg="input", hint="pl.cast the input to pl.FP32 first")
+    if mask_form:
+        if t.rank != 2:
+            raise OpError(f"the mask form of pl.gather needs a 2-D input, got rank {t.rank}",
+                          arg="input")
+        p = _pattern(mask_pattern)
+        cols = _mask_cols(t, p, "input", "pl.gather")
+        od = _reinterpret_dtype(t.dtype, output_dtype, "pl.gather")
+        return like(t, shape=(t.shape[0], cols), dtype=od, valid_shape=None)
+    if cmp_form:
+        return _compare_form_type(t, kvalue, cmp_mode, out_cols, count_dtype, "pl.gather")
+    if not given(index):
+        raise OpError("the index form of pl.gather needs index=", arg="index")
+    d = -1 if not given(dim) else int_arg(dim, "dim")
+    i = shaped(index, "index")
+    same_family(t, i, "index")
+    if t.rank < 2:
+        raise OpError(f"pl.gather needs an input of rank >= 2, got rank {t.rank}", arg="input")
+    if d not in (-1, t.rank - 1):
+        raise OpError(f"pl.gather gathers along the last axis only (dim=-1), got dim={d}",
+                      arg="dim")
+    _check_index_dtype(t, i)
+    if i.rank != t.rank:
+        raise OpError(f"index rank {i.rank} must equal input rank {t.rank}", arg="index")
+    for ax, (a, b) in enumerate(zip(i.shape[:-1], t.shape[:-1])):
+        if isinstance(a, int) and isinstance(b, int) and a > b:
+            raise OpError(f"index.shape[{ax}] = {a} exceeds input.shape[{ax}] = {b}",
+                          arg="index")
+    return like(t, shape=i.shape, valid_shape=None)
+
+
+def _check_index_dtype(t, i) -> None:
+    ok = i.dtype == dtypes.INT32 or (i.dtype == dtypes.INT16 and t.dtype.bits == 16)
+    if not ok:
+        raise OpError(f"gather indices must be INT32 (or INT16 with a 16-bit input), got "
+                      f"{i.dtype!r}", arg="index", hint="pl.cast the indices to pl.INT32")
+
+
+def _compare_form_type(t, kvalue, cmp_mode, out_cols, count_dtype, op: str):
+    if t.rank != 2:
+        raise OpError(f"the compare form of {op} needs a 2-D input, got rank {t.rank}",
+                      arg="input")
+    if not given(kvalue) or not scalar_like(kvalue):
+        raise OpError(f"the compare form of {op} needs a scalar kvalue=", arg="kvalue")
+    kt = type_of(kvalue)
+    kdt = kt.dtype if isinstance(kt, ScalarType) else (dtypes.FP32 if isinstance(
+        py_value(kvalue), float) else dtypes.INDEX)
+    if kdt.is_float() != t.dtype.is_float():
+        raise OpError(f"kvalue ({kdt!r}) must have the input's kind ({t.dtype!r})", arg="kvalue",
+                      hint="pl.cast the threshold")
+    if not given(cmp_mode):
+        raise OpError(f"the compare form of {op} needs cmp_mode=", arg="cmp_mode")
+    cmp_code(cmp_mode, "cmp_mode")
+    if not given(out_cols):
+        raise OpError(f"the compare form of {op} needs out_cols=", arg="out_cols")
+    n = int_arg(out_cols, "out_cols")
+    if n <= 0:
+        raise OpError(f"out_cols must be positive, got {n}", arg="out_cols")
+    cd = dtypes.INT32 if not given(count_dtype) else dtype_arg(count_dtype, "count_dtype")
+    if cd not in (dtypes.INT32, dtypes.UINT32):
+        raise OpError(f"count_dtype must be INT32 or UINT32, got {cd!r}", arg="count_dtype")
+    dst = like(t, shape=(t.shape[0], n), dtype=dtypes.INT32, valid_shape=None)
+    cdst = like(t, shape=(1, t.shape[0]), dtype=cd, valid_shape=None)
+    return TupleType((dst, cdst))
+
+
+def _compare_gather(x, kvalue, cmp_mode, out_cols, offset, count_dtype):
+    a = np.asarray(plain(x))
+    hit = _cmp_fn(cmp_mode)(a, kvalue)
+    rows = a.shape[0]
+    n = int(out_cols)
+    dst = np.zeros((rows, n), dtype=np.int32)
+    counts = hit.sum(axis=-1)
+    for r in range(rows):
+        cols = np.nonzero(hit[r])[0][:n]
+        dst[r, :len(cols)] = cols + int(offset or 0)
+    cd = np.uint32 if count_dtype is not None and getattr(count_dtype, "name", "") == "UINT32" \
+        else np.int32
+    return dst, counts.astype(cd).reshape(1, rows)
+
+
+def _index_gather(x, index):
+    a = np.asarray(plain(x))
+    idx = np.asarray(plain(index)).astype(np.int64)
+    lead = tuple(slice(0, s) for s in idx.shape[:-1])
+    src = a[lead]
+    if idx.size and (idx.min() < 0 or idx.max() >= src.shape[-1]):
+        raise IndexError(f"gather index out of range [0, {src.shape[-1]}): "
+                         f"min {idx.min()}, max {idx.max()}")
+    return np.take_along_axis(src, idx, axis=-1)
+
+
+def _gather_impl(input, dim=None, index=None, mask_pattern=None, output_dtype=None, kvalue=None,
+                 cmp_mode=None, out_cols=None, offset=0, count_dtype=None):
+    if mask_pattern is not None:
+        return _reinterpret(mask_select(input, mask_pattern), output_dtype)
+    if out_cols is not None or cmp_mode is not None:
+        return _compare_gather(input, kvalue, cmp_mode, out_cols, offset, count_dtype)
+    return _index_gather(input, index)
+
+
+defop("gather", unit=Unit.VECTOR, impl=_gather_impl,
+      names=("pl.gather", "pl.tensor.gather"))(_gather)
+
+
+# --- tile gathers ------------------------------------------------------------------------------
+
+
+def _tile_gather(src, indices, tmp):
+    """Index-form tile gather over the **flattened** source: `dst[i, j] =
+    src.flat[indices[i, j]]` (row-major). `indices` INT32 (INT16 with a 16-bit src);
+    `tmp` is a scratch tile."""
+    s = shaped(src, "src")
+    i = shaped(indices, "indices")
+    if not isinstance(s, TileType) or not isinstance(i, TileType):
+        raise OpError("pl.tile.gather takes tiles; use pl.gather(input, dim=-1, index=) on "
+                      "tensors", arg="src" if not isinstance(s, TileType) else "indices")
+    if s.dtype not in _GATHER_DTYPES:
+        raise OpError(f"pl.tile.gather supports FP16, FP32, INT16 and INT32, got {s.dtype!r}",
+                      arg="src")
+    _check_index_dtype(s, i)
+    if not isinstance(type_of(tmp), TileType):
+        raise OpError("pl.tile.gather needs a scratch tile 'tmp'", arg="tmp")
+    return TileType(i.shape, s.dtype, i.valid_shape, MemorySpace.Vec)
+
+
+def _tile_gather_impl(src, indices, tmp):
+    flat = np.asarray(plain(src)).reshape(-1)
+    idx = np.asarray(plain(indices)).astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= flat.size):
+        raise IndexError(f"tile gather index out of range [0, {flat.size})")
+    return flat[idx]
+
+
+defop("tile.gather", unit=Unit.VECTOR, impl=_tile_gather_impl,
+      names=("pl.tile.gather",))(_tile_gather)
+
+
+def _gather_mask(src, mask_pattern, *, output_dtype=None):
+    """Mask-form tile gather: keep the columns `mask_pattern` marks; `output_dtype`
+    (same bit width) reinterprets the kept lanes' bits."""
+    s = shaped(src, "src")
+    if s.rank != 2:
+        raise OpError(f"pl.tile.gather_mask needs a 2-D tile, got rank {s.rank}", arg="src")
+    p = _pattern(mask_pattern)
+    cols = _mask_cols(s, p, "src", "pl.tile.gather_mask")
+    od = _reinterpret_dtype(s.dtype, output_dtype, "pl.tile.gather_mask")
+    return like(s, shape=(s.shape[0], cols), dtype=od, valid_shape=None)
+
+
+defop("tile.gather_mask", unit=Unit.VECTOR,
+      impl=lambda src, mask_pattern, output_dtype=None:
+      _reinterpret(mask_select(src, mask_pattern), output_dtype),
+      names=("pl.tile.gather_mask",))(_gather_mask)
+
+
+def _gather_compare(src, kvalue, tmp, *, cmp_mode="eq", offset=0, out_cols=None,
+                    count_dtype=None):
+    """Compare-form tile gather: `(dst, cdst)` = per-row column indices (+ offset) where
+    `src cmp kvalue` ([rows, out_cols] INT32, unused slots 0) and per-row match counts
+    ([1, rows], INT32 or UINT32). `tmp` is a UINT8 scratch tile."""
+    s = shaped(src, "src")
+    if not isinstance(type_of(tmp), TileType):
+        raise OpError("pl.tile.gather_compare needs a scratch tile 'tmp'", arg="tmp")
+    return _compare_form_type(s, kvalue, cmp_mode, out_cols, count_dtype,
+                              "pl.tile.gather_compare")
+
+
+defop("tile.gather_compare", unit=Unit.VECTOR,
+      impl=lambda src, kvalue, tmp, cmp_mode="eq", offset=0, out_cols=None, count_dtype=None:
+      _compare_gather(src, kvalue, cmp_mode, out_cols, offset, count_dtype),
+      names=("pl.tile.gather_compare",))(_gather_compare)
+
+
+def _gatherb(src, offset, *, output_dtype=None):
+    """Gather 32-byte blocks of `src` by UINT32 **byte** offsets: each offset column
+    becomes `32 / sizeof(output_dtype)` output elements (`output_dtype` defaults to
+    src's dtype and reinterprets the bytes). Offset rows must be a multiple of 8."""
+    s = shaped(src, "src")
+    o = shaped(offset, "offset")
+    if o.dtype != dtypes.UINT32:
+        raise OpError(f"pl.gatherb offsets are UINT32 byte offsets, got {o.dtype!r}",
+                      arg="offset")
+    if o.rank != 2:
+        raise OpError("pl.gatherb needs a 2-D offset tile", arg="offset")
+    if isinstance(o.shape[0], int) and o.shape[0] % 8:
+        raise OpError(f"pl.gatherb needs offset rows in multiples of 8, got {o.shape[0]}",
+                      arg="offset")
+    od = s.dtype if not given(output_dtype) else dtype_arg(output_dtype, "output_dtype")
+    per = 32 // od.nbytes
+    cols = o.shape[1] * per if isinstance(o.shape[1], int) else o.shape[1]
+    return TileType((o.shape[0], cols), od, None, MemorySpace.Vec)
+
+
+def _gatherb_impl(src, offset, output_dtype=None):
+    raw = np.ascontiguousarray(plain(src)).reshape(-1).view(np.uint8)
+    offs = np.asarray(plain(offset)).astype(np.int64)
+    od = np.asarray(src).dtype if output_dtype is None else output_dtype.np
+    rows, cols = offs.shape
+    out = np.empty((rows, cols, 32), dtype=np.uint8)
+    for r in range(rows):
+        for c in range(cols):
+            o = int(offs[r, c])
+            if o < 0 or o + 32 > raw.size:
+                raise IndexError(f"gatherb byte offset {o} is outside the {raw.size}-byte source")
+            out[r, c] = raw[o:o + 32]
+    return out.reshape(rows, cols * 32).view(od)
+
+
+defop("gatherb", unit=Unit.VECTOR, impl=_gatherb_impl,
+      names=("pl.gatherb", "pl.tile.gatherb"))(_gatherb)
+
+
+_OOB = {"undefined": 0, "clamp": 1, "wrap": 2, "zero": 3}
+_COALESCE = {"row": 0, "elem": 1}
+
+
+def _enum_arg(x: Any, table: dict, arg: str) -> int:
+    v = py_value(x)
+    if isinstance(v, str) and v in table:
+        return table[v]
+    if isinstance(v, int) and not isinstance(v, bool) and v in table.values():
+        return v
+    raise OpError(f"{arg} must be one of {', '.join(table)}, got {v!r}", arg=arg)
+
+
+def _mgather(mem, idx, coalesce="row", *, gather_oob="undefined", target_memory=MemorySpace.Vec,
+             scratch=None, valid_shape=None):
+    """Gather from a GM tensor by INT32 indices into a fresh tile: `coalesce="row"`
+    copies whole rows `mem2d[idx.flat[k], :]` (result `[idx.size, cols]`), `"elem"`
+    flat elements `mem.flat[idx[i, j]]` (result idx's shape). `gather_oob` handles
+    out-of-range indices: undefined (an error here), clamp, wrap or zero."""
+    m = shaped(mem, "mem")
+    i = shaped(idx, "idx")
+    if i.dtype != dtypes.INT32:
+        raise OpError(f"pl.mgather indices must be INT32, got {i.dtype!r}", arg="idx")
+    if i.rank != 2:
+        raise OpError("pl.mgather needs a 2-D index", arg="idx")
+    mode = _enum_arg(coalesce, _COALESCE, "coalesce")
+    _enum_arg(gather_oob, _OOB, "gather_oob")
+    mem_space = py_value(target_memory)
+    if mem_space not in (MemorySpace.Vec, MemorySpace.Mat):
+        raise OpError("pl.mgather lands in Vec or Mat", arg="target_memory")
+    if mode == 1 and mem_space is MemorySpace.Mat and not given(scratch):
+        raise OpError("element-mode mgather into Mat needs a same-dtype GM scratch tensor",
+                      arg="scratch")
+    if mode == 0:
+        n = i.shape[0] * i.shape[1] if all(isinstance(d, int) for d in i.shape) else i.shape[0]
+        shape = (n, m.shape[-1])
+    else:
+        shape = tuple(i.shape)
+    valid = dims_arg(valid_shape, "valid_shape") if given(valid_shape) else None
+    return TileType(shape, m.dtype, valid, mem_space)
+
+
+def _fix_oob(idx: np.ndarray, n: int, oob: int) -> tuple[np.ndarray, np.ndarray]:
+    bad = (idx < 0) | (idx >= n)
+    if oob in (0, "undefined") and bad.any():
+        raise IndexError(f"mgather index out of range [0, {n}) with gather_oob='undefined'")
+    if oob in (1, "clamp"):
+        return np.clip(idx, 0, n - 1), np.zeros_like(bad)
+    if oob in (2, "wrap"):
+        return np.mod(idx, n), np.zeros_like(bad)
+    return np.where(bad, 0, idx), bad
+
+
+def _mgather_impl(mem, idx, coalesce="row", gather_oob="undefined", target_memory=None,
+                  scratch=None, valid_shape=None):
+    a = np.asarray(plain(mem))
+    ids = np.asarray(plain(idx)).astype(np.int64)
+    oob = _OOB.get(gather_oob, gather_oob)
+    if _COALESCE.get(coalesce, coalesce) == 0:
+        rows = a.reshape(-1, a.shape[-1])
+        k, zero = _fix_oob(ids.reshape(-1), rows.shape[0], oob)
+        out = rows[k].copy()
+        out[zero] = 0
+        return out
+    flat = a.reshape(-1)
+    k, zero = _fix_oob(ids, flat.size, oob)
+    out = flat[k].copy()
+    out[zero] = 0
+    return out
+
+
+defop("mgather", unit=Unit.MTE, impl=_mgather_impl,
+      names=("pl.mgather", "pl.tile.mgather"))(_mgather)
+
+
+# --- scatters ------------------------------------------------------------------------------------
+
+
+def _scatter(input, dim=None, index=None, src=None, *, mask_pattern=None, dst=None):
+    """Scatter into a rank-2 tensor (a new value; the operands are not modified).
+
+    * index form `scatter(input, dim=-1, index=idx, src=v)`: `out = input;
+      out[b, idx[b, k]] = v[b, k]` (idx INT32 for 4-byte inputs, INT16 for 1/2-byte).
+    * mask form `scatter(input, mask_pattern=P, dst=d)`: `out = d` with the columns
+      pattern P marks replaced by input's columns (`d.cols = input.cols * stride`).
+    """
+    t = shaped(input, "input")
+    if t.rank != 2:
+        raise OpError(f"pl.scatter needs a 2-D input, got rank {t.rank}", arg="input")
+    index_form = given(dim) or given(index) or given(src)
+    mask_form = given(mask_pattern) or given(dst)
+    if index_form == mask_form:
+        raise OpError("pl.scatter takes either (dim, index, src) or mask_pattern= with dst=",
+                      arg="index")
+    if mask_form:
+        if not given(mask_pattern) or not given(dst):
+            raise OpError("the mask form of pl.scatter needs both mask_pattern= and dst=",
+                          arg="dst" if given(mask_pattern) else "mask_pattern")
+        p = _pattern(mask_pattern)
+        d = shaped(dst, "dst")
+        same_family(t, d, "dst")
+        stride = PATTERNS[p][0]
+        if d.dtype != t.dtype:
+            raise OpError(f"dst dtype {d.dtype!r} must equal input dtype {t.dtype!r}", arg="dst")
+        if isinstance(d.shape[-1], int) and isinstance(t.shape[-1], int) and \
+                d.shape[-1] != t.shape[-1] * stride:
+            raise OpError(f"{PATTERN_NAMES[p]} scatter needs dst.cols = input.cols * {stride} "
+                          f"= {t.shape[-1] * stride}, got {d.shape[-1]}", arg="dst")
+        if dims_equal(d.shape[0], t.shape[0]) is False:
+            raise OpError(f"dst rows {d.shape[0]} must equal input rows {t.shape[0]}", arg="dst")
+        return like(d, valid_shape=None)
+    d = -1 if not given(dim) else int_arg(dim, "dim")
+    if d not in (-1, 1):
+        raise OpError(f"pl.scatter scatters along the last axis only (dim=-1), got dim={d}",
+                      arg="dim")
+    if not given(index) or not given(src):
+        raise OpError("the index form of pl.scatter needs index= and src=",
+                      arg="index" if not given(index) else "src")
+    i = shaped(index, "index")
+    s = shaped(src, "src")
+    same_family(t, i, "index")
+    same_family(t, s, "src")
+    want = dtypes.INT32 if t.dtype.nbytes == 4 else dtypes.INT16
+    if i.dtype != want:
+        raise OpError(f"scatter indices for a {t.dtype!r} input must be {want!r}, got "
+                      f"{i.dtype!r}", arg="index")
+    if s.dtype != t.dtype:
+        raise OpError(f"src dtype {s.dtype!r} must equal input dtype {t.dtype!r}", arg="src")
+    if i.rank != 2 or s.rank != 2 or any(dims_equal(a, b) is False
+                                         for a, b in zip(i.shape, s.shape)):
+        raise OpError(f"index {list(i.shape)} and src {list(s.shape)} must have one 2-D shape",
+                      arg="index")
+    if isinstance(s.shape[-1], int) and isinstance(t.shape[-1], int) and \
+            s.shape[-1] > t.shape[-1]:
+        raise OpError(f"src has {s.shape[-1]} columns but input only {t.shape[-1]}", arg="src")
+    return like(t, valid_shape=None)
+
+
+def _scatter_impl(input, dim=None, index=None, src=None, mask_pattern=None, dst=None):
+    if mask_pattern is not None:
+        out = np.array(plain(dst), copy=True)
+        stride, phase = PATTERNS[int(mask_pattern)]
+        out[..., phase::stride] = np.asarray(plain(input))
+        return out
+    out = np.array(plain(input), copy=True)
+    idx = np.asarray(plain(index)).astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= out.shape[-1]):
+        raise IndexError(f"scatter index out of range [0, {out.shape[-1]})")
+    rows = np.arange(idx.shape[0])[:, None]
+    out[rows, idx] = np.asarray(plain(src))
+    return out
+
+
+defop("scatter", unit=Unit.VECTOR, impl=_scatter_impl,
+      names=("pl.scatter", "pl.tensor.scatter"))(_scatter)
+
+
+def _tile_scatter(dst, src, indexes):
+    """`dst.flat[indexes[i, j]] = src[i, j]` in place (flattened row-major); returns dst."""
+    d = shaped(dst, "dst")
+    s = shaped(src, "src")
+    i = shaped(indexes, "indexes")
+    if not all(isinstance(x, TileType) for x in (d, s, i)):
+        raise OpError("pl.tile.scatter takes tiles", arg="dst")
+    if s.dtype != d.dtype:
+        raise OpError(f"src dtype {s.dtype!r} must equal dst dtype {d.dtype!r}", arg="src")
+    if not i.dtype.is_int():
+        raise OpError(f"scatter indexes must be integers, got {i.dtype!r}", arg="indexes")
+    if any(dims_equal(a, b) is False for a, b in zip(i.shape, s.shape)):
+        raise OpError(f"indexes {list(i.shape)} must have src's shape {list(s.shape)}",
+                      arg="indexes")
+    return d
+
+
+def _flat_scatter(dst, src, idx):
+    flat = dst.reshape(-1)
+    k = np.asarray(plain(idx)).astype(np.int64).reshape(-1)
+    if k.size and (k.min() < 0 or k.max() >= flat.size):
+        raise IndexError(f"scatter index out of range [0, {flat.size})")
+    flat[k] = np.asarray(plain(src)).reshape(-1).astype(dst.dtype)
+    return dst
+
+
+defop("tile.scatter", unit=Unit.VECTOR, writes="dst",
+      impl=lambda dst, src, indexes: _flat_scatter(dst, src, indexes),
+      names=("pl.tile.scatter",))(_tile_scatter)
+
+
+def _scatter_mask(dst, src, mask_pattern):
+    """Write `src`'s columns into the columns of `dst` that `mask_pattern` marks, in
+    place (`dst.cols = src.cols * stride`); returns dst."""
+    d = shaped(dst, "dst")
+    s = shaped(src, "src")
+    p = _pattern(mask_pattern)
+    stride = PATTERNS[p][0]
+    if isinstance(d.shape[-1], int) and isinstance(s.shape[-1], int) and \
+            d.shape[-1] != s.shape[-1] * stride:
+        raise OpError(f"{PATTERN_NAMES[p]} scatter needs dst.cols = src.cols * {stride}", arg="dst")
+    if s.dtype != d.dtype:
+        raise OpError(f"src dtype {s.dtype!r} must equal dst dtype {d.dtype!r}", arg="src")
+    return d
+
+
+def _scatter_mask_impl(dst, src, mask_pattern):
+    stride, phase = PATTERNS[int(mask_pattern)]
+    dst[..., phase::stride] = np.asarray(plain(src)).astype(dst.dtype)
+    return dst
+
+
+defop("tile.scatter_mask", unit=Unit.VECTOR, writes="dst", impl=_scatter_mask_impl,
+      names=("pl.tile.scatter_mask",))(_scatter_mask)
+
+
+def _mscatter(src, idx, output_tensor):
+    """GM scatter-store: `output_tensor.flat[idx[i, j]] = src[i, j]`; returns the tensor."""
+    s = shaped(src, "src")
+    i = shaped(idx, "idx")
+    o = shaped(output_tensor, "output_tensor")
+    if not isinstance(s, TileType):
+        raise OpError("pl.mscatter stores a tile", arg="src")
+    if i.dtype != dtypes.INT32:
+        raise OpError(f"pl.mscatter indices must be INT32, got {i.dtype!r}", arg="idx")
+    if s.dtype != o.dtype:
+        raise OpError(f"src dtype {s.dtype!r} must equal the tensor's {o.dtype!r}", arg="src")
+    return o
+
+
+defop("mscatter", unit=Unit.MTE, writes="output_tensor",
+      impl=lambda src, idx, output_tensor: _flat_scatter(output_tensor, src, idx),
+      names=("pl.mscatter", "pl.tile.mscatter"))(_mscatter)
+
+
+def _scatter_update(input, dim, index, src):
+    """Row update in place: `input[index.flat[k], :] = src[k, :]`.
+
+    2-D: `input [rows, d]`, `src [b*s, d]`, `index [b, s]`; 4-D paged form: `input
+    [blocks, block_size, 1, d]`, `src [b, s, 1, d]` (rows are the flattened leading
+    axes). `dim` must be -2. Returns the updated input.
+    """
+    t = shaped(input, "input")
+    d = int_arg(dim, "dim")
+    if d not in (-2, t.rank - 2):
+        raise OpError(f"pl.scatter_update updates whole rows (dim=-2), got dim={d}", arg="dim")
+    i = shaped(index, "index")
+    s = shaped(src, "src")
+    same_family(t, s, "src")
+    if t.rank not in (2, 4):
+        raise OpError(f"pl.scatter_update takes a 2-D or 4-D input, got rank {t.rank}",
+                      arg="input")
+    if not i.dtype.is_int():
+        raise OpError(f"scatter_update indices must be integers, got {i.dtype!r}", arg="index")
+    if i.rank != 2:
+        raise OpError("scatter_update index must be 2-D [b, s]", arg="index")
+    if s.rank != t.rank or dims_equal(s.shape[-1], t.shape[-1]) is False:
+        raise OpError(f"src rows must have input's row width {t.shape[-1]}", arg="src")
+    if s.dtype != t.dtype:
+        raise OpError(f"src dtype {s.dtype!r} must equal input dtype {t.dtype!r}", arg="src")
+    return t
+
+
+def _scatter_update_impl(input, dim, index, src):
+    rows = input.reshape(-1, input.shape[-1])
+    k = np.asarray(plain(index)).astype(np.int64).reshape(-1)
+    vals = np.asarray(plain(src)).reshape(-1, input.shape[-1])
+    if k.size and (k.min() < 0 or k.max() >= rows.shape[0]):
+        raise IndexError(f"scatter_update row index out of range [0, {rows.shape[0]})")
+    rows[k] = vals[:k.size].astype(input.dtype)
+    return input
+
+
+defop("scatter_update", unit=Unit.VECTOR, writes="input", impl=_scatter_update_impl,
+      names=("pl.scatter_update", "pl.tensor.scatter_update",
+             "pl.tile.scatter_update"))(_scatter_update)
+
+
+# --- row DMAs into on-chip buffers ------------------------------------------------------------
+
+
+def _gather_row(dst, src, dst_offset, src_offset, shapes, transpose=False, *, valid_shape=None):
+    """DMA the GM window `src[src_offset : src_offset + shapes]` into `dst` at
+    `dst_offset`, in place (returns dst). `transpose=True` places the `[r, c]` window
+    as `[c, r]`; `valid_shape` (maybe dynamic) transfers only that much of the window."""
+    d = shaped(dst, "dst")
+    s = shaped(src, "src")
+    win = dims_arg(shapes, "shapes")
+    if not all(isinstance(x, int) for x in win):
+        raise OpError("gather_row window shapes must be compile-time constants", arg="shapes")
+    if len(win) != 2 or len(dims_arg(src_offset, "src_offset")) != s.rank or \
+            len(dims_arg(dst_offset, "dst_offset")) != d.rank:
+        raise OpError("gather_row takes 2-D windows with full-rank offsets", arg="shapes")
+    if bool(py_value(transpose)) and given(valid_shape):
+        raise OpError("gather_row: valid_shape is not supported with transpose=True",
+                      arg="valid_shape")
+    if s.dtype != d.dtype:
+        raise OpError(f"gather_row copies bytes: src {s.dtype!r} and dst {d.dtype!r} differ",
+                      arg="src")
+    placed = win[::-1] if bool(py_value(transpose)) else win
+    for ax, (w, full) in enumerate(zip(placed, d.shape)):
+        if isinstance(full, int) and w > full:
+            raise OpError(f"a {w}-wide window does not fit dst axis {ax} ({full})", arg="shapes")
+    return d
+
+
+def _gather_row_impl(dst, src, dst_offset, src_offset, shapes, transpose=False,
+                     valid_shape=None):
+    r, c = (int(x) for x in shapes)
+    if valid_shape is not None:
+        r, c = min(r, int(valid_shape[0])), min(c, int(valid_shape[1]))
+    so = [int(x) for x in src_offset]
+    a = np.asarray(plain(src))
+    window = a[so[0]:so[0] + r, so[1]:so[1] + c]
+    if transpose:
+        window = window.T
+    do = [int(x) for x in dst_offset]
+    dst[do[0]:do[0] + window.shape[0], do[1]:do[1] + window.shape[1]] = window
+    return dst
+
+
+defop("gather_row", unit=Unit.MTE, writes="dst", impl=_gather_row_impl,
+      names=("pl.gather_row", "pl.tensor.gather_row", "pl.tile.gather_row"))(_gather_row)
+
+
+def _paged_gather(src, indices, block_table, block_size, size, max_indices, *,
+                  space=MemorySpace.Mat, col_off=0, is_trans=False, is_b_matrix=False):
+    """Gather rows of a paged 2-D pool into an on-chip buffer: logical row `idx` lives
+    at `block_table[idx // block_size] * block_size + idx % block_size`; result
+    `[max_indices, size]` (transposed with `is_trans`), columns from `col_off`. Rows
+    past the number of indices are zero."""
+    s = shaped(src, "src")
+    i = shaped(indices, "indices")
+    b = shaped(block_table, "block_table")
+    if s.rank != 2:
+        raise OpError("pl.paged_gather needs a 2-D pool", arg="src")
+    if i.dtype != dtypes.INT32 or b.dtype != dtypes.INT32:
+        raise OpError("pl.paged_gather indices and block_table must be INT32",
+                      arg="indices" if i.dtype != dtypes.INT32 else "block_table")
+    bs = int_arg(block_size, "block_size")
+    n = int_arg(size, "size")
+    m = int_arg(max_indices, "max_indices")
+    off = int_arg(col_off, "col_off")
+    if bs <= 0 or n <= 0 or m <= 0:
+        raise OpError("block_size, size and max_indices must be positive", arg="size")
+    if isinstance(s.shape[1], int) and off + n > s.shape[1]:
+        raise OpError(f"columns [{off}, {off + n}) exceed the pool width {s.shape[1]}",
+                      arg="size")
+    sp = py_value(space)
+    if sp not in (MemorySpace.Mat, MemorySpace.Vec):
+        raise OpError("paged_gather lands in Mat or Vec", arg="space")
+    trans = bool(py_value(is_trans))
+    if trans and sp is not MemorySpace.Mat:
+        raise OpError("is_trans=True needs space=Mat", arg="is_trans")
+    return TensorType((n, m) if trans else (m, n), s.dtype)
+
+
+def _paged_gather_impl(src, indices, block_table, block_size, size, max_indices, space=None,
+                       col_off=0, is_trans=False, is_b_matrix=False):
+    a = np.asarray(plain(src))
+    ids = np.asarray(plain(indices)).astype(np.int64).reshape(-1)[:int(max_indices)]
+    table = np.asarray(plain(block_table)).astype(np.int64).reshape(-1)
+    bs = int(block_size)
+    phys = table[ids // bs] * bs + ids % bs
+    out = np.zeros((int(max_indices), int(size)), dtype=a.dtype)
+    out[:len(ids)] = a[phys, int(col_off):int(col_off) + int(size)]
+    return np.ascontiguousarray(out.T) if is_trans else out
+
+
+defop("paged_gather", unit=Unit.MTE, impl=_paged_gather_impl,
+      names=("pl.paged_gather", "pl.tensor.paged_gather"))(_paged_gather)
+
+
