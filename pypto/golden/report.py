@@ -1,0 +1,270 @@
+"""What a run found: `RunResult`, one `OutputCheck` per validated output, and the
+diagnosis of mismatches (where they are, and whether they are an unwritten `pl.Out`
+region together with the fix that fits it)."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pypto.golden import _interop as io
+
+MAX_FIRST_BAD = 5
+
+
+@dataclass
+class Mismatch:
+    """Where an output disagrees with its golden."""
+
+    count: int
+    total: int
+    max_abs: float | None  # over positions where both sides are finite
+    max_rel: float | None
+    first_bad: list  # index tuples, row-major order
+    nan_actual: int = 0
+    inf_actual: int = 0
+    nan_expected: int = 0
+    inf_expected: int = 0
+
+    @property
+    def fraction(self) -> float:
+        return self.count / self.total if self.total else 0.0
+
+    def line(self) -> str:
+        parts = [f"{self.count}/{self.total} mismatched ({self.fraction:.2%})"]
+        if self.max_abs is not None:
+            parts.append(f"max abs err {self.max_abs:.4g}")
+        if self.max_rel is not None:
+            parts.append(f"max rel err {self.max_rel:.4g}")
+        if self.first_bad:
+            parts.append("first at " + " ".join(_fmt_index(i) for i in self.first_bad))
+        return ", ".join(parts)
+
+    def nonfinite_line(self) -> str:
+        if not (self.nan_actual or self.inf_actual or self.nan_expected or self.inf_expected):
+            return ""
+        return (f"non-finite: actual NaN={self.nan_actual} Inf={self.inf_actual}; "
+                f"expected NaN={self.nan_expected} Inf={self.inf_expected}")
+
+
+@dataclass
+class Unwritten:
+    """A region of a `pl.Out` output that no task wrote."""
+
+    count: int
+    bounds: list  # (start, stop) per axis: the bounding box
+    is_box: bool  # the region fills its bounding box
+    tail_axis: int | None  # set when the region is "everything from tail_start on" along one axis
+    tail_start: int | None
+    source: str  # how it was found: "last writer = none" or "NaN residue"
+    golden_zero: bool  # the golden holds only zeros there
+    shape: tuple = ()
+    fixes: list = field(default_factory=list)
+
+    def region_text(self, shape: tuple) -> str:
+        if self.tail_axis is not None:
+            n = shape[self.tail_axis]
+            return f"indices {self.tail_start}:{n} along axis {self.tail_axis}"
+        box = "[" + ", ".join(f"{a}:{b}" for a, b in self.bounds) + "]"
+        return box if self.is_box else f"scattered inside {box}"
+
+
+@dataclass
+class OutputCheck:
+    """The verdict on one output."""
+
+    name: str
+    passed: bool
+    comparator: str
+    detail: str
+    actual: np.ndarray
+    expected: np.ndarray
+    direction: str | None = None  # "In" / "Out" / "InOut" as the kernel declares it
+    mismatch: Mismatch | None = None
+    unwritten: Unwritten | None = None
+    hints: list = field(default_factory=list)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.actual.shape)
+
+    def headline(self) -> str:
+        dtype = self.actual.dtype.name
+        shape = ", ".join(str(d) for d in self.shape)
+        direction = f" pl.{self.direction}" if self.direction else ""
+        return (f"'{self.name}'{direction} {dtype}[{shape}]: "
+                f"{'PASS' if self.passed else 'FAIL'} ({self.comparator})")
+
+    def lines(self) -> list[str]:
+        out = [self.headline()]
+        if self.passed:
+            return out
+        if self.mismatch is not None:
+            out.append("  " + self.mismatch.line())
+            nf = self.mismatch.nonfinite_line()
+            if nf:
+                out.append("  " + nf)
+        if self.unwritten is not None:
+            u = self.unwritten
+            out.append(f"  unwritten pl.Out region: {u.region_text(self.shape)}, "
+                       f"{u.count} element(s) never written ({u.source})")
+        for hint in self.hints:
+            out.append("  " + hint)
+        if self.unwritten is not None:
+            for i, fix in enumerate(self.unwritten.fixes):
+                out.append(("  fix: " if i == 0 else "   or: ") + fix)
+        if self.detail and (self.mismatch is None or _detail_adds(self.comparator)):
+            out.extend("  " + ln.strip() for ln in self.detail.splitlines()[:8] if ln.strip())
+        return out
+
+
+def _detail_adds(comparator: str) -> bool:
+    """The comparator text says more than the generic summary (custom rules)."""
+    return comparator != "allclose"
+
+
+def _fmt_index(idx: tuple) -> str:
+    return "[" + ",".join(str(int(i)) for i in idx) + "]"
+
+
+@dataclass
+class RunResult:
+    """The outcome of `run` / `run_jit`.
+
+    `passed`/`error` follow pypto-lib (`str()` is `PASS (1.23s)` or `FAIL: ... (1.23s)`).
+    `outputs` holds one `OutputCheck` per validated output (actual and expected arrays,
+    mismatch summary, unwritten-region diagnosis); `report()` renders them.
+    """
+
+    passed: bool
+    error: str | None = None
+    execution_time: float | None = None
+    work_dir: Path | None = None
+    bench: Any = None
+    outputs: dict = field(default_factory=dict)
+    name: str | None = None
+    platform: str | None = None
+    compiled: Any = None
+    sim: Any = None
+    validated: bool = True
+    stages: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""
+        if self.passed:
+            return "PASS" + took
+        return "FAIL" + (f": {self.error}" if self.error else "") + took
+
+    def report(self) -> str:
+        """A short, readable summary of the run."""
+        took = f" in {self.execution_time:.2f}s" if self.execution_time is not None else ""
+        where = f" on {self.platform}" if self.platform else ""
+        head = f"{'PASS' if self.passed else 'FAIL'} {self.name or ''}{where}{took}".rstrip()
+        if not self.validated and self.passed:
+            head += " (validation skipped: no golden_fn or golden_data)"
+        lines = [head]
+        if not self.outputs and self.error:
+            lines.extend("  " + ln for ln in self.error.splitlines())
+        for check in self.outputs.values():
+            lines.extend("  " + ln for ln in check.lines())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        color = "#1a7f37" if self.passed else "#cf222e"
+        took = f" &middot; {self.execution_time:.2f}s" if self.execution_time is not None else ""
+        rows = []
+        for c in self.outputs.values():
+            status = ("<b style='color:#1a7f37'>PASS</b>" if c.passed
+                      else "<b style='color:#cf222e'>FAIL</b>")
+            notes = "<br>".join(html.escape(ln.strip()) for ln in c.lines()[1:])
+            shape = "&times;".join(str(d) for d in c.shape)
+            rows.append(f"<tr><td><code>{html.escape(c.name)}</code></td>"
+                        f"<td>{html.escape(c.direction or '')}</td>"
+                        f"<td>{c.actual.dtype.name}[{shape}]</td><td>{status}</td>"
+                        f"<td>{html.escape(c.comparator)}</td>"
+                        f"<td style='text-align:left'>{notes}</td></tr>")
+        table = ""
+        if rows:
+            table = ("<table><tr><th>output</th><th>dir</th><th>type</th><th>verdict</th>"
+                     "<th>rule</th><th>details</th></tr>" + "".join(rows) + "</table>")
+        elif self.error:
+            table = f"<pre>{html.escape(self.error)}</pre>"
+        return (f"<div><b style='color:{color}'>{'PASS' if self.passed else 'FAIL'}</b> "
+                f"{html.escape(self.name or '')}{took}{table}</div>")
+
+
+# ----------------------------------------------------------------------------------------
+# diagnosis
+
+
+def summarize_mismatch(actual: np.ndarray, expected: np.ndarray, bad: np.ndarray
+                       ) -> Mismatch:
+    a = io.to_f32(actual)
+    e = io.to_f32(expected)
+    bad = np.broadcast_to(bad, a.shape)
+    count = int(bad.sum())
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        finite = np.isfinite(a) & np.isfinite(e)
+        sel = bad & finite
+        max_abs = max_rel = None
+        if sel.any():
+            diff = np.abs(a[sel] - e[sel])
+            max_abs = float(diff.max())
+            max_rel = float((diff / np.maximum(np.abs(e[sel]), np.float32(1e-12))).max())
+    first = [tuple(int(x) for x in i) for i in np.argwhere(bad)[:MAX_FIRST_BAD]]
+    return Mismatch(count=count, total=int(a.size), max_abs=max_abs, max_rel=max_rel,
+                    first_bad=first,
+                    nan_actual=int(np.isnan(a).sum()), inf_actual=int(np.isinf(a).sum()),
+                    nan_expected=int(np.isnan(e).sum()), inf_expected=int(np.isinf(e).sum()))
+
+
+def describe_unwritten(mask: np.ndarray, expected: np.ndarray, source: str) -> Unwritten:
+    """Locate an unwritten region (mask True = never written) and decide its shape."""
+    count = int(mask.sum())
+    bounds = []
+    for axis in range(mask.ndim):
+        other = tuple(a for a in range(mask.ndim) if a != axis)
+        hit = np.flatnonzero(mask.any(axis=other) if other else mask)
+        bounds.append((int(hit[0]), int(hit[-1]) + 1))
+    volume = int(np.prod([b - a for a, b in bounds])) if bounds else 1
+    is_box = volume == count
+    tail_axis = tail_start = None
+    if is_box and mask.ndim:
+        partial = [ax for ax, (a, b) in enumerate(bounds) if (a, b) != (0, mask.shape[ax])]
+        if len(partial) == 1 and bounds[partial[0]][1] == mask.shape[partial[0]]:
+            tail_axis, tail_start = partial[0], bounds[partial[0]][0]
+    e = io.to_f32(expected)[mask]
+    golden_zero = bool(e.size) and bool(np.all(e == 0))
+    return Unwritten(count=count, bounds=bounds, is_box=is_box, tail_axis=tail_axis,
+                     tail_start=tail_start, source=source, golden_zero=golden_zero,
+                     shape=tuple(mask.shape))
+
+
+def suggest_fixes(u: Unwritten, name: str, comparator: str) -> list[str]:
+    """The fixes that fit an unwritten region, best first."""
+    fixes = []
+    inout = (f"declare '{name}' pl.InOut[...] and give its TensorSpec init_value=0 "
+             "(uploaded zeros stay where the kernel does not write)")
+    if u.golden_zero:
+        fixes.append(inout + "; the golden expects zeros there")
+    if u.tail_axis is not None:
+        axis = "" if u.tail_axis == 0 else f", valid_axis={u.tail_axis}"
+        fixes.append(f'compare only the written part: compare_fn={{"{name}": ratio_allclose('
+                     f"valid_rows={u.tail_start}{axis}, max_error_ratio=0.0)}}")
+        fixes.append(f"if the tail must read as zero: store zeros there in the kernel (or "
+                     f"pl.InOut + init_value=0) and check with ratio_allclose(valid_rows="
+                     f"{u.tail_start}{axis}, zero_tail=True)")
+    if u.is_box:
+        index = ", ".join(":" if (a, b) == (0, n) else f"{a}:{b}"
+                          for (a, b), n in zip(u.bounds, u.shape))
+        where = f'values["{name}"][{index}] = float("nan")'
+    else:
+        where = f'set values["{name}"] to NaN at the unwritten positions'
+    fixes.append(f"if it is don't-care: in golden_fn {where} and compare with "
+                 "ratio_allclose(ignore_nan=True)")
+    if not u.golden_zero:
+        fixes.append(inout)
+    return fixes

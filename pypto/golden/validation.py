@@ -1,0 +1,616 @@
+"""Comparing kernel outputs with golden outputs.
+
+The default rule is torch's `allclose` (same dtype required, NaN never equal,
+integers compared numerically in fp32, low-precision floats compared in their own
+dtype). Comparator factories build per-output rules; every comparator follows one
+protocol::
+
+    cmp(actual, expected, *, actual_outputs, expected_outputs, inputs, rtol, atol)
+        -> (ok: bool, detail: str)
+
+`actual`/`expected` are numpy arrays or torch tensors (whatever the run uses); the
+built-in comparators accept both and work in numpy. A built-in comparator also
+carries `cmp.bad_mask(actual, expected, rtol, atol)` - the element-wise verdict the
+run report uses to locate mismatches.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pypto.golden import _interop as io
+
+# ----------------------------------------------------------------------------------------
+# element rules
+
+
+def isclose(actual: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-8
+            ) -> np.ndarray:
+    """torch.isclose's rule on numpy arrays (equal_nan=False).
+
+    Floats are compared in their own dtype (a bf16 difference is a bf16 number);
+    other dtypes are converted to fp32 first. Infinities match when equal.
+    """
+    a = io.as_numpy(actual)
+    e = io.as_numpy(expected)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.asarray(a == e)
+        if rtol == 0 and atol == 0:
+            return close
+        if not io.is_floating(a.dtype):
+            a = a.astype(np.float32)
+            e = e.astype(np.float32)
+        allowed = atol + np.abs(e * rtol)
+        err = np.abs(a - e)
+        finite = np.isfinite(err.astype(np.float32))
+        return close | (finite & (err <= allowed))
+
+
+def _allclose_problem(a: np.ndarray, e: np.ndarray) -> str:
+    """Why the default rule cannot compare two arrays at all ('' when it can)."""
+    if a.dtype != e.dtype:
+        return (f"    dtype mismatch: actual {a.dtype.name} vs expected {e.dtype.name} "
+                "(the golden must produce the output's dtype)")
+    if a.shape != e.shape:
+        try:
+            np.broadcast_shapes(a.shape, e.shape)
+        except ValueError:
+            return f"    shape mismatch: actual {a.shape} vs expected {e.shape}"
+    return ""
+
+
+def default_compare(actual: Any, expected: Any, *, rtol: float, atol: float,
+                    **_: Any) -> tuple[bool, str]:
+    """The harness default: torch.allclose(actual, expected, rtol, atol)."""
+    a = io.as_numpy(actual)
+    e = io.as_numpy(expected)
+    problem = _allclose_problem(a, e)
+    if problem:
+        return False, problem
+    close = isclose(a, e, rtol=rtol, atol=atol)
+    if close.all():
+        return True, ""
+    bad = np.flatnonzero(~np.broadcast_to(close, a.shape))
+    fa, fe = a.reshape(-1), np.broadcast_to(e, a.shape).reshape(-1)
+    shown = bad[:20]
+    lines = [f"    [{i}] actual={fa[i].item()}, expected={fe[i].item()}" for i in shown]
+    return False, (f"    Mismatched elements: {bad.size}/{a.size}  rtol={rtol} atol={atol}\n"
+                   f"    first {shown.size} mismatches:\n" + "\n".join(lines))
+
+
+default_compare.__name__ = "allclose"
+default_compare.bad_mask = lambda a, e, rtol, atol: ~isclose(a, e, rtol=rtol, atol=atol)
+
+
+# ----------------------------------------------------------------------------------------
+# validate_golden
+
+
+def _comparator_label(fn: Callable) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def check_outputs(outputs: dict, golden: dict, rtol: float = 1e-5, atol: float = 1e-5,
+                  compare_fn: dict | None = None, inputs: dict | None = None,
+                  echo: bool = True) -> dict[str, tuple[bool, str, str]]:
+    """Run each output's comparator; {name: (ok, detail, comparator label)}.
+
+    Prints one status line per output when `echo` is set.
+    """
+    compare_fn = compare_fn or {}
+    inputs = inputs or {}
+    verdicts: dict[str, tuple[bool, str, str]] = {}
+    for name, actual in outputs.items():
+        expected = golden[name]
+        fn = compare_fn.get(name)
+        if fn is None:
+            ok, detail = default_compare(actual, expected, rtol=rtol, atol=atol)
+            label = "allclose"
+        else:
+            label = _comparator_label(fn)
+            ok, detail = fn(actual, expected, actual_outputs=outputs, expected_outputs=golden,
+                            inputs=inputs, rtol=rtol, atol=atol)
+            ok = bool(ok)
+        verdicts[name] = (ok, detail or "", label)
+        if echo:
+            shape = tuple(actual.shape)
+            suffix = "" if fn is None else f" ({label})"
+            print(f"[RUN]   '{name}' {'PASS' if ok else 'FAIL'}  shape={shape} "
+                  f"dtype={io.dtype_label(actual.dtype)}{suffix}", flush=True)
+    return verdicts
+
+
+def validate_golden(outputs: dict, golden: dict, rtol: float = 1e-5, atol: float = 1e-5,
+                    compare_fn: dict | None = None, inputs: dict | None = None) -> None:
+    """Compare every output with its golden; raise one AssertionError naming all failures.
+
+    `compare_fn` maps output names to comparators used instead of allclose;
+    `inputs` (non-output tensors and scalars) is handed to those comparators.
+    """
+    verdicts = check_outputs(outputs, golden, rtol, atol, compare_fn, inputs)
+    failed = {n: v for n, v in verdicts.items() if not v[0]}
+    if not failed:
+        return
+    blocks = []
+    for name, (_, detail, label) in failed.items():
+        a = outputs[name]
+        blocks.append(f"  '{name}' FAIL ({label})  shape={tuple(a.shape)} "
+                      f"dtype={io.dtype_label(a.dtype)}\n{detail}")
+    raise AssertionError(f"Output(s) does not match golden: {list(failed)}\n" + "\n".join(blocks))
+
+
+# ----------------------------------------------------------------------------------------
+# shared pieces of the ratio comparators
+
+
+def _check_prefix(a: np.ndarray, e: np.ndarray, valid_rows: int | None, valid_axis: int,
+                  zero_tail: bool) -> tuple[np.ndarray, np.ndarray, str]:
+    """Keep the first `valid_rows` entries along `valid_axis` (optionally demanding a
+    zero tail); returns (actual, expected, error text)."""
+    if valid_rows is None:
+        return a, e, ""
+    if not -a.ndim <= valid_axis < a.ndim:
+        return a, e, f"    valid_axis={valid_axis} out of range for shape {a.shape}"
+    axis = valid_axis % a.ndim
+    total = a.shape[axis]
+    if not 0 <= valid_rows <= total:
+        return a, e, (f"    valid_rows={valid_rows} out of range for axis {valid_axis} "
+                      f"of length {total}")
+    if zero_tail:
+        tail = np.take(a, np.arange(valid_rows, total), axis=axis)
+        nonzero = int(np.count_nonzero(tail.astype(np.float32) != 0)) if tail.size else 0
+        if nonzero:
+            return a, e, (f"    inactive tail ({valid_axis=}, rows {valid_rows}:{total}) "
+                          f"contains {nonzero} nonzero values")
+    keep = np.arange(valid_rows)
+    return np.take(a, keep, axis=axis), np.take(e, keep, axis=axis), ""
+
+
+def _nonfinite_text(a: np.ndarray, e: np.ndarray) -> str:
+    counts = (int(np.isnan(a).sum()), int(np.isinf(a).sum()),
+              int(np.isnan(e).sum()), int(np.isinf(e).sum()))
+    if not any(counts):
+        return ""
+    return ("    illegal values in comparison: "
+            f"actual: NaN={counts[0]} Inf={counts[1]}; expected: NaN={counts[2]} Inf={counts[3]}")
+
+
+def _f32_pair(actual: Any, expected: Any) -> tuple[np.ndarray, np.ndarray]:
+    return io.to_f32(io.as_numpy(actual)), io.to_f32(io.as_numpy(expected))
+
+
+def _care(a: np.ndarray, e: np.ndarray, ignore_nan: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """With ignore_nan, drop the positions whose golden is NaN (they are "don't care").
+    Returns flat-or-shaped arrays and the number of dropped positions."""
+    if not ignore_nan:
+        return a, e, 0
+    dont_care = np.isnan(e)
+    dropped = int(dont_care.sum())
+    if not dropped:
+        return a, e, 0
+    return a[~dont_care], e[~dont_care], dropped
+
+
+def _ratio_allclose_mask(a: np.ndarray, e: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    a, e = io.to_f32(a), io.to_f32(e)
+    with np.errstate(invalid="ignore"):
+        return ~(np.abs(a - e) <= atol + rtol * np.abs(e))
+
+
+def _reldiff(a: np.ndarray, e: np.ndarray, diff_thd: float) -> tuple[np.ndarray, np.ndarray]:
+    diff = np.abs(a - e)
+    floor = np.float32((1.0 / (1 << 14)) / diff_thd)
+    denom = np.maximum(np.maximum(np.abs(a), np.abs(e)), floor) + np.float32(1e-9)
+    return diff, np.where(diff < diff_thd, diff, diff / denom)
+
+
+def _show(values: list[str], limit: int) -> str:
+    return "\n".join(values[:limit])
+
+
+# ----------------------------------------------------------------------------------------
+# comparator factories
+
+
+def ratio_allclose(atol: float | None = None, rtol: float | None = None,
+                   max_error_ratio: float = 0.005, max_show: int = 10,
+                   valid_rows: int | None = None, valid_axis: int = 0,
+                   zero_tail: bool = False, ignore_nan: bool = False) -> Callable:
+    """allclose that tolerates a bounded fraction of outliers.
+
+    A point is bad when |a - e| > atol + rtol*|e| (both sides in fp32); the output
+    passes when bad points are at most round(max_error_ratio * compared points).
+    NaN/Inf on either side fail outright, except that with `ignore_nan=True` every
+    position whose *golden* is NaN is left out (mark don't-care regions by writing
+    NaN there in the golden function). `valid_rows`/`valid_axis` restrict the check
+    to a leading block; `zero_tail` then also demands the dropped tail be zero.
+    `atol`/`rtol` of None take the run's tolerances.
+    """
+    if not 0.0 <= max_error_ratio <= 1.0:
+        raise ValueError(f"max_error_ratio must lie in [0, 1], got {max_error_ratio}")
+
+    def cmp(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-5,
+            **_: Any) -> tuple[bool, str]:
+        use_atol = atol if cmp.atol_override is None else cmp.atol_override
+        use_rtol = rtol if cmp.rtol_override is None else cmp.rtol_override
+        a0, e0 = io.as_numpy(actual), io.as_numpy(expected)
+        if a0.shape != e0.shape:
+            return False, f"    shape mismatch: actual {a0.shape} vs expected {e0.shape}"
+        a0, e0, err = _check_prefix(a0, e0, valid_rows, valid_axis, zero_tail)
+        if err:
+            return False, err
+        a, e = _f32_pair(a0, e0)
+        shape = a.shape
+        a, e, dropped = _care(a, e, ignore_nan)
+        if a.size == 0:
+            return True, ""
+        err = _nonfinite_text(a, e)
+        if err:
+            return False, err + (f" (after ignoring {dropped} NaN-golden points)" if dropped
+                                 else "")
+        diff = np.abs(a - e)
+        tol = use_atol + use_rtol * np.abs(e)
+        bad = diff > tol
+        n_bad = int(bad.sum())
+        allowed = round(max_error_ratio * a.size)
+        if n_bad <= allowed:
+            return True, ""
+        worst = int(np.argmax(diff))
+        where = (np.unravel_index(worst, shape) if not dropped
+                 else f"compared point {worst}")
+        idx = np.flatnonzero(bad.reshape(-1))
+        fa, fe, fd, ft = a.reshape(-1), e.reshape(-1), diff.reshape(-1), tol.reshape(-1)
+        lines = [f"    [{i}] actual={fa[i]:.8g}, expected={fe[i]:.8g}, diff={fd[i]:.4g}, "
+                 f"tol={ft[i]:.4g}" for i in idx[:max_show]]
+        note = f", {dropped} NaN-golden points ignored" if dropped else ""
+        return False, (
+            f"    ratio_allclose fail: error_count={n_bad}/{a.size} "
+            f"(ratio={n_bad / a.size:.4%}, allowed<={max_error_ratio:.4%}, "
+            f"threshold={allowed} pts{note})\n"
+            f"    atol={use_atol} rtol={use_rtol}\n"
+            f"    max abs diff={float(diff.reshape(-1)[worst]):.6g} at "
+            f"{tuple(int(i) for i in where) if not dropped else where} "
+            f"(tol={float(tol.reshape(-1)[worst]):.6g})\n"
+            f"    first {min(max_show, idx.size)} mismatches:\n" + _show(lines, max_show))
+
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float) -> np.ndarray:
+        use_atol = atol if cmp.atol_override is None else cmp.atol_override
+        use_rtol = rtol if cmp.rtol_override is None else cmp.rtol_override
+        mask = _ratio_allclose_mask(io.as_numpy(actual), io.as_numpy(expected), use_rtol,
+                                    use_atol)
+        return _restrict_mask(mask, io.as_numpy(expected), valid_rows, valid_axis, ignore_nan)
+
+    cmp.atol_override = atol
+    cmp.rtol_override = rtol
+    cmp.bad_mask = bad_mask
+    cmp.options = dict(atol=atol, rtol=rtol, max_error_ratio=max_error_ratio,
+                       valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
+                       ignore_nan=ignore_nan)
+    extra = ", ignore_nan=True" if ignore_nan else ""
+    cmp.__name__ = (f"ratio_allclose(atol={atol}, rtol={rtol}, max_error_ratio={max_error_ratio}, "
+                    f"valid_rows={valid_rows}, valid_axis={valid_axis}, zero_tail={zero_tail}"
+                    f"{extra})")
+    return cmp
+
+
+def _restrict_mask(mask: np.ndarray, expected: np.ndarray, valid_rows: int | None,
+                   valid_axis: int, ignore_nan: bool) -> np.ndarray:
+    """Clear the positions a comparator does not look at."""
+    mask = np.array(mask, dtype=bool)
+    if valid_rows is not None and mask.ndim and -mask.ndim <= valid_axis < mask.ndim:
+        index = [slice(None)] * mask.ndim
+        index[valid_axis % mask.ndim] = slice(max(valid_rows, 0), None)
+        mask[tuple(index)] = False
+    if ignore_nan:
+        mask &= ~np.isnan(io.to_f32(expected))
+    return mask
+
+
+def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
+                  max_diff_hd: float = float("inf"), max_show: int = 10,
+                  valid_rows: int | None = None, valid_axis: int = 0,
+                  zero_tail: bool = False, ignore_nan: bool = False) -> Callable:
+    """Relative-difference comparator with a bad-point budget and a worst-point cap.
+
+    rdiff = |a-e| when that is below diff_thd, else |a-e| / (max(|a|, |e|, 2^-14/diff_thd)
+    + 1e-9). Points with rdiff > diff_thd are bad; pass when there are at most
+    round(pct_thd * compared points) of them and the worst stays below max_diff_hd.
+    NaN/Inf fail (see ratio_allclose for ignore_nan, valid_rows, zero_tail).
+    """
+    if not diff_thd > 0.0:
+        raise ValueError(f"diff_thd must be > 0, got {diff_thd}")
+    if not 0.0 <= pct_thd <= 1.0:
+        raise ValueError(f"pct_thd must lie in [0, 1], got {pct_thd}")
+    if not max_diff_hd > 0.0:
+        raise ValueError(f"max_diff_hd must be > 0, got {max_diff_hd}")
+
+    def cmp(actual: Any, expected: Any, **_: Any) -> tuple[bool, str]:
+        a0, e0 = io.as_numpy(actual), io.as_numpy(expected)
+        if a0.shape != e0.shape:
+            return False, f"    shape mismatch: actual {a0.shape} vs expected {e0.shape}"
+        a0, e0, err = _check_prefix(a0, e0, valid_rows, valid_axis, zero_tail)
+        if err:
+            return False, err
+        a, e = _f32_pair(a0, e0)
+        a, e, dropped = _care(a, e, ignore_nan)
+        if a.size == 0:
+            return True, ""
+        err = _nonfinite_text(a, e)
+        if err:
+            return False, err
+        diff, rdiff = _reldiff(a, e, diff_thd)
+        bad = rdiff > diff_thd
+        n_bad = int(bad.sum())
+        allowed = round(pct_thd * a.size)
+        worst = float(rdiff[bad].max()) if n_bad else 0.0
+        if n_bad <= allowed and worst < max_diff_hd:
+            return True, ""
+        reasons = []
+        if n_bad > allowed:
+            reasons.append(f"error_count={n_bad}/{a.size} (ratio={n_bad / a.size:.4%}, "
+                           f"allowed<={pct_thd:.4%}, threshold={allowed} pts)")
+        if worst >= max_diff_hd:
+            reasons.append(f"worst rdiff={worst:.4g} >= max_diff_hd={max_diff_hd:.4g}")
+        idx = np.flatnonzero(bad.reshape(-1))
+        fa, fe, fd, fr = (x.reshape(-1) for x in (a, e, diff, rdiff))
+        lines = [f"    [{i}] actual={fa[i]:.8g}, expected={fe[i]:.8g}, abs_diff={fd[i]:.4g}, "
+                 f"rdiff={fr[i]:.4g}" for i in idx[:max_show]]
+        return False, (f"    ratio_reldiff fail: {' AND '.join(reasons)}\n"
+                       f"    diff_thd={diff_thd} pct_thd={pct_thd} max_diff_hd={max_diff_hd}\n"
+                       f"    first {min(max_show, idx.size)} mismatches:\n"
+                       + _show(lines, max_show))
+
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float) -> np.ndarray:
+        a, e = _f32_pair(actual, expected)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            _, rdiff = _reldiff(a, e, diff_thd)
+            mask = ~(rdiff <= diff_thd)
+        return _restrict_mask(mask, e, valid_rows, valid_axis, ignore_nan)
+
+    cmp.bad_mask = bad_mask
+    cmp.options = dict(diff_thd=diff_thd, pct_thd=pct_thd, max_diff_hd=max_diff_hd,
+                       valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
+                       ignore_nan=ignore_nan)
+    extra = ", ignore_nan=True" if ignore_nan else ""
+    cmp.__name__ = (f"ratio_reldiff(diff_thd={diff_thd}, pct_thd={pct_thd}, "
+                    f"max_diff_hd={max_diff_hd}, valid_rows={valid_rows}, "
+                    f"valid_axis={valid_axis}, zero_tail={zero_tail}{extra})")
+    return cmp
+
+
+def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
+                      max_show: int = 10) -> Callable:
+    """Comparator for top-k *index* outputs that accepts legal tie swaps.
+
+    Where kernel and golden indices differ at a position, the difference is
+    accepted when the kernel's own paired values (`actual_outputs[vals_name]`) stay
+    ordered (descending by default) on both sides of that position - i.e. the two
+    candidates scored the same and either order is right. A kernel that picked a
+    worse candidate breaks the order and fails. The value tensor itself is checked
+    by its own rule.
+    """
+    def cmp(actual: Any, expected: Any, *, actual_outputs: dict, **_: Any
+            ) -> tuple[bool, str]:
+        if vals_name not in actual_outputs:
+            return False, (f"    compare_fn misconfigured: vals_name='{vals_name}' is not an "
+                           f"output (outputs: {list(actual_outputs)})")
+        ai, ei = io.as_numpy(actual), io.as_numpy(expected)
+        av = io.to_f32(io.as_numpy(actual_outputs[vals_name]))
+        if ai.shape != ei.shape:
+            return False, f"    idx shape mismatch: {ai.shape} vs {ei.shape}"
+        if ai.shape != av.shape:
+            return False, f"    idx/vals shape mismatch: idx={ai.shape} vs vals={av.shape}"
+        if not -ai.ndim <= dim < ai.ndim:
+            return False, f"    dim={dim} out of range for shape {ai.shape}"
+        axis = dim % ai.ndim
+        ai2 = np.moveaxis(ai, axis, -1).reshape(-1, ai.shape[axis])
+        ei2 = np.moveaxis(ei, axis, -1).reshape(-1, ai.shape[axis])
+        av2 = np.moveaxis(av, axis, -1).reshape(-1, ai.shape[axis])
+        lead_shape = tuple(s for d, s in enumerate(ai.shape) if d != axis)
+        differ = ai2 != ei2
+        if not differ.any():
+            return True, ""
+        k = ai2.shape[1]
+        ordered_ok = np.ones_like(differ)
+        if k >= 2:
+            pair = av2[:, :-1] >= av2[:, 1:] if descending else av2[:, :-1] <= av2[:, 1:]
+            ordered_ok[:, 1:] &= pair
+            ordered_ok[:, :-1] &= pair
+        failing = differ & ~ordered_ok
+        if not failing.any():
+            return True, ""
+        rows, cols = np.nonzero(failing)
+        order = "descending" if descending else "ascending"
+        lines = [f"    top-k idx mismatch via '{vals_name}' (dim={dim} order={order}): "
+                 f"{rows.size} position(s) where the kernel's values break {order} order"]
+        for r, c in list(zip(rows, cols))[:max_show]:
+            coord = list(np.unravel_index(r, lead_shape)) if lead_shape else []
+            coord.insert(axis, c)
+            lo, hi = max(0, c - 1), min(k, c + 2)
+            window = ", ".join(f"{v:.6g}" for v in av2[r, lo:hi])
+            lines.append(f"      [{','.join(str(int(x)) for x in coord)}] "
+                         f"actual_idx={int(ai2[r, c])} expected_idx={int(ei2[r, c])} "
+                         f"actual_score={av2[r, c]:.6g} actual_vals[{lo}:{hi}]=[{window}]")
+        if rows.size > max_show:
+            lines.append(f"      ... and {rows.size - max_show} more")
+        return False, "\n".join(lines)
+
+    cmp.__name__ = "topk_pair_compare"
+    cmp.options = dict(vals_name=vals_name, dim=dim, descending=descending)
+    return cmp
+
+
+_INT_KINDS = "iu"
+
+
+def mapped_pool_ratio_allclose(mapping_name: str, *, mapping_shape: tuple,
+                               block_size: int, leading_rank_axis: bool = False,
+                               pool_name: str = "pool", atol: float | None = None,
+                               rtol: float | None = None, max_error_ratio: float = 0.005
+                               ) -> Callable:
+    """Comparator for block-major pools `[blocks, block_size, ...]` (or
+    `[ranks, blocks, block_size, ...]` with `leading_rank_axis`).
+
+    The slot mapping `inputs[mapping_name]` (shape `mapping_shape`, -1 = unused) names
+    the rows the kernel writes: those rows are compared with `ratio_allclose`, and
+    every other row must be bit-identical to the golden (stray writes fail).
+    Negative ids other than -1, ids past the pool and duplicate ids fail.
+    """
+    mapping_shape = tuple(int(d) for d in mapping_shape)
+    if not mapping_shape or any(d <= 0 for d in mapping_shape):
+        raise ValueError(f"mapping_shape needs positive dims, got {mapping_shape}")
+    if block_size <= 0:
+        raise ValueError(f"block_size must be positive, got {block_size}")
+    if leading_rank_axis and len(mapping_shape) < 2:
+        raise ValueError("leading_rank_axis needs mapping_shape = (ranks, items...), got "
+                         f"{mapping_shape}")
+    rows_compare = ratio_allclose(atol=atol, rtol=rtol, max_error_ratio=max_error_ratio)
+
+    def compare(actual: Any, expected: Any, **kwargs: Any) -> tuple[bool, str]:
+        a, e = io.as_numpy(actual), io.as_numpy(expected)
+        if a.shape != e.shape:
+            return False, f"    {pool_name} shape mismatch: actual={a.shape} expected={e.shape}"
+        block_axis = 2 if leading_rank_axis else 1
+        if a.ndim <= block_axis or a.shape[block_axis] != block_size:
+            layout = ("[ranks, blocks, block_size, ...]" if leading_rank_axis
+                      else "[blocks, block_size, ...]")
+            return False, (f"    {pool_name} should be block-major {layout} with "
+                           f"block_size={block_size}, got {a.shape}")
+        mapping = kwargs.get("inputs", {}).get(mapping_name)
+        if mapping is None:
+            return False, f"    compare_fn misconfigured: missing input '{mapping_name}'"
+        m = io.as_numpy(mapping)
+        if m.dtype.kind not in _INT_KINDS:
+            return False, f"    '{mapping_name}' must be an integer tensor, got {m.dtype}"
+        if tuple(m.shape) != mapping_shape:
+            return False, (f"    '{mapping_name}' must have shape {mapping_shape}, got "
+                           f"{tuple(m.shape)}")
+        m = m.astype(np.int64)
+        ranks = mapping_shape[0] if leading_rank_axis else 1
+        if leading_rank_axis and a.shape[0] != ranks:
+            return False, (f"    leading rank count of {pool_name} must be {ranks}, got "
+                           f"{a.shape[0]}")
+        nrows = (a.shape[1] if leading_rank_axis else a.shape[0]) * block_size
+        a_rows = a.reshape(ranks, nrows, -1)
+        e_rows = e.reshape(ranks, nrows, -1)
+        m_rows = m.reshape(ranks, -1)
+
+        def where(r: int, i: int) -> str:
+            return f"[{r}, {i}]" if leading_rank_axis else f"[{i}]"
+
+        neg = np.argwhere(m_rows < -1)
+        if neg.size:
+            r, i = neg[0]
+            return False, (f"    '{mapping_name}'{where(r, i)}={m_rows[r, i]} is invalid; "
+                           "only -1 may mark an unused slot")
+        high = np.argwhere(m_rows >= nrows)
+        if high.size:
+            r, i = high[0]
+            return False, (f"    '{mapping_name}'{where(r, i)}={m_rows[r, i]} is outside "
+                           f"physical row range [0, {nrows})")
+        written = np.zeros((ranks, nrows), dtype=bool)
+        for r in range(ranks):
+            ids = m_rows[r][m_rows[r] >= 0]
+            uniq, counts = np.unique(ids, return_counts=True)
+            if (counts > 1).any():
+                dup = int(uniq[counts > 1][0])
+                on = f" on rank {r}" if leading_rank_axis else ""
+                return False, f"    '{mapping_name}' contains duplicate physical row {dup}{on}"
+            written[r, ids] = True
+        same = _bit_equal_rows(a_rows, e_rows)
+        stray = np.argwhere(~written & ~same)
+        if stray.size:
+            r, row = stray[0]
+            changed = int((~_bit_equal(a_rows[r, row], e_rows[r, row])).sum())
+            rank_txt = f" rank={r}" if leading_rank_axis else ""
+            return False, (f"    unmapped physical {pool_name} row changed:{rank_txt} "
+                           f"row={row} changed_values={changed} mapping='{mapping_name}'")
+        if not written.any():
+            return True, ""
+        ma, me = a_rows[written], e_rows[written]
+        for label, rows in (("actual", ma), ("expected", me)):
+            if io.is_floating(rows.dtype):
+                bad = ~np.isfinite(io.to_f32(rows))
+                if bad.any():
+                    return False, (f"    {label} mapped rows in {pool_name} from "
+                                   f"'{mapping_name}' contain {int(bad.sum())} non-finite "
+                                   "value(s)")
+        ok, detail = rows_compare(ma, me, **kwargs)
+        if ok:
+            return True, ""
+        return False, f"    mapped rows in {pool_name} from '{mapping_name}':\n{detail}"
+
+    compare.__name__ = (f"mapped_pool_ratio_allclose(mapping={mapping_name}, "
+                        f"shape={mapping_shape}, block_size={block_size}, "
+                        f"leading_rank_axis={leading_rank_axis}, atol={atol}, rtol={rtol}, "
+                        f"max_error_ratio={max_error_ratio})")
+    return compare
+
+
+def _bit_equal(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Element equality as `==` sees it (NaN != NaN, like torch)."""
+    return np.asarray(a == e)
+
+
+def _bit_equal_rows(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return _bit_equal(a, e).all(axis=-1)
+
+
+def error_distribution(diff_thds: tuple = (1e-3, 3e-3, 5e-3, 1e-2, 3e-2, 5e-2),
+                       quantiles: tuple = (0.5, 0.9, 0.99, 0.999, 0.9999, 1.0),
+                       always_pass: bool = True) -> Callable:
+    """Measurement comparator: print how the error is distributed, then pass.
+
+    Prints relative L2 error and cosine similarity, the fraction of points over
+    each threshold of `diff_thds` (the ratio_reldiff rule), and percentiles of
+    relative difference, absolute difference and golden magnitude. With
+    `always_pass=False` NaN/Inf in the kernel output fail the check.
+    """
+    qs = np.asarray(quantiles, dtype=np.float64)
+
+    def cmp(actual: Any, expected: Any, **_: Any) -> tuple[bool, str]:
+        a, e = _f32_pair(actual, expected)
+        nans, infs = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+        if nans or infs:
+            msg = f"    illegal values in actual: NaN={nans} Inf={infs}"
+            print(msg)
+            if not always_pass:
+                return False, msg
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            diff = np.abs(a - e)
+            rel = float(np.linalg.norm(diff.astype(np.float64))
+                        / max(float(np.linalg.norm(e.astype(np.float64))), 1e-12))
+            na = max(float(np.linalg.norm(a.astype(np.float64))), 1e-8)
+            ne = max(float(np.linalg.norm(e.astype(np.float64))), 1e-8)
+            cos = float(np.dot(a.reshape(-1).astype(np.float64),
+                               e.reshape(-1).astype(np.float64)) / (na * ne))
+            print(f"rel-L2 = {rel:.4%}  cosine = {cos:.7f}  numel={a.size}")
+            for thd in diff_thds:
+                _, rdiff = _reldiff(a, e, thd)
+                bad = rdiff > thd
+                n = int(bad.sum())
+                worst = float(rdiff[bad].max()) if n else 0.0
+                print(f"  diff_thd={thd:.0e}  frac>thd={n / max(a.size, 1):.4%}  "
+                      f"worst={worst:.3g}")
+            denom = np.maximum(np.maximum(np.abs(a), np.abs(e)), np.float32(1e-6))
+            _percentiles("rel-diff percentiles", (diff / denom).reshape(-1), quantiles, qs)
+            _percentiles("abs-diff percentiles", diff.reshape(-1), quantiles, qs)
+            mag = np.abs(e).reshape(-1)
+            print(f"  |golden| mean={float(mag.mean()) if mag.size else math.nan:.4g}")
+            _percentiles("|golden| percentiles", mag, quantiles, qs)
+        return True, ""
+
+    cmp.__name__ = f"error_distribution(diff_thds={diff_thds})"
+    return cmp
+
+
+def _percentiles(label: str, flat: np.ndarray, quantiles: tuple, qs: np.ndarray) -> None:
+    flat = flat[np.isfinite(flat)]
+    if flat.size == 0:
+        print(f"  {label}: (no finite values)")
+        return
+    values = np.quantile(flat.astype(np.float64), qs)
+    print(f"  {label}: " + "  ".join(f"p{q * 100:g}={v:.3g}" for q, v in zip(quantiles, values)))
