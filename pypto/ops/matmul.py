@@ -110,3 +110,87 @@ def _batch_matmul(lhs, rhs):
 
 defop("batch_matmul", unit=Unit.CUBE, impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
       names=("pl.batch_matmul", "pl.tile.batch_matmul"))(_batch_matmul)
+
+
+def _batch_matmul_acc(acc, lhs, rhs):
+    """Batched `acc += lhs @ rhs`; acc's batch shape must equal the broadcast batch shape
+    of the operands, its dtype FP32 (float inputs) or INT32 (integer inputs)."""
+    c = shaped(acc, "acc")
+    r = _matmul(lhs, rhs)
+    if c.dtype != _acc_dtype(shaped(lhs, "lhs").dtype):
+        raise OpError(f"batch_matmul_acc needs a {_acc_dtype(shaped(lhs, 'lhs').dtype)!r} "
+                      f"accumulator, got {c.dtype!r}", arg="acc")
+    if c.rank != len(r.shape) or any(dims_equal(a, b) is False for a, b in zip(c.shape, r.shape)):
+        raise OpError(f"batch_matmul_acc product shape {list(r.shape)} does not match the "
+                      f"accumulator {list(c.shape)}", arg="acc")
+    return c
+
+
+defop("batch_matmul_acc", unit=Unit.CUBE,
+      impl=lambda acc, lhs, rhs: acc + _mm(lhs, rhs, False, False),
+      names=("pl.tile.batch_matmul_acc",))(_batch_matmul_acc)
+
+
+_GEMV_DTYPES = (dtypes.INT8, dtypes.FP16, dtypes.BF16, dtypes.FP32)
+_ACC_PHASES = ("unspecified", "partial", "final")
+
+
+def _gemv_rule(lhs, rhs, acc_phase, op: str):
+    a = shaped(lhs, "lhs")
+    b = shaped(rhs, "rhs")
+    for t, n in ((a, "lhs"), (b, "rhs")):
+        if not isinstance(t, TileType) or t.rank != 2:
+            raise OpError(f"{op} takes 2-D tiles", arg=n)
+    if a.dtype != b.dtype or a.dtype not in _GEMV_DTYPES:
+        raise OpError(f"{op} needs operands of one dtype among INT8, FP16, BF16, FP32; got "
+                      f"{a.dtype!r} and {b.dtype!r}", arg="rhs")
+    if isinstance(a.shape[0], int) and a.shape[0] != 1:
+        raise OpError(f"{op} multiplies a row vector [1, K], got lhs {list(a.shape)}", arg="lhs",
+                      hint="use pl.matmul for M > 1")
+    if dims_equal(a.shape[1], b.shape[0]) is False:
+        raise OpError(f"{op} inner dims differ: lhs {list(a.shape)}, rhs {list(b.shape)}",
+                      arg="rhs")
+    ph = py_value(acc_phase)
+    if ph not in _ACC_PHASES:
+        raise OpError(f"acc_phase must be one of {', '.join(_ACC_PHASES)}, got {ph!r}",
+                      arg="acc_phase")
+    return TileType((1, b.shape[1]), _acc_dtype(a.dtype), None, MemorySpace.Acc)
+
+
+def _gemv(lhs, rhs, acc_phase="unspecified"):
+    """Row vector times matrix on the cube: `[1, K] @ [K, N]` -> `[1, N]` in Acc (FP32, or
+    INT32 for INT8 inputs)."""
+    return _gemv_rule(lhs, rhs, acc_phase, "pl.gemv")
+
+
+def _gemv_acc(acc, lhs, rhs, acc_phase="unspecified"):
+    """`acc += lhs @ rhs` for a row vector `lhs` ([1, K])."""
+    r = _gemv_rule(lhs, rhs, acc_phase, "pl.gemv_acc")
+    c = shaped(acc, "acc")
+    if c.dtype != r.dtype or dims_equal(c.shape[-1], r.shape[-1]) is False:
+        raise OpError(f"gemv_acc accumulator must be {r}, got {c}", arg="acc")
+    return c
+
+
+def _gemv_bias(lhs, rhs, bias, acc_phase="unspecified"):
+    """`lhs @ rhs + bias` for a row vector `lhs`; bias `[1, N]` in the accumulator dtype."""
+    r = _gemv_rule(lhs, rhs, acc_phase, "pl.gemv_bias")
+    b = shaped(bias, "bias")
+    if dims_equal(b.shape[-1], r.shape[-1]) is False:
+        raise OpError(f"gemv_bias bias must be [1, {r.shape[-1]}], got {list(b.shape)}",
+                      arg="bias")
+    return r
+
+
+defop("gemv", unit=Unit.CUBE,
+      impl=lambda lhs, rhs, acc_phase="unspecified": _mm(lhs, rhs, False, False),
+      names=("pl.gemv", "pl.tile.gemv"))(_gemv)
+defop("gemv_acc", unit=Unit.CUBE,
+      impl=lambda acc, lhs, rhs, acc_phase="unspecified": acc + _mm(lhs, rhs, False, False),
+      names=("pl.gemv_acc", "pl.tile.gemv_acc"))(_gemv_acc)
+defop("gemv_bias", unit=Unit.CUBE,
+      impl=lambda lhs, rhs, bias, acc_phase="unspecified":
+      _mm(lhs, rhs, False, False) + np.asarray(bias).astype(np.float32
+                                                            if lhs.dtype.kind not in "iu"
+                                                            else np.int32),
+      names=("pl.gemv_bias", "pl.tile.gemv_bias"))(_gemv_bias)

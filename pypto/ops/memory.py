@@ -7,6 +7,8 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
+from pypto.ops.numeric import plain, with_valid
+from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (dims_arg, dtype_arg, int_arg, is_static, like, py_value, shaped,
                              tile, type_of)
@@ -70,10 +72,19 @@ def _slice_impl(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=No
         padded = np.zeros([int(d) for d in shape], dtype=x.dtype)
         padded[tuple(slice(0, s) for s in window.shape)] = window
         window = padded
+    # Valid region: the source's validity shifted by the offset and cut to the window,
+    # narrowed further by an explicit valid_shape.
+    src_valid = valid_shape_of(x)
+    valid = [max(0, min(int(d), int(v) - int(o))) for d, v, o in zip(shape, src_valid, offset)]
+    if valid_shape is not None:
+        valid = [min(a, int(b)) for a, b in zip(valid, valid_shape)]
     if drop_dims:
-        window = window.reshape([int(d) for i, d in enumerate(shape) if i not in drop_dims])
+        keep = [i for i in range(len(shape)) if i not in drop_dims]
+        window = window.reshape([int(shape[i]) for i in keep])
+        valid = [valid[i] for i in keep]
     # Inside a region a slice is a load into an on-chip tile: a copy, not a view.
-    return window.copy() if ctx is not None and ctx.in_region else window
+    out = window.copy() if ctx is not None and getattr(ctx, "in_region", False) else window
+    return with_valid(plain(out), valid)
 
 
 defop("slice", unit=Unit.MTE, impl=_slice_impl, wants_ctx=True, names=_names("slice"))(_slice)
@@ -88,12 +99,15 @@ def _assemble(target, source, offset, atomic=None):
     if len(offs) != t.rank:
         raise OpError(f"assemble into a rank-{t.rank} target needs {t.rank} offsets, "
                       f"got {len(offs)}", arg="offset")
-    if s.rank > t.rank:
-        raise OpError(f"cannot assemble a rank-{s.rank} source into a rank-{t.rank} target",
+    extra = s.rank - t.rank
+    if extra > 0 and any(d != 1 for d in s.shape[:extra]):
+        raise OpError(f"cannot assemble a rank-{s.rank} source {list(s.shape)} into a "
+                      f"rank-{t.rank} target (only leading unit axes may be dropped)",
                       arg="source")
     # Only the source's valid region is written, so that is what must fit.
     written = s.valid_shape if s.valid_shape is not None else s.shape
-    src_shape = (1,) * (t.rank - s.rank) + tuple(written)
+    written = tuple(written)[max(extra, 0):]
+    src_shape = (1,) * (t.rank - len(written)) + tuple(written)
     for i, (o, d, full) in enumerate(zip(offs, src_shape, t.shape)):
         if isinstance(o, int) and isinstance(d, int) and isinstance(full, int) and o + d > full:
             raise OpError(f"assembling a {d}-wide source at offset {o} on axis {i} overruns the "
@@ -101,12 +115,34 @@ def _assemble(target, source, offset, atomic=None):
     return t
 
 
-def _assemble_impl(target, source, offset, atomic=None):
-    src = np.asarray(source)
-    src = src.reshape((1,) * (target.ndim - src.ndim) + src.shape)
-    index = tuple(slice(int(o), int(o) + d) for o, d in zip(offset, src.shape))
-    if atomic is not None and getattr(atomic, "name", "") == "Add":
-        target[index] = (target[index].astype(np.float64) + src).astype(target.dtype)
+def _is_atomic_add(atomic: Any) -> bool:
+    if atomic is None:
+        return False
+    if getattr(atomic, "name", None) is not None:
+        return atomic.name == "Add"
+    return atomic == 1 or atomic == "add"
+
+
+def _assemble_impl(target, source, offset, atomic=None, shapes=None):
+    """Write the source's valid region (cut to `shapes` when given) into target."""
+    valid = valid_shape_of(source)
+    src = plain(source)
+    while src.ndim > target.ndim and src.shape[0] == 1:  # drop leading unit axes
+        src = src[0]
+        valid = valid[1:]
+    lead = target.ndim - src.ndim
+    src = src.reshape((1,) * lead + src.shape)
+    valid = (1,) * lead + tuple(valid)
+    if shapes is not None:
+        valid = tuple(min(v, int(d)) for v, d in zip(valid, shapes))
+    # the part of the target the write can reach (offsets may be negative-free only)
+    region = tuple(min(v, max(0, full - int(o))) for v, full, o in zip(valid, target.shape, offset))
+    src = src[tuple(slice(0, r) for r in region)]
+    index = tuple(slice(int(o), int(o) + r) for o, r in zip(offset, region))
+    if _is_atomic_add(atomic):
+        acc = target[index].astype(np.float64) + src.astype(np.float64) \
+            if target.dtype.kind not in "iu" else target[index].astype(np.int64) + src
+        target[index] = acc.astype(target.dtype)
     else:
         target[index] = src.astype(target.dtype, copy=False)
     return target
@@ -301,7 +337,9 @@ def _set_validshape(x, valid_rows, valid_cols):
 
 
 defop("set_validshape", unit=Unit.META,
-      impl=lambda x, valid_rows, valid_cols: x, names=_names("set_validshape"))(_set_validshape)
+      impl=lambda x, valid_rows, valid_cols: with_valid(plain(x), (int(valid_rows),
+                                                                     int(valid_cols))),
+      names=_names("set_validshape"))(_set_validshape)
 
 
 # --- explicit tile movement ---------------------------------------------------------
@@ -322,7 +360,8 @@ def _load(tensor, offsets, shapes, valid_shape=None, target_memory=MemorySpace.V
 
 
 def _load_impl(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False):
-    return _slice_impl(tensor, shapes, offsets, clamp=clamp).copy()
+    out = _slice_impl(tensor, shapes, offsets, valid_shape=valid_shape, clamp=clamp)
+    return with_valid(plain(out).copy(), valid_shape_of(out))
 
 
 defop("load", unit=Unit.MTE, impl=_load_impl, names=("pl.load", "pl.tile.load"))(_load)
@@ -336,7 +375,7 @@ def _store(tile_, offsets, output_tensor, shapes=None, atomic=None):
 
 defop("store", unit=Unit.MTE, writes="output_tensor",
       impl=lambda tile_, offsets, output_tensor, shapes=None, atomic=None:
-      _assemble_impl(output_tensor, tile_, offsets, atomic),
+      _assemble_impl(output_tensor, tile_, offsets, atomic, shapes),
       names=("pl.store", "pl.tile.store"))(_store)
 
 
@@ -364,3 +403,385 @@ defop("tile.transpose_view", unit=Unit.META,
       impl=lambda tile_: np.swapaxes(tile_, -1, -2),
       names=("pl.tile.transpose_view",))(_transpose_view)
 
+
+
+# --- padding ------------------------------------------------------------------------
+
+
+def pad_kind(x: Any, arg: str = "pad_value") -> str:
+    """'zero' | 'max' | 'min' from a PadValue or its literal sugar (0, inf, -inf)."""
+    v = py_value(x)
+    name = getattr(v, "name", None)
+    if name is not None and type(v).__name__ == "PadValue":
+        if name == "null":
+            raise OpError("fillpad needs a pad value: PadValue.null means 'no padding'", arg=arg,
+                          hint="use pl.PadValue.zero, .max or .min")
+        return name
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if v == 0:
+            return "zero"
+        if v == float("inf"):
+            return "max"
+        if v == float("-inf"):
+            return "min"
+    raise OpError(f"pad_value must be a pl.PadValue (zero, max, min) or 0 / math.inf / "
+                  f"-math.inf, got {v!r}", arg=arg)
+
+
+def pad_scalar(dtype: np.dtype, kind: str) -> Any:
+    """The fill value: 0, or the dtype's largest / smallest **finite** value."""
+    if kind == "zero":
+        return np.zeros((), dtype=dtype)[()]
+    if dtype == np.bool_:
+        return kind == "max"
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+    else:
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dtype)
+    return info.max if kind == "max" else info.min
+
+
+def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
+    out = np.array(plain(a), copy=True)
+    fill = pad_scalar(out.dtype, kind)
+    for axis, v in enumerate(valid):
+        if v < out.shape[axis]:
+            idx = [slice(None)] * out.ndim
+            idx[axis] = slice(int(v), None)
+            out[tuple(idx)] = fill
+    return out
+
+
+def _fillpad(x, pad_value=None):
+    """Same shape; every element outside the valid region becomes 0 (zero), the dtype's
+    largest finite value (max) or smallest (min). The result is fully valid. Pad with
+    the identity of the reduction that follows (min before row_max, zero before row_sum)."""
+    t = shaped(x, "x")
+    if pad_value is not None:
+        pad_kind(pad_value)
+    return like(t, valid_shape=None)
+
+
+def _fillpad_impl(x, pad_value=None):
+    kind = "zero" if pad_value is None else _runtime_pad(pad_value)
+    return _fill_outside(x, valid_shape_of(x), kind)
+
+
+def _runtime_pad(v: Any) -> str:
+    name = getattr(v, "name", None)
+    if name in ("zero", "max", "min"):
+        return name
+    if v == 0:
+        return "zero"
+    return "max" if v > 0 else "min"
+
+
+defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, names=_names("fillpad"))(_fillpad)
+
+
+def _fillpad_inplace(tile_, pad_value=None):
+    """`fillpad` that reuses the tile's buffer."""
+    t = shaped(tile_, "tile")
+    if not isinstance(t, TileType):
+        raise OpError("fillpad_inplace is a tile op", arg="tile")
+    if pad_value is not None:
+        pad_kind(pad_value)
+    return like(t, valid_shape=None)
+
+
+def _fillpad_inplace_impl(tile_, pad_value=None):
+    kind = "zero" if pad_value is None else _runtime_pad(pad_value)
+    filled = _fill_outside(tile_, valid_shape_of(tile_), kind)
+    plain(tile_)[...] = filled
+    return plain(tile_)
+
+
+defop("fillpad_inplace", unit=Unit.VECTOR, impl=_fillpad_inplace_impl, writes="tile",
+      names=("pl.tile.fillpad_inplace",))(_fillpad_inplace)
+
+
+def _fillpad_expand(x, shape, pad_value=None):
+    """A new, larger value of `shape`: the source's valid region copied to the top-left,
+    every other element the pad value."""
+    t = shaped(x, "x")
+    dims = dims_arg(shape, "shape")
+    if len(dims) != t.rank:
+        raise OpError(f"fillpad_expand needs a rank-{t.rank} shape, got {len(dims)} dims",
+                      arg="shape")
+    for i, (a, b) in enumerate(zip(dims, t.shape)):
+        if isinstance(a, int) and isinstance(b, int) and a < b:
+            raise OpError(f"fillpad_expand cannot shrink axis {i} ({b} -> {a})", arg="shape")
+    if pad_value is not None:
+        pad_kind(pad_value)
+    return like(t, shape=dims, valid_shape=None)
+
+
+def _fillpad_expand_impl(x, shape, pad_value=None):
+    kind = "zero" if pad_value is None else _runtime_pad(pad_value)
+    a = plain(x)
+    v = valid_shape_of(x)
+    out = np.full([int(d) for d in shape], pad_scalar(a.dtype, kind), dtype=a.dtype)
+    region = tuple(slice(0, int(d)) for d in v)
+    out[region] = a[region]
+    return out
+
+
+defop("fillpad_expand", unit=Unit.VECTOR, impl=_fillpad_expand_impl,
+      names=_names("fillpad_expand"))(_fillpad_expand)
+
+
+def _expand_clone(src, target):
+    """A copy of `src` broadcast to `target`'s shape (target supplies the shape only)."""
+    s = shaped(src, "src")
+    t = shaped(target, "target")
+    if s.rank != t.rank:
+        raise OpError(f"expand_clone needs equal ranks, got {s} and {t}", arg="src")
+    for i, (a, b) in enumerate(zip(s.shape, t.shape)):
+        if isinstance(a, int) and isinstance(b, int) and a not in (1, b):
+            raise OpError(f"expand_clone cannot broadcast axis {i} from {a} to {b}", arg="src")
+    return like(t, dtype=s.dtype, valid_shape=None)
+
+
+defop("expand_clone", unit=Unit.VECTOR,
+      impl=lambda src, target: np.broadcast_to(plain(src), np.shape(target)).copy(),
+      names=("pl.expand_clone", "pl.tensor.expand_clone"))(_expand_clone)
+
+
+# --- views and on-chip buffers -------------------------------------------------------
+
+_VIEW_DTYPES = (dtypes.INT8, dtypes.INT16, dtypes.INT32, dtypes.INT64, dtypes.UINT8,
+                dtypes.UINT16, dtypes.UINT32, dtypes.UINT64, dtypes.FP16, dtypes.BF16,
+                dtypes.FP32)
+
+
+def _reinterpret_view(x, dtype, *, shape=None):
+    """The same bytes seen as another dtype (no conversion). Without `shape` the last
+    (contiguous) dim scales by the byte ratio."""
+    t = shaped(x, "x")
+    dt = dtype_arg(dtype, "dtype")
+    if dt not in _VIEW_DTYPES or t.dtype not in _VIEW_DTYPES:
+        raise OpError(f"reinterpret_view supports INT8..INT64, UINT8..UINT64, FP16, BF16 and "
+                      f"FP32, not {(dt if dt not in _VIEW_DTYPES else t.dtype)!r}", arg="dtype")
+    if shape is not None and py_value(shape) is not None:
+        dims = dims_arg(shape, "shape")
+        old, new = t.static_shape(), dims
+        if old is not None and all(isinstance(d, int) for d in new):
+            if int(np.prod(old)) * t.dtype.nbytes != int(np.prod(new)) * dt.nbytes:
+                raise OpError(f"reinterpret_view to {list(new)} {dt!r} changes the byte size",
+                              arg="shape")
+        return like(t, shape=dims, dtype=dt, valid_shape=None)
+    last = t.shape[-1]
+    if isinstance(last, int):
+        if (last * t.dtype.nbytes) % dt.nbytes:
+            raise OpError(f"the last dim ({last} x {t.dtype.nbytes} bytes) is not a whole number "
+                          f"of {dt!r} elements", arg="dtype")
+        last = last * t.dtype.nbytes // dt.nbytes
+    return like(t, shape=tuple(t.shape[:-1]) + (last,), dtype=dt, valid_shape=None)
+
+
+def _reinterpret_impl(x, dtype, shape=None):
+    out = np.ascontiguousarray(plain(x)).view(dtype.np)
+    return out.reshape([int(d) for d in shape]) if shape is not None else out
+
+
+defop("reinterpret_view", unit=Unit.META, impl=_reinterpret_impl,
+      names=_names("reinterpret_view"))(_reinterpret_view)
+
+
+def _tensor_view(tensor, shape=None, valid_shape=None, *, layout=None):
+    """Zero-copy view with a new shape (canonical strides), valid shape or layout tag."""
+    t = shaped(tensor, "tensor")
+    if not isinstance(t, TensorType):
+        raise OpError("pl.tensor.view takes a tensor", arg="tensor")
+    dims = dims_arg(shape, "shape") if shape is not None and py_value(shape) is not None \
+        else tuple(t.shape)
+    old = t.static_shape()
+    if old is not None and all(isinstance(d, int) for d in dims) and \
+            int(np.prod(old)) != int(np.prod(dims)):
+        raise OpError(f"view {list(dims)} does not hold {int(np.prod(old))} elements", arg="shape")
+    valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None and \
+        py_value(valid_shape) is not None else None
+    lay = py_value(layout)
+    lay_name = getattr(lay, "name", lay) if lay is not None else t.layout
+    return TensorType(dims, t.dtype, valid, lay_name)
+
+
+def _tensor_view_impl(tensor, shape=None, valid_shape=None, layout=None):
+    out = plain(tensor)
+    if shape is not None:
+        out = out.reshape([int(d) for d in shape])
+    return with_valid(out, valid_shape) if valid_shape is not None else out
+
+
+defop("tensor.view", unit=Unit.META, impl=_tensor_view_impl,
+      names=("pl.tensor.view",))(_tensor_view)
+
+
+def _create_l1(shape, dtype, transpose=False):
+    """A tensor-typed on-chip L1 (Mat) buffer, the accumulator of `pl.gather_row`."""
+    dims = dims_arg(shape, "shape")
+    if not all(isinstance(d, int) for d in dims):
+        raise OpError("create_l1 needs a static shape", arg="shape")
+    return TensorType(dims, dtype_arg(dtype, "dtype"))
+
+
+defop("create_l1", unit=Unit.META, affinity="cube",
+      impl=lambda shape, dtype, transpose=False: np.zeros([int(d) for d in shape],
+                                                          dtype=dtype.np),
+      names=("pl.create_l1", "pl.tensor.create_l1"))(_create_l1)
+
+
+def _extract(src, index_row, index_col, shape, *, target_memory=None):
+    """TEXTRACT: the `shape` sub-tile at (index_row, index_col) into Left/Right (from
+    Mat) or Mat (from Acc)."""
+    t = shaped(src, "src")
+    if not isinstance(t, TileType) or t.rank != 2:
+        raise OpError("pl.tile.extract takes a 2-D tile", arg="src")
+    mem = py_value(target_memory)
+    if not isinstance(mem, MemorySpace):
+        raise OpError("pl.tile.extract needs target_memory= (Left, Right or Mat)",
+                      arg="target_memory")
+    legal = {MemorySpace.Mat: (MemorySpace.Left, MemorySpace.Right),
+             MemorySpace.Acc: (MemorySpace.Mat,)}
+    if t.memory in legal and mem not in legal[t.memory]:
+        raise OpError(f"extract from {t.memory.value} lands in "
+                      f"{'/'.join(m.value for m in legal[t.memory])}, not {mem.value}",
+                      arg="target_memory")
+    dims = dims_arg(shape, "shape")
+    r, c = py_value(index_row), py_value(index_col)
+    for i, (o, d, full) in enumerate(zip((r, c), dims, t.shape)):
+        if isinstance(o, int) and isinstance(d, int) and isinstance(full, int) and o + d > full:
+            raise OpError(f"extract window [{o}, {o + d}) on axis {i} exceeds {full}",
+                          arg="shape")
+    return TileType(dims, t.dtype, None, mem)
+
+
+defop("tile.extract", unit=Unit.MTE,
+      impl=lambda src, index_row, index_col, shape, target_memory=None:
+      plain(src)[int(index_row):int(index_row) + int(shape[0]),
+                 int(index_col):int(index_col) + int(shape[1])].copy(),
+      names=("pl.tile.extract",))(_extract)
+
+
+# --- generated tiles ----------------------------------------------------------------
+
+
+def _tri(diagonal, shape, valid_shape=None, dtype=dtypes.INT32, upper=False):
+    """Triangular 0/1 tile: 1 where `j <= i + diagonal` (lower) or `j >= i + diagonal`
+    (upper); only the valid region is written (the rest is 0)."""
+    dims = dims_arg(shape, "shape")
+    if len(dims) != 2:
+        raise OpError("pl.tri makes a 2-D tile", arg="shape")
+    dt = dtype_arg(dtype, "dtype")
+    valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None and \
+        py_value(valid_shape) is not None else None
+    return tile(dims, dt, MemorySpace.Vec, valid)
+
+
+def _tri_impl(diagonal, shape, valid_shape=None, dtype=dtypes.INT32, upper=False):
+    r, c = (int(d) for d in shape)
+    i = np.arange(r)[:, None]
+    j = np.arange(c)[None, :]
+    m = (j >= i + int(diagonal)) if upper else (j <= i + int(diagonal))
+    out = np.zeros((r, c), dtype=dtype.np)
+    vr, vc = (r, c) if valid_shape is None else (int(valid_shape[0]), int(valid_shape[1]))
+    out[:vr, :vc] = m[:vr, :vc]
+    return with_valid(out, None if valid_shape is None else (vr, vc))
+
+
+defop("tri", unit=Unit.VECTOR, impl=_tri_impl, names=("pl.tri", "pl.tile.tri"))(_tri)
+
+
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32(counter: np.ndarray, key: tuple[int, int], rounds: int = 10) -> np.ndarray:
+    """Philox-4x32 over an array of 128-bit counters ([..., 4] uint32 words)."""
+    c = [counter[..., k].astype(np.uint64) for k in range(4)]
+    k0, k1 = np.uint64(key[0] & 0xFFFFFFFF), np.uint64(key[1] & 0xFFFFFFFF)
+    for _ in range(int(rounds)):
+        p0 = np.uint64(_PHILOX_M[0]) * c[0]
+        p1 = np.uint64(_PHILOX_M[1]) * c[2]
+        hi0, lo0 = p0 >> np.uint64(32), p0 & _M32
+        hi1, lo1 = p1 >> np.uint64(32), p1 & _M32
+        c = [(hi1 ^ c[1] ^ k0) & _M32, lo1, (hi0 ^ c[3] ^ k1) & _M32, lo0]
+        k0 = (k0 + np.uint64(_PHILOX_W[0])) & _M32
+        k1 = (k1 + np.uint64(_PHILOX_W[1])) & _M32
+    return np.stack(c, axis=-1).astype(np.uint32)
+
+
+def _random_rule(key0, key1, counter0, counter1, counter2, counter3, shape, dtype, rounds,
+                 valid_shape=None, is_tile=False):
+    for n, v in (("key0", key0), ("key1", key1), ("counter0", counter0),
+                 ("counter1", counter1), ("counter2", counter2), ("counter3", counter3)):
+        t = type_of(v)
+        if t is None and not (isinstance(py_value(v), int) and not isinstance(py_value(v), bool)):
+            raise OpError(f"'{n}' must be an integer", arg=n)
+        if isinstance(t, ScalarType) and not t.dtype.is_int():
+            raise OpError(f"'{n}' must be an integer scalar, got {t.dtype!r}", arg=n)
+    dims = dims_arg(shape, "shape")
+    if not all(isinstance(d, int) for d in dims):
+        raise OpError("random needs a static shape", arg="shape")
+    dt = dtype_arg(dtype, "dtype")
+    if dt not in (dtypes.INT32, dtypes.UINT32):
+        raise OpError(f"random produces INT32 or UINT32, not {dt!r}", arg="dtype")
+    if int_arg(rounds, "rounds") not in (7, 10):
+        raise OpError(f"rounds must be 7 or 10, got {py_value(rounds)}", arg="rounds")
+    if is_tile:
+        valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None and \
+            py_value(valid_shape) is not None else None
+        return tile(dims, dt, MemorySpace.Vec, valid)
+    return TensorType(dims, dt)
+
+
+def _random(key0, key1, counter0, counter1, counter2, counter3, shape, dtype=dtypes.UINT32,
+            rounds=10):
+    """Counter-based random bits (Philox-4x32, `rounds` 7 or 10): element `p` (row-major)
+    is word `p % 4` of Philox(counter + p // 4, key); deterministic in key, counter and
+    position. The exact device lane schedule is not modelled."""
+    return _random_rule(key0, key1, counter0, counter1, counter2, counter3, shape, dtype,
+                        rounds)
+
+
+def _tile_random(key0, key1, counter0, counter1, counter2, counter3, shape, valid_shape=None,
+                 dtype=dtypes.UINT32, rounds=10):
+    """Tile form of `pl.random`; only the valid region is filled (the rest is 0)."""
+    return _random_rule(key0, key1, counter0, counter1, counter2, counter3, shape, dtype,
+                        rounds, valid_shape, True)
+
+
+def random_bits(key0, key1, c0, c1, c2, c3, shape, dtype, rounds) -> np.ndarray:
+    dims = [int(d) for d in shape]
+    n = int(np.prod(dims))
+    blocks = np.arange((n + 3) // 4, dtype=np.uint64)
+    base = [int(c0) & 0xFFFFFFFF, int(c1) & 0xFFFFFFFF, int(c2) & 0xFFFFFFFF,
+            int(c3) & 0xFFFFFFFF]
+    words = np.zeros((blocks.size, 4), dtype=np.uint64)
+    carry = blocks
+    for k in range(4):
+        total = carry + np.uint64(base[k])
+        words[:, k] = total & _M32
+        carry = total >> np.uint64(32)
+    out = philox4x32(words, (int(key0), int(key1)), rounds).reshape(-1)[:n].reshape(dims)
+    return out.view(np.int32) if dtype == dtypes.INT32 else out
+
+
+def _tile_random_impl(key0, key1, counter0, counter1, counter2, counter3, shape,
+                      valid_shape=None, dtype=dtypes.UINT32, rounds=10):
+    out = random_bits(key0, key1, counter0, counter1, counter2, counter3, shape, dtype, rounds)
+    if valid_shape is None:
+        return out
+    vr, vc = (int(d) for d in valid_shape)
+    keep = np.zeros_like(out)
+    keep[:vr, :vc] = out[:vr, :vc]
+    return with_valid(keep, (vr, vc))
+
+
+defop("random", unit=Unit.VECTOR, impl=random_bits,
+      names=("pl.random", "pl.tensor.random"))(_random)
+defop("tile.random", unit=Unit.VECTOR, impl=_tile_random_impl,
+      names=("pl.tile.random",))(_tile_random)

@@ -13,7 +13,8 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ops.numeric import compute_dtype, elementwise
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import like, same_family, shaped
+from pypto.ir.types import TileType
+from pypto.ops.rules import like, same_family, scratch, shaped, type_of
 
 _NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
 
@@ -41,23 +42,49 @@ def _reduce_impl(fn: Callable, axis: int) -> Callable:
 
 for _name, _fn, _axis in (("row_sum", np.sum, -1), ("row_max", np.max, -1),
                           ("row_min", np.min, -1), ("row_prod", np.prod, -1)):
-    def _row(x, tmp_tile=None, _axis=_axis):
+    def _row(x, tmp_tile=None, _axis=_axis, _n=_name):
+        _tmp_rule(x, tmp_tile, f"pl.{_n}", required=True)
         return _reduced(x, _axis)
 
     _row.__doc__ = f"`{_name}`: reduce the last axis with {_fn.__name__}, keeping it as size 1."
     defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, _axis), names=_names(_name))(_row)
 
-for _name, _fn in (("col_sum", np.sum), ("col_max", np.max), ("col_min", np.min),
-                   ("col_prod", np.prod)):
-    def _col(x, tmp_tile=None):
+def _col_sum(x, tmp_tile=None):
+    """`col_sum`: reduce axis -2 with a sum, keeping it as size 1. The tile form may take
+    a scratch `tmp_tile` (x's shape and dtype) selecting the binary-tree reduction."""
+    _tmp_rule(x, tmp_tile, "pl.col_sum", required=False)
+    return _reduced(x, -2)
+
+
+defop("col_sum", unit=Unit.VECTOR, impl=_reduce_impl(np.sum, -2),
+      names=_names("col_sum"))(_col_sum)
+
+for _name, _fn in (("col_max", np.max), ("col_min", np.min), ("col_prod", np.prod)):
+    def _col(x):
         return _reduced(x, -2)
 
     _col.__doc__ = f"`{_name}`: reduce axis -2 with {_fn.__name__}, keeping it as size 1."
     defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, -2), names=_names(_name))(_col)
 
 
-def _arg_rule(axis: int):
+def _tmp_rule(x: Any, tmp: Any, op: str, *, required: bool) -> None:
+    """Tile reductions take caller-owned scratch; tensor reductions forbid it."""
+    scratch(x, tmp, op, "tmp_tile", required=required)
+    tt = type_of(tmp)
+    xt = type_of(x)
+    if isinstance(tt, TileType) and isinstance(xt, TileType):
+        if tt.dtype != xt.dtype or tt.rank != xt.rank:
+            raise OpError(f"{op} scratch must have the input's dtype and rank ({xt}), got {tt}",
+                          arg="tmp_tile")
+        for a, b in zip(tt.shape, xt.shape):
+            if isinstance(a, int) and isinstance(b, int) and a < b:
+                raise OpError(f"{op} scratch {tt} is smaller than the input {xt}",
+                              arg="tmp_tile")
+
+
+def _arg_rule(axis: int, op: str = "argmax"):
     def rule(x, tmp_tile=None):
+        _tmp_rule(x, tmp_tile, op, required=True)
         t = _reduced(x, axis)
         return like(t, dtype=dtypes.INT32)
 
@@ -66,15 +93,16 @@ def _arg_rule(axis: int):
 
 for _name, _fn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmin, -1),
                           ("col_argmax", np.argmax, -2), ("col_argmin", np.argmin, -2)):
-    _r = _arg_rule(_axis)
+    _r = _arg_rule(_axis, f"pl.{_name}")
 
     def _sig(x, tmp_tile=None, _r=_r):
         return _r(x)
 
-    _sig.__doc__ = f"`{_name}`: INT32 index of the extreme element along axis {_axis}."
+    _sig.__doc__ = (f"`{_name}`: INT32 index of the extreme element along axis {_axis} (the "
+                    "first one on ties; NaN counts as the extreme).")
     defop(_name, unit=Unit.VECTOR,
           impl=lambda x, tmp_tile=None, _fn=_fn, _axis=_axis:
-          np.expand_dims(_fn(x, axis=_axis), _axis).astype(np.int32),
+          np.expand_dims(_fn(np.asarray(x).astype(compute_dtype(np.asarray(x).dtype)), axis=_axis), _axis).astype(np.int32),
           names=_names(_name))(_sig)
 
 
