@@ -1,0 +1,93 @@
+"""A `DiGraph` from `graphs.py` + a layered layout → `go.Figure`.
+
+One line trace per edge kind (segments separated by None), one marker trace per
+colour class, arrows and edge labels as annotations. Trace names are stable, so
+tests can find them in `fig.to_dict()`.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import plotly.graph_objects as go
+
+from pypto_lab.figures.style import CLASS_COLORS, EDGE_STYLES, base_layout
+from pypto_lab.layout import layered_positions
+
+_SYMBOLS = {"orchestration": "circle", "loop": "diamond", "region": "square",
+            "core": "circle", "task": "square"}
+_SIZES = {"orchestration": 22, "loop": 16, "region": 26, "core": 16, "task": 18}
+
+
+def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
+    """Draw `graph` left to right, one column per topological generation."""
+    pos = layered_positions(graph)
+    traces = [_edge_trace(graph, pos, kind) for kind in EDGE_STYLES]
+    traces = [t for t in traces if t is not None]
+    for cls in sorted({d["cls"] for _, d in graph.nodes(data=True)}):
+        traces.append(_node_trace(graph, pos, cls))
+    layers = max((x for x, _ in pos.values()), default=0) + 1
+    height = max(260, 90 * max((sum(1 for p in pos.values() if p[0] == x)
+                               for x in {p[0] for p in pos.values()}), default=1))
+    fig = go.Figure(traces, base_layout(
+        title, height=min(height, 900), width=max(520, 190 * layers), showlegend=True,
+        legend={"orientation": "h", "y": -0.05},
+        xaxis={"visible": False, "range": [-0.6, layers - 0.4]},
+        yaxis={"visible": False, "scaleanchor": None}))
+    fig.update_layout(annotations=_arrows(graph, pos) + _edge_labels(graph, pos))
+    return fig
+
+
+def _edge_trace(graph: nx.DiGraph, pos: dict, kind: str) -> go.Scatter | None:
+    xs: list = []
+    ys: list = []
+    for u, v, d in sorted(graph.edges(data=True)):
+        if d["kind"] != kind:
+            continue
+        xs += [pos[u][0], pos[v][0], None]
+        ys += [pos[u][1], pos[v][1], None]
+    if not xs:
+        return None
+    style = EDGE_STYLES[kind]
+    return go.Scatter(x=xs, y=ys, mode="lines", name=f"{kind} edge", hoverinfo="skip",
+                      line={"color": style["color"], "dash": style["dash"],
+                            "width": style["width"]})
+
+
+def _node_trace(graph: nx.DiGraph, pos: dict, cls: str) -> go.Scatter:
+    nodes = sorted(n for n, d in graph.nodes(data=True) if d["cls"] == cls)
+    data = [graph.nodes[n] for n in nodes]
+    return go.Scatter(
+        x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes], mode="markers+text",
+        name=cls, text=[d["label"] for d in data], textposition="top center",
+        hovertext=[d.get("hover", d["label"]) for d in data], hoverinfo="text",
+        customdata=nodes,
+        marker={"color": CLASS_COLORS.get(cls, "#999999"), "line": {"width": 1,
+                                                                    "color": "#333333"},
+                "symbol": [_SYMBOLS.get(d["kind"], "circle") for d in data],
+                "size": [_SIZES.get(d["kind"], 16) for d in data]})
+
+
+def _arrows(graph: nx.DiGraph, pos: dict) -> list[dict]:
+    out = []
+    for u, v, d in sorted(graph.edges(data=True)):
+        if d["kind"] == "contains":
+            continue
+        style = EDGE_STYLES[d["kind"]]
+        out.append({"x": pos[v][0], "y": pos[v][1], "ax": pos[u][0], "ay": pos[u][1],
+                    "xref": "x", "yref": "y", "axref": "x", "ayref": "y", "text": "",
+                    "showarrow": True, "arrowhead": 2, "arrowsize": 1.2, "standoff": 12,
+                    "arrowcolor": style["color"], "arrowwidth": style["width"]})
+    return out
+
+
+def _edge_labels(graph: nx.DiGraph, pos: dict) -> list[dict]:
+    out = []
+    for u, v, d in sorted(graph.edges(data=True)):
+        if not d.get("label"):
+            continue
+        x = (pos[u][0] + pos[v][0]) / 2
+        y = (pos[u][1] + pos[v][1]) / 2
+        out.append({"x": x, "y": y, "xref": "x", "yref": "y", "text": d["label"],
+                    "showarrow": False, "yshift": 9,
+                    "font": {"size": 10, "color": EDGE_STYLES[d["kind"]]["color"]},
+                    "bgcolor": "rgba(255,255,255,0.8)"})
+    return out

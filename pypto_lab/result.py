@@ -1,0 +1,103 @@
+"""What `%%pypto` returns: `CellResult` (one `KernelResult` per compiled kernel,
+the diagnostics, and the views the line asked for), a display object."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto_lab.model import KernelModel
+from pypto_lab.runs import LabRun
+from pypto_lab.views import HtmlView, Panel, View
+
+
+class DiagnosticView(View):
+    """A located user error: snippet, caret, hint (pypto.diagnostics), no traceback."""
+
+    def __init__(self, error: BaseException, stage: str):
+        self.error = error
+        self.stage = stage
+        self.title = f"{stage} failed"
+
+    def text(self) -> str:
+        from pypto.diagnostics import render_text
+
+        return f"[{self.stage}] " + render_text(self.error)
+
+    def html(self, include_js: bool = True) -> str:
+        from pypto.diagnostics import render_html
+
+        return (f"<div style='margin:4px 0'><small>{html.escape(self.stage)}</small>"
+                f"{render_html(self.error)}</div>")
+
+
+@dataclass
+class KernelResult:
+    """One kernel of the cell: its compiled program, model and (optional) run."""
+
+    name: str
+    compiled: Any
+    model: KernelModel
+    run: LabRun | None = None
+
+    def __repr__(self) -> str:
+        ran = f", run {'PASS' if self.run.passed else 'FAIL'}" if self.run else ""
+        return f"<KernelResult {self.name}: {len(self.model.regions)} region(s){ran}>"
+
+
+@dataclass
+class CellResult(View):
+    """The outcome of one `%%pypto` cell."""
+
+    kernels: list[KernelResult] = field(default_factory=list)
+    diagnostics: list[DiagnosticView] = field(default_factory=list)
+    views: list[View] = field(default_factory=list)
+    title: str = "%%pypto"
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+    @property
+    def run(self) -> LabRun | None:
+        runs = [k.run for k in self.kernels if k.run is not None]
+        return runs[-1] if runs else None
+
+    def kernel(self, name: str) -> KernelResult:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def _panel(self) -> Panel:
+        head = (f"%%pypto: {len(self.kernels)} kernel(s) compiled"
+                + (f", {len(self.diagnostics)} error(s)" if self.diagnostics else ""))
+        return Panel(self.title, [*self.diagnostics, *self.views], header_text=head,
+                     header_html=f"<div style='color:#555'><small>{html.escape(head)}"
+                                 "</small></div>")
+
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return self._panel().interactive
+
+    def text(self) -> str:
+        return self._panel().text()
+
+    def html(self, include_js: bool = True) -> str:
+        return self._panel().html(include_js)
+
+    def has_figure(self) -> bool:
+        return self._panel().has_figure()
+
+    def widget(self) -> Any:
+        return self._panel().widget()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def run_report_view(run: LabRun) -> HtmlView:
+    color = "#1a7f37" if run.passed else "#cf222e"
+    return HtmlView(f"run {run.kernel}", run.report,
+                    f"<pre style='border-left:4px solid {color};padding-left:6px'>"
+                    f"{html.escape(run.report)}</pre>")

@@ -1,0 +1,178 @@
+"""Run a kernel on the simulator against its golden, and normalise what comes back.
+
+The core (`pypto.golden.run_jit`, `pypto.sim`) owns running and checking; this
+module only calls it and turns its `RunResult` / `Trace` into the flat data the
+figures read: `LabTask` (one per task × block) and `LabOutput` (one per checked
+output, with the last-writer arrays that blame each element).
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class LabTask:
+    """One block of one task of a simulated run."""
+
+    task: int
+    block: int
+    blocks: int
+    region: str
+    """The outlined function's name (joins the task to its region)."""
+    name: str
+    units: tuple[str, ...]
+    cost: dict
+    """Estimated cycles per pipe for this block (cube, vector, mte2, ...)."""
+    deps: tuple[int, ...]
+    dep_origin: dict
+    """Producer task id → `data` or `explicit`."""
+    source: str = ""
+
+    @property
+    def cycles(self) -> float:
+        """Pipes overlap inside a block: the estimate is the slowest pipe."""
+        return max(self.cost.values(), default=0.0)
+
+
+@dataclass
+class LabOutput:
+    """One checked output: arrays, verdict, tolerance and who wrote each element."""
+
+    name: str
+    actual: np.ndarray
+    expected: np.ndarray
+    passed: bool
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    direction: str | None = None
+    writer_task: np.ndarray | None = None
+    writer_block: np.ndarray | None = None
+    writer_site: np.ndarray | None = None
+    task_names: dict = field(default_factory=dict)
+    site_sources: list = field(default_factory=list)
+    unwritten_bounds: list | None = None
+    """`[(start, stop), ...]` per axis of the region no task wrote."""
+    unwritten_fix: str = ""
+    lines: list = field(default_factory=list)
+    """The harness's own text for this output (headline, mismatch, fixes)."""
+
+
+@dataclass
+class LabRun:
+    """A simulated run as the workbench sees it."""
+
+    kernel: str
+    platform: str
+    passed: bool
+    outputs: list[LabOutput]
+    tasks: list[LabTask]
+    report: str
+    seconds: float
+    error: str | None = None
+    raw: Any = None
+    """The core's own result object (`RunResult`)."""
+    trace: Any = None
+    log: str = ""
+    """What the harness printed while running."""
+
+    def output(self, name: str) -> LabOutput:
+        for o in self.outputs:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        return (f"<LabRun {self.kernel} on {self.platform}: {verdict}, {len(self.outputs)} "
+                f"output(s), {len({t.task for t in self.tasks})} task(s)>")
+
+
+def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: str,
+               seed: int = 0, rtol: float = 1e-5, atol: float = 1e-5,
+               progress: Progress | None = None) -> LabRun:
+    """Simulate `kernel` on inputs built from `specs` and compare with `golden`."""
+    from pypto.golden import run_jit
+
+    note = progress or (lambda stage, frac: None)
+    note("simulating", 0.1)
+    t0 = time.perf_counter()
+    kwargs: dict = dict(golden_fn=golden, rtol=rtol, atol=atol,
+                        runtime_cfg={"platform": platform})
+    params = inspect.signature(run_jit).parameters
+    if "seed" in params:
+        kwargs["seed"] = seed
+    if "progress" in params and progress is not None:
+        kwargs["progress"] = lambda frac: note("simulating", 0.1 + 0.8 * float(frac))
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):  # the harness narrates its stages; keep it
+        result = run_jit(kernel, specs, **kwargs)
+    note("checking", 0.95)
+    run = from_run_result(result, getattr(kernel, "__name__", "kernel"), platform, rtol, atol)
+    run.seconds = time.perf_counter() - t0
+    run.log = log.getvalue()
+    note("done", 1.0)
+    return run
+
+
+def from_run_result(result: Any, kernel: str, platform: str, rtol: float = 1e-5,
+                    atol: float = 1e-5) -> LabRun:
+    """Adapt a `pypto.golden.RunResult`."""
+    sim = getattr(result, "sim", None)
+    trace = getattr(sim, "trace", None) if sim is not None else None
+    outputs = [_output(c, trace, rtol, atol) for c in getattr(result, "outputs", {}).values()]
+    report = result.report() if hasattr(result, "report") else str(result)
+    return LabRun(kernel, getattr(result, "platform", None) or platform,
+                  bool(result.passed), outputs, tasks_of(trace), report,
+                  float(getattr(result, "execution_time", 0.0) or 0.0),
+                  getattr(result, "error", None), result, trace)
+
+
+def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:
+    out = LabOutput(check.name, np.asarray(check.actual), np.asarray(check.expected),
+                    bool(check.passed), rtol, atol, getattr(check, "direction", None),
+                    lines=list(check.lines()) if hasattr(check, "lines") else [])
+    writer = getattr(trace, "writers", {}).get(check.name) if trace is not None else None
+    if writer is not None and np.shape(writer.task) == out.actual.shape:
+        out.writer_task = np.asarray(writer.task)
+        out.writer_block = np.asarray(writer.block)
+        out.writer_site = np.asarray(writer.site)
+        out.task_names = {t.id: getattr(t, "name", str(t.id)) for t in trace.tasks}
+        out.site_sources = [str(s[0]) for s in getattr(trace, "sites", [])]
+    u = getattr(check, "unwritten", None)
+    if u is not None:
+        out.unwritten_bounds = [tuple(int(v) for v in b) for b in u.bounds]
+        out.unwritten_fix = u.fixes[0] if getattr(u, "fixes", None) else ""
+    return out
+
+
+def tasks_of(trace: Any) -> list[LabTask]:
+    """One `LabTask` per block of every task in a `pypto.sim` trace."""
+    if trace is None:
+        return []
+    preds: dict[int, dict[int, str]] = {}
+    for e in getattr(trace, "edges", []):
+        mine = preds.setdefault(e.dst, {})
+        if mine.get(e.src) != "explicit":
+            mine[e.src] = "explicit" if e.kind == "explicit" else "data"
+    out = []
+    for t in trace.tasks:
+        if getattr(t, "kind", "at") == "entry":
+            continue
+        blocks = max(1, int(getattr(t, "blocks", 1) or 1))
+        # The trace sums each pipe over all blocks; blocks of one task do equal work.
+        cost = {p: round(c / blocks, 1) for p, c in t.cycles.items() if c} or {"scalar": 0.0}
+        deps = preds.get(t.id, {})
+        for b in range(blocks):
+            out.append(LabTask(t.id, b, blocks, getattr(t, "function", t.name), t.name,
+                               tuple(sorted(getattr(t, "units", ()))), dict(cost),
+                               tuple(sorted(deps)), dict(deps), getattr(t, "source", "")))
+    return out
