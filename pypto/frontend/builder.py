@@ -266,7 +266,9 @@ class ProgramBuilder:
             kind = _PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
-            return callee.fn, kind, p.self_object.program if p.self_object else None
+            # Outside a program the method still takes `self`; it reaches no siblings.
+            owner = p.self_object.program if p.self_object else _NoProgram()
+            return callee.fn, kind, owner
         if p.self_object is not None:
             self.warn(f"mixing kernel forms: a @pl.program function calls the @pl.jit function "
                       f"{callee.__name__}", p.span(node),
@@ -314,6 +316,14 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
+
+class _NoProgram:
+    """`self` of a @pl.function called from outside any @pl.program."""
+
+    __name__ = "<no @pl.program>"
+    functions: dict = {}
+
 
 _WRITES_INTO = {"assemble": 0, "write": 0, "store": 2}  # op -> index of the buffer written
 

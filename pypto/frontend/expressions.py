@@ -40,10 +40,10 @@ def contains_ir(v: Any) -> bool:
     return is_ir(v)
 
 
-def fold(p: Any, node: ast.AST, fn: Any, *args: Any) -> Any:
+def fold(p: Any, node: ast.AST, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run Python on compile-time values; a Python error is the user's, located."""
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's Python raised
@@ -115,7 +115,7 @@ def missing_attribute(p: Any, base: Any, attr: str, node: ast.AST) -> UserError:
     prefix = ns if ns is not None else ast.unparse(node.value) if isinstance(
         node, ast.Attribute) else "it"
     hint = f"did you mean {prefix}.{close[0]}?" if close else None
-    if ns == "pl" and hint is None:
+    if ns == "pl":
         pl = _pl_module()
         for sub in ("tensor", "tile", "system", "array"):
             if hasattr(getattr(pl, sub), attr):

@@ -62,9 +62,16 @@ def visit_for(p: Any, node: ast.For) -> None:
     _counted(p, node, kind)
 
 
+def dim_value(p: Any, value: Any, node: ast.AST) -> Any:
+    """A pl.dynamic symbol used as a loop bound reads the run-time extent it names."""
+    from pypto.language.typing import DimExpr
+
+    return p.to_ir(value, node) if isinstance(value, DimExpr) else value
+
+
 def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, dict]:
     """(start, stop, step, kwargs) from `pl.range(stop)` / `(start, stop)` / `(start, stop, step)`."""
-    args = [p.visit_expr(a) for a in call.args]
+    args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
     for k in kwargs:
         if k not in _LOOP_KW[kind]:

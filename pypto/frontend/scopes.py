@@ -93,6 +93,13 @@ def _region_guard(p: Any, node: ast.AST, what: str) -> None:
         raise p.error(ScopeError, f"{what} cannot be nested inside pl.spmd", node,
                       hint="an SPMD block is already one InCore kernel; put the work directly "
                            "in its body")
+    if p.in_region:
+        outer = ("a pl.at region" if "at" in p.region_stack else
+                 "an InCore function" if p.kind.value == "InCore" else
+                 "a region (this inline function is called inside one)")
+        raise p.error(ScopeError, f"{what} cannot be nested inside {outer}", node,
+                      hint="a region is already one InCore kernel; put the work directly in "
+                           "its body")
 
 
 def visit_with(p: Any, node: ast.With) -> None:
@@ -148,7 +155,7 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
     if "role" in kw:
         raise p.error(PyptoSyntaxError, "role= is not allowed with pl.Level.CORE_GROUP",
                       kw["role"][1])
-    _region_guard(p, node, "pl.at")
+    _region_guard(p, call, "pl.at")
     attrs = [("level", "CORE_GROUP")]
     name_hint = kw.get("name_hint", ("", None))[0]
     if not isinstance(name_hint, str):
@@ -180,7 +187,9 @@ def _level_str(level: Any) -> str:
 
 def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
     kw = _kwargs(p, call, _SPMD_KW, "pl.spmd")
-    args = [p.visit_expr(a) for a in call.args]
+    from pypto.frontend.loops import dim_value
+
+    args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     if args and "core_num" in kw:
         raise p.error(PyptoSyntaxError, "pl.spmd got core_num twice", call)
     if not args and "core_num" not in kw:
@@ -191,7 +200,7 @@ def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
         raise p.error(ScopeError, "pl.spmd cannot be nested inside a pl.at region (or an InCore "
                       "function)", call,
                       hint="make the pl.spmd the outer construct, or drop the inner region")
-    _region_guard(p, node, "pl.spmd")
+    _region_guard(p, call, "pl.spmd")
     if not contains_ir(core_num):
         if isinstance(core_num, bool) or not isinstance(core_num, int) or core_num < 1:
             raise p.error(PyptoSyntaxError, f"pl.spmd's block count must be a positive integer, "

@@ -1,0 +1,70 @@
+"""Helpers for frontend tests: find the `# ERR:<tag>` line of a kernel and check that an
+error (or warning) points exactly at a token on it."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+KERNELS = Path(__file__).with_name("kernels")
+
+
+def where(path: str | os.PathLike, tag: str, token: str | None = None, offset: int = 0
+          ) -> tuple[int, int]:
+    """(line, column) of `token` on the single line of `path` marked `# ERR:<tag>`.
+    Columns are 1-based; without a token, the first non-blank column."""
+    lines = Path(path).read_text().splitlines()
+    pattern = re.compile(rf"#\s*ERR:{re.escape(tag)}(\s|$)")
+    hits = [i for i, text in enumerate(lines) if pattern.search(text)]
+    assert len(hits) == 1, f"marker ERR:{tag} found {len(hits)} times in {path}"
+    text = lines[hits[0]]
+    if token is None:
+        col = len(text) - len(text.lstrip()) + 1
+    else:
+        assert token in text, f"{token!r} not on the ERR:{tag} line: {text!r}"
+        col = text.index(token) + 1
+    return hits[0] + 1, col + offset
+
+
+def same_file(a: str, b: str | os.PathLike) -> bool:
+    return os.path.realpath(a) == os.path.realpath(str(b))
+
+
+def assert_at(err: Any, path: str | os.PathLike, tag: str, token: str | None = None,
+              offset: int = 0) -> None:
+    line, col = where(path, tag, token, offset)
+    span = err.span
+    assert span is not None and span.known, f"no location on {err!r}"
+    assert same_file(span.file, path), f"{span.file} is not {path}"
+    assert (span.line, span.col) == (line, col), (
+        f"expected {line}:{col}, got {span.line}:{span.col}\n{err}")
+
+
+def compile_error(kernel: Any, exc: type, match: str, path: str | os.PathLike, tag: str,
+                  token: str | None = None, *, offset: int = 0, args: tuple = ()) -> Any:
+    """Compile `kernel`, expect `exc` whose message contains `match`, located at the
+    token on the `# ERR:<tag>` line of `path`. Returns the error."""
+    with pytest.raises(exc) as info:
+        kernel.compile(*args)
+    err = info.value
+    assert match in err.message, f"{match!r} not in {err.message!r}"
+    assert_at(err, path, tag, token, offset)
+    return err
+
+
+def load_kernels(name: str) -> Any:
+    """Import `tests/frontend/kernels/<name>.py` as a module."""
+    path = KERNELS / f"{name}.py"
+    mod_name = f"frontend_kernels_{name}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    spec.loader.exec_module(module)
+    return module
