@@ -239,3 +239,30 @@ def test_runresult_str():
     assert str(RunResult(True, execution_time=1.234)) == "PASS (1.23s)"
     assert str(RunResult(False, error="boom", execution_time=0.5)) == "FAIL: boom (0.50s)"
     assert str(RunResult(False)) == "FAIL"
+
+
+def test_numpy_runs_never_import_torch(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    script = f"""
+import sys
+sys.path.insert(0, {str(here)!r})
+import numpy as np
+import pypto.golden.runner as runner
+from conftest import FakeCompiled, fake_simulate
+from pypto.golden import TensorSpec, run_jit, ratio_allclose, error_distribution
+runner._simulate = fake_simulate
+k = FakeCompiled("k", [("x", "In"), ("y", "Out")], lambda d: d["y"].__setitem__(..., d["x"]))
+specs = [TensorSpec("x", [4], "bfloat16", init_value=np.random.randn),
+         TensorSpec("y", [4], "bfloat16", is_output=True)]
+r = run_jit(k, specs, lambda v: v["y"].__setitem__(..., v["x"]), save_data=True,
+            compare_fn={{"y": ratio_allclose()}}, verbose=False,
+            compile_cfg=dict(output_dir={str(tmp_path)!r}))
+assert r.passed, r.error
+assert "torch" not in sys.modules, "torch was imported"
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
