@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 from pypto.passes.base import Pass, PassContext
+from pypto.passes.buffers import EstimateBuffers
+from pypto.passes.checks import CheckRegionRules
+from pypto.passes.deps import DeriveTaskGraph
 from pypto.passes.inline import InlineFunctions
 from pypto.passes.manager import PassRecord, run_pipeline
 from pypto.passes.outline import OutlineRegions
+from pypto.passes.regions import AnalyzeRegions
 from pypto.passes.ssa import ConvertToSSA
+from pypto.passes.units import ClassifyUnits
 
 
 def default_pipeline() -> list[Pass]:
@@ -19,8 +24,21 @@ def default_pipeline() -> list[Pass]:
         ConvertToSSA(),
         # Cut regions into InCore functions; needs the spliced bodies to see every region.
         OutlineRegions(),
+        # Analyses of the outlined program (they return it unchanged). Units first: the
+        # buffer estimate needs each value's side (Mat vs Vec, Acc for matmul results).
+        ClassifyUnits(),
+        # Needs the units and the launch attributes (split halves Vec, stages multiply).
+        EstimateBuffers(),
+        # Joins units + buffers with each region's launch site and loop context.
+        AnalyzeRegions(),
+        # Needs the final InCore signatures (directions set by the outliner) and SSA names
+        # (roots of tensors traced through carries and launch outputs).
+        DeriveTaskGraph(),
+        # Last: the rules read the region classification and the task graph.
+        CheckRegionRules(),
     ]
 
 
 __all__ = ["Pass", "PassContext", "PassRecord", "run_pipeline", "default_pipeline",
-           "InlineFunctions", "OutlineRegions", "ConvertToSSA"]
+           "InlineFunctions", "OutlineRegions", "ConvertToSSA", "ClassifyUnits", "EstimateBuffers",
+           "AnalyzeRegions", "DeriveTaskGraph", "CheckRegionRules"]

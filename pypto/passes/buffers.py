@@ -1,0 +1,280 @@
+"""EstimateBuffers: static on-chip buffer use of every InCore function.
+
+The model (a planning estimate, not an allocator):
+
+* **Buffers.** Every tile-valued SSA value of the region that does not live in GM
+  is an on-chip buffer, including the unnamed result of a nested op call. Values
+  that are the same storage share one buffer: loop carries (`iter_args`, `inits`,
+  yielded values, `results`), if results and their arm values, copies, an
+  `assemble`/`store` result and its target, a view (`reshape`, `set_validshape`,
+  `transpose_view`) and its source, `matmul_acc`'s result and its accumulator.
+  A buffer holding a tensor parameter is GM and costs nothing on chip.
+* **Size.** The static byte size of the largest value of the buffer, rounded up to
+  32 bytes (the allocator's address alignment, reference §6). A dimension that is
+  not a compile-time int makes the buffer "unknown": it is listed, not counted.
+* **Space.** A tile's declared memory (`pl.Mem.*`); for tensor-level values the
+  side that produces or consumes them (§2.1, see `units.py`): a matmul result is
+  Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
+  consumed by both sides is counted in Mat and in Vec. A tensor-level matmul also
+  stages its operands in Left (L0A) and Right (L0B) for the duration of the op, and
+  a compute op reading a GM tensor directly stages it (implicit load) in the
+  consumer's space for that op.
+* **Liveness.** Statements are numbered in program order; a buffer is live from
+  its first definition to its last use, and a buffer used inside a loop that it
+  was defined before stays live to the end of that loop. The estimate for a space
+  is the peak, over statements, of the sum of the live buffers of that space.
+* **Pipelining.** A buffer defined inside a `pl.pipeline(stage=K)` loop of the
+  region is counted K times (one copy per stage).
+* **Split.** With `pl.split(UP_DOWN | LEFT_RIGHT)` each AIV lane holds half of every
+  vector tile: Vec buffers count half (rounded up to 32 bytes).
+* **Crossings.** A tile handed across the pipe also occupies a buffer on the
+  consuming side (Vec for C→V, Mat for V→C) for as long as the producer's buffer.
+* **Cross-core ring.** On a5 the ring of a mixed region lives in the consumer's
+  SRAM: `slot_num` slots of the largest crossing tile in Vec (C→V) or Mat (V→C).
+  On a2a3 it lives in GM and costs nothing on chip.
+
+Budgets (reference §6): a2a3 Vec 188416 B (usable UB), Mat 512 KiB, Left/Right
+64 KiB, Acc 128 KiB; a5 Vec 240 KiB, Mat 512 KiB, Left/Right 64 KiB, Acc 256 KiB.
+
+Published as `ctx.analyses["buffers"]`: function name → `BufferReport`.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.ir.nodes import Call, For, FunctionKind, LoopKind, Program
+from pypto.ir.types import MemorySpace, ShapedType, TileType
+from pypto.ops.registry import Unit, get
+from pypto.passes.base import Pass, PassContext
+from pypto.passes.units import CUBE, VECTOR, Dataflow, Storage, UnitReport, classify
+
+ALIGN = 32
+SPACES = ("Vec", "Mat", "Left", "Right", "Acc")
+BUDGETS = {
+    "a2a3sim": {"Vec": 188416, "Mat": 512 * 1024, "Left": 64 * 1024, "Right": 64 * 1024,
+                "Acc": 128 * 1024},
+    "a5sim": {"Vec": 240 * 1024, "Mat": 512 * 1024, "Left": 64 * 1024, "Right": 64 * 1024,
+              "Acc": 256 * 1024},
+}
+_ALIASES = {"a2a3": "a2a3sim", "a5": "a5sim"}
+
+
+def budget_for(platform: str) -> dict:
+    return BUDGETS.get(_ALIASES.get(platform, platform), BUDGETS["a2a3sim"])
+
+
+def align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass
+class Buffer:
+    name: str  # the buffer's first value
+    space: str
+    nbytes: int | None
+    start: int
+    end: int
+    copies: int = 1
+    values: tuple = ()
+
+
+@dataclass
+class BufferReport:
+    function: str
+    peak: dict = field(default_factory=dict)  # space -> bytes
+    budget: dict = field(default_factory=dict)
+    buffers: tuple = ()
+    unknown: tuple = ()  # buffers whose size is not static
+    ring: dict = field(default_factory=dict)  # space -> bytes of the cross-core ring
+
+    @property
+    def over(self) -> tuple:
+        return tuple(s for s in SPACES if self.peak.get(s, 0) > self.budget.get(s, 1 << 62))
+
+
+def _space_of_mem(m: MemorySpace) -> str:
+    return m.value if m.value in SPACES else ("Vec" if m is MemorySpace.Vec else "Mat")
+
+
+def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
+             units: UnitReport | None = None, flow: Dataflow | None = None) -> BufferReport:
+    flow = flow or Dataflow(f)
+    units = units or classify(f, flow)
+    storage = Storage(flow)
+    halve = split in ("UP_DOWN", "LEFT_RIGHT")
+
+    loop_end = {id(span.node): span.end for span in flow.loops}
+    pipeline_stage = {id(span.node): int(span.node.attr("stage", 1) or 1)
+                      for span in flow.loops
+                      if isinstance(span.node, For) and span.node.kind is LoopKind.PIPELINE}
+
+    # buffers by storage class
+    groups: dict[str, list[str]] = defaultdict(list)
+    for v in flow.types:
+        t = flow.types[v]
+        if not isinstance(t, ShapedType) or storage.in_gm(v):
+            continue
+        groups[storage.root(v)].append(v)
+
+    def spaces_of(vs: list[str]) -> list[str]:
+        for v in vs:  # an explicit tile memory wins
+            t = flow.types[v]
+            if isinstance(t, TileType):
+                return [_space_of_mem(t.memory)]
+        produced_by_cube = any(
+            v in flow.producer and get(flow.producer[v].op).unit is Unit.CUBE for v in vs)
+        if produced_by_cube:
+            return ["Acc"]
+        sides: set = set()
+        for v in vs:
+            sides |= units.value_sides.get(v, frozenset())
+        out = []
+        if CUBE in sides:
+            out.append("Mat")
+        if VECTOR in sides or not out:
+            out.append("Vec")
+        return out
+
+    buffers: list[Buffer] = []
+    unknown: list[str] = []
+    for root, vs in groups.items():
+        vs = sorted(vs, key=lambda v: (flow.defs.get(v, 0), v))
+        sizes = [flow.types[v].nbytes() for v in vs]
+        if any(s is None for s in sizes):
+            unknown.append(vs[0])
+            continue
+        nbytes = align(max(sizes))
+        start = min(flow.defs.get(v, 0) for v in vs)
+        end = start
+        for v in vs:
+            defined_in = set(flow.value_loops.get(v, ()))
+            for use in flow.uses.get(v, ()):
+                end = max(end, use)
+            # used inside a loop it was defined outside of: live to the loop's end
+            for op in flow.ops:
+                if any(o == v for _, o in op.operands):
+                    for lid in op.loops:
+                        if lid not in defined_in:
+                            end = max(end, loop_end[lid])
+        copies = 1
+        for lid in flow.value_loops.get(vs[0], ()):
+            copies *= pipeline_stage.get(lid, 1)
+        for space in spaces_of(vs):
+            buffers.append(Buffer(vs[0], space, nbytes, start, end, copies, tuple(vs)))
+
+    # a crossing tile is popped into the consumer's buffer (Vec for C->V, Mat for V->C)
+    by_value = {v: b for b in buffers for v in b.values}
+    for c in units.crossings:
+        b = by_value.get(c.value)
+        if b is not None and c.nbytes is not None:
+            space = "Vec" if c.direction == "C->V" else "Mat"
+            buffers.append(Buffer(f"{c.value}@{space}", space, align(c.nbytes), b.start, b.end,
+                                  b.copies))
+
+    # transient staging: tensor-level matmul operands in L0A/L0B, implicit GM loads
+    for op in flow.ops:
+        d = get(op.op)
+        if d.unit not in (Unit.CUBE, Unit.VECTOR):
+            continue
+        if d.unit is Unit.CUBE and not isinstance(op.call.type, TileType):
+            for param, space in (("lhs", "Left"), ("rhs", "Right")):
+                v = op.operand(param)
+                t = flow.types.get(v) if v else None
+                if isinstance(t, ShapedType) and not isinstance(t, TileType):
+                    n = t.nbytes()
+                    if n is not None:
+                        buffers.append(Buffer(f"{op.result}.{param}", space, align(n), op.pos,
+                                              op.pos))
+        for param, v in op.operands:
+            if v is None or not storage.in_gm(v):
+                continue
+            t = flow.types.get(v)
+            if not isinstance(t, ShapedType) or op.op == "matmul_acc" and param == "acc":
+                continue
+            n = t.nbytes()
+            if n is None:
+                unknown.append(v)
+                continue
+            space = "Mat" if d.unit is Unit.CUBE else "Vec"
+            buffers.append(Buffer(f"{v}@{op.result}", space, align(n), op.pos, op.pos))
+
+    def cost(b: Buffer) -> int:
+        n = (b.nbytes or 0) * b.copies
+        if halve and b.space == "Vec":
+            n = align((n + 1) // 2)
+        return n
+
+    peak: dict[str, int] = {s: 0 for s in SPACES}
+    points = sorted({b.start for b in buffers} | {b.end for b in buffers})
+    for p in points:
+        live: dict[str, int] = defaultdict(int)
+        for b in buffers:
+            if b.start <= p <= b.end:
+                live[b.space] += cost(b)
+        for s, n in live.items():
+            peak[s] = max(peak.get(s, 0), n)
+
+    ring: dict[str, int] = {}
+    if _ALIASES.get(platform, platform) == "a5sim" and units.crossings:
+        for c in units.crossings:
+            space = "Vec" if c.direction == "C->V" else "Mat"
+            n = align(c.nbytes or 0)
+            if halve and space == "Vec":
+                n = align((n + 1) // 2)
+            ring[space] = max(ring.get(space, 0), n * slot_num)
+        for s, n in ring.items():
+            peak[s] = peak.get(s, 0) + n
+
+    return BufferReport(f.name, peak, dict(budget_for(platform)),
+                        tuple(sorted(buffers, key=lambda b: (b.start, b.space, b.name))),
+                        tuple(unknown), ring)
+
+
+def launch_options(program: Program) -> dict[str, dict]:
+    """Launch attributes of each InCore function, from the first call that launches it."""
+    from pypto.ir.nodes import CallFunc
+    from pypto.ir.transform import walk
+
+    out: dict[str, dict] = {}
+    for f in program.functions:
+        for n in walk(f.body):
+            if isinstance(n, CallFunc) and n.launch and n.func not in out:
+                out[n.func] = dict(n.launch)
+    return out
+
+
+def split_and_slots(launch: dict) -> tuple[str | None, int, Any, Any]:
+    """(split mode name, ring slots, the Split object, the CrossCoreSlot object)."""
+    split_mode, slots, split_obj, slot_obj = None, 2, None, None
+    for o in launch.get("optimizations", ()) or ():
+        kind = type(o).__name__
+        if kind == "Split":
+            split_obj = o
+            split_mode = getattr(o.mode, "name", str(o.mode))
+        elif kind == "CrossCoreSlot":
+            slot_obj = o
+            slots = int(o.slot_num)
+    return split_mode, slots, split_obj, slot_obj
+
+
+class EstimateBuffers(Pass):
+    name = "estimate_buffers"
+    summary = "peak on-chip bytes (Vec/Mat/Left/Right/Acc) of each InCore function"
+
+    def run(self, program: Program, ctx: PassContext) -> Program:
+        units = ctx.analyses.get("units", {})
+        launches = launch_options(program)
+        reports = {}
+        for f in program.functions:
+            if f.kind is not FunctionKind.INCORE:
+                continue
+            split, slots, _, _ = split_and_slots(launches.get(f.name, {}))
+            reports[f.name] = estimate(f, ctx.platform, split, slots, units.get(f.name))
+        ctx.analyses["buffers"] = reports
+        return program
+
+
+__all__ = ["EstimateBuffers", "BufferReport", "Buffer", "estimate", "budget_for", "BUDGETS",
+           "align", "launch_options", "split_and_slots", "Call"]
