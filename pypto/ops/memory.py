@@ -481,9 +481,9 @@ def _runtime_pad(v: Any) -> str:
 defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, names=_names("fillpad"))(_fillpad)
 
 
-def _fillpad_inplace(tile_, pad_value=None):
+def _fillpad_inplace(tile, pad_value=None):
     """`fillpad` that reuses the tile's buffer."""
-    t = shaped(tile_, "tile")
+    t = shaped(tile, "tile")
     if not isinstance(t, TileType):
         raise OpError("fillpad_inplace is a tile op", arg="tile")
     if pad_value is not None:
@@ -491,11 +491,11 @@ def _fillpad_inplace(tile_, pad_value=None):
     return like(t, valid_shape=None)
 
 
-def _fillpad_inplace_impl(tile_, pad_value=None):
+def _fillpad_inplace_impl(tile, pad_value=None):
     kind = "zero" if pad_value is None else _runtime_pad(pad_value)
-    filled = _fill_outside(tile_, valid_shape_of(tile_), kind)
-    plain(tile_)[...] = filled
-    return plain(tile_)
+    filled = _fill_outside(tile, valid_shape_of(tile), kind)
+    plain(tile)[...] = filled
+    return plain(tile)
 
 
 defop("fillpad_inplace", unit=Unit.VECTOR, impl=_fillpad_inplace_impl, writes="tile",

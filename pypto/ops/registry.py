@@ -68,6 +68,8 @@ class OpDef:
     # The simulator passes its execution context to impls that ask for it.
     wants_ctx: bool = False
     unit_rule: Callable[..., Unit] | None = None
+    # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
+    # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
 
     @property
@@ -90,7 +92,11 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
         if name in REGISTRY:
             raise ValueError(f"op {name!r} registered twice")
         public = names or (f"pl.{name}",)
-        op = OpDef(name=name, signature=inspect.signature(rule), type_rule=rule, unit=unit,
+        # Parameters named `_x` are loop-capture defaults of the rule, not op arguments.
+        sig = inspect.signature(rule)
+        sig = sig.replace(parameters=[p for p in sig.parameters.values()
+                                      if not p.name.startswith("_")])
+        op = OpDef(name=name, signature=sig, type_rule=rule, unit=unit,
                    impl=impl, names=tuple(public), doc=inspect.getdoc(rule) or "",
                    writes=writes, orch_only=orch_only, incore_only=incore_only,
                    wants_ctx=wants_ctx, unit_rule=unit_rule, extra=extra)

@@ -91,19 +91,40 @@ def _bool_rule(lhs, rhs):
     return ScalarType(dtypes.BOOL)
 
 
-defop("scalar.and", unit=Unit.SCALAR, impl=lambda a, b: bool(a) and bool(b), names=())(_bool_rule)
-defop("scalar.or", unit=Unit.SCALAR, impl=lambda a, b: bool(a) or bool(b), names=())(_bool_rule)
+def _and_rule(lhs, rhs):
+    """Scalar `lhs and rhs` (BOOL; both sides are evaluated)."""
+    return _bool_rule(lhs, rhs)
+
+
+def _or_rule(lhs, rhs):
+    """Scalar `lhs or rhs` (BOOL; both sides are evaluated)."""
+    return _bool_rule(lhs, rhs)
+
+
+defop("scalar.and", unit=Unit.SCALAR, impl=lambda a, b: bool(a) and bool(b), names=())(_and_rule)
+defop("scalar.or", unit=Unit.SCALAR, impl=lambda a, b: bool(a) or bool(b), names=())(_or_rule)
 
 
 def _unary_rule(x):
     return ScalarType(_operand(x, "x"))
 
 
-defop("scalar.neg", unit=Unit.SCALAR, impl=operator.neg, names=())(_unary_rule)
-defop("scalar.invert", unit=Unit.SCALAR, impl=operator.invert, names=())(_unary_rule)
+def _neg_rule(x):
+    """Scalar `-x`."""
+    return _unary_rule(x)
+
+
+def _invert_rule(x):
+    """Scalar bitwise `~x`."""
+    return _unary_rule(x)
+
+
+defop("scalar.neg", unit=Unit.SCALAR, impl=operator.neg, names=())(_neg_rule)
+defop("scalar.invert", unit=Unit.SCALAR, impl=operator.invert, names=())(_invert_rule)
 
 
 def _not_rule(x):
+    """Scalar `not x` (BOOL)."""
     _operand(x, "x")
     return ScalarType(dtypes.BOOL)
 
@@ -120,5 +141,5 @@ def _minmax(lhs, rhs):
     return _arith_rule("max")(lhs, rhs)
 
 
-defop("max", unit=Unit.SCALAR, impl=max, names=("pl.max", "pl.tile.max"))(_minmax)
-defop("min", unit=Unit.SCALAR, impl=min, names=("pl.min", "pl.tile.min"))(_minmax)
+defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs), names=("pl.max", "pl.tile.max"))(_minmax)
+defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs), names=("pl.min", "pl.tile.min"))(_minmax)

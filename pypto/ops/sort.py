@@ -199,7 +199,7 @@ def merge_rows(lists: list[np.ndarray], stop_when_exhausted: bool = False) -> np
     out = pack_pairs(mv, mb, v.dtype)
     if stop_when_exhausted and len(lists) > 1:
         # Position (in pairs) at which some list has emitted its last element.
-        sizes = np.cumsum([0] + [x.shape[-1] // 2 for x in vals])
+        sizes = np.cumsum([0] + [x.shape[-1] for x in vals])
         src_of = np.searchsorted(sizes, order, side="right") - 1
         flat_out = out.reshape(-1, out.shape[-1])
         flat_src = src_of.reshape(-1, src_of.shape[-1])
