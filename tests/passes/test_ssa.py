@@ -172,6 +172,7 @@ def test_ssa_preserves_results(kernel, shape):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     y = np.zeros_like(x)
     simulate(kernel.compile(), x, y)
-    expect = {implicit_carries: (x * 2) * 2.0, explicit_carry: x * 3,
+    # implicit_carries: s = 0, 2 | 3, 4 | 6, 7 | 10, 11 -> acc gets x on i = 1, 2, 3
+    expect = {implicit_carries: (x * 3) * 2.0, explicit_carry: x * 3,
               rows: np.exp(x), countdown: x * 4}[kernel]
     np.testing.assert_allclose(y, expect, rtol=1e-5, atol=1e-5)
