@@ -380,7 +380,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         outs = _sim_outputs(sim)
         for s in tensor_specs:
             if directions.get(s.name) in ("Out", "InOut") and s.name in outs:
-                host[s.name] = np.asarray(io.to_numpy(outs[s.name]))
+                host[s.name] = np.array(io.to_numpy(outs[s.name]), copy=True)
     if os.environ.get("PYPTO_BENCH", "").strip() not in ("", "0", "false", "False"):
         _note("[RUN]   benchmark: wall-clock timing is not available on the simulator", verbose)
 

@@ -252,7 +252,7 @@ import sys
 sys.path.insert(0, {str(here)!r})
 import numpy as np
 import pypto.golden.runner as runner
-from conftest import FakeCompiled, fake_simulate
+from golden_helpers import FakeCompiled, fake_simulate
 from pypto.golden import TensorSpec, run_jit, ratio_allclose, error_distribution
 runner._simulate = fake_simulate
 k = FakeCompiled("k", [("x", "In"), ("y", "Out")], lambda d: d["y"].__setitem__(..., d["x"]))

@@ -1,0 +1,152 @@
+"""A kernel that leaves the tail of its pl.Out unwritten: the failing run first, then
+each of the four fixes the run report proposes, on the real simulator."""
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from golden_helpers import needs_sim
+from pypto.golden import TensorSpec, ratio_allclose, run_jit
+
+ROWS, COLS, VALID, TILE = 64, 32, 48, 16
+
+pytestmark = needs_sim
+
+
+@pl.jit
+def double_head(
+    x: pl.Tensor[[ROWS, COLS], pl.FP32],
+    y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+):
+    for r in pl.parallel(0, VALID, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double_rows"):
+            t = x[r : r + TILE, :]
+            y[r : r + TILE, :] = pl.add(t, t)
+    return y
+
+
+@pl.jit
+def double_head_inout(
+    x: pl.Tensor[[ROWS, COLS], pl.FP32],
+    y: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]],
+):
+    for r in pl.parallel(0, VALID, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double_rows"):
+            t = x[r : r + TILE, :]
+            y[r : r + TILE, :] = pl.add(t, t)
+    return y
+
+
+@pl.jit
+def double_head_zero_tail(
+    x: pl.Tensor[[ROWS, COLS], pl.FP32],
+    y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+):
+    for r in pl.parallel(0, VALID, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double_rows"):
+            t = x[r : r + TILE, :]
+            y[r : r + TILE, :] = pl.add(t, t)
+    for r in pl.parallel(VALID, ROWS, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="zero_rows"):
+            y[r : r + TILE, :] = pl.full([TILE, COLS], dtype=pl.FP32, value=0.0)
+    return y
+
+
+def specs(inout_zero=False):
+    return [TensorSpec("x", [ROWS, COLS], np.float32,
+                       init_value=lambda: np.random.default_rng(1).standard_normal((ROWS, COLS))),
+            TensorSpec("y", [ROWS, COLS], np.float32, is_output=True,
+                       init_value=0.0 if inout_zero else None)]
+
+
+def golden_full(v):
+    v["y"][:] = v["x"] * 2
+
+
+def golden_head(v):
+    v["y"][:VALID] = v["x"][:VALID] * 2  # the tail stays as the golden's zeros
+
+
+def golden_head_nan_tail(v):
+    v["y"][:VALID] = v["x"][:VALID] * 2
+    v["y"][VALID:] = np.nan
+
+
+def test_unwritten_tail_fails_with_a_diagnosis():
+    r = run_jit(double_head, specs(), golden_full, verbose=False)
+    assert not r.passed
+    check = r.outputs["y"]
+    assert check.direction == "Out"
+    assert check.mismatch.count == (ROWS - VALID) * COLS
+    assert check.mismatch.nan_actual == (ROWS - VALID) * COLS
+    u = check.unwritten
+    assert u is not None and (u.tail_axis, u.tail_start) == (0, VALID)
+    assert u.count == (ROWS - VALID) * COLS
+    assert u.source in ("last writer = none", "NaN residue")
+    text = "\n".join(u.fixes)
+    for needle in (f"valid_rows={VALID}", "zero_tail=True", "ignore_nan=True", "pl.InOut"):
+        assert needle in text
+    assert f"indices {VALID}:{ROWS} along axis 0" in r.report()
+
+
+def test_golden_zero_tail_suggests_inout_first():
+    r = run_jit(double_head, specs(), golden_head, verbose=False)
+    assert not r.passed
+    assert r.outputs["y"].unwritten.fixes[0].startswith("declare 'y' pl.InOut")
+
+
+def test_fix_valid_rows():
+    cmp = ratio_allclose(valid_rows=VALID, max_error_ratio=0.0)
+    r = run_jit(double_head, specs(), golden_full, compare_fn={"y": cmp}, verbose=False)
+    assert r.passed, r.error
+
+
+def test_fix_golden_nan_and_ignore_nan():
+    cmp = ratio_allclose(ignore_nan=True, max_error_ratio=0.0)
+    r = run_jit(double_head, specs(), golden_head_nan_tail, compare_fn={"y": cmp},
+                verbose=False)
+    assert r.passed, r.error
+    plain = run_jit(double_head, specs(), golden_head_nan_tail, verbose=False)
+    assert not plain.passed  # NaN never equals NaN under allclose
+
+
+def test_fix_inout_with_zero_init():
+    r = run_jit(double_head_inout, specs(inout_zero=True), golden_head, verbose=False)
+    assert r.passed, r.error
+    assert r.outputs["y"].direction == "InOut"
+
+
+def test_fix_zero_tail():
+    cmp = ratio_allclose(valid_rows=VALID, zero_tail=True, max_error_ratio=0.0)
+    broken = run_jit(double_head, specs(), golden_full, compare_fn={"y": cmp}, verbose=False)
+    assert not broken.passed and "nonzero" in broken.error  # residue is not zero
+    r = run_jit(double_head_zero_tail, specs(), golden_full, compare_fn={"y": cmp},
+                verbose=False)
+    assert r.passed, r.error
+    r = run_jit(double_head_inout, specs(inout_zero=True), golden_full, compare_fn={"y": cmp},
+                verbose=False)
+    assert r.passed, r.error
+
+
+@pytest.mark.parametrize("direction", ["In"])
+def test_result_in_plain_tensor_reads_back_as_zeros(direction, tmp_path):
+    import importlib.util
+
+    src = tmp_path / "plain_out.py"
+    src.write_text(
+        "import pypto.language as pl\n\n\n"
+        "@pl.jit\n"
+        "def plain(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Tensor[[16, 16], pl.FP32]):\n"
+        "    with pl.at(level=pl.Level.CORE_GROUP, name_hint='copy'):\n"
+        "        t = x[0:16, :]\n"
+        "        y[0:16, :] = pl.add(t, t)\n"
+        "    return y\n")
+    spec = importlib.util.spec_from_file_location("plain_out", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    r = run_jit(mod.plain, [TensorSpec("x", [16, 16], np.float32, init_value=1.0),
+                            TensorSpec("y", [16, 16], np.float32, is_output=True)],
+                lambda v: v["y"].__setitem__(..., v["x"] * 2), verbose=False)
+    assert not r.passed
+    check = r.outputs["y"]
+    assert check.direction == direction and (check.actual == 0).all()
+    assert "never copied back" in check.hints[0]
