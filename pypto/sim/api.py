@@ -1,0 +1,299 @@
+"""Entry points: `run_compiled` (what calling a `@pl.jit` kernel does) and `simulate`."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import SimulationError
+from pypto.ir.nodes import Call, Const, Direction, DynDim, Function
+from pypto.ir.types import ScalarType, ShapedType
+from pypto.sim.memory import check_size
+from pypto.sim.platform import Platform, get_platform
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """How to simulate.
+
+    platform: "a2a3sim" (default: the compiled program's platform) or "a5sim".
+    checks:   "oob" (bounds of every slice/load/store/assemble/read/write) and "ub"
+              (on-chip budget of every region). Argument checks and the work limits
+              are always on.
+    trace:    record tasks, accesses, the task graph, costs and last writers.
+    seed:     seeds the garbage pattern of uninitialised integer memory.
+    padding:  what a load puts in the part of a tile outside its valid shape when no
+              pad_value is given: "zero" (like the reference CPU backend) or "nan"
+              (poison, to catch kernels that read padding).
+    uninit:   contents of fresh device memory (`pl.Out` buffers, `pl.create_tensor`
+              without init_value, `pl.create_tile`): "residue" (NaN / garbage, like
+              hardware) or "zero".
+    max_work: fail fast past this many loop iterations + blocks in total.
+    """
+
+    platform: str | None = None
+    checks: tuple = ("oob", "ub")
+    trace: bool = False
+    seed: int = 0
+    padding: str = "zero"
+    uninit: str = "residue"
+    max_work: int = 10 ** 8
+
+    @staticmethod
+    def from_any(config: Any, **overrides: Any) -> "SimConfig":
+        if isinstance(config, SimConfig):
+            base = config
+        elif config is None:
+            base = SimConfig()
+        elif isinstance(config, dict):
+            base = SimConfig(**{k: v for k, v in config.items()
+                                if k in SimConfig.__dataclass_fields__})
+        else:  # a RunConfig-like object
+            base = SimConfig(**{k: getattr(config, k) for k in SimConfig.__dataclass_fields__
+                                if getattr(config, k, None) is not None})
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if "checks" in overrides and overrides["checks"] is not None:
+            overrides["checks"] = tuple(overrides["checks"])
+        return dataclasses.replace(base, **overrides)
+
+
+class SimResult:
+    """The outcome of one simulated run."""
+
+    def __init__(self, machine: Any, returns: tuple):
+        self.platform: Platform = machine.platform
+        self.config: SimConfig = machine.cfg
+        self.returns = returns
+        self.device: dict[str, np.ndarray] = {}
+        self.outputs: dict[str, np.ndarray] = {}
+        for buf in machine.buffer_list:
+            self.device.setdefault(buf.name, buf.array)
+            if buf.direction in ("Out", "InOut"):
+                self.outputs[buf.name] = buf.array
+        self.trace = machine.trace
+        self.tasks = self.trace.tasks if self.trace is not None else []
+        self.task_count = machine.next_tid
+
+    def blame(self, tensor: str, index: Any) -> dict:
+        if self.trace is None:
+            raise ValueError("run with trace=True to know who wrote what")
+        return self.trace.writers[tensor].blame(index)
+
+    def __repr__(self) -> str:
+        outs = ", ".join(f"{k}{list(v.shape)}" for k, v in self.outputs.items())
+        return (f"<SimResult on {self.platform.name}: {self.task_count} tasks, "
+                f"outputs: {outs or 'none'}>")
+
+
+# --- arguments ----------------------------------------------------------------------
+
+
+def _as_host_array(value: Any, name: str, direction: str, span: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a CPU torch tensor
+        try:
+            return value.detach().numpy()
+        except Exception:  # noqa: BLE001 - e.g. bf16 torch tensors
+            pass
+    if direction != "In":
+        raise SimulationError(
+            f"argument '{name}' is pl.{direction}: pass a numpy array the kernel can fill in "
+            f"place, not a {type(value).__name__}", span, tensor=name)
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # noqa: BLE001
+        raise SimulationError(f"argument '{name}' cannot be read as an array: {exc}", span,
+                              tensor=name) from None
+
+
+def _eval_dim(d: Any, dyn: dict) -> int | None:
+    if isinstance(d, int):
+        return d
+    if isinstance(d, Const):
+        return int(d.value)
+    if isinstance(d, DynDim):
+        return dyn.get(d.name)
+    if isinstance(d, Call):
+        from pypto.ops.registry import get
+
+        vals = [_eval_dim(a, dyn) for a in d.args]
+        if any(v is None for v in vals):
+            return None
+        return int(get(d.op).impl(*vals))
+    return None
+
+
+def _dim_str(d: Any) -> str:
+    return str(d)
+
+
+def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> dict:
+    params = entry.params
+    kwargs = dict(kwargs or {})
+    if len(args) > len(params):
+        raise SimulationError(f"{entry.name}() takes {len(params)} arguments but "
+                              f"{len(args)} were given", entry.span)
+    values = {}
+    for i, p in enumerate(params):
+        name = p.var.name
+        if i < len(args):
+            values[name] = args[i]
+        elif name in kwargs:
+            values[name] = kwargs.pop(name)
+        else:
+            raise SimulationError(f"{entry.name}() is missing the argument '{name}'", p.span,
+                                  tensor=name)
+    if kwargs:
+        raise SimulationError(f"{entry.name}() got unexpected keyword argument(s) "
+                              f"{', '.join(sorted(kwargs))}", entry.span)
+    dyn = machine.dyn
+    dyn_src: dict[str, str] = {}
+    bound: dict[str, Any] = {}
+    hosts = {}
+    # first pass: dtypes, ranks and dynamic dims
+    for p in params:
+        name, t, direction = p.var.name, p.var.type, p.direction.value
+        v = values[name]
+        if isinstance(t, ShapedType):
+            host = _as_host_array(v, name, direction, p.span)
+            hosts[name] = host
+            want = t.dtype.np
+            if host.dtype != want:
+                raise SimulationError(
+                    f"argument '{name}' has dtype {host.dtype} but the kernel declares "
+                    f"{t.dtype!r} ({want})", p.span, tensor=name,
+                    hint=f"convert it first, e.g. {name}.astype(" +
+                         ("ml_dtypes.bfloat16" if t.dtype.name == "BF16" else f"np.{want}") + ")")
+            if host.ndim != len(t.shape):
+                raise SimulationError(
+                    f"argument '{name}' has shape {list(host.shape)} (rank {host.ndim}) but the "
+                    f"kernel declares {t} (rank {len(t.shape)})", p.span, tensor=name)
+            for ax, d in enumerate(t.shape):
+                if isinstance(d, DynDim):
+                    got = int(host.shape[ax])
+                    if d.name in dyn and dyn[d.name] != got:
+                        raise SimulationError(
+                            f"dynamic dim {d.name} is bound inconsistently: {dyn_src[d.name]} "
+                            f"gives {dyn[d.name]} but '{name}' axis {ax} is {got}", p.span,
+                            tensor=name, indices=[ax],
+                            hint=f"every tensor sharing {d.name} must have the same extent there")
+                    dyn[d.name] = got
+                    dyn_src.setdefault(d.name, f"'{name}' axis {ax}")
+    # second pass: static and derived dims, then upload
+    for p in params:
+        name, t, direction = p.var.name, p.var.type, p.direction.value
+        v = values[name]
+        if isinstance(t, ShapedType):
+            host = hosts[name]
+            for ax, d in enumerate(t.shape):
+                want = _eval_dim(d, dyn)
+                if want is not None and int(host.shape[ax]) != want:
+                    raise SimulationError(
+                        f"argument '{name}' has shape {list(host.shape)} but the kernel declares "
+                        f"{t}: axis {ax} is {host.shape[ax]}, expected {want}"
+                        + (f" ({_dim_str(d)})" if not isinstance(d, int) else ""),
+                        p.span, tensor=name, indices=[ax])
+            check_size(host.shape, host.dtype, f"argument '{name}'", p.span)
+            if direction == "Out":
+                if machine.cfg.uninit == "zero":
+                    dev = np.zeros(host.shape, dtype=host.dtype)
+                else:
+                    dev = machine.new_residue(host.shape, host.dtype)
+            else:
+                dev = np.array(host, dtype=host.dtype, copy=True, order="C")
+            machine.register(name, dev, direction, host, "param")
+            bound[name] = dev
+        elif isinstance(t, ScalarType):
+            x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
+            if isinstance(x, np.ndarray) or hasattr(x, "shape"):
+                raise SimulationError(f"argument '{name}' is a scalar parameter "
+                                      f"({t}) but got an array", p.span, tensor=name)
+            dt = t.dtype
+            if dt.is_int() and isinstance(x, float) and not float(x).is_integer():
+                raise SimulationError(f"argument '{name}' is {t} but got the float {x}", p.span,
+                                      tensor=name)
+            from pypto.sim.interp import _scalar_caster
+
+            c = _scalar_caster(dt)
+            bound[name] = c(x) if c is not None else x
+        else:
+            bound[name] = v
+    return bound
+
+
+def copy_back(machine: Any) -> None:
+    trace = machine.trace
+    for buf in machine.buffer_list:
+        if buf.direction in ("Out", "InOut") and buf.host is not None:
+            host = buf.host
+            if host.shape != buf.array.shape:
+                continue
+            try:
+                host[...] = buf.array
+            except ValueError as exc:
+                raise SimulationError(f"cannot copy '{buf.name}' back to the caller's array: "
+                                      f"{exc}", tensor=buf.name,
+                                      hint="pass a writable, C-ordered numpy array") from None
+        if trace is not None and buf.writer_task is not None:
+            from pypto.sim.trace import LastWriter
+
+            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writer_task,
+                                                          buf.writer_block, buf.writer_site,
+                                                          trace))
+
+
+# --- machines -----------------------------------------------------------------------
+
+
+def _machine(compiled: Any, cfg: SimConfig) -> Any:
+    from pypto.sim.interp import Machine
+
+    platform = get_platform(cfg.platform or getattr(compiled, "platform", None))
+    cfg = dataclasses.replace(cfg, platform=platform.name)
+    cache = compiled.__dict__.setdefault("_sim_machines", {})
+    key = dataclasses.astuple(cfg)
+    m = cache.get(key)
+    if m is None:
+        m = Machine(compiled, cfg, platform)
+        cache[key] = m
+    return m
+
+
+def run_compiled(compiled: Any, args: tuple, kwargs: dict | None = None, config: Any = None
+                 ) -> SimResult:
+    """Run a compiled program on the simulator: `pl.Out` / `pl.InOut` arrays among `args`
+    are filled in place; plain `pl.Tensor` arguments are never written."""
+    cfg = SimConfig.from_any(config)
+    m = _machine(compiled, cfg)
+    rets = m.run(tuple(args), dict(kwargs or {}))
+    return SimResult(m, rets)
+
+
+def config_platform(config: Any) -> str | None:
+    """The platform a run config asks for (validated), or None for the default."""
+    if config is None:
+        return None
+    p = config.get("platform") if isinstance(config, dict) else getattr(config, "platform", None)
+    if p is None:
+        return None
+    return get_platform(p).name
+
+
+def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
+             checks: tuple = ("oob", "ub"), trace: bool = True, seed: int = 0,
+             padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
+             **kwargs: Any) -> SimResult:
+    """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
+    with `args`, tracing by default. `result.outputs` holds the device arrays of the
+    `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers."""
+    plat = get_platform(platform)
+    if hasattr(program, "compile") and not hasattr(program, "records"):
+        compiled = program.compile(*args, platform=plat.name)
+    else:
+        compiled = program
+    cfg = SimConfig(platform=plat.name, checks=tuple(checks or ()), trace=trace, seed=seed,
+                    padding=padding, uninit=uninit, max_work=max_work)
+    return run_compiled(compiled, args, kwargs, cfg)

@@ -1,0 +1,478 @@
+"""The memory model's ops: windows (slice/load), writes (store/assemble), element
+reads and writes, allocation, valid shapes and task handles.
+
+Each entry of `INTRINSICS` is a factory `(compiler, call, target_name) -> closure`
+used instead of the registry impl of that op. The closures
+
+* read windows as *views* in orchestration and as *copies* (loads) in a region;
+* honour valid shapes: a load copies only the valid extent and fills the rest of
+  the tile with the pad value (`pad_value=` of `pl.slice`, else zero like the
+  reference CPU backend, or NaN with `SimConfig(padding="nan")`); a store or
+  assemble writes only the source's valid region;
+* check every access against the extent of the tensor (`checks=("oob",)`),
+  naming the tensor, the region, the block and the offending indices;
+* record accesses, last writers and costs when tracing.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from pypto.ir.nodes import Attr, Call, Const, Var
+from pypto.ir.types import ShapedType
+from pypto.ops.numeric import plain, with_valid
+from pypto.ops.registry import get
+from pypto.sim.memory import check_size, fill_outside, pad_scalar
+
+
+def _args(e: Call) -> dict:
+    return dict(zip(get(e.op).params, e.args))
+
+
+def _name_of(x: Any) -> str:
+    return x.name if isinstance(x, Var) else "<temporary>"
+
+
+def _is_none(x: Any) -> bool:
+    return x is None or (isinstance(x, (Attr, Const)) and x.value is None)
+
+
+def _falsy_const(x: Any) -> bool:
+    return x is None or (isinstance(x, (Attr, Const)) and not x.value)
+
+
+def _fmt_window(off: list, ext: list) -> str:
+    return "[" + ", ".join(f"{o}:{o + e}" for o, e in zip(off, ext)) + "]"
+
+
+def _mte2_cost(m: Any, a: np.ndarray, ext: list, nbytes: int) -> float:
+    p = m.platform
+    g = p.gm_granule
+    if not ext:
+        return nbytes / p.gm_bpc
+    contiguous = list(ext[1:]) == list(a.shape[1:])
+    if contiguous:
+        eff = math.ceil(nbytes / g) * g
+    else:
+        row = ext[-1] * a.itemsize
+        rows = nbytes // row if row else 0
+        eff = rows * math.ceil(row / g) * g
+    return eff / p.gm_bpc
+
+
+def _note_mte(m: Any, kind: str, nbytes: int, cycles: float) -> None:
+    rec = m.cur
+    if rec is None:
+        return
+    rec.op_counts["mte"] = rec.op_counts.get("mte", 0) + 1
+    rec.units.add("mte")
+    rec.bytes[kind] += nbytes
+    m.bc["mte2" if kind == "gm_read" else "mte3"] += cycles
+
+
+# --- windows ------------------------------------------------------------------------
+
+
+def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, clamp: Any,
+            pad: Any, drop: Any, opname: str) -> Callable:
+    m = fc.m
+    span = e.span
+    src_f = fc.expr(src)
+    shape_f = fc.expr(shape)
+    off_f = fc.expr(offset)
+    valid_f = None if _is_none(valid) else fc.expr(valid)
+    clamp_f = None if _falsy_const(clamp) else fc.expr(clamp)
+    ok, padv = fc.const(pad) if pad is not None else (True, None)
+    from pypto.sim.interp import _pad_mode
+
+    pad_mode = _pad_mode(padv) if ok else None
+    default_pad = m.cfg.padding
+    ok, drop_v = fc.const(drop) if drop is not None else (True, None)
+    drop_dims = [int(d) for d in (drop_v or [])] if ok else []
+    copy = fc.in_region
+    check = m.check_oob
+    tname = _name_of(src)
+    tracing = m.trace_on
+    out_t = e.type if isinstance(e.type, ShapedType) else None
+    out_static = out_t.static_shape() if out_t is not None else None
+    site_key = (span, opname)
+
+    def run(env: dict) -> Any:
+        a = src_f(env)
+        sv = getattr(a, "valid", None)
+        if type(a) is not np.ndarray:
+            a = plain(a)
+        shp = [int(d) for d in shape_f(env)]
+        off = [int(o) for o in off_f(env)]
+        nd = a.ndim
+        if len(shp) != nd or len(off) != nd:
+            raise m.fault(f"{opname} of a rank-{nd} tensor with {len(shp)} sizes and "
+                          f"{len(off)} offsets", span, tensor=tname)
+        ext = shp
+        if valid_f is not None:
+            vs = valid_f(env)
+            ext = [min(s, int(v)) for s, v in zip(ext, vs)]
+        if sv is not None and len(sv) == nd:
+            ext = [max(0, min(x, int(v) - o)) for x, v, o in zip(ext, sv, off)]
+        if clamp_f is not None and clamp_f(env):
+            ext = [max(0, min(x, s - o)) for x, s, o in zip(ext, a.shape, off)]
+        if check:
+            for ax in range(nd):
+                o, x = off[ax], ext[ax]
+                if o < 0 or o + x > a.shape[ax]:
+                    raise m.fault(
+                        f"out-of-bounds {opname}: window {_fmt_window(off, ext)} of '{tname}' "
+                        f"(shape {list(a.shape)}) runs past axis {ax} (extent {a.shape[ax]})",
+                        span, tensor=tname, indices=_fmt_window(off, ext),
+                        hint="clip the window (valid_shape=[...] with the remaining extent) "
+                             "or pass clamp=True to read zeros past the end")
+        partial = ext != shp
+        valid = None
+        if not partial:
+            w = a[tuple(slice(o, o + s) for o, s in zip(off, shp))]
+            if copy:
+                w = w.copy()
+        elif copy:
+            w = np.empty(shp, dtype=a.dtype)
+            box = tuple(slice(0, x) for x in ext)
+            w[box] = a[tuple(slice(o, o + x) for o, x in zip(off, ext))]
+            fill_outside(w, ext, pad_scalar(a.dtype, pad_mode or default_pad))
+            valid = ext
+        else:
+            # An orchestration view cannot reach past the tensor: it ends where the data does.
+            hi = [min(o + s, d) for o, s, d in zip(off, shp, a.shape)]
+            w = a[tuple(slice(o, h) for o, h in zip(off, hi))]
+            valid = ext
+        if copy and m.cur is not None:
+            buf, origin = m.locate(a)
+            nbytes = int(np.prod(ext)) * a.itemsize
+            if buf is not None:
+                if tracing:
+                    m.record(a, buf, origin, tuple(off), tuple(ext), False,
+                             m.trace.site(*site_key))
+                    _note_mte(m, "gm_read", nbytes, _mte2_cost(m, a, ext, nbytes))
+            elif tracing:
+                m.bc["vector"] += m.platform.vector_issue_cycles + nbytes / \
+                    m.platform.vector_bpc
+        if drop_dims:
+            w = w.reshape([s for i, s in enumerate(w.shape) if i not in drop_dims])
+            if valid is not None:
+                valid = [v for i, v in enumerate(valid) if i not in drop_dims]
+        if out_static is not None and w.shape != out_static and w.size == math.prod(out_static):
+            w = w.reshape(out_static)
+            if valid is not None and len(valid) < len(out_static):
+                valid = [1] * (len(out_static) - len(valid)) + list(valid)
+        if valid is not None:
+            w = with_valid(w, valid)
+        return w
+
+    return run
+
+
+def _slice(fc: Any, e: Call, target: Any) -> Callable:
+    a = _args(e)
+    return _window(fc, e, src=a["x"], shape=a["shape"], offset=a["offset"],
+                   valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),
+                   drop=a.get("drop_dims"), opname="slice")
+
+
+def _load(fc: Any, e: Call, target: Any) -> Callable:
+    a = _args(e)
+    inner = _window(fc, e, src=a["tensor"], shape=a["shapes"], offset=a["offsets"],
+                    valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=None, drop=None,
+                    opname="load")
+    if fc.in_region:
+        return inner
+
+    def load_copy(env: dict) -> Any:
+        return inner(env).copy()
+    return load_copy
+
+
+# --- writes -------------------------------------------------------------------------
+
+
+def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: Any,
+            shapes: Any, opname: str) -> Callable:
+    m = fc.m
+    span = e.span
+    tgt_f = fc.expr(target)
+    src_f = fc.expr(source)
+    off_f = fc.expr(offset)
+    shapes_f = None if _is_none(shapes) else fc.expr(shapes)
+    ok, at = fc.const(atomic) if atomic is not None else (True, None)
+    atomic_add = ok and at is not None and (getattr(at, "name", "") == "Add" or
+                                            (isinstance(at, int) and at == 1))
+    check = m.check_oob
+    tname = _name_of(target)
+    tracing = m.trace_on
+    site_key = (span, opname)
+    from_cube = isinstance(source, Var) and source.name in fc.cube_vars or \
+        (isinstance(source, Call) and _is_cube(source))
+    in_region = fc.in_region
+
+    def run(env: dict) -> Any:
+        tgt = tgt_f(env)
+        src = src_f(env)
+        off = [int(o) for o in off_f(env)]
+        if not isinstance(src, np.ndarray):
+            src = np.asarray(src)
+        sv = getattr(src, "valid", None)
+        if type(src) is not np.ndarray:
+            src = plain(src)
+        if type(tgt) is not np.ndarray:
+            tgt = plain(tgt)
+        nd = tgt.ndim
+        if shapes_f is not None:
+            shp = [int(s) for s in shapes_f(env)]
+            if len(shp) == nd and src.shape != tuple(shp) and src.size == math.prod(shp):
+                src = src.reshape(shp)
+                sv = None
+        if src.ndim < nd:
+            lead = (1,) * (nd - src.ndim)
+            src = src.reshape(lead + src.shape)
+            if sv is not None:
+                sv = lead + tuple(sv)
+        elif src.ndim > nd:
+            extra = src.ndim - nd
+            if all(d == 1 for d in src.shape[:extra]):
+                src = src.reshape(src.shape[extra:])
+                if sv is not None:
+                    sv = tuple(sv)[extra:]
+            else:
+                raise m.fault(f"{opname} of a rank-{src.ndim} value into the rank-{nd} "
+                              f"tensor '{tname}'", span, tensor=tname)
+        if len(off) != nd:
+            raise m.fault(f"{opname} into the rank-{nd} tensor '{tname}' with {len(off)} "
+                          "offsets", span, tensor=tname)
+        ext = list(src.shape) if sv is None else [min(int(v), s) for v, s in zip(sv, src.shape)]
+        if check:
+            for ax in range(nd):
+                o, x = off[ax], ext[ax]
+                if o < 0 or o + x > tgt.shape[ax]:
+                    raise m.fault(
+                        f"out-of-bounds {opname}: writing a {list(ext)} block at "
+                        f"{_fmt_window(off, ext)} into '{tname}' (shape {list(tgt.shape)}) "
+                        f"runs past axis {ax} (extent {tgt.shape[ax]})",
+                        span, tensor=tname, indices=_fmt_window(off, ext),
+                        hint="clip the tile's valid shape for the tail (pl.set_validshape or "
+                             "valid_shape= on the load) or fix the offset")
+        idx = tuple(slice(o, o + x) for o, x in zip(off, ext))
+        data = src if sv is None else src[tuple(slice(0, x) for x in ext)]
+        if atomic_add:
+            wide = np.float64 if tgt.dtype.kind not in "iub" else np.int64
+            tgt[idx] = (tgt[idx].astype(wide) + data.astype(wide)).astype(tgt.dtype)
+        else:
+            tgt[idx] = data
+        if tracing:
+            buf, origin = m.locate(tgt)
+            if buf is not None:
+                m.record(tgt, buf, origin, tuple(off), tuple(ext), True, m.trace.site(*site_key))
+                if in_region and m.cur is not None:
+                    nbytes = int(np.prod(ext)) * tgt.itemsize
+                    _note_mte(m, "gm_write", nbytes, _mte2_cost(m, tgt, ext, nbytes))
+                    if from_cube:
+                        p = m.platform
+                        rows = int(np.prod(ext[:-1])) if len(ext) > 1 else 1
+                        row_bytes = (ext[-1] if ext else 1) * src.itemsize
+                        m.bc["fix"] += p.fix_fixed_cycles + rows * max(p.fix_row_floor,
+                                                                       row_bytes / p.fix_bpc)
+                        m.cur.bytes["l0c_drain"] += int(np.prod(ext)) * src.itemsize
+            elif in_region and m.cur is not None:
+                m.bc["vector"] += m.platform.vector_issue_cycles + data.nbytes / \
+                    m.platform.vector_bpc
+        return tgt
+
+    return run
+
+
+def _is_cube(c: Call) -> bool:
+    try:
+        return get(c.op).unit.value == "cube"
+    except KeyError:
+        return False
+
+
+def _assemble(fc: Any, e: Call, target: Any) -> Callable:
+    a = _args(e)
+    return _writer(fc, e, target=a["target"], source=a["source"], offset=a["offset"],
+                   atomic=a.get("atomic"), shapes=None, opname="assemble")
+
+
+def _store(fc: Any, e: Call, target: Any) -> Callable:
+    a = _args(e)
+    return _writer(fc, e, target=a["output_tensor"], source=a["tile_"] if "tile_" in a
+                   else a.get("tile"), offset=a["offsets"], atomic=a.get("atomic"),
+                   shapes=a.get("shapes"), opname="store")
+
+
+# --- element access -----------------------------------------------------------------
+
+
+def _element_index(m: Any, a: np.ndarray, offset: Any, span: Any, tname: str, what: str,
+                   check: bool) -> tuple:
+    idx = offset if isinstance(offset, (list, tuple)) else [offset]
+    idx = [int(i) for i in idx]
+    if len(idx) == 1 and a.ndim != 1:
+        flat = idx[0]
+        if check and not 0 <= flat < a.size:
+            raise m.fault(f"out-of-bounds {what}: flat index {flat} of '{tname}' "
+                          f"(shape {list(a.shape)}, {a.size} elements)", span, tensor=tname,
+                          indices=[flat])
+        return tuple(int(i) for i in np.unravel_index(flat, a.shape))
+    if len(idx) != a.ndim:
+        raise m.fault(f"{what} of the rank-{a.ndim} tensor '{tname}' with {len(idx)} indices",
+                      span, tensor=tname, indices=idx)
+    if check:
+        for ax, (i, d) in enumerate(zip(idx, a.shape)):
+            if not 0 <= i < d:
+                raise m.fault(f"out-of-bounds {what}: index {idx} of '{tname}' (shape "
+                              f"{list(a.shape)}) is outside axis {ax} (extent {d})", span,
+                              tensor=tname, indices=idx)
+    return tuple(idx)
+
+
+def _read(fc: Any, e: Call, target: Any) -> Callable:
+    m = fc.m
+    a = _args(e)
+    src_f, off_f = fc.expr(a["src"]), fc.expr(a["offset"])
+    span = e.span
+    tname = _name_of(a["src"])
+    cast = fc.caster(e.type, "pl.read")
+    check = m.check_oob
+    tracing = m.trace_on
+
+    def run(env: dict) -> Any:
+        arr = src_f(env)
+        idx = _element_index(m, arr, off_f(env), span, tname, "read", check)
+        v = arr[idx].item()
+        if tracing:
+            buf, origin = m.locate(arr)
+            if buf is not None:
+                m.record(arr, buf, origin, idx, (1,) * len(idx), False,
+                         m.trace.site(span, "read"))
+        return cast(v) if cast is not None else v
+
+    return run
+
+
+def _write(fc: Any, e: Call, target: Any) -> Callable:
+    m = fc.m
+    a = _args(e)
+    dst_f, off_f, val_f = fc.expr(a["dst"]), fc.expr(a["offset"]), fc.expr(a["value"])
+    span = e.span
+    tname = _name_of(a["dst"])
+    check = m.check_oob
+    tracing = m.trace_on
+
+    def run(env: dict) -> Any:
+        arr = dst_f(env)
+        idx = _element_index(m, arr, off_f(env), span, tname, "write", check)
+        arr[idx] = val_f(env)
+        if tracing:
+            buf, origin = m.locate(arr)
+            if buf is not None:
+                m.record(arr, buf, origin, idx, (1,) * len(idx), True,
+                         m.trace.site(span, "write"))
+        return arr
+
+    return run
+
+
+# --- allocation ---------------------------------------------------------------------
+
+
+def _create_tensor(fc: Any, e: Call, target: Any) -> Callable:
+    m = fc.m
+    a = _args(e)
+    shape_f = fc.expr(a["shape"])
+    ok, dt = fc.const(a["dtype"])
+    init = a.get("init_value")
+    init_f = None if _is_none(init) else fc.expr(init)
+    span = e.span
+    in_region = fc.in_region
+    name = target or "tensor"
+
+    def run(env: dict) -> Any:
+        shp = [int(d) for d in shape_f(env)]
+        npdt = dt.np
+        check_size(shp, npdt, f"pl.create_tensor '{name}'", span)
+        if init_f is not None:
+            arr = np.full(shp, init_f(env), dtype=npdt)
+        elif m.cfg.uninit == "zero":
+            arr = np.zeros(shp, dtype=npdt)
+        else:
+            arr = m.new_residue(shp, npdt)
+        if not in_region:
+            m.register(name, arr, None, None, "tensor")
+        return arr
+
+    return run
+
+
+def _create_tile(fc: Any, e: Call, target: Any) -> Callable:
+    m = fc.m
+    a = _args(e)
+    shape_f = fc.expr(a["shape"])
+    ok, dt = fc.const(a["dtype"])
+    span = e.span
+
+    def run(env: dict) -> Any:
+        shp = [int(d) for d in shape_f(env)]
+        check_size(shp, dt.np, "pl.create_tile", span)
+        if m.cfg.uninit == "zero":
+            return np.zeros(shp, dtype=dt.np)
+        return m.new_residue(shp, dt.np)
+
+    return run
+
+
+# --- valid shapes -------------------------------------------------------------------
+
+
+def _set_validshape(fc: Any, e: Call, target: Any) -> Callable:
+    m = fc.m
+    a = _args(e)
+    x_f = fc.expr(a["x"])
+    r_f, c_f = fc.expr(a["valid_rows"]), fc.expr(a["valid_cols"])
+    span = e.span
+    tname = _name_of(a["x"])
+
+    def run(env: dict) -> Any:
+        x = x_f(env)
+        r, c = int(r_f(env)), int(c_f(env))
+        if not (0 <= r <= x.shape[0] and 0 <= c <= x.shape[1]):
+            raise m.fault(f"set_validshape({r}, {c}) on '{tname}' of physical shape "
+                          f"{list(x.shape)}: a valid shape must lie inside the physical shape",
+                          span, tensor=tname, indices=[r, c])
+        return with_valid(plain(x), (r, c))
+
+    return run
+
+
+def _task_dummy(fc: Any, e: Call, target: Any) -> Callable:
+    m = fc.m
+    deps_f = [fc.expr(d, tolerant=True) for d in e.args]
+    span = e.span
+    from pypto.sim.interp import _flatten_deps
+
+    def run(env: dict) -> Any:
+        return m.dummy_task(_flatten_deps([f(env) for f in deps_f]), span)
+
+    return run
+
+
+INTRINSICS: dict[str, Callable] = {
+    "slice": _slice,
+    "load": _load,
+    "assemble": _assemble,
+    "store": _store,
+    "read": _read,
+    "write": _write,
+    "create_tensor": _create_tensor,
+    "create_tile": _create_tile,
+    "set_validshape": _set_validshape,
+    "system.task_dummy": _task_dummy,
+}

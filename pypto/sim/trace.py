@@ -1,0 +1,320 @@
+"""What a simulated run leaves behind: tasks, their accesses, the task graph, costs.
+
+A `Trace` holds one `TaskRecord` per launch (an SPMD launch of N blocks is one
+record with N blocks), the dependency edges between tasks and, for every global
+tensor, three int32 arrays saying which task, which block and which source site
+last wrote each element (-1: never written by a task, i.e. uploaded data or
+allocator residue; -2: written by orchestration code).
+
+Cost model (see `COST_MODEL`): each op adds cycles to one pipe of the task
+  * cube: per matmul `head + passes * ceil(m/16) * ceil(k/kt) * ceil(n/16)`
+    (kt = 16 for 2-byte inputs, 8 for 4-byte), FLOPs = 2 m n k;
+  * mte1: L1 -> L0A / L0B bytes over the reference bandwidths;
+  * fix: each store of a cube result drains L0C: fixed + rows * max(floor, row_bytes / bw);
+  * vector: `issue + bytes / vector_bpc` per instruction (bytes of its largest operand,
+    computed in fp32 for narrow floats);
+  * mte2 / mte3: GM -> on-chip / on-chip -> GM bytes over `gm_bpc`, each row
+    rounded up to the platform's GM granule (512 B on A2/A3, 128 B on A5);
+  * scalar: 1 cycle per scalar op.
+A task's estimate is `max` over pipes (pipes overlap) per block; blocks of an SPMD
+task run on `min(blocks, cores)` cores in waves. All of it is a model for
+comparing kernels, not a wall-time prediction.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
+
+PIPES = ("cube", "mte1", "fix", "vector", "mte2", "mte3", "scalar")
+
+
+@dataclass
+class Access:
+    tensor: str  # the global buffer's name
+    mode: str  # "R" or "W"
+    block: int
+    lo: tuple
+    hi: tuple  # exclusive
+    uid: int = -1  # the buffer's id within the run
+
+    @property
+    def ranges(self) -> list:
+        return [(a, b) for a, b in zip(self.lo, self.hi)]
+
+    def to_dict(self) -> dict:
+        return {"tensor": self.tensor, "mode": self.mode, "block": self.block,
+                "ranges": self.ranges}
+
+
+@dataclass
+class TaskRecord:
+    id: int
+    name: str  # the region's name_hint (or the kernel name)
+    function: str
+    kind: str  # "at", "spmd", "dummy", "entry"
+    blocks: int
+    span: Any = None  # source span of the region / launch
+    parent: int | None = None
+    deps: list = field(default_factory=list)  # explicit deps= task ids
+    units: set = field(default_factory=set)
+    op_counts: dict = field(default_factory=dict)  # unit -> ops executed
+    bytes: dict = field(default_factory=lambda: {"gm_read": 0, "gm_write": 0, "l1_to_l0": 0,
+                                                 "l0c_drain": 0})
+    flops: int = 0
+    vector_elements: int = 0
+    cycles: dict = field(default_factory=lambda: {p: 0.0 for p in PIPES})
+    block_cycles: list = field(default_factory=list)  # per block: max over pipes
+    accesses: list = field(default_factory=list)  # Access
+    args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi)
+    seconds: float = 0.0  # host time spent simulating it
+
+    @property
+    def source(self) -> str:
+        return str(self.span) if self.span is not None else "<unknown>"
+
+    @property
+    def reads(self) -> list:
+        return [a for a in self.accesses if a.mode == "R"]
+
+    @property
+    def writes(self) -> list:
+        return [a for a in self.accesses if a.mode == "W"]
+
+    def est_cycles(self, platform: Any) -> float:
+        if not self.block_cycles:
+            return 0.0
+        cores = platform.aic_cores if "cube" in self.units else platform.aiv_cores
+        waves = math.ceil(len(self.block_cycles) / max(1, cores))
+        return max(self.block_cycles) * waves
+
+    def est_us(self, platform: Any) -> float:
+        return self.est_cycles(platform) / (platform.clock_ghz * 1e3)
+
+    def to_dict(self, platform: Any = None) -> dict:
+        d = {"id": self.id, "name": self.name, "function": self.function, "kind": self.kind,
+             "blocks": self.blocks, "source": self.source, "parent": self.parent,
+             "deps": list(self.deps), "units": sorted(self.units),
+             "op_counts": dict(self.op_counts), "bytes": dict(self.bytes), "flops": self.flops,
+             "vector_elements": self.vector_elements,
+             "cycles": {k: round(v, 1) for k, v in self.cycles.items()},
+             "reads": [a.to_dict() for a in self.reads],
+             "writes": [a.to_dict() for a in self.writes],
+             "args": [{"param": p, "tensor": t, "direction": d, "ranges": list(zip(lo, hi))}
+                      for p, t, d, lo, hi in self.args]}
+        if platform is not None:
+            d["est_cycles"] = round(self.est_cycles(platform), 1)
+            d["est_us"] = round(self.est_us(platform), 3)
+        return d
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: int
+    dst: int
+    kind: str  # "RAW", "WAR", "WAW" or "explicit"
+    tensor: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"src": self.src, "dst": self.dst, "kind": self.kind, "tensor": self.tensor}
+
+
+@dataclass
+class LastWriter:
+    """Per element of one global tensor: the task, block and source site that wrote it last."""
+
+    tensor: str
+    task: np.ndarray
+    block: np.ndarray
+    site: np.ndarray
+    trace: "Trace"
+
+    def blame(self, index: Any) -> dict:
+        """Who wrote element `index` last: task id, name, block, source line."""
+        idx = tuple(int(i) for i in np.atleast_1d(index))
+        t = int(self.task[idx])
+        rec = self.trace.task(t) if t >= 0 else None
+        site = int(self.site[idx])
+        return {"index": idx, "task": t, "name": rec.name if rec else
+                ("orchestration" if t == -2 else "never written"),
+                "block": int(self.block[idx]),
+                "source": str(self.trace.sites[site][0]) if site >= 0 else None,
+                "op": self.trace.sites[site][1] if site >= 0 else None}
+
+    def blame_mask(self, mask: np.ndarray) -> list:
+        """Group the elements where `mask` is true by (task, block, site), largest first."""
+        mask = np.asarray(mask, dtype=bool)
+        if not mask.any():
+            return []
+        keys = np.stack([self.task[mask], self.block[mask], self.site[mask]], axis=1)
+        uniq, counts = np.unique(keys, axis=0, return_counts=True)
+        out = []
+        for (t, b, s), c in sorted(zip(uniq.tolist(), counts.tolist()), key=lambda r: -r[1]):
+            rec = self.trace.task(t) if t >= 0 else None
+            out.append({"task": t, "name": rec.name if rec else
+                        ("orchestration" if t == -2 else "never written"),
+                        "block": b, "elements": c,
+                        "source": str(self.trace.sites[s][0]) if s >= 0 else None})
+        return out
+
+
+class BoxIndex:
+    """Boxes accessed in one buffer by earlier tasks, searchable for overlaps."""
+
+    def __init__(self, rank: int):
+        self.rank = rank
+        self.n = 0
+        cap = 16
+        self.lo = np.zeros((cap, rank), np.int64)
+        self.hi = np.zeros((cap, rank), np.int64)
+        self.tid = np.zeros(cap, np.int64)
+        self.write = np.zeros(cap, bool)
+
+    def add(self, tid: int, write: bool, lo: tuple, hi: tuple) -> None:
+        if self.n == len(self.tid):
+            cap = 2 * self.n
+            for name in ("lo", "hi"):
+                a = getattr(self, name)
+                b = np.zeros((cap, self.rank), np.int64)
+                b[:self.n] = a
+                setattr(self, name, b)
+            t = np.zeros(cap, np.int64)
+            t[:self.n] = self.tid
+            self.tid = t
+            w = np.zeros(cap, bool)
+            w[:self.n] = self.write
+            self.write = w
+        self.lo[self.n] = lo
+        self.hi[self.n] = hi
+        self.tid[self.n] = tid
+        self.write[self.n] = write
+        self.n += 1
+
+    def overlapping(self, lo: tuple, hi: tuple) -> tuple[np.ndarray, np.ndarray]:
+        n = self.n
+        if n == 0:
+            return self.tid[:0], self.write[:0]
+        m = np.all(self.lo[:n] < np.asarray(hi), axis=1) & np.all(self.hi[:n] > np.asarray(lo),
+                                                                  axis=1)
+        return self.tid[:n][m], self.write[:n][m]
+
+
+class Trace:
+    """Everything recorded about one simulated run."""
+
+    def __init__(self, platform: Any, program_name: str = ""):
+        self.platform = platform
+        self.program = program_name
+        self.tasks: list[TaskRecord] = []
+        self._by_id: dict[int, TaskRecord] = {}
+        self.edges: list[Edge] = []
+        self._edge_set: set = set()
+        self.sites: list[tuple] = []  # (span, op name)
+        self._site_ids: dict = {}
+        self.writers: dict[str, LastWriter] = {}
+        self._boxes: dict[int, BoxIndex] = {}
+        self.orchestration_accesses: list[Access] = []
+        self.seconds = 0.0
+
+    # -- building ------------------------------------------------------------------
+
+    def site(self, span: Any, op: str) -> int:
+        key = (span, op)
+        i = self._site_ids.get(key)
+        if i is None:
+            i = len(self.sites)
+            self.sites.append(key)
+            self._site_ids[key] = i
+        return i
+
+    def add_task(self, rec: TaskRecord) -> None:
+        self.tasks.append(rec)
+        self._by_id[rec.id] = rec
+
+    def task(self, tid: int) -> TaskRecord | None:
+        return self._by_id.get(tid)
+
+    def add_edge(self, src: int, dst: int, kind: str, tensor: str | None) -> None:
+        if src == dst or src < 0:
+            return
+        key = (src, dst, kind, tensor)
+        if key not in self._edge_set:
+            self._edge_set.add(key)
+            self.edges.append(Edge(src, dst, kind, tensor))
+
+    def finish_task(self, rec: TaskRecord, buffers: dict) -> None:
+        """Derive the edges into `rec` from overlaps with every earlier access."""
+        for d in rec.deps:
+            self.add_edge(int(d), rec.id, "explicit", None)
+        mine = [(a.uid, a) for a in rec.accesses]
+        for uid, a in mine:
+            idx = self._boxes.get(uid)
+            if idx is None:
+                continue
+            tids, writes = idx.overlapping(a.lo, a.hi)
+            if not len(tids):
+                continue
+            if a.mode == "R":
+                for t in np.unique(tids[writes]).tolist():
+                    self.add_edge(t, rec.id, "RAW", a.tensor)
+            else:
+                for t in np.unique(tids[writes]).tolist():
+                    self.add_edge(t, rec.id, "WAW", a.tensor)
+                for t in np.unique(tids[~writes]).tolist():
+                    self.add_edge(t, rec.id, "WAR", a.tensor)
+        for uid, a in mine:
+            idx = self._boxes.get(uid)
+            if idx is None:
+                idx = self._boxes[uid] = BoxIndex(len(a.lo))
+            idx.add(rec.id, a.mode == "W", a.lo, a.hi)
+
+    # -- reading -------------------------------------------------------------------
+
+    def predecessors(self, tid: int) -> list[Edge]:
+        return [e for e in self.edges if e.dst == tid]
+
+    def successors(self, tid: int) -> list[Edge]:
+        return [e for e in self.edges if e.src == tid]
+
+    def graph(self) -> dict:
+        """Nodes and edges, e.g. for networkx: {'nodes': [...], 'edges': [...]}."""
+        return {"nodes": [{"id": t.id, "name": t.name, "blocks": t.blocks, "kind": t.kind}
+                          for t in self.tasks],
+                "edges": [e.to_dict() for e in self.edges]}
+
+    def totals(self) -> dict:
+        cyc = {p: sum(t.cycles[p] for t in self.tasks) for p in PIPES}
+        return {"tasks": len(self.tasks), "edges": len(self.edges),
+                "flops": sum(t.flops for t in self.tasks),
+                "gm_read": sum(t.bytes["gm_read"] for t in self.tasks),
+                "gm_write": sum(t.bytes["gm_write"] for t in self.tasks),
+                "cycles": cyc,
+                "est_us_serial": sum(t.est_us(self.platform) for t in self.tasks)}
+
+    def to_dict(self) -> dict:
+        return {"program": self.program, "platform": self.platform.name,
+                "cost_model": COST_MODEL,
+                "tasks": [t.to_dict(self.platform) for t in self.tasks],
+                "edges": [e.to_dict() for e in self.edges],
+                "sites": [{"source": str(s), "op": op} for s, op in self.sites],
+                "totals": self.totals()}
+
+    def summary(self) -> str:
+        rows = [f"{'id':>4} {'name':<24} {'blocks':>6} {'units':<22} {'gm R/W bytes':>20} "
+                f"{'est us':>9}  source"]
+        for t in self.tasks:
+            rw = f"{t.bytes['gm_read']}/{t.bytes['gm_write']}"
+            rows.append(f"{t.id:>4} {t.name[:24]:<24} {t.blocks:>6} "
+                        f"{','.join(sorted(t.units))[:22]:<22} {rw:>20} "
+                        f"{t.est_us(self.platform):>9.3f}  {t.source}")
+        rows.append(f"{len(self.edges)} edges: " + ", ".join(
+            f"{e.src}->{e.dst} {e.kind}{'(' + e.tensor + ')' if e.tensor else ''}"
+            for e in self.edges[:20]) + (" ..." if len(self.edges) > 20 else ""))
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return f"<Trace {self.program}: {len(self.tasks)} tasks, {len(self.edges)} edges>"
