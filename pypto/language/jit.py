@@ -65,9 +65,10 @@ class JITFunction:
 
             raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
                                   "kernels that call it and cannot be run on its own")
-        from pypto.sim import run_compiled
+        from pypto.sim import config_platform, run_compiled
 
-        compiled = self.compile(*args, **kwargs)
+        platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
+        compiled = self.compile(*args, platform=platform, **kwargs)
         return run_compiled(compiled, args, kwargs, config=config)
 
 
@@ -163,9 +164,10 @@ class ProgramDef:
 
     @public_entry
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
-        from pypto.sim import run_compiled
+        from pypto.sim import config_platform, run_compiled
 
-        compiled = self.compile(*args, **kwargs)
+        platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
+        compiled = self.compile(*args, platform=platform, **kwargs)
         return run_compiled(compiled, args, kwargs, config=config)
 
 
