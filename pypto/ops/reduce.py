@@ -96,7 +96,7 @@ for _name, _fn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmi
     _r = _arg_rule(_axis, f"pl.{_name}")
 
     def _sig(x, tmp_tile=None, _r=_r):
-        return _r(x)
+        return _r(x, tmp_tile)
 
     _sig.__doc__ = (f"`{_name}`: INT32 index of the extreme element along axis {_axis} (the "
                     "first one on ties; NaN counts as the extreme).")
