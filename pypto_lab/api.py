@@ -245,7 +245,7 @@ class PipelineView(View):
 
     def text(self) -> str:
         rows = pass_table(self.records)
-        out = [self.title, table_text(rows, ["#", "pass", "changed", "ms", "summary"])]
+        out = [self.title, table_text(rows, ["#", "pass", "changed", "summary"])]
         if self.stages is not None:
             out.append("run-time pipelines: " + ", ".join(
                 dict.fromkeys(y for y in self.stages.data[0].y)))
@@ -257,8 +257,8 @@ class PipelineView(View):
             _, diff = pass_diff(r)
             opened = " open" if r.changed and i == 0 else ""
             parts.append(f"<details{opened}><summary>{i}. <b>{html.escape(r.name)}</b> — "
-                         f"{html.escape(r.summary)} ({'changed' if r.changed else 'no change'},"
-                         f" {r.seconds * 1e3:.2f} ms)</summary>{diff}</details>")
+                         f"{html.escape(r.summary)} ({'changed' if r.changed else 'no change'})"
+                         f"</summary>{diff}</details>")
         if self.stages is not None:
             parts.append(FigureView(self.stages, "stages").html(include_js))
         return "<div>" + "".join(parts) + "</div>"

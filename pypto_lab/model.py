@@ -382,31 +382,40 @@ def _last_line(f: Function) -> int:
 
 
 def _merge_published(derived: tuple, published: Any) -> tuple[RegionView, ...]:
-    """Prefer the passes' numbers where they published a region analysis."""
+    """Prefer the passes' numbers (`analyses["regions"]`) where they published them."""
     if not published:
         return derived
-    by_name = {getattr(r, "function", None) or getattr(r, "name", None): r for r in published}
+    by_name = {getattr(r, "function", None): r for r in published}
     out = []
     for r in derived:
         p = by_name.get(r.name)
         if p is None:
             out.append(r)
             continue
-        updates = {}
-        for ours, theirs in (("classification", "classification"), ("split_mode", "split_mode"),
-                             ("slot_num", "slot_num"), ("ub_bytes", "ub_bytes"),
-                             ("ub_budget", "ub_budget"), ("ops_per_unit", "ops_per_unit")):
+        updates: dict[str, Any] = {}
+        for ours, theirs in (("classification", "classification"), ("slot_num", "slot_num"),
+                             ("ub_bytes", "ub_bytes"), ("core_num", "core_num")):
             value = getattr(p, theirs, None)
             if value is not None:
-                if ours == "split_mode":
-                    value = getattr(value, "name", value)
-                    value = None if value in ("NONE", 0) else str(value)
-                if ours == "ops_per_unit":
-                    value = {getattr(k, "value", k): v for k, v in dict(value).items()}
                 updates[ours] = value
+        budget = dict(getattr(p, "budget", ()) or ())
+        if budget.get("Vec"):
+            updates["ub_budget"] = int(budget["Vec"])
+        split = getattr(p, "split", None)
+        split = getattr(split, "name", split)
+        updates["split_mode"] = None if split in (None, "NONE", 0) else str(split)
+        units = getattr(p, "ops_per_unit", None)
+        if units:
+            updates["ops_per_unit"] = dict(sorted((getattr(k, "value", str(k)), v)
+                                                  for k, v in dict(units).items()))
         pipe = getattr(p, "pipe", None)
         if pipe is not None:
-            updates["pipe"] = getattr(pipe, "direction", None) or str(pipe)
+            dirs = sorted(str(d).replace("->", "→") for d in getattr(pipe, "directions", ()))
+            updates["pipe"] = "C↔V" if len(dirs) > 1 else (dirs[0] if dirs else r.pipe)
+        elif updates.get("classification") != "mixed":
+            updates["pipe"] = None
+        if isinstance(updates.get("core_num"), Const):
+            updates["core_num"] = updates["core_num"].value
         out.append(_replace(r, updates))
     return tuple(out)
 
@@ -427,7 +436,7 @@ def _derive_edges(sites: tuple) -> tuple[RegionEdge, ...]:
 
     last_writer: dict[str, str] = {}
     readers: dict[str, set[str]] = {}
-    task_region = {s.task_var: s.region for s in sites if s.task_var}
+    task_region = {_base(s.task_var): s.region for s in sites if s.task_var}
     data: dict[tuple[str, str], set[str]] = {}
     explicit: set[tuple[str, str]] = set()
 
@@ -452,7 +461,7 @@ def _derive_edges(sites: tuple) -> tuple[RegionEdge, ...]:
             last_writer[t] = s.region
             readers[t] = set()
         for d in s.deps:
-            src = task_region.get(d)
+            src = task_region.get(_base(d))
             if src is not None and src != s.region:
                 explicit.add((src, s.region))
     edges = [RegionEdge(a, b, "data", tuple(sorted(ts))) for (a, b), ts in data.items()]
@@ -461,28 +470,26 @@ def _derive_edges(sites: tuple) -> tuple[RegionEdge, ...]:
 
 
 def _published_edges(compiled: Any, sites: tuple) -> tuple[RegionEdge, ...]:
+    """Region edges from the passes' task graph (`analyses["task_graph"]`)."""
     graph = compiled.analyses.get("task_graph") if hasattr(compiled, "analyses") else None
     edges = getattr(graph, "edges", None) if graph is not None else None
     if not edges:
         return ()
-    by_index = {s.index: s.region for s in sites}
-    out = set()
+    nested = {s.region for s in sites if s.caller in {x.region for x in sites}}
+    function = {n.id: n.function for n in getattr(graph, "nodes", ())}
+    function = function or {s.index: s.region for s in sites}
+    merged: dict[tuple[str, str, str], set[str]] = {}
     for e in edges:
-        src, dst = _edge_ends(e)
-        src, dst = by_index.get(src, src), by_index.get(dst, dst)
-        origin = str(_field(e, "origin", "data"))
-        if isinstance(src, str) and isinstance(dst, str) and src != dst:
-            out.add(RegionEdge(src, dst, "explicit" if "explicit" in origin else "data",
-                               tuple(_field(e, "tensors", ()) or ())))
-    return tuple(sorted(out, key=lambda e: (e.src, e.dst, e.origin)))
-
-
-def _edge_ends(e: Any) -> tuple[Any, Any]:
-    if isinstance(e, tuple):
-        return e[0], e[1]
-    src = _field(e, "src", None) or _field(e, "producer", None)
-    dst = _field(e, "dst", None) or _field(e, "consumer", None)
-    return (getattr(src, "region", src), getattr(dst, "region", dst))
+        src, dst = function.get(e.src), function.get(e.dst)
+        if src is None or dst is None or src == dst or dst in nested:
+            continue
+        origin = "explicit" if "explicit" in str(_field(e, "origin", "data")) else "data"
+        tensors = merged.setdefault((src, dst, origin), set())
+        if _field(e, "tensor", None):
+            tensors.add(e.tensor)
+    return tuple(sorted((RegionEdge(a, b, o, tuple(sorted(ts)))
+                         for (a, b, o), ts in merged.items()),
+                        key=lambda e: (e.src, e.dst, e.origin)))
 
 
 def _field(obj: Any, name: str, default: Any) -> Any:

@@ -32,9 +32,9 @@ def pass_diff(record: object) -> tuple[str, str]:
 
 
 def pass_table(records: list) -> list[list[str]]:
-    """Rows `#, pass, changed, ms, summary` for the pass list."""
-    return [[str(i), r.name, "yes" if r.changed else "no", f"{r.seconds * 1e3:.2f}",
-             r.summary] for i, r in enumerate(records)]
+    """Rows `#, pass, changed, summary` (no timings: reprs must not change between runs)."""
+    return [[str(i), r.name, "yes" if r.changed else "no", r.summary]
+            for i, r in enumerate(records)]
 
 
 def stages_figure(model: KernelModel, iterations: int = 6) -> go.Figure | None:
