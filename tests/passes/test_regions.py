@@ -1,0 +1,129 @@
+"""Region analysis: unit classification, cross-core pipe, buffer estimates."""
+from __future__ import annotations
+
+import pypto.language as pl
+from pypto.passes.regions import RegionInfo
+
+ROWS, COLS, RT = 512, 256, 64
+
+
+@pl.jit
+def softmax(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    for r in pl.parallel(0, ROWS, RT):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="softmax_rows"):
+            tile_x = x[r:r + RT, :]
+            row_max = pl.row_max(tile_x)
+            shifted = pl.row_expand_sub(tile_x, row_max)
+            e = pl.exp(shifted)
+            denom = pl.row_sum(e)
+            y[r:r + RT, :] = pl.row_expand_div(e, denom)
+    return y
+
+
+M, N, K, T = 128, 128, 256, 64
+
+
+@pl.jit
+def gemm(a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
+         c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+    for mb in pl.parallel(0, M, T):
+        for nb in pl.parallel(0, N, T):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="gemm_tile"):
+                acc = pl.matmul(a[mb:mb + T, 0:T], b[0:T, nb:nb + T])
+                for kb in pl.range(1, K // T):
+                    k0 = kb * T
+                    acc = pl.matmul_acc(acc, a[mb:mb + T, k0:k0 + T], b[k0:k0 + T, nb:nb + T])
+                c[mb:mb + T, nb:nb + T] = acc
+    return c
+
+
+@pl.jit
+def gemm_bias(a: pl.Tensor[[64, 128], pl.BF16], b: pl.Tensor[[128, 64], pl.BF16],
+              bias: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm_add",
+               optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        c[0:64, 0:64] = pl.add(acc, bias[0:64, 0:64])
+    return c
+
+
+@pl.jit
+def staged(x: pl.Tensor[[256, 128], pl.FP16], y: pl.Out[pl.Tensor[[256, 128], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="staged"):
+        for i in pl.pipeline(0, 256, 32, stage=2):
+            t = x[i:i + 32, :]
+            y[i:i + 32, :] = pl.mul(t, 2.0)
+    return y
+
+
+def _only(compiled) -> RegionInfo:
+    regions = compiled.regions
+    assert len(regions) == 1
+    return regions[0]
+
+
+def test_softmax_is_pure_vector_with_hand_computed_ub():
+    r = _only(softmax.compile())
+    assert r.classification == "vector"
+    assert r.kind == "at" and r.name_hint == "softmax_rows" and r.parent == "softmax"
+    assert r.pipe is None and r.split is None and r.slot_num == 2
+    assert dict(r.ops_per_unit) == {"mte": 2, "vector": 5}
+    # [64, 256] FP32 tiles are 65536 B, the [64, 1] row statistics 256 B.
+    # Peak at `shifted = row_expand_sub(tile_x, row_max)`: tile_x + row_max + shifted,
+    # and again at the last line: e + denom + the unnamed row_expand_div result.
+    assert r.ub_bytes == 65536 + 256 + 65536 == 131328
+    assert (r.l1_bytes, r.l0a_bytes, r.l0b_bytes, r.l0c_bytes) == (0, 0, 0, 0)
+    assert dict(r.budget)["Vec"] == 188416 and r.over_budget == ()
+    assert [(lp.kind, lp.var, lp.trip_count) for lp in r.loop_context] == [("parallel", "r", 8)]
+
+
+def test_a5_budget():
+    r = _only(softmax.compile(platform="a5sim"))
+    assert dict(r.budget)["Vec"] == 240 * 1024 and dict(r.budget)["Acc"] == 256 * 1024
+
+
+def test_gemm_is_pure_cube():
+    r = _only(gemm.compile())
+    assert r.classification == "cube"
+    assert dict(r.side_counts) == {"cube": 7, "shared": 1}  # 4 loads, 2 matmuls, 1 store; k0
+    assert r.pipe is None
+    # one [64, 64] FP32 accumulator (carried through the K loop) in Acc; two operand
+    # tiles in Mat and one each in Left / Right at a time
+    assert r.l0c_bytes == 16384 and r.l1_bytes == 2 * 16384
+    assert r.l0a_bytes == 16384 and r.l0b_bytes == 16384 and r.ub_bytes == 0
+    assert [(lp.kind, lp.trip_count) for lp in r.loop_context] == [("parallel", 2),
+                                                                     ("parallel", 2)]
+
+
+def test_gemm_with_vector_epilogue_is_mixed():
+    compiled = gemm_bias.compile()
+    r = _only(compiled)
+    assert r.classification == "mixed"
+    assert r.split == "UP_DOWN" and r.slot_num == 4
+    assert r.pipe is not None and r.pipe.directions == ("C->V",)
+    assert [(t.value, t.shape, t.nbytes) for t in r.pipe.tiles] == [("acc", (64, 64), 16384)]
+    assert r.pipe.split == "UP_DOWN" and r.pipe.slot_bytes == 16384
+    # vector side per AIV lane (split halves): bias tile, add result, popped acc: 3 x 8192
+    assert r.ub_bytes == 3 * 8192
+    assert "pipe: C->V split=UP_DOWN slots=4" in str(r)
+
+
+def test_mixed_ring_counts_on_a5():
+    r = _only(gemm_bias.compile(platform="a5sim"))
+    # + 4 slots of half an acc tile (8192 B) in the consumer's UB
+    assert r.ub_bytes == 3 * 8192 + 4 * 8192
+
+
+def test_pipeline_stage_multiplies_loop_buffers():
+    r = _only(staged.compile())
+    assert r.classification == "vector"
+    # t and the mul result ([32, 128] FP16 = 8192 B each), two stages each
+    assert r.ub_bytes == 2 * (8192 + 8192)
+
+
+def test_regioninfo_text_is_deterministic():
+    a, b = str(_only(softmax.compile())), str(_only(softmax.compile()))
+    assert a == b
+    assert a.splitlines()[1] == "  class: vector; ops: mte=2, vector=5"
+    assert repr(_only(gemm.compile())).startswith("RegionInfo('gemm_gemm_tile', kind='at', "
+                                                  "class='cube', ub=0, l1=32768")
