@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 TIER1 = ("examples/beginner/*.py", "examples/intermediate/*.py")
+_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)):(.*)$")
 _MISMATCH = re.compile(r"Output\(s\) does not match golden: (\[.*?\])")
 
 
@@ -62,10 +63,10 @@ def reason_from(output: str, code: int) -> str:
         detail = next((ln for ln in lines if "mismatched" in ln or "fail:" in ln), "")
         return f"mismatch {m.group(1)} {detail}".strip()
     lines = [ln for ln in output.splitlines() if ln.strip()]
-    if "Traceback" in output:
-        for ln in reversed(lines):
-            if not ln.startswith((" ", "\t")) and ":" in ln:
-                return ln.strip()
+    for ln in reversed(lines):
+        m = _EXCEPTION.match(ln)
+        if m:
+            return f"{m.group(1).rsplit('.', 1)[-1]}: {m.group(2).strip()}"
     return lines[-1].strip() if lines else f"exit status {code}"
 
 

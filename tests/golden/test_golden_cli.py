@@ -142,3 +142,16 @@ def test_hardware_platform_maps_to_sim(kernel_file, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PLATFORM a2a3" in proc.stdout
     assert "a2a3 runs on its simulator twin a2a3sim" in proc.stdout
+
+
+def test_torch_threads_follow_the_environment(tmp_path):
+    pytest.importorskip("torch")
+    import os
+
+    p = tmp_path / "threads.py"
+    p.write_text("import torch\nprint('THREADS', torch.get_num_threads())\n")
+    env = dict(os.environ, PYPTO_GOLDEN_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "pypto.cli", str(p)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "THREADS 1" in proc.stdout
