@@ -3,6 +3,7 @@ constructs that appear in expression position (`pl.const`, `pl.spmd_submit`…).
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 from typing import Any
 
@@ -79,11 +80,12 @@ def visit_call(p: Any, node: ast.Call) -> Any:
     if callable(callee):
         if contains_ir(args) or contains_ir(list(kwargs.values())):
             name = getattr(callee, "__name__", repr(callee))
+            hint = _BUILTIN_HINTS.get(name) if callee is getattr(builtins, name, None) else None
             raise p.error(UnsupportedFeatureError, f"'{name}' is a Python function; it cannot "
                           "take run-time kernel values", node,
-                          hint="only pl ops and @pl.jit.inline functions operate on kernel "
-                               "values; Python functions may only compute compile-time "
-                               "constants")
+                          hint=hint or "only pl ops and @pl.jit.inline functions operate on "
+                                       "kernel values; Python functions may only compute "
+                                       "compile-time constants")
         return fold(p, node, callee, *args, **kwargs)
     raise p.error(InvalidOperationError, f"'{ast.unparse(func)}' is not callable", node)
 
@@ -141,6 +143,18 @@ def _leads_static(p: Any, node: ast.BinOp) -> bool:
     while isinstance(left, ast.BinOp):
         left = left.left
     return _is_static(p, left)
+
+
+_BUILTIN_HINTS = {
+    "min": "use pl.min(a, b) for scalars or pl.minimum(a, b) for tensors",
+    "max": "use pl.max(a, b) for scalars or pl.maximum(a, b) for tensors",
+    "abs": "use pl.abs(x)",
+    "len": "read a dim with x.shape[axis] or pl.tensor.dim(x, axis)",
+    "print": "use pl.static_print(...) to print types at compile time",
+    "int": "use pl.cast(x, target_type=pl.INT32)",
+    "float": "use pl.cast(x, target_type=pl.FP32)",
+    "pow": "multiply explicitly, or use pl.exp / pl.log",
+}
 
 
 def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
