@@ -93,6 +93,11 @@ def _region_guard(p: Any, node: ast.AST, what: str) -> None:
         raise p.error(ScopeError, f"{what} cannot be nested inside pl.spmd", node,
                       hint="an SPMD block is already one InCore kernel; put the work directly "
                            "in its body")
+    if what == "pl.at" and p.in_region and "spmd" not in p.region_stack:
+        # A pl.at inside a pl.at (or inside an InCore function) is a named
+        # sub-kernel: the outliner cuts it into its own InCore function that the
+        # enclosing kernel launches.
+        return
     if p.in_region:
         outer = ("a pl.at region" if "at" in p.region_stack else
                  "an InCore function" if p.kind.value == "InCore" else

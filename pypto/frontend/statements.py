@@ -190,7 +190,7 @@ def _return(p: Any, node: ast.Return) -> None:
         v = p.visit_expr(node.value)
         items = v if isinstance(v, tuple) else (v,)
         values = tuple(p.to_ir(i, node.value) for i in items)
-    if p.loop_stack or p.region_stack:
+    if p.loop_stack or any(tag != "caller" for tag in p.region_stack):
         raise p.error(PyptoSyntaxError, "return inside a loop or a region is not supported", node,
                       hint="return at the end of the function")
     p.returns.append((values, node))

@@ -706,19 +706,28 @@ def test_at_inside_spmd():
 @pl.jit
 def at_in_at(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="outer"):
-        with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):  # ERR:at_in_at
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):
             y[0:T, :] = pl.exp(x[0:T, :])
     return y
 
 
-def test_at_inside_at():
-    compile_error(at_in_at, ScopeError, "pl.at cannot be nested inside a pl.at region", HERE,
-                  "at_in_at", "pl.at")
+def test_at_inside_at_is_a_named_sub_kernel():
+    from pypto.ir.nodes import CallFunc
+    from pypto.ir.transform import walk
+
+    program = at_in_at.compile().program
+    names = [f.name for f in program.functions]
+    assert names == ["at_in_at", "at_in_at_inner", "at_in_at_outer"]
+    outer = program.function("at_in_at_outer")
+    launches = [n for n in walk(outer.body) if isinstance(n, CallFunc)]
+    assert [c.func for c in launches] == ["at_in_at_inner"]
+    assert launches[0].launch_attr("nested") is True
+    assert launches[0].launch_attr("name_hint") == "inner"
 
 
 @pl.jit.inline
 def region_helper(x: pl.Tensor[[N, N], pl.FP32], y: pl.Tensor[[N, N], pl.FP32]):
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):  # ERR:at_in_caller
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):
         y[0:T, :] = pl.exp(x[0:T, :])
     return y
 
@@ -730,9 +739,10 @@ def region_calls_region(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N
     return y
 
 
-def test_region_in_an_inline_called_inside_a_region():
-    compile_error(region_calls_region, ScopeError, "cannot be nested inside a region", HERE,
-                  "at_in_caller", "pl.at")
+def test_region_in_an_inline_called_inside_a_region_nests():
+    program = region_calls_region.compile().program
+    assert {f.name for f in program.functions} == {
+        "region_calls_region", "region_calls_region_inner", "region_calls_region_outer"}
 
 
 @pl.jit
