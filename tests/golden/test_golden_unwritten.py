@@ -143,6 +143,8 @@ def test_result_in_plain_tensor_reads_back_as_zeros(direction, tmp_path):
     spec = importlib.util.spec_from_file_location("plain_out", src)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    with pytest.warns(Warning, match="declared as an input"):
+        mod.plain.compile()
     r = run_jit(mod.plain, [TensorSpec("x", [16, 16], np.float32, init_value=1.0),
                             TensorSpec("y", [16, 16], np.float32, is_output=True)],
                 lambda v: v["y"].__setitem__(..., v["x"] * 2), verbose=False)
@@ -150,3 +152,23 @@ def test_result_in_plain_tensor_reads_back_as_zeros(direction, tmp_path):
     check = r.outputs["y"]
     assert check.direction == direction and (check.actual == 0).all()
     assert "never copied back" in check.hints[0]
+
+
+@pl.program
+class DoubleProgram:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+        for r in pl.parallel(0, ROWS, TILE):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+                t = x[r : r + TILE, :]
+                y[r : r + TILE, :] = pl.add(t, t)
+        return y
+
+
+def test_run_with_a_program_class():
+    from pypto.golden import run
+
+    r = run(DoubleProgram, specs(), golden_full, verbose=False)
+    assert r.passed, r.error
+    assert r.name == "DoubleProgram" and r.outputs["y"].direction == "Out"
