@@ -4,6 +4,7 @@ from __future__ import annotations
 from pypto.passes.base import Pass, PassContext
 from pypto.passes.buffers import EstimateBuffers
 from pypto.passes.checks import CheckRegionRules
+from pypto.passes.ctrl_flow import LowerBreakContinue
 from pypto.passes.deps import DeriveTaskGraph
 from pypto.passes.inline import InlineFunctions
 from pypto.passes.manager import PassRecord, run_pipeline
@@ -17,6 +18,9 @@ def default_pipeline() -> list[Pass]:
     return [
         # Splice inline bodies first: every later pass sees one flat function.
         InlineFunctions(),
+        # break/continue become flags and guards, so every loop body runs to its end and
+        # the SSA pass can thread carried values through a single Yield.
+        LowerBreakContinue(),
         # One binding per name, explicit carries and merges. After inlining (one flat
         # body to rename), before outlining: with SSA names the outliner's live-in /
         # live-out sets are exact (a region's outputs are the names it defines that are
@@ -40,5 +44,6 @@ def default_pipeline() -> list[Pass]:
 
 
 __all__ = ["Pass", "PassContext", "PassRecord", "run_pipeline", "default_pipeline",
-           "InlineFunctions", "OutlineRegions", "ConvertToSSA", "ClassifyUnits", "EstimateBuffers",
-           "AnalyzeRegions", "DeriveTaskGraph", "CheckRegionRules"]
+           "InlineFunctions", "OutlineRegions", "LowerBreakContinue", "ConvertToSSA",
+           "ClassifyUnits", "EstimateBuffers", "AnalyzeRegions", "DeriveTaskGraph",
+           "CheckRegionRules"]

@@ -31,9 +31,9 @@ Tensors have reference semantics (`assemble` writes its target's buffer and
 returns it), so giving each version of a tensor its own name never changes
 which buffer is written: the renaming is always safe.
 
-Loops containing `break`/`continue` are expected to have been structured by
-`LowerBreakContinue` first; any that remain are kept as they are (their carries
-are still threaded, exiting with the values at the head of the iteration).
+Loops containing `break`/`continue` are structured by `LowerBreakContinue` first
+(`ctrl_flow.py`); a `break` left in place would leave the loop with the values of
+the iteration's start.
 """
 from __future__ import annotations
 

@@ -70,6 +70,22 @@ def countdown(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.
     return y
 
 
+@pl.jit
+def early_exit(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.mul(x, 0.0)
+        s = 0
+        for i in pl.range(10):
+            if i % 2 == 0:
+                continue
+            acc = pl.add(acc, x)
+            s = s + 1
+            if s == 3:
+                break
+        y[0:64, 0:64] = acc
+    return y
+
+
 def _ssa(kernel):
     compiled = kernel.compile()
     prog = after_pass(compiled, "convert_to_ssa")
@@ -155,6 +171,19 @@ def test_outlined_region_has_exact_interface():
     assert kern.params[1].direction.value == "Out"
 
 
+def test_break_and_continue_become_flags():
+    _, prog = _ssa(early_exit)
+    from pypto.ir.nodes import Break, Continue
+    from pypto.ir.transform import walk
+
+    assert not [n for n in walk(prog) if isinstance(n, (Break, Continue))]
+    loop = [s for s in _region_body(prog) if isinstance(s, For)][0]
+    assert names(loop.iter_args) == ["acc__1", "s__1", "__brk0__1"]
+    # the body is guarded by the break flag and ends in the loop's yield
+    assert isinstance(loop.body[0], If) and "__brk0__1" in str(loop.body[0].cond)
+    assert isinstance(loop.body[-1], Yield)
+
+
 def _simulate():
     try:
         from pypto.sim import simulate
@@ -164,7 +193,8 @@ def _simulate():
 
 
 @pytest.mark.parametrize("kernel,shape", [(implicit_carries, (64, 64)), (explicit_carry, (64, 64)),
-                                          (rows, (256, 64)), (countdown, (64, 64))])
+                                          (rows, (256, 64)), (countdown, (64, 64)),
+                                          (early_exit, (64, 64))])
 def test_ssa_preserves_results(kernel, shape):
     simulate = _simulate()
     if simulate is None:
@@ -174,5 +204,6 @@ def test_ssa_preserves_results(kernel, shape):
     simulate(kernel.compile(), x, y)
     # implicit_carries: s = 0, 2 | 3, 4 | 6, 7 | 10, 11 -> acc gets x on i = 1, 2, 3
     expect = {implicit_carries: (x * 3) * 2.0, explicit_carry: x * 3,
-              rows: np.exp(x), countdown: x * 4}[kernel]
+              rows: np.exp(x), countdown: x * 4,
+              early_exit: x * 3}[kernel]  # i = 1, 3, 5 add x; the third one breaks
     np.testing.assert_allclose(y, expect, rtol=1e-5, atol=1e-5)
