@@ -19,10 +19,11 @@ Execution context (`ctx=` for impls with `wants_ctx=True`): `in_region`,
 ...), `task_id`, `valid_shapes` (per positional argument: its runtime valid shape
 or None when fully valid), `span`, and the methods `new_task_id()`, `barrier()`.
 """
+from pypto.errors import SimulationError  # noqa: F401
 from pypto.sim.api import (SimConfig, SimResult, config_platform, run_compiled,  # noqa: F401
                            simulate)
 from pypto.sim.platform import A2A3SIM, A5SIM, PLATFORMS, Platform, get_platform  # noqa: F401
 from pypto.sim.trace import COST_MODEL, Trace, TaskRecord  # noqa: F401
 
-__all__ = ["run_compiled", "simulate", "SimConfig", "SimResult", "Platform", "get_platform",
+__all__ = ["SimulationError", "run_compiled", "simulate", "SimConfig", "SimResult", "Platform", "get_platform",
            "PLATFORMS", "A2A3SIM", "A5SIM", "Trace", "TaskRecord", "COST_MODEL"]

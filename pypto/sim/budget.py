@@ -24,7 +24,10 @@ from pypto.ir.types import MemorySpace, ShapedType, TileType
 from pypto.ops.registry import Unit, get
 
 _MATMUL = {"matmul", "matmul_acc", "matmul_bias", "batch_matmul", "gemv", "gemv_acc",
-           "gemv_bias", "matmul_mx", "matmul_mx_acc", "matmul_mx_bias"}
+           "gemv_bias", "matmul_mx", "matmul_mx_acc", "matmul_mx_bias", "batch_matmul_acc"}
+# positions of the lhs / rhs operands (staged in L1) of each matmul-family op
+_OPERANDS = {"matmul_acc": (1, 2), "gemv_acc": (1, 2), "matmul_mx_acc": (1, 2),
+             "batch_matmul_acc": (1, 2)}
 
 
 @dataclass
@@ -76,19 +79,25 @@ class _Lin:
                 self.uses.setdefault(n.name, []).append(p)
                 self.operands.setdefault(p, set()).add(n.name)
             if isinstance(n, Call) and n.op in _MATMUL:
-                for a in n.args[:3]:
+                for i in _OPERANDS.get(n.op, (0, 1)):
+                    a = n.args[i] if i < len(n.args) else None
                     if isinstance(a, Var):
                         self.mat_operands.add(a.name)
 
-    def _temps(self, value: Any, p: int) -> None:
+    def _temps(self, value: Any, p: int, operand: bool = False) -> None:
         if not isinstance(value, (Call, CallFunc)):
             return
-        for a in value.args:
-            for n in walk(a):
-                if isinstance(n, Call):
-                    b = _nbytes(n.type)
-                    if b:
-                        self.temps.setdefault(p, []).append((b, _space_of_value(n, n.type)))
+        ops = _OPERANDS.get(value.op, (0, 1)) if isinstance(value, Call) and \
+            value.op in _MATMUL else ()
+        for i, a in enumerate(value.args):
+            if isinstance(a, Call):
+                b = _nbytes(a.type)
+                if b:
+                    space = _space_of_value(a, a.type)
+                    if i in ops and space == "Vec":
+                        space = "Mat"
+                    self.temps.setdefault(p, []).append((b, space))
+                self._temps(a, p)
 
     def stmt(self, s: Any) -> None:
         p = len(self.points)
@@ -106,18 +115,17 @@ class _Lin:
             self._temps(s.expr, p)
         elif isinstance(s, (Yield, Return)):
             self._use_expr(s.values, p)
-        elif isinstance(s, For):
-            self._use_expr((s.start, s.stop, s.step, s.inits), p)
-            for v in s.iter_args:
-                self.defs.setdefault(v.name, []).append((p, _nbytes(v.type), "Vec", None))
+        elif isinstance(s, (For, While)):
+            heads = (s.start, s.stop, s.step, s.inits) if isinstance(s, For) else \
+                (s.cond, s.inits)
+            self._use_expr(heads, p)
+            for v, init in zip(s.iter_args, s.inits):
+                self.defs.setdefault(v.name, []).append((p, _nbytes(v.type), "carry", init))
             self.body(s.body)
             self.loops.append((p, len(self.points) - 1))
-        elif isinstance(s, While):
-            self._use_expr((s.cond, s.inits), p)
-            for v in s.iter_args:
-                self.defs.setdefault(v.name, []).append((p, _nbytes(v.type), "Vec", None))
-            self.body(s.body)
-            self.loops.append((p, len(self.points) - 1))
+            for v, init in zip(s.results, s.inits):
+                self.defs.setdefault(v.name, []).append((len(self.points) - 1, None, "alias",
+                                                         init))
         elif isinstance(s, If):
             self._use_expr(s.cond, p)
             self.body(s.then_body)
@@ -131,23 +139,37 @@ def estimate(func: Function) -> BudgetEstimate:
     lin.body(func.body)
     params = {p.var.name for p in func.params if isinstance(p.var.type, ShapedType)}
     globals_ = set(params)
-    # Results of in-place writers (assemble/store) into globals are the globals.
-    for name, defs in lin.defs.items():
-        for _, _, _, value in defs:
-            if isinstance(value, Call):
-                try:
-                    op = get(value.op)
-                except KeyError:
-                    continue
-                if op.writes is not None:
-                    tgt = value.args[op.params.index(op.writes)]
-                    if isinstance(tgt, Var) and tgt.name in globals_:
-                        globals_.add(name)
+    # Results of in-place writers (assemble/store) into globals are the globals, and so
+    # are the loop carries and loop results threading them (fixpoint over SSA names).
+    changed = True
+    while changed:
+        changed = False
+        for name, defs in lin.defs.items():
+            if name in globals_:
+                continue
+            for _, _, kind, value in defs:
+                src = None
+                if kind in ("carry", "alias") or isinstance(value, Var):
+                    src = value
+                elif isinstance(value, Call):
+                    try:
+                        op = get(value.op)
+                    except KeyError:
+                        continue
+                    if op.writes is not None and op.writes in op.params:
+                        src = value.args[op.params.index(op.writes)]
+                if isinstance(src, Var) and src.name in globals_:
+                    globals_.add(name)
+                    changed = True
+                    break
     est = BudgetEstimate(func.name)
     intervals = []  # (start, end, bytes, space, name)
     for name, defs in lin.defs.items():
         if name in globals_:
             continue
+        defs = [d for d in defs if d[2] != "alias"]
+        if not defs:
+            continue  # a loop result: it lives in the carried buffer
         first = min(d[0] for d in defs)
         size = max((d[1] or 0) for d in defs)
         if any(d[1] is None and d[2] is not None for d in defs):
@@ -155,9 +177,14 @@ def estimate(func: Function) -> BudgetEstimate:
         if not size:
             continue
         space = defs[0][2] or "Vec"
+        if space == "carry":
+            init = defs[0][3]
+            init_defs = lin.defs.get(init.name) if isinstance(init, Var) else None
+            space = (init_defs[0][2] if init_defs and init_defs[0][2] not in ("carry", "alias")
+                     else "Vec") or "Vec"
         if space == "Vec" and name in lin.mat_operands:
             space = "Mat"
-        value = defs[0][3]
+        value = defs[0][3] if defs[0][2] != "carry" else None
         if isinstance(value, Call):
             try:
                 if get(value.op).unit is Unit.META and value.op not in ("create_tile",):
@@ -208,7 +235,8 @@ def estimate(func: Function) -> BudgetEstimate:
 
 
 def from_analyses(analyses: dict, func_name: str) -> BudgetEstimate | None:
-    """The passes team's estimate for `func_name`, if `analyses['regions']` carries one."""
+    """The compiler's own estimate for `func_name`, if `analyses['regions']` carries one
+    (`ub_bytes`, and `l1_bytes` / `l0a_bytes` / `l0b_bytes` / `l0c_bytes` when present)."""
     regions = analyses.get("regions") if isinstance(analyses, dict) else None
     if not regions:
         return None
@@ -222,7 +250,12 @@ def from_analyses(analyses: dict, func_name: str) -> BudgetEstimate | None:
         ub = get_("ub_bytes")
         if ub is None:
             return None
-        est = BudgetEstimate(func_name, source="passes")
+        est = BudgetEstimate(func_name, source="the compiler's buffer analysis")
         est.peak["Vec"] = int(ub)
+        for space, key in (("Mat", "l1_bytes"), ("Left", "l0a_bytes"), ("Right", "l0b_bytes"),
+                           ("Acc", "l0c_bytes")):
+            v = get_(key)
+            if isinstance(v, int):
+                est.peak[space] = v
         return est
     return None

@@ -273,8 +273,10 @@ class Machine:
     def check_budget(self, cf: "CompiledFunction", label: str, span: Any) -> None:
         est = self._budgets.get(cf.name)
         if est is None:
-            est = _budget.from_analyses(self.compiled.analyses, cf.name) or \
-                _budget.estimate(cf.func)
+            mine = _budget.estimate(cf.func)
+            est = _budget.from_analyses(self.compiled.analyses, cf.name) or mine
+            est.at = est.at or mine.at
+            est.span = est.span or mine.span
             self._budgets[cf.name] = est
         p = self.platform
         for space, cap_name in (("Vec", "UB"), ("Mat", "L1"), ("Acc", "L0C"), ("Left", "L0A"),
@@ -880,6 +882,7 @@ class FnCompiler:
         m = self.m
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
         var = s.var.name
+        self._carry_cube(s)
         body = self.body(s.body)
         iters = [v.name for v in s.iter_args]
         inits = [self.expr(i) for i in s.inits]
@@ -929,6 +932,7 @@ class FnCompiler:
     def s_While(self, s: While) -> Callable:
         m = self.m
         cond = self.expr(s.cond)
+        self._carry_cube(s)
         body = self.body(s.body)
         iters = [v.name for v in s.iter_args]
         inits = [self.expr(i) for i in s.inits]
@@ -960,6 +964,13 @@ class FnCompiler:
             return None
 
         return loop
+
+    def _carry_cube(self, s: Any) -> None:
+        """Loop carries (and results) of a cube result stay in L0C: storing them drains it."""
+        for it, init, res in zip(s.iter_args, s.inits, s.results or s.iter_args):
+            if isinstance(init, Var) and init.name in self.cube_vars:
+                self.cube_vars.add(it.name)
+                self.cube_vars.add(res.name)
 
     def s_If(self, s: If) -> Callable:
         cond = self.expr(s.cond)

@@ -16,6 +16,7 @@ used instead of the registry impl of that op. The closures
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -32,7 +33,10 @@ def _args(e: Call) -> dict:
 
 
 def _name_of(x: Any) -> str:
-    return x.name if isinstance(x, Var) else "<temporary>"
+    """The user's name of a value (without the `__N` suffix SSA renaming adds)."""
+    if not isinstance(x, Var):
+        return "<temporary>"
+    return re.sub(r"__\d+$", "", x.name)
 
 
 def _is_none(x: Any) -> bool:
