@@ -10,7 +10,8 @@ examples/intermediate/*.py). `--list FILE` reads one pattern per line.
 
 Each file runs in its own process the way pypto-lib's CI runs it
 (`python FILE -p a2a3sim`, here `python -m pypto.cli FILE`), from a scratch working
-directory, with PYPTO_GOLDEN_NUM_THREADS=2 and a per-file timeout. Files marked
+directory, with PYPTO_GOLDEN_NUM_THREADS=2 and a per-file timeout (`--checks oob`
+sets PYPTO_SIM_CHECKS to skip the simulator's on-chip budget estimates). Files marked
 `# ci: no-sim`, `_draft.py` files and files without a `__main__` block are skipped.
 Exit code 0 = pass; the reason column shows the mismatching outputs or the last
 line of the exception otherwise.
@@ -70,13 +71,16 @@ def reason_from(output: str, code: int) -> str:
     return lines[-1].strip() if lines else f"exit status {code}"
 
 
-def run_one(path: Path, extra: list[str], timeout: float, cwd: Path) -> dict:
+def run_one(path: Path, extra: list[str], timeout: float, cwd: Path,
+            checks: str | None = None) -> dict:
     skip = skip_reason(path)
     if skip:
         return {"status": "skip", "seconds": 0.0, "reason": skip, "output": ""}
     env = dict(os.environ)
     env.setdefault("PYPTO_GOLDEN_NUM_THREADS", "2")
     env["PYTHONUNBUFFERED"] = "1"
+    if checks is not None:
+        env["PYPTO_SIM_CHECKS"] = checks
     cmd = [sys.executable, "-m", "pypto.cli", str(path), *extra]
     t0 = time.time()
     try:
@@ -107,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--json", type=Path, help="write the results as JSON here")
     ap.add_argument("--show-output", action="store_true", help="print each failure's output")
+    ap.add_argument("--checks", help="simulator checks (PYPTO_SIM_CHECKS), e.g. 'oob' or 'none'")
     args = ap.parse_args(argv)
 
     root = args.checkout.resolve()
@@ -124,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pypto-conformance-") as scratch:
         for f in files:
             rel = str(f.relative_to(root))
-            r = run_one(f, extra, args.timeout, Path(scratch))
+            r = run_one(f, extra, args.timeout, Path(scratch), args.checks)
             results[rel] = r
             reason = r["reason"] if len(r["reason"]) <= 160 else r["reason"][:157] + "..."
             print(f"{rel:<{width}}  {r['status']:<7} {r['seconds']:8.2f}  {reason}", flush=True)

@@ -179,10 +179,22 @@ def _bind(compiled: Any, specs: list) -> tuple[dict[str, str], str]:
     return directions, ""
 
 
+def sim_checks() -> tuple | None:
+    """PYPTO_SIM_CHECKS: the simulator checks to run ("oob,ub" by default; "none")."""
+    raw = os.environ.get("PYPTO_SIM_CHECKS")
+    if raw is None:
+        return None
+    names = tuple(c.strip() for c in raw.replace(" ", ",").split(",") if c.strip())
+    return () if names in ((), ("none",)) else names
+
+
 def _simulate(compiled: Any, args: list, platform: str) -> Any:
     from pypto.sim import simulate
 
-    return simulate(compiled, *args, platform=platform)
+    checks = sim_checks()
+    if checks is None:
+        return simulate(compiled, *args, platform=platform)
+    return simulate(compiled, *args, platform=platform, checks=checks)
 
 
 def _sim_outputs(sim: Any) -> dict:

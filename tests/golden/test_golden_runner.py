@@ -266,3 +266,16 @@ assert "torch" not in sys.modules, "torch was imported"
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_sim_checks_from_environment(monkeypatch):
+    from pypto.golden.runner import sim_checks
+
+    monkeypatch.delenv("PYPTO_SIM_CHECKS", raising=False)
+    assert sim_checks() is None
+    monkeypatch.setenv("PYPTO_SIM_CHECKS", "oob")
+    assert sim_checks() == ("oob",)
+    monkeypatch.setenv("PYPTO_SIM_CHECKS", "oob, ub")
+    assert sim_checks() == ("oob", "ub")
+    monkeypatch.setenv("PYPTO_SIM_CHECKS", "none")
+    assert sim_checks() == ()
