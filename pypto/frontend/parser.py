@@ -164,12 +164,34 @@ class FunctionParser:
         values stay compile-time unless the name is carried across a loop or branch."""
         if isinstance(value, Expr) or (name in self.force_ir and _is_number(value)):
             ir = self.to_ir(value, node)
+            self._check_out_rebind(name, ir, node)
             var = Var(name, ir.type, span=self.span(node))
             self.emit(Assign((var,), ir, self.span(node)))
             self.env[name] = var
             return var
         self.env[name] = value
         return value
+
+    def _check_out_rebind(self, name: str, value: Expr, node: ast.AST) -> None:
+        """`out = pl.exp(x)` on an Out/InOut parameter rebinds the name and writes nothing
+        to the caller's buffer (`out = f(out, ...)` and `out[...] = v` are writes)."""
+        from pypto.ir.nodes import Call, Direction
+        from pypto.ir.transform import walk
+
+        prev = self.env.get(name)
+        if not isinstance(prev, Var) or not isinstance(value, Call):
+            return
+        if self.kind not in (FunctionKind.ORCHESTRATION, FunctionKind.OPAQUE,
+                             FunctionKind.HOST):
+            return
+        param = next((q for q in self.params if q.var is prev), None)
+        if param is None or param.direction is Direction.IN:
+            return
+        if any(isinstance(n, Var) and n is prev for n in walk(value)):
+            return
+        self.warn(f"assigning to pl.{param.direction.value} parameter '{name}' rebinds the name; "
+                  "nothing is written to the output buffer", node,
+                  hint=f"write into it with `{name}[...] = value` (or pl.assemble / pl.store)")
 
     def materialize(self, names: set[str], node: ast.AST) -> None:
         """Names (re)assigned inside a loop body or a run-time branch must be run-time

@@ -1,0 +1,175 @@
+"""Rules about calls between functions and writes to outputs, each located at the exact
+token of the line marked `# ERR:<tag>`."""
+from __future__ import annotations
+
+import pytest
+
+import pypto.language as pl
+from frontend_helpers import assert_at, compile_error
+from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, PyptoWarning,
+                          ScopeError)
+
+HERE = __file__
+N = 64
+T = 16
+
+
+# --- writes to outputs --------------------------------------------------------------------------
+
+
+@pl.jit
+def rebinds_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y = pl.exp(x)  # ERR:rebind
+    return y
+
+
+@pl.jit
+def writes_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y[0:T, :] = pl.exp(x[0:T, :])
+        y = pl.assemble(y, pl.exp(x[T:2 * T, :]), [T, 0])
+    return y
+
+
+def test_rebinding_an_out_parameter_warns():
+    with pytest.warns(PyptoWarning, match="rebinds the name") as rec:
+        rebinds_out.compile()
+    w = [r.message for r in rec if "rebinds the name" in str(r.message)][0]
+    assert "pl.Out parameter 'y'" in w.message
+    assert "y[...] = value" in w.hint
+    assert_at(w, HERE, "rebind", "y = pl.exp")
+
+
+def test_writing_an_out_parameter_does_not_warn():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PyptoWarning)
+        writes_out.compile()
+
+
+# --- kernels, inline helpers and dispatch ------------------------------------------------------
+
+
+@pl.jit.incore
+def one_block(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    b = pl.tile.get_block_idx()
+    y[b * T:b * T + T, :] = pl.exp(x[b * T:b * T + T, :])
+    return y
+
+
+@pl.jit
+def kernel_in_region(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y = one_block(x, y)  # ERR:kernel_in_region
+    return y
+
+
+def test_incore_kernel_called_inside_a_region():
+    err = compile_error(kernel_in_region, ScopeError, "the InCore kernel one_block is dispatched "
+                        "as a task", HERE, "kernel_in_region", "one_block(x, y)")
+    assert "@pl.jit.inline" in err.hint
+
+
+@pl.jit
+def submit_in_region(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y, tid = pl.spmd_submit(one_block, x, y, core_num=4)  # ERR:submit_in_region
+    return y
+
+
+def test_spmd_submit_inside_a_region():
+    compile_error(submit_in_region, ScopeError, "pl.spmd_submit dispatches a task", HERE,
+                  "submit_in_region", "pl.spmd_submit(")
+
+
+@pl.jit
+def spmd_two_calls(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.spmd(4):
+        y = one_block(x, y)
+        y = one_block(x, y)  # ERR:two_calls
+    return y
+
+
+def test_with_spmd_dispatches_one_kernel():
+    compile_error(spmd_two_calls, PyptoSyntaxError, "dispatches a single kernel call", HERE,
+                  "two_calls", "one_block(x, y)")
+
+
+@pl.jit
+def spmd_call_and_more(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.spmd(4):
+        y = one_block(x, y)
+        b = pl.tile.get_block_idx()  # ERR:call_and_more
+    return y
+
+
+def test_with_spmd_dispatch_contains_only_the_call():
+    compile_error(spmd_call_and_more, PyptoSyntaxError, "must contain only that call", HERE,
+                  "call_and_more", "b = pl.tile")
+
+
+@pl.jit
+def spmd_dispatch(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.spmd(4, name_hint="blocks") as tid:
+        y = one_block(x, y)
+    return y
+
+
+def test_with_spmd_dispatch_of_a_jit_incore_kernel():
+    from pypto.ir.nodes import CallFunc
+    from pypto.ir.transform import walk
+
+    entry = spmd_dispatch.compile().program.function("spmd_dispatch")
+    (call,) = [n for n in walk(entry.body) if isinstance(n, CallFunc) and n.launch]
+    assert call.func == "one_block" and call.launch_attr("kind") == "spmd"
+
+
+@pl.jit.inline
+def recursive(x: pl.Tensor[[N, N], pl.FP32], y: pl.Tensor[[N, N], pl.FP32]):
+    y = recursive(x, y)  # ERR:recursive
+    return y
+
+
+@pl.jit
+def calls_recursive(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y = recursive(x, y)
+    return y
+
+
+def test_recursive_inline():
+    compile_error(calls_recursive, InvalidOperationError, "recursive call of recursive", HERE,
+                  "recursive", "recursive(x, y)")
+
+
+@pl.jit.inline
+def two_args(x: pl.Tensor[[N, N], pl.FP32], y: pl.Tensor[[N, N], pl.FP32]):
+    return y
+
+
+@pl.jit
+def inline_arity(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y = two_args(x)  # ERR:inline_arity
+    return y
+
+
+def test_inline_called_with_missing_argument():
+    compile_error(inline_arity, InvalidOperationError, "two_args(): missing a required argument: "
+                  "'y'", HERE, "inline_arity", "two_args(x)")
+
+
+@pl.jit.inline
+def wants_square(x: pl.Tensor[[N, N], pl.FP32]):  # ERR:param_shape
+    return x
+
+
+@pl.jit
+def wrong_shape(x: pl.Tensor[[N, T], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    z = wants_square(x)
+    return y
+
+
+def test_inline_argument_shape_mismatch():
+    compile_error(wrong_shape, PyptoTypeError, "parameter 'x' declared shape", HERE,
+                  "param_shape", "x: pl.Tensor")
