@@ -269,13 +269,15 @@ class PipelineView(View):
         names = [f"{i}. {r.name}" + ("" if r.changed else " (no change)")
                  for i, r in enumerate(self.records)]
         slider = w.SelectionSlider(options=names, value=names[0], description="pass",
-                                   continuous_update=False, layout={"width": "600px"})
+                                   continuous_update=False, readout=False,
+                                   layout={"width": "420px"})
         diff = w.HTML(pass_diff(self.records[0])[1])
         summary = w.HTML()
 
         def show(change: Any) -> None:
             r = self.records[names.index(change["new"])]
-            summary.value = f"<i>{html.escape(r.summary)}</i> · {r.seconds * 1e3:.2f} ms"
+            summary.value = (f"<b>{html.escape(change['new'])}</b> — "
+                             f"<i>{html.escape(r.summary)}</i> · {r.seconds * 1e3:.2f} ms")
             diff.value = pass_diff(r)[1]
 
         slider.observe(show, "value")

@@ -77,5 +77,5 @@ def stages_figure(model: KernelModel, iterations: int = 6) -> go.Figure | None:
                                 height=120 + 30 * len(lanes), width=900,
                                 xaxis={"title": {"text": "step"}, "dtick": 2},
                                 yaxis={"type": "category", "categoryorder": "array",
-                                       "categoryarray": lanes[::-1]}))
+                                       "categoryarray": lanes[::-1], "automargin": True}))
     return fig

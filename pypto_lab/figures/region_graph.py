@@ -31,9 +31,14 @@ def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
         title, height=min(height, 900), width=max(520, 190 * layers), showlegend=True,
         legend={"orientation": "h", "y": -0.05},
         xaxis={"visible": False, "range": [-0.6, layers - 0.4]},
-        yaxis={"visible": False, "scaleanchor": None}))
+        yaxis={"visible": False, "range": _y_range(pos)}))
     fig.update_layout(annotations=_arrows(graph, pos) + _edge_labels(graph, pos))
     return fig
+
+
+def _y_range(pos: dict) -> list[float]:
+    ys = [y for _, y in pos.values()] or [0.0]
+    return [min(ys) - 0.6, max(ys) + 0.6]  # room for the labels above the top nodes
 
 
 def _edge_trace(graph: nx.DiGraph, pos: dict, kind: str) -> go.Scatter | None:

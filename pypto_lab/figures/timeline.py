@@ -31,7 +31,7 @@ def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
         xaxis={"title": {"text": "µs (estimate)"}, "showgrid": True, "gridcolor": "#eeeeee",
                "zeroline": False},
         yaxis={"categoryorder": "array", "categoryarray": list(schedule.lanes)[::-1],
-               "type": "category"},
+               "type": "category", "automargin": True},
         legend={"title": {"text": "region"}}))
 
 
