@@ -20,9 +20,11 @@ The model (a planning estimate, not an allocator):
   a compute op reading a GM tensor directly stages it (implicit load) in the
   consumer's space for that op.
 * **Liveness.** Statements are numbered in program order; a buffer is live from
-  its first definition to its last use, and a buffer used inside a loop that it
-  was defined before stays live to the end of that loop. The estimate for a space
-  is the peak, over statements, of the sum of the live buffers of that space.
+  its first definition up to (not including) its last use, so the result of the op
+  that last reads a buffer may take that buffer's place (in-place reuse of a dying
+  operand); a buffer used inside a loop that it was defined before stays live to
+  the end of that loop. The estimate for a space is the peak, over statements, of
+  the sum of the live buffers of that space.
 * **Pipelining.** A buffer defined inside a `pl.pipeline(stage=K)` loop of the
   region is counted K times (one copy per stage).
 * **Split.** With `pl.split(UP_DOWN | LEFT_RIGHT)` each AIV lane holds half of every
@@ -211,7 +213,11 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
     for p in points:
         live: dict[str, int] = defaultdict(int)
         for b in buffers:
-            if b.start <= p <= b.end:
+            # A buffer whose last use is the op at `p` does not coexist with the
+            # buffer that op produces: the vector unit writes its result over a dying
+            # operand (in-place reuse, as the allocator's MemoryReuse does). Buffers
+            # born and dead at the same op (staging) are live at that op.
+            if b.start <= p < b.end or b.start == b.end == p:
                 live[b.space] += cost(b)
         for s, n in live.items():
             peak[s] = max(peak.get(s, 0), n)
