@@ -55,12 +55,13 @@ def render_text(err: Any) -> str:
     message = err.message if hasattr(err, "message") else Exception.__str__(err)
     out = [f"{_header(err)}: {message}"]
     span = getattr(err, "span", None)
+    pad = "  "  # the gutter: as wide as the largest line number shown
     if span is not None and span.known:
-        out.append(f"  --> {span.file}:{span.line}:{span.col}")
         window = _source_window(span)
+        width = len(str(window[-1][0])) if window else 2
+        pad = " " * width
+        out.append(f"{pad}--> {span.file}:{span.line}:{span.col}")
         if window:
-            width = len(str(window[-1][0]))
-            pad = " " * width
             out.append(f"{pad} |")
             for n, text in window:
                 out.append(f"{str(n).rjust(width)} | {text}")
@@ -70,11 +71,11 @@ def render_text(err: Any) -> str:
             out.append(f"{pad} |")
     extra = _extra_context(err)
     if extra:
-        out.append(f"   = context: {extra}")
+        out.append(f"{pad} = context: {extra}")
     if getattr(err, "hint", None):
-        out.append(f"   = help: {err.hint}")
+        out.append(f"{pad} = help: {err.hint}")
     if getattr(err, "note", None):
-        out.append(f"   = note: {err.note}")
+        out.append(f"{pad} = note: {err.note}")
     return "\n".join(out)
 
 

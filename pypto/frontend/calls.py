@@ -41,7 +41,7 @@ def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
             v = p.visit_expr(a.value)
             if not isinstance(v, (list, tuple)):
                 raise p.error(UnsupportedFeatureError, "only compile-time lists can be unpacked "
-                              "into a call", a)
+                              "into a call", a, hint="pass the values as separate arguments")
             args.extend(v)
             arg_nodes.extend([a] * len(v))
         else:
@@ -53,7 +53,7 @@ def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
             v = p.visit_expr(kw.value)
             if not isinstance(v, dict):
                 raise p.error(UnsupportedFeatureError, "only compile-time dicts can be unpacked "
-                              "into a call", kw)
+                              "into a call", kw, hint="pass the values as keyword arguments")
             kwargs.update(v)
             continue
         kwargs[kw.arg] = p.visit_expr(kw.value)
@@ -87,7 +87,12 @@ def visit_call(p: Any, node: ast.Call) -> Any:
                                        "kernel values; Python functions may only compute "
                                        "compile-time constants")
         return fold(p, node, callee, *args, **kwargs)
-    raise p.error(InvalidOperationError, f"'{ast.unparse(func)}' is not callable", node)
+    from pypto.ir.dtypes import DType
+
+    hint = ("a dtype is not a function: convert with pl.cast(x, target_type=...) or make a typed "
+            "literal with pl.const(value, dtype)") if isinstance(callee, DType) else None
+    raise p.error(InvalidOperationError, f"'{ast.unparse(func)}' is not callable", node,
+                  hint=hint)
 
 
 # op -> the parameter holding the shape of the buffer it makes; inside a region that
@@ -177,7 +182,7 @@ def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     except OpError as exc:
         where = _arg_node(opdef, exc.arg, arg_nodes, kw_nodes) or node
         raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
-                      hint=exc.hint) from None
+                      hint=exc.hint or f"signature: {public}{opdef.signature}") from None
     values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
     # A unified op whose tile form is a different IR op (pl.cmp on tiles -> tile.cmp).
     resolve = opdef.extra.get("resolve")

@@ -27,8 +27,24 @@ def construct_call(p: Any, construct: Any, node: ast.Call) -> Any:
                  dsl.spmd_submit: "as `outs..., tid = pl.spmd_submit(kernel, ...)`",
                  dsl.submit: "as `outs..., tid = pl.submit(self.kernel, ...)`"}.get(
             construct, "as a loop iterator or a with-scope")
-        raise p.error(PyptoSyntaxError, f"{construct.name}(...) can only be used {where}", node)
+        raise p.error(PyptoSyntaxError, f"{construct.name}(...) can only be used {where}", node,
+                      hint=_USAGE.get(construct.name))
     return handler(p, node)
+
+
+_USAGE = {
+    "pl.range": "write `for i in pl.range(n):`",
+    "pl.parallel": "write `for i in pl.parallel(n):`",
+    "pl.unroll": "write `for i in pl.unroll(N):`",
+    "pl.pipeline": "write `for i in pl.pipeline(0, n, TILE, stage=2):`",
+    "pl.spmd": "write `for b in pl.spmd(n):` or `with pl.spmd(n):`",
+    "pl.while_": "write `for (a,) in pl.while_(init_values=(a0,)):`",
+    "pl.at": "write `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):`",
+    "pl.yield_": "write `outs = pl.yield_(...)` as the last statement of the loop or if arm",
+    "pl.cond": "write `pl.cond(<condition>)` as the first statement of a pl.while_ body",
+    "pl.spmd_submit": "write `outs..., tid = pl.spmd_submit(kernel, *args, core_num=N)`",
+    "pl.submit": "write `outs..., tid = pl.submit(self.kernel, *args)`",
+}
 
 
 def _static_assert(p: Any, node: ast.Call) -> None:
@@ -37,7 +53,8 @@ def _static_assert(p: Any, node: ast.Call) -> None:
     cond = p.visit_expr(node.args[0])
     if contains_ir(cond):
         raise p.error(PyptoSyntaxError, "pl.static_assert needs a compile-time condition",
-                      node.args[0])
+                      node.args[0], hint="it checks values known when compiling (constants, "
+                                         "static shapes); run-time values cannot be asserted")
     msg = "static assertion failed"
     if len(node.args) == 2:
         if not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
@@ -77,7 +94,8 @@ def _func_attr(p: Any, node: ast.Call) -> None:
     if len(node.args) != 1 or not isinstance(node.args[0], ast.Dict):
         raise p.error(PyptoSyntaxError, "pl.func_attr takes one dict literal", node)
     if p.stmts:
-        raise p.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node)
+        raise p.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node,
+                      hint="move pl.func_attr({...}) to the first line of the body")
     for k, v in zip(node.args[0].keys, node.args[0].values):
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             raise p.error(PyptoSyntaxError, "pl.func_attr keys must be string literals", k or node)
@@ -108,7 +126,8 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node
                       hint="under @pl.jit use `with pl.at(...) as tid:` or pl.spmd_submit")
     if not isinstance(kernel, (JITFunction, FunctionDef)):
         raise p.error(PyptoSyntaxError, f"{construct.name}'s first argument must be a kernel "
-                      "(@pl.jit.incore or a @pl.program InCore function)", call.args[0])
+                      "(@pl.jit.incore or a @pl.program InCore function)", call.args[0],
+                      hint="decorate the per-block body with @pl.jit.incore and pass it first")
     from pypto.frontend.scopes import _deps
 
     attrs: list = []

@@ -48,7 +48,9 @@ def fold(p: Any, node: ast.AST, fn: Any, *args: Any, **kwargs: Any) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's Python raised
         raise p.error(PyptoTypeError, f"evaluating '{ast.unparse(node)}' at compile time raised "
-                      f"{type(exc).__name__}: {exc}", node) from None
+                      f"{type(exc).__name__}: {exc}", node,
+                      hint="this expression has only compile-time operands, so Python evaluates "
+                           "it while compiling") from None
 
 
 def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:
@@ -105,6 +107,18 @@ def _pl_namespace_name(base: Any) -> str | None:
     return None
 
 
+_NUMPY_NAMES = {
+    "zeros": "use pl.full(shape, dtype=..., value=0.0)",
+    "ones": "use pl.full(shape, dtype=..., value=1.0)",
+    "empty": "use pl.create_tensor(shape, dtype=...)",
+    "sum": "use pl.row_sum or pl.col_sum",
+    "amax": "use pl.row_max or pl.col_max",
+    "dot": "use pl.matmul",
+    "where": "use pl.sel (with a mask from pl.cmp)",
+    "concatenate": "use pl.concat",
+}
+
+
 def missing_attribute(p: Any, base: Any, attr: str, node: ast.AST) -> UserError:
     """A located error for `base.attr` that does not exist, with a did-you-mean hint."""
     import difflib
@@ -115,6 +129,10 @@ def missing_attribute(p: Any, base: Any, attr: str, node: ast.AST) -> UserError:
     prefix = ns if ns is not None else ast.unparse(node.value) if isinstance(
         node, ast.Attribute) else "it"
     hint = f"did you mean {prefix}.{close[0]}?" if close else None
+    if hint is None and ns == "pl" and attr in _NUMPY_NAMES:
+        hint = _NUMPY_NAMES[attr]
+    if hint is None and ns is None and 0 < len(names) <= 12:
+        hint = f"{prefix} has: {', '.join(names)}"
     if ns == "pl":
         pl = _pl_module()
         for sub in ("tensor", "tile", "system", "array"):

@@ -37,7 +37,8 @@ def visit_for(p: Any, node: ast.For) -> None:
     it = node.iter
     callee = p.visit_expr(it.func) if isinstance(it, ast.Call) else None
     if node.orelse:
-        raise p.error(UnsupportedFeatureError, "for/else is not supported in a kernel", node)
+        raise p.error(UnsupportedFeatureError, "for/else is not supported in a kernel", node,
+                      hint="move the else body after the loop")
     if callee is builtins.range:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, "
                       "pl.unroll, pl.pipeline, pl.spmd or pl.while_", it,
@@ -53,7 +54,9 @@ def visit_for(p: Any, node: ast.For) -> None:
     kind = _KINDS.get(callee)
     if kind is None:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, pl.unroll, "
-                      "pl.pipeline, pl.spmd or pl.while_", node.iter)
+                      "pl.pipeline, pl.spmd or pl.while_", node.iter,
+                      hint="to walk a compile-time sequence write `for i in pl.unroll(len(seq)):` "
+                           "and index seq[i]")
     if kind is LoopKind.SPMD:
         from pypto.frontend.scopes import spmd_loop
 
@@ -75,8 +78,9 @@ def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, 
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
     for k in kwargs:
         if k not in _LOOP_KW[kind]:
+            allowed = ", ".join(f"{a}=" for a in sorted(_LOOP_KW[kind])) or "no keywords"
             raise p.error(PyptoSyntaxError, f"pl.{kind.value}() got an unexpected keyword "
-                          f"argument '{k}'", call)
+                          f"argument '{k}'", call, hint=f"pl.{kind.value} takes {allowed}")
     if not 1 <= len(args) <= 3:
         raise p.error(PyptoSyntaxError, f"pl.{kind.value}() takes 1 to 3 positional bounds, got "
                       f"{len(args)}", call)
@@ -88,7 +92,8 @@ def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, 
         if not contains_ir(b) and (isinstance(b, bool) or not isinstance(b, int)):
             raise p.error(PyptoTypeError, f"loop {name} must be an integer, got {b!r}", call)
     if not contains_ir(step) and step == 0:
-        raise p.error(PyptoSyntaxError, "loop step must not be 0", call)
+        raise p.error(PyptoSyntaxError, "loop step must not be 0", call,
+                      hint="use a positive step, or a negative one to count down")
     if kind is LoopKind.UNROLL and (contains_ir(start) or contains_ir(stop) or contains_ir(step)):
         raise p.error(DynamicShapeError, "pl.unroll needs compile-time bounds", call,
                       hint="use pl.range for a loop whose trip count is only known at run time")
@@ -100,7 +105,8 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
     attrs = []
     if kind is LoopKind.PIPELINE:
         if "stage" not in kwargs:
-            raise p.error(PyptoSyntaxError, "pl.pipeline needs stage=K", node.iter)
+            raise p.error(PyptoSyntaxError, "pl.pipeline needs stage=K", node.iter,
+                          hint="give the pipeline depth, e.g. pl.pipeline(0, n, TILE, stage=2)")
         stage, snode = kwargs["stage"]
         if contains_ir(stage):
             raise p.error(DynamicShapeError, "pl.pipeline's stage is a tiling constant and must "
@@ -217,7 +223,8 @@ def _while(p: Any, node: ast.For) -> None:
     call = node.iter
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
     if "init_values" not in kwargs or call.args:
-        raise p.error(PyptoSyntaxError, "pl.while_ takes only init_values=(...)", call)
+        raise p.error(PyptoSyntaxError, "pl.while_ takes only init_values=(...)", call,
+                      hint="write `for (a, b) in pl.while_(init_values=(a0, b0)):`")
     init_vals, init_node = kwargs["init_values"]
     init_vals = init_vals if isinstance(init_vals, (list, tuple)) else (init_vals,)
     target = node.target
@@ -229,7 +236,9 @@ def _while(p: Any, node: ast.For) -> None:
                              and isinstance(node.body[0].value, ast.Call)
                              and p.visit_expr(node.body[0].value.func) is dsl.cond):
         raise p.error(PyptoSyntaxError, "the first statement of a pl.while_ body must be "
-                      "pl.cond(...)", node.body[0] if node.body else node)
+                      "pl.cond(...)", node.body[0] if node.body else node,
+                      hint="start the body with `pl.cond(<condition>)`; the loop runs while it "
+                           "holds")
     ir_inits = tuple(p.to_ir(v, init_node) for v in init_vals)
     iter_args = tuple(Var(n.id, i.type, span=p.span(n)) for n, i in zip(names, ir_inits))
     ctx = LoopCtx("while", has_init=True)

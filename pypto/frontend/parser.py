@@ -104,7 +104,7 @@ class FunctionParser:
         if handler is None:
             raise self.error(UnsupportedFeatureError,
                              f"the Python expression '{_construct(node)}' is not supported in a "
-                             "kernel body", node)
+                             "kernel body", node, hint=_EXPR_HINTS.get(type(node)))
         return self._guard(handler, node)
 
     def _guard(self, handler: Any, node: ast.AST) -> Any:
@@ -243,6 +243,17 @@ def _construct(node: ast.AST) -> str:
         text = type(node).__name__
     return text if len(text) <= 60 else text[:57] + "..."
 
+
+_EXPR_HINTS = {
+    ast.NamedExpr: "assign on its own line first, then use the name",
+    ast.Set: "use a list or a tuple",
+    ast.SetComp: "use a list comprehension over a compile-time iterable",
+    ast.DictComp: "build the dict before the kernel; kernels fold compile-time dicts only",
+    ast.Yield: "kernels are not generators; return values with `return`",
+    ast.YieldFrom: "kernels are not generators; return values with `return`",
+    ast.Await: "kernels are not coroutines",
+    ast.Slice: "slices are only valid inside a subscript",
+}
 
 _STMT_HINTS = {
     ast.While: "write `for (x,) in pl.while_(init_values=(...)):` with pl.cond(...) first",

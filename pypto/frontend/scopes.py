@@ -29,7 +29,8 @@ def _kwargs(p: Any, call: ast.Call, allowed: set[str], what: str) -> dict:
     for kw in call.keywords:
         if kw.arg not in allowed:
             raise p.error(PyptoSyntaxError, f"{what}() got an unexpected keyword argument "
-                          f"'{kw.arg}'", kw)
+                          f"'{kw.arg}'", kw,
+                          hint=f"{what} takes {', '.join(f'{a}=' for a in sorted(allowed))}")
         out[kw.arg] = (p.visit_expr(kw.value), kw.value)
     return out
 
@@ -150,7 +151,8 @@ def _region_body(p: Any, node: Any, tag: str, body: list[ast.stmt], bindings: di
 def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
     if call.args:
         raise p.error(PyptoSyntaxError, "pl.at takes keyword arguments only "
-                      "(level=pl.Level.CORE_GROUP, name_hint=...)", call)
+                      "(level=pl.Level.CORE_GROUP, name_hint=...)", call,
+                      hint="write pl.at(level=pl.Level.CORE_GROUP, name_hint=\"...\")")
     kw = _kwargs(p, call, _AT_KW, "pl.at")
     level, lnode = kw.get("level", (None, call))
     if level is not Level.CORE_GROUP:
@@ -209,7 +211,7 @@ def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
     if not contains_ir(core_num):
         if isinstance(core_num, bool) or not isinstance(core_num, int) or core_num < 1:
             raise p.error(PyptoSyntaxError, f"pl.spmd's block count must be a positive integer, "
-                          f"got {core_num!r}", cnode)
+                          f"got {core_num!r}", cnode, hint="pl.spmd(n) runs n >= 1 blocks")
     elif not (isinstance(core_num.type, ScalarType) and core_num.type.dtype.is_int()):
         raise p.error(PyptoTypeError, f"pl.spmd's block count must be an integer, got "
                       f"{core_num.type}", cnode)
@@ -292,9 +294,11 @@ def _runtime_scope(kind: ScopeKind, name: str):
     def handler(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
         if p.in_region:
             raise p.error(ScopeError, f"{name} is an orchestration scope; it cannot appear "
-                          "inside an InCore region", call)
+                          "inside an InCore region", call,
+                          hint="open it around the pl.at / pl.spmd block, not inside it")
         if target is not None:
-            raise p.error(PyptoSyntaxError, f"{name} does not bind a value", target)
+            raise p.error(PyptoSyntaxError, f"{name} does not bind a value", target,
+                          hint="drop the `as ...`; only pl.at and pl.spmd bind a TaskId")
         attrs = []
         for kw in call.keywords:
             attrs.append((kw.arg, p.visit_expr(kw.value)))

@@ -99,7 +99,8 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
         raise p.error(UnsupportedFeatureError, "ellipsis indexing is not supported", node,
                       hint="spell out every axis")
     if len(elts) > t.rank:
-        raise p.error(PyptoTypeError, f"{len(elts)} indices for a rank-{t.rank} value", node)
+        raise p.error(PyptoTypeError, f"{len(elts)} indices for a rank-{t.rank} value", node,
+                      hint=f"a rank-{t.rank} value takes at most {t.rank} indices ({t})")
     sizes, offsets, dropped = [], [], []
     all_scalar = True
     for axis in range(t.rank):
@@ -120,7 +121,7 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
             for bound, bnode in ((lo, e.lower), (hi, e.upper)):
                 if not contains_ir(bound) and isinstance(bound, int) and bound < 0:
                     raise p.error(UnsupportedFeatureError, "negative indices are not supported",
-                                  bnode)
+                                  bnode, hint="count from the start, e.g. x.shape[0] - 1")
             size = _extent(p, e.lower, e.upper, lo, hi, e)
             if tiling and p.in_region and contains_ir(size):
                 raise p.error(DynamicShapeError, "the window of this slice has a run-time "
@@ -133,9 +134,12 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
         else:
             idx = p.visit_expr(e)
             if not contains_ir(idx) and (not isinstance(idx, int) or isinstance(idx, bool)):
-                raise p.error(PyptoSyntaxError, f"index {idx!r} is not an integer", e)
+                raise p.error(PyptoSyntaxError, f"index {idx!r} is not an integer", e,
+                              hint="index with integers or INDEX scalars; add an axis with "
+                                   "pl.reshape")
             if not contains_ir(idx) and idx < 0:
-                raise p.error(UnsupportedFeatureError, "negative indices are not supported", e)
+                raise p.error(UnsupportedFeatureError, "negative indices are not supported", e,
+                              hint="count from the start, e.g. x.shape[0] - 1")
             sizes.append(1)
             offsets.append(idx)
             dropped.append(axis)
@@ -160,11 +164,13 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
 
     if not isinstance(target.value, ast.Name):
         raise p.error(PyptoSyntaxError, "the target of a subscript assignment must be a plain "
-                      "name", target.value)
+                      "name", target.value, hint="name the tensor first: `t = ...` then "
+                                                 "`t[...] = value`")
     base = p.visit_expr(target.value)
     if not is_ir(base):
         raise p.error(PyptoSyntaxError, f"cannot assign into the compile-time value "
-                      f"'{target.value.id}'", target.value)
+                      f"'{target.value.id}'", target.value,
+                      hint="only tensors, tiles and pl.array values can be written in a kernel")
     t = base.type
     from pypto.ir.types import ArrayType
 

@@ -108,7 +108,8 @@ def _unpack(p: Any, target: ast.Tuple | ast.List, value: Any, node: ast.AST) -> 
         t = value.type
         if not isinstance(t, TupleType):
             raise p.error(PyptoTypeError, f"cannot unpack a {t} value into {len(names)} names",
-                          target)
+                          target, hint="only multi-value results (an inline helper returning "
+                                       "several values, pl.spmd_submit) can be unpacked")
         if len(t.items) != len(names):
             raise p.error(PyptoTypeError, f"cannot unpack {len(t.items)} values into "
                           f"{len(names)} names", target)
@@ -130,7 +131,8 @@ def _unpack(p: Any, target: ast.Tuple | ast.List, value: Any, node: ast.AST) -> 
 
 def _ann_assign(p: Any, node: ast.AnnAssign) -> None:
     if node.value is None:
-        raise p.error(PyptoSyntaxError, "a bare annotation declares nothing in a kernel", node)
+        raise p.error(PyptoSyntaxError, "a bare annotation declares nothing in a kernel", node,
+                      hint="give it a value, e.g. `a: pl.Scalar[pl.INDEX] = 0`")
     value = p.visit_expr(node.value)
     ann = p.visit_expr(node.annotation)
     from pypto.frontend.annotations import AnnotationError, to_type
@@ -164,7 +166,8 @@ def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> N
                               f"(axis {i}: {a} vs {b})", node)
     elif isinstance(want, ScalarType) and want.dtype != got.dtype:
         if not (want.dtype.is_int() and got.dtype.is_int()):
-            raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node)
+            raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node,
+                          hint="insert a pl.cast or fix the annotation")
 
 
 def _aug_assign(p: Any, node: ast.AugAssign) -> None:
@@ -259,7 +262,8 @@ def _assert(p: Any, node: ast.Assert) -> None:
                       hint="kernels cannot raise at run time; check inputs before the call")
     if not cond:
         msg = p.visit_expr(node.msg) if node.msg is not None else "assertion failed"
-        raise p.error(PyptoSyntaxError, f"compile-time assertion failed: {msg}", node)
+        raise p.error(PyptoSyntaxError, f"compile-time assertion failed: {msg}", node,
+                      hint="the condition is evaluated when the kernel is compiled")
 
 
 def _for(p: Any, node: ast.For) -> None:

@@ -276,3 +276,21 @@ def test_warnings_point_at_the_kernel_line():
     assert (r.filename, r.lineno) == (HERE, line)
     assert (r.message.span.line, r.message.span.col) == (line, col)
     assert any("pl.InOut" in str(w) for w in compiled.warnings)
+
+
+def test_gutter_follows_the_line_number_width():
+    from pypto.ir.span import Span
+
+    lines = [f"line {i}\n" for i in range(1, 121)]
+    filename = "<wide-gutter>"
+    linecache.cache[filename] = (0, None, lines, filename)
+    try:
+        err = InvalidOperationError("bad", Span(filename, 100, 1, 100, 5), hint="h", note="n")
+        text = str(err).splitlines()
+        assert text[1] == f"   --> {filename}:100:1"
+        assert text[2] == "    |"
+        assert " 99 | line 99" in text and "100 | line 100" in text
+        assert "    | ^^^^" in text
+        assert text[-2:] == ["    = help: h", "    = note: n"]
+    finally:
+        linecache.cache.pop(filename, None)

@@ -190,3 +190,20 @@ def test_builtin_hints():
         assert "pl.max(a, b)" in info.value.hint
     finally:
         linecache.cache.pop(filename, None)
+
+
+def test_every_unsupported_construct_comes_with_a_hint():
+    missing = []
+    for body, region, *_ in CASES:
+        src, filename = _cell(body, region)
+        try:
+            ns: dict = {"__name__": "cell"}
+            exec(compile(src, filename, "exec"), ns)
+            try:
+                ns["k"].compile()
+            except PyptoError as err:
+                if not err.hint:
+                    missing.append(f"{body.splitlines()[0]!r}: {err.message}")
+        finally:
+            linecache.cache.pop(filename, None)
+    assert not missing, "\n".join(missing)
