@@ -182,7 +182,16 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
                             hint=f"every tensor sharing {d.name} must have the same extent there")
                     dyn[d.name] = got
                     dyn_src.setdefault(d.name, f"'{name}' axis {ax}")
-    # second pass: static and derived dims, then upload
+    # second pass: static and derived dims, then upload. Arguments are used in place (no
+    # copy) when that cannot be observed: an In array nothing in the program writes is
+    # read through a read-only view; Out / InOut arrays are the device buffers themselves
+    # when they are C-contiguous, writable and overlap no other argument.
+    written = machine.written_params
+    tensor_hosts = [(n, h) for n, h in hosts.items()]
+
+    def overlaps(name: str, h: np.ndarray) -> bool:
+        return any(n != name and np.may_share_memory(h, o) for n, o in tensor_hosts)
+
     for p in params:
         name, t, direction = p.var.name, p.var.type, p.direction.value
         v = values[name]
@@ -197,14 +206,30 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
                         + (f" ({_dim_str(d)})" if not isinstance(d, int) else ""),
                         p.span, tensor=name, indices=[ax])
             check_size(host.shape, host.dtype, f"argument '{name}'", p.span)
-            if direction == "Out":
+            in_place = (host.flags.c_contiguous and not overlaps(name, host)
+                        and not machine.owns_root(host))
+            if direction == "In" and in_place and name not in written:
+                dev = host.view()
+                dev.flags.writeable = False
+                keep = None
+            elif direction != "In" and in_place and host.flags.writeable:
+                dev = host
+                keep = None
+                if direction == "Out":
+                    if machine.cfg.uninit == "zero":
+                        dev.fill(0)
+                    else:
+                        machine.fill_residue(dev)
+            elif direction == "Out":
+                keep = host
                 if machine.cfg.uninit == "zero":
                     dev = np.zeros(host.shape, dtype=host.dtype)
                 else:
                     dev = machine.new_residue(host.shape, host.dtype)
             else:
+                keep = host
                 dev = np.array(host, dtype=host.dtype, copy=True, order="C")
-            machine.register(name, dev, direction, host, "param")
+            machine.register(name, dev, direction, keep, "param")
             bound[name] = dev
         elif isinstance(t, ScalarType):
             x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
@@ -237,11 +262,10 @@ def copy_back(machine: Any) -> None:
                 raise SimulationError(f"cannot copy '{buf.name}' back to the caller's array: "
                                       f"{exc}", tensor=buf.name,
                                       hint="pass a writable, C-ordered numpy array") from None
-        if trace is not None and buf.writer_task is not None:
+        if trace is not None:
             from pypto.sim.trace import LastWriter
 
-            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writer_task,
-                                                          buf.writer_block, buf.writer_site,
+            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writer, buf.array.shape,
                                                           trace))
 
 

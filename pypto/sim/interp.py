@@ -35,7 +35,7 @@ from pypto.ir.types import ScalarType, ShapedType, TileType
 from pypto.ops.registry import Unit, get
 from pypto.sim import budget as _budget
 from pypto.ops.numeric import with_valid
-from pypto.sim.memory import GlobalBuffer, origin_of, residue
+from pypto.sim.memory import GlobalBuffer, origin_of, residue, root_of
 from pypto.sim.trace import Access, TaskRecord, Trace
 
 BREAK = "break"
@@ -125,6 +125,8 @@ class Machine:
         self.ctx = ExecContext(self)
         self._funcs: dict = {}
         self._budgets: dict = {}
+        self._written: set | None = None
+        self._budget_ok: set = set()
         self.dyn: dict[str, int] = {}
         self._reset()
 
@@ -143,6 +145,7 @@ class Machine:
         self.task_stack: list = []
         self.work = 0
         self._loc: dict = {}
+        self._last_access: dict = {}
         self.interleaver = None
         self.ctx.in_region = False
         self.ctx.block_idx = 0
@@ -184,10 +187,8 @@ class Machine:
     def register(self, name: str, array: np.ndarray, direction: str | None, host: Any,
                  kind: str) -> GlobalBuffer:
         buf = GlobalBuffer(name, array, direction, host, len(self.buffer_list), kind)
-        self.buffers[id(array)] = buf
+        self.buffers[id(root_of(array))] = buf
         self.buffer_list.append(buf)
-        if self.trace_on:
-            buf.track_writers()
         return buf
 
     def locate(self, a: Any) -> tuple:
@@ -197,20 +198,41 @@ class Machine:
             return c[1], c[2]
         if not isinstance(a, np.ndarray):
             return None, None
-        root = a
-        while root.base is not None and isinstance(root.base, np.ndarray):
-            root = root.base
-        buf = self.buffers.get(id(root))
+        buf = self.buffers.get(id(root_of(a)))
         if buf is None:
             res = (None, None)
         else:
-            res = (buf, origin_of(a, root) if a is not root else (0,) * a.ndim)
+            base = buf.array
+            res = (buf, (0,) * a.ndim if a is base or (a.shape == base.shape and a.ctypes.data
+                                                       == base.ctypes.data)
+                   else origin_of(a, base))
         self._loc[id(a)] = (a, res[0], res[1])
         return res
+
+    @property
+    def written_params(self) -> set:
+        """Entry parameters the program may write (In arguments outside it skip the copy)."""
+        if self._written is None:
+            from pypto.sim.aliasing import written_entry_params
+
+            try:
+                self._written = written_entry_params(self.program)
+            except Exception:  # noqa: BLE001 - be safe: copy everything
+                self._written = {p.var.name for p in self.program.entry_function.params}
+        return self._written
+
+    def owns_root(self, a: np.ndarray) -> bool:
+        return id(root_of(a)) in self.buffers
 
     def new_residue(self, shape: Any, dtype: np.dtype) -> np.ndarray:
         self._seed_counter += 1
         return residue(shape, dtype, self.cfg.seed * 7919 + self._seed_counter)
+
+    def fill_residue(self, a: np.ndarray) -> None:
+        from pypto.sim.memory import fill_residue
+
+        self._seed_counter += 1
+        fill_residue(a, self.cfg.seed * 7919 + self._seed_counter)
 
     # -- access recording (trace mode) ---------------------------------------------------
 
@@ -222,25 +244,27 @@ class Machine:
         else:
             glo = tuple(o + l for o, l in zip(origin, lo))
             ghi = tuple(g + e for g, e in zip(glo, ext))
-        acc = Access(buf.name, "W" if write else "R", -1 if self.block is None else self.block,
-                     glo, ghi, buf.uid)
-        if self.cur is not None:
-            self.cur.accesses.append(acc)
+        mode = "W" if write else "R"
+        blk = -1 if self.block is None else self.block
+        rec = self.cur
+        if rec is not None:
+            key = (buf.uid, mode, blk)
+            last = self._last_access.get(key)
+            if last is None or last[0] is not rec or not _merge(last[1], glo, ghi):
+                acc = Access(buf.name, mode, blk, glo, ghi, buf.uid)
+                rec.accesses.append(acc)
+                self._last_access[key] = (rec, acc)
         else:
-            self.trace.orchestration_accesses.append(acc)
+            self.trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
+                                                            buf.uid))
         if write:
-            tid = self.cur.id if self.cur is not None else -2
-            blk = -1 if self.block is None else self.block
+            ev = self.trace.write_event(rec.id if rec is not None else -2, blk, site)
+            w = buf.track_writers()
             if origin is not None:
-                box = tuple(slice(l, h) for l, h in zip(glo, ghi))
-                buf.writer_task[box] = tid
-                buf.writer_block[box] = blk
-                buf.writer_site[box] = site
+                w[tuple(slice(l, h) for l, h in zip(glo, ghi))] = ev
             else:
-                for arr, v in ((buf.writer_task, tid), (buf.writer_block, blk),
-                               (buf.writer_site, site)):
-                    _strided_like(arr, a, buf.array)[tuple(slice(l, l + e) for l, e in
-                                                           zip(lo, ext))] = v
+                _strided_like(w, a, buf.array)[tuple(slice(l, l + e) for l, e in
+                                                     zip(lo, ext))] = ev
 
     # -- functions -----------------------------------------------------------------------
 
@@ -290,25 +314,32 @@ class Machine:
                     f"peak, more than the {cap:,} bytes usable on {p.name}"
                     + (f"; live tiles at the peak: {live}" if live else ""),
                     est.span.get(space) or span,
-                    hint="shrink the tiles (fewer rows / columns per block), loop over smaller "
-                         "chunks inside the region, or split the vector work across the two AIV "
-                         "lanes with optimizations=[pl.split(pl.SplitMode.UP_DOWN)]",
+                    hint="shrink the tiles (fewer rows / columns per block) or loop over smaller "
+                         "chunks inside the region" + (
+                             ", or split the vector side across the two AIV lanes with "
+                             "optimizations=[pl.split(pl.SplitMode.UP_DOWN)]"
+                             if _is_mixed(cf.func) else ""),
                     note=f"estimate from {est.source}: peak of simultaneously live tiles, "
                          "allowing in-place reuse when an operand dies",
                     tensor=None, region=label, block=None)
 
     def launch(self, name: str, args: list, core_num: int, deps: list, info: dict, span: Any
                ) -> tuple:
-        cf = self.function(name)
+        cf = self._funcs.get(name) or self.function(name)
         hint = info.get("name_hint") or name
-        label = f"'{hint}' ({span.file}:{span.line})" if span is not None and span.known \
-            else f"'{hint}'"
+        label = info.get("_label")
+        if label is None:
+            label = f"'{hint}' ({span.file}:{span.line})" if span is not None and span.known \
+                else f"'{hint}'"
         if core_num < 1:
             raise self.fault(f"launch of {label} with core_num={core_num}; it must be >= 1",
                              span)
-        self.add_work(core_num, span, f"launching {core_num} blocks of {label}")
-        if self.check_ub:
+        self.work += core_num
+        if self.work > self.cfg.max_work:
+            self.add_work(0, span, f"launching {core_num} blocks of {label}")
+        if self.check_ub and cf.name not in self._budget_ok:
             self.check_budget(cf, label, span)
+            self._budget_ok.add(cf.name)
         tid = self._new_id()
         parent = self.cur
         rec = None
@@ -422,6 +453,39 @@ class Machine:
         if self.trace is not None:
             self.trace.seconds = time.perf_counter() - t0
         return rets
+
+
+def _is_mixed(func: Function) -> bool:
+    units = set()
+    for n in walk(func.body):
+        if isinstance(n, Call):
+            try:
+                units.add(get(n.op).unit)
+            except KeyError:
+                pass
+    return Unit.CUBE in units and Unit.VECTOR in units
+
+
+def _merge(acc: Access, lo: tuple, hi: tuple) -> bool:
+    """Grow `acc` to cover the box [lo, hi) when the union is still a box (contained, or
+    adjacent along one axis with equal extents elsewhere); False when it is not."""
+    alo, ahi = acc.lo, acc.hi
+    if all(a <= l and h <= b for a, b, l, h in zip(alo, ahi, lo, hi)):
+        return True
+    diff = -1
+    for ax, (a, b, l, h) in enumerate(zip(alo, ahi, lo, hi)):
+        if a == l and b == h:
+            continue
+        if diff >= 0:
+            return False
+        if l > b or h < a:
+            return False
+        diff = ax
+    if diff < 0:
+        return True
+    acc.lo = alo[:diff] + (min(alo[diff], lo[diff]),) + alo[diff + 1:]
+    acc.hi = ahi[:diff] + (max(ahi[diff], hi[diff]),) + ahi[diff + 1:]
+    return True
 
 
 def _strided_like(target: np.ndarray, view: np.ndarray, root: np.ndarray) -> np.ndarray:
@@ -570,6 +634,10 @@ class FnCompiler:
     def launch(self, e: CallFunc, targets: tuple | None) -> Callable:
         m = self.m
         info = dict(e.launch)
+        sp = e.span
+        hint = info.get("name_hint") or e.func
+        info["_label"] = f"'{hint}' ({sp.file}:{sp.line})" if sp is not None and sp.known \
+            else f"'{hint}'"
         argfns = [self.expr(a, tolerant=True) for a in e.args]
         core = info.get("core_num")
         core_f = None if core is None else self.expr(core)

@@ -16,6 +16,7 @@ used instead of the registry impl of that op. The closures
 from __future__ import annotations
 
 import math
+import operator
 import re
 from typing import Any, Callable
 
@@ -102,14 +103,33 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     out_t = e.type if isinstance(e.type, ShapedType) else None
     out_static = out_t.static_shape() if out_t is not None else None
     site_key = (span, opname)
+    ok, shp_v = fc.const(shape)
+    shp_c = [int(d) for d in shp_v] if ok else None
+    simple = valid_f is None and clamp_f is None and not drop_dims
+    nd_t = np.ndarray
+    add = operator.add
 
     def run(env: dict) -> Any:
         a = src_f(env)
+        shp = shp_c if shp_c is not None else [int(d) for d in shape_f(env)]
+        off = [int(o) for o in off_f(env)]
+        if simple and type(a) is nd_t and len(off) == a.ndim == len(shp):
+            # fast path: a plain, fully valid, in-bounds window
+            for o, s, d in zip(off, shp, a.shape):
+                if o < 0 or o + s > d:
+                    break
+            else:
+                w = a[tuple(map(slice, off, map(add, off, shp)))]
+                if copy:
+                    w = w.copy()
+                    if tracing and m.cur is not None:
+                        _trace_read(m, a, off, shp, site_key)
+                if out_static is not None and w.shape != out_static:
+                    w = w.reshape(out_static)
+                return w
         sv = getattr(a, "valid", None)
         if type(a) is not np.ndarray:
             a = plain(a)
-        shp = [int(d) for d in shape_f(env)]
-        off = [int(o) for o in off_f(env)]
         nd = a.ndim
         if len(shp) != nd or len(off) != nd:
             raise m.fault(f"{opname} of a rank-{nd} tensor with {len(shp)} sizes and "
@@ -149,17 +169,8 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
             hi = [min(o + s, d) for o, s, d in zip(off, shp, a.shape)]
             w = a[tuple(slice(o, h) for o, h in zip(off, hi))]
             valid = ext
-        if copy and m.cur is not None:
-            buf, origin = m.locate(a)
-            nbytes = int(np.prod(ext)) * a.itemsize
-            if buf is not None:
-                if tracing:
-                    m.record(a, buf, origin, tuple(off), tuple(ext), False,
-                             m.trace.site(*site_key))
-                    _note_mte(m, "gm_read", nbytes, _mte2_cost(m, a, ext, nbytes))
-            elif tracing:
-                m.bc["vector"] += m.platform.vector_issue_cycles + nbytes / \
-                    m.platform.vector_bpc
+        if copy and tracing and m.cur is not None:
+            _trace_read(m, a, off, ext, site_key)
         if drop_dims:
             w = w.reshape([s for i, s in enumerate(w.shape) if i not in drop_dims])
             if valid is not None:
@@ -173,6 +184,16 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
         return w
 
     return run
+
+
+def _trace_read(m: Any, a: np.ndarray, off: list, ext: list, site_key: tuple) -> None:
+    buf, origin = m.locate(a)
+    nbytes = math.prod(ext) * a.itemsize
+    if buf is not None:
+        m.record(a, buf, origin, tuple(off), tuple(ext), False, m.trace.site(*site_key))
+        _note_mte(m, "gm_read", nbytes, _mte2_cost(m, a, ext, nbytes))
+    else:  # a tile read from another tile: an on-chip copy
+        m.bc["vector"] += m.platform.vector_issue_cycles + nbytes / m.platform.vector_bpc
 
 
 def _slice(fc: Any, e: Call, target: Any) -> Callable:
@@ -216,11 +237,23 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
     from_cube = isinstance(source, Var) and source.name in fc.cube_vars or \
         (isinstance(source, Call) and _is_cube(source))
     in_region = fc.in_region
+    nd_t = np.ndarray
+    add = operator.add
+    fast_ok = shapes_f is None and not atomic_add and not tracing
 
     def run(env: dict) -> Any:
         tgt = tgt_f(env)
         src = src_f(env)
         off = [int(o) for o in off_f(env)]
+        if fast_ok and type(src) is nd_t and type(tgt) is nd_t and src.ndim == tgt.ndim \
+                == len(off):
+            # fast path: a plain, fully valid source written in bounds
+            for o, s, d in zip(off, src.shape, tgt.shape):
+                if o < 0 or o + s > d:
+                    break
+            else:
+                tgt[tuple(map(slice, off, map(add, off, src.shape)))] = src
+                return tgt
         if not isinstance(src, np.ndarray):
             src = np.asarray(src)
         sv = getattr(src, "valid", None)

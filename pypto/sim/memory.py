@@ -26,8 +26,7 @@ MAX_TENSOR_BYTES = 8 * GIB
 class GlobalBuffer:
     """One allocation in simulated global memory."""
 
-    __slots__ = ("name", "array", "direction", "host", "uid", "writer_task", "writer_block",
-                 "writer_site", "kind")
+    __slots__ = ("name", "array", "direction", "host", "uid", "writer", "kind")
 
     def __init__(self, name: str, array: np.ndarray, direction: str | None, host: Any,
                  uid: int, kind: str):
@@ -37,16 +36,14 @@ class GlobalBuffer:
         self.host = host
         self.uid = uid
         self.kind = kind  # "param", "tensor" (create_tensor), "result" (returned by a task)
-        self.writer_task = None
-        self.writer_block = None
-        self.writer_site = None
+        # Per element: the id of the write event that wrote it last (0: none). Allocated on
+        # the first traced write (np.zeros maps lazily-zeroed pages: cheap).
+        self.writer = None
 
-    def track_writers(self) -> None:
-        if self.writer_task is None:
-            shape = self.array.shape
-            self.writer_task = np.full(shape, -1, dtype=np.int32)
-            self.writer_block = np.full(shape, -1, dtype=np.int32)
-            self.writer_site = np.full(shape, -1, dtype=np.int32)
+    def track_writers(self) -> np.ndarray:
+        if self.writer is None:
+            self.writer = np.zeros(self.array.shape, dtype=np.int32)
+        return self.writer
 
     def __repr__(self) -> str:
         return f"<GlobalBuffer {self.name} {list(self.array.shape)} {self.array.dtype}>"
@@ -99,6 +96,14 @@ def residue(shape: tuple, dtype: np.dtype, seed: int = 0) -> np.ndarray:
     return raw.view(dt).reshape(shape).copy()
 
 
+def fill_residue(a: np.ndarray, seed: int = 0) -> None:
+    """Overwrite `a` in place with what `residue` would allocate."""
+    if _has_nan(a.dtype):
+        a.fill(np.nan)
+    else:
+        np.copyto(a, residue(a.shape, a.dtype, seed))
+
+
 def _is_ml_float(dt: np.dtype) -> bool:
     return dt.name in ("bfloat16",) or dt.name.startswith("float8") or dt.name.startswith("float4")
 
@@ -107,8 +112,10 @@ def _is_ml_float(dt: np.dtype) -> bool:
 
 
 def root_of(a: np.ndarray) -> np.ndarray:
-    b = a.base
-    return a if b is None else b
+    """The array that owns `a`'s memory (the end of its chain of bases)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 def origin_of(view: np.ndarray, root: np.ndarray) -> tuple | None:
@@ -125,6 +132,10 @@ def origin_of(view: np.ndarray, root: np.ndarray) -> tuple | None:
     flat = off // item
     if root.size == 0:
         return (0,) * root.ndim
+    if not 0 <= flat < root.size:
+        return None
+    if not root.flags.c_contiguous:
+        return None
     return tuple(int(i) for i in np.unravel_index(flat, root.shape))
 
 

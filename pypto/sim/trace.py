@@ -123,25 +123,45 @@ class Edge:
         return {"src": self.src, "dst": self.dst, "kind": self.kind, "tensor": self.tensor}
 
 
-@dataclass
 class LastWriter:
-    """Per element of one global tensor: the task, block and source site that wrote it last."""
+    """Per element of one global tensor: the task, block and source site that wrote it last.
 
-    tensor: str
-    task: np.ndarray
-    block: np.ndarray
-    site: np.ndarray
-    trace: "Trace"
+    `task` / `block` / `site` are int32 arrays of the tensor's shape (-1: never written by
+    a task, i.e. uploaded data or residue; task -2: written by orchestration code)."""
+
+    def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: "Trace"):
+        self.tensor = tensor
+        self.events = events if events is not None else np.zeros(shape, np.int32)
+        self.trace = trace
+        self._cache: dict = {}
+
+    def _table(self, i: int) -> np.ndarray:
+        a = self._cache.get(i)
+        if a is None:
+            table = np.asarray([e[i] for e in self.trace.write_events], dtype=np.int32)
+            a = self._cache[i] = table[self.events]
+        return a
+
+    @property
+    def task(self) -> np.ndarray:
+        return self._table(0)
+
+    @property
+    def block(self) -> np.ndarray:
+        return self._table(1)
+
+    @property
+    def site(self) -> np.ndarray:
+        return self._table(2)
 
     def blame(self, index: Any) -> dict:
         """Who wrote element `index` last: task id, name, block, source line."""
         idx = tuple(int(i) for i in np.atleast_1d(index))
-        t = int(self.task[idx])
+        t, blk, site = self.trace.write_events[int(self.events[idx])]
         rec = self.trace.task(t) if t >= 0 else None
-        site = int(self.site[idx])
         return {"index": idx, "task": t, "name": rec.name if rec else
                 ("orchestration" if t == -2 else "never written"),
-                "block": int(self.block[idx]),
+                "block": blk,
                 "source": str(self.trace.sites[site][0]) if site >= 0 else None,
                 "op": self.trace.sites[site][1] if site >= 0 else None}
 
@@ -150,10 +170,13 @@ class LastWriter:
         mask = np.asarray(mask, dtype=bool)
         if not mask.any():
             return []
-        keys = np.stack([self.task[mask], self.block[mask], self.site[mask]], axis=1)
-        uniq, counts = np.unique(keys, axis=0, return_counts=True)
+        ids, counts = np.unique(self.events[mask], return_counts=True)
+        merged: dict = {}
+        for i, c in zip(ids.tolist(), counts.tolist()):
+            key = self.trace.write_events[i]
+            merged[key] = merged.get(key, 0) + c
         out = []
-        for (t, b, s), c in sorted(zip(uniq.tolist(), counts.tolist()), key=lambda r: -r[1]):
+        for (t, b, s), c in sorted(merged.items(), key=lambda r: -r[1]):
             rec = self.trace.task(t) if t >= 0 else None
             out.append({"task": t, "name": rec.name if rec else
                         ("orchestration" if t == -2 else "never written"),
@@ -215,6 +238,9 @@ class Trace:
         self._edge_set: set = set()
         self.sites: list[tuple] = []  # (span, op name)
         self._site_ids: dict = {}
+        # write event id -> (task, block, site); event 0 means "never written"
+        self.write_events: list[tuple] = [(-1, -1, -1)]
+        self._event_ids: dict = {(-1, -1, -1): 0}
         self.writers: dict[str, LastWriter] = {}
         self._boxes: dict[int, BoxIndex] = {}
         self.orchestration_accesses: list[Access] = []
@@ -229,6 +255,15 @@ class Trace:
             i = len(self.sites)
             self.sites.append(key)
             self._site_ids[key] = i
+        return i
+
+    def write_event(self, task: int, block: int, site: int) -> int:
+        key = (task, block, site)
+        i = self._event_ids.get(key)
+        if i is None:
+            i = len(self.write_events)
+            self.write_events.append(key)
+            self._event_ids[key] = i
         return i
 
     def add_task(self, rec: TaskRecord) -> None:

@@ -132,3 +132,29 @@ def test_argument_dtype_is_checked():
     x = rand(64, 64).astype(np.float64)
     with pytest.raises(sim.SimulationError, match="dtype float64 but the kernel declares"):
         k.half_written(x, np.zeros((64, 64), np.float32))
+
+
+def test_aliased_arguments_keep_upload_semantics():
+    x = rand(64, 64)
+    keep = x.copy()
+    # the same array as In and Out: the kernel must read the uploaded x, not the residue
+    k.half_written(x, x)
+    np.testing.assert_allclose(x[:32], 2 * keep[:32])
+    assert np.isnan(x[32:]).all()
+
+
+def test_non_contiguous_out_is_copied_back():
+    x = rand(64, 64)
+    big = np.zeros((64, 128), np.float32)
+    y = big[:, ::2]  # a strided view: simulated in a separate device buffer
+    k.half_written(x, y)
+    np.testing.assert_allclose(big[:32, ::2], 2 * x[:32])
+    assert np.isnan(big[32:, ::2]).all() and (big[:, 1::2] == 0).all()
+
+
+def test_in_argument_read_in_place_is_protected():
+    x = rand(64, 64)
+    y = np.zeros_like(x)
+    r = sim.simulate(k.half_written, x, y)
+    assert not r.device["x"].flags.writeable  # a read-only view of the caller's array
+    assert np.shares_memory(r.device["x"], x) and x.flags.writeable
