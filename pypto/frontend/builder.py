@@ -243,7 +243,8 @@ class ProgramBuilder:
             finally:
                 self._active.pop()
             self._specs[key] = (name, func)
-        if p.kind is FunctionKind.INLINE:
+        if p.kind is FunctionKind.INLINE and node is not p.statement_call:
+            # Only a used result matters: a statement call discards the reshaped view.
             _check_reshape_back(func, p.span(node))
         ir_args = tuple(p.to_ir(v, node) for v in values if is_ir(v))
         call = CallFunc(name, ir_args, _ret_type(func), p.span(node))

@@ -12,7 +12,7 @@ from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxE
 from pypto.frontend.expressions import contains_ir, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import Call, Const, Expr, FunctionKind
-from pypto.ir.types import ScalarType
+from pypto.ir.types import ScalarType, ShapedType
 from pypto.language import dsl
 from pypto.language.dsl import Construct
 from pypto.language.jit import FunctionDef, JITFunction
@@ -168,7 +168,6 @@ def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     """Bind arguments to the op's signature, run its type rule, build the Call."""
     opdef = get(op_name)
     public = public or (opdef.names[0] if opdef.names else op_name)
-    _check_placement(p, opdef, public, node)
     ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
                for i, a in enumerate(args)]
     ir_kwargs = {k: p.to_ir(v, (kw_nodes or {}).get(k, node)) for k, v in kwargs.items()}
@@ -184,6 +183,11 @@ def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
         raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
                       hint=exc.hint or f"signature: {public}{opdef.signature}") from None
     values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
+    # Scalar arithmetic (pl.cast(0, pl.INT32), pl.max(a, b)) is control-plane work even
+    # when the op's tensor form is vector work.
+    scalar = isinstance(result_type, ScalarType) and not any(
+        is_ir(v) and isinstance(v.type, ShapedType) for v in values)
+    _check_placement(p, opdef, public, node, scalar)
     # A unified op whose tile form is a different IR op (pl.cmp on tiles -> tile.cmp).
     resolve = opdef.extra.get("resolve")
     if resolve is not None:
@@ -234,11 +238,12 @@ def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,
     return None
 
 
-def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST) -> None:
+def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST,
+                     scalar: bool = False) -> None:
     if p.in_region and opdef.orch_only:
         raise p.error(ScopeError, f"{public} is control-plane work and cannot run inside an "
                       "InCore region", node, hint="move it before the pl.at / pl.spmd block")
-    compute = opdef.unit in (Unit.VECTOR, Unit.CUBE)
+    compute = opdef.unit in (Unit.VECTOR, Unit.CUBE) and not scalar
     if compute and not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
                                                   FunctionKind.HOST, FunctionKind.OPAQUE):
         raise p.error(ScopeError, f"{public} is a compute op and cannot run in orchestration "

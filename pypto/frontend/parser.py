@@ -59,6 +59,7 @@ class FunctionParser:
         self.dyn_dims: dict[str, tuple[Var, int]] = {}
         self.bound_dynamic: set[tuple[str, int]] = set()
         self.dynvar_uses: list[tuple[str, ast.AST]] = []  # DynVars read as values in the body
+        self.statement_call: ast.AST | None = None  # the call of the current `f(...)` statement
         self.bind_dynamic_calls: list = []
         self.returns: list = []  # (values, node) of each return statement
         self.branch_stack: list = []  # yield_ results collected per if-arm

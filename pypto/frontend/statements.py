@@ -46,6 +46,7 @@ def _construct_of(p: Any, node: ast.expr) -> Any:
 def _expr(p: Any, node: ast.Expr) -> None:
     if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
         return  # docstring or string comment
+    p.statement_call = node.value  # a call whose value is discarded
     value = p.visit_expr(node.value)
     if is_ir(value):
         p.emit(Eval(value, p.span(node)))

@@ -669,9 +669,18 @@ def test_nested_inline_reshape_back_of_an_out_view():
     assert "return 'y' itself" in err.hint
 
 
+@pl.jit.inline
+def rb_outer_discards(x: pl.Tensor[[B_DYN, S_DYN, D], pl.FP32],
+                      y: pl.Tensor[[B_DYN, S_DYN, D], pl.FP32]):
+    rb_inner(x, y)
+    return y
+
+
 def test_reshape_back_is_fine_when_not_nested_or_when_returning_the_tensor():
     _rb_entry(rb_inner).compile()
     _rb_entry(rb_outer_ok).compile()
+    # a statement call discards the reshaped-back value (real tier-3 kernels do this)
+    _rb_entry(rb_outer_discards).compile()
 
 
 # --- regions and scopes --------------------------------------------------------------------

@@ -173,3 +173,27 @@ def wrong_shape(x: pl.Tensor[[N, T], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP
 def test_inline_argument_shape_mismatch():
     compile_error(wrong_shape, PyptoTypeError, "parameter 'x' declared shape", HERE,
                   "param_shape", "x: pl.Tensor")
+
+
+@pl.jit
+def scalar_ops_in_orchestration(x: pl.Tensor[[N, N], pl.FP32],
+                                y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    n = pl.tensor.dim(x, 0)
+    zero = pl.cast(0, pl.INT32)
+    rows = pl.max(n, T)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y[0:T, :] = pl.exp(x[0:T, :])
+    return y
+
+
+@pl.jit
+def tensor_creation_in_orchestration(x: pl.Tensor[[N, N], pl.FP32],
+                                     y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    z = pl.full([T, T], dtype=pl.FP32, value=0.0)  # ERR:full_orch
+    return y
+
+
+def test_scalar_arithmetic_is_orchestration_work():
+    scalar_ops_in_orchestration.compile()
+    compile_error(tensor_creation_in_orchestration, ScopeError, "pl.full is a compute op", HERE,
+                  "full_orch", "pl.full")
