@@ -11,7 +11,8 @@ examples/intermediate/*.py). `--list FILE` reads one pattern per line.
 Each file runs in its own process the way pypto-lib's CI runs it
 (`python FILE -p a2a3sim`, here `python -m pypto.cli FILE`), from a scratch working
 directory, with PYPTO_GOLDEN_NUM_THREADS=2 and a per-file timeout (`--checks oob`
-sets PYPTO_SIM_CHECKS to skip the simulator's on-chip budget estimates). Files marked
+sets PYPTO_SIM_CHECKS to skip the simulator's on-chip budget estimates, `--uninit
+zero` sets PYPTO_SIM_UNINIT to zero-fill pl.Out buffers). Files marked
 `# ci: no-sim`, `_draft.py` files and files without a `__main__` block are skipped.
 Exit code 0 = pass; the reason column shows the mismatching outputs or the last
 line of the exception otherwise.
@@ -72,7 +73,7 @@ def reason_from(output: str, code: int) -> str:
 
 
 def run_one(path: Path, extra: list[str], timeout: float, cwd: Path,
-            checks: str | None = None) -> dict:
+            checks: str | None = None, uninit: str | None = None) -> dict:
     skip = skip_reason(path)
     if skip:
         return {"status": "skip", "seconds": 0.0, "reason": skip, "output": ""}
@@ -81,6 +82,8 @@ def run_one(path: Path, extra: list[str], timeout: float, cwd: Path,
     env["PYTHONUNBUFFERED"] = "1"
     if checks is not None:
         env["PYPTO_SIM_CHECKS"] = checks
+    if uninit is not None:
+        env["PYPTO_SIM_UNINIT"] = uninit
     cmd = [sys.executable, "-m", "pypto.cli", str(path), *extra]
     t0 = time.time()
     try:
@@ -112,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write the results as JSON here")
     ap.add_argument("--show-output", action="store_true", help="print each failure's output")
     ap.add_argument("--checks", help="simulator checks (PYPTO_SIM_CHECKS), e.g. 'oob' or 'none'")
+    ap.add_argument("--uninit", choices=["residue", "zero"],
+                    help="fresh pl.Out memory (PYPTO_SIM_UNINIT); pypto-lib's CPU sim zero-fills")
     args = ap.parse_args(argv)
 
     root = args.checkout.resolve()
@@ -129,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pypto-conformance-") as scratch:
         for f in files:
             rel = str(f.relative_to(root))
-            r = run_one(f, extra, args.timeout, Path(scratch), args.checks)
+            r = run_one(f, extra, args.timeout, Path(scratch), args.checks, args.uninit)
             results[rel] = r
             reason = r["reason"] if len(r["reason"]) <= 160 else r["reason"][:157] + "..."
             print(f"{rel:<{width}}  {r['status']:<7} {r['seconds']:8.2f}  {reason}", flush=True)

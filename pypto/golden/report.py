@@ -62,6 +62,9 @@ class Unwritten:
     source: str  # how it was found: "last writer = none" or "NaN residue"
     golden_zero: bool  # the golden holds only zeros there
     shape: tuple = ()
+    slice_rank: int | None = None  # the region is whole sub-arrays [i, j, :, ...] of this rank
+    slices: list = field(default_factory=list)  # their leading indices (first few)
+    slice_count: int = 0
     fixes: list = field(default_factory=list)
 
     def region_text(self, shape: tuple) -> str:
@@ -69,7 +72,16 @@ class Unwritten:
             n = shape[self.tail_axis]
             return f"indices {self.tail_start}:{n} along axis {self.tail_axis}"
         box = "[" + ", ".join(f"{a}:{b}" for a, b in self.bounds) + "]"
-        return box if self.is_box else f"scattered inside {box}"
+        if self.is_box:
+            return box
+        if self.slice_rank:
+            tail = ", ".join([":"] * (len(shape) - self.slice_rank))
+            shown = " ".join("[" + ", ".join(str(i) for i in ix) + f", {tail}]"
+                             for ix in self.slices)
+            more = " ..." if self.slice_count > len(self.slices) else ""
+            total = int(np.prod(shape[:self.slice_rank]))
+            return f"{self.slice_count} of {total} slices {shown}{more}"
+        return f"scattered inside {box}"
 
 
 @dataclass
@@ -236,11 +248,23 @@ def describe_unwritten(mask: np.ndarray, expected: np.ndarray, source: str) -> U
         partial = [ax for ax, (a, b) in enumerate(bounds) if (a, b) != (0, mask.shape[ax])]
         if len(partial) == 1 and bounds[partial[0]][1] == mask.shape[partial[0]]:
             tail_axis, tail_start = partial[0], bounds[partial[0]][0]
+    slice_rank, slices, slice_count = None, [], 0
+    if not is_box:
+        for k in range(1, mask.ndim):
+            axes = tuple(range(k, mask.ndim))
+            whole, some = mask.all(axis=axes), mask.any(axis=axes)
+            if np.array_equal(whole, some):
+                slice_rank = k
+                hits = np.argwhere(whole)
+                slice_count = len(hits)
+                slices = [tuple(int(i) for i in h) for h in hits[:MAX_FIRST_BAD]]
+                break
     e = io.to_f32(expected)[mask]
     golden_zero = bool(e.size) and bool(np.all(e == 0))
     return Unwritten(count=count, bounds=bounds, is_box=is_box, tail_axis=tail_axis,
                      tail_start=tail_start, source=source, golden_zero=golden_zero,
-                     shape=tuple(mask.shape))
+                     shape=tuple(mask.shape), slice_rank=slice_rank, slices=slices,
+                     slice_count=slice_count)
 
 
 def suggest_fixes(u: Unwritten, name: str, comparator: str) -> list[str]:

@@ -188,13 +188,25 @@ def sim_checks() -> tuple | None:
     return () if names in ((), ("none",)) else names
 
 
+def sim_options() -> dict:
+    """Simulator options taken from the environment: PYPTO_SIM_CHECKS and
+    PYPTO_SIM_UNINIT ("residue", the default, or "zero" for zero-filled pl.Out buffers)."""
+    opts: dict[str, Any] = {}
+    checks = sim_checks()
+    if checks is not None:
+        opts["checks"] = checks
+    uninit = os.environ.get("PYPTO_SIM_UNINIT", "").strip()
+    if uninit:
+        if uninit not in ("residue", "zero"):
+            raise ValueError(f"PYPTO_SIM_UNINIT must be 'residue' or 'zero', got {uninit!r}")
+        opts["uninit"] = uninit
+    return opts
+
+
 def _simulate(compiled: Any, args: list, platform: str) -> Any:
     from pypto.sim import simulate
 
-    checks = sim_checks()
-    if checks is None:
-        return simulate(compiled, *args, platform=platform)
-    return simulate(compiled, *args, platform=platform, checks=checks)
+    return simulate(compiled, *args, platform=platform, **sim_options())
 
 
 def _sim_outputs(sim: Any) -> dict:

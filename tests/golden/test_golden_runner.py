@@ -279,3 +279,31 @@ def test_sim_checks_from_environment(monkeypatch):
     assert sim_checks() == ("oob", "ub")
     monkeypatch.setenv("PYPTO_SIM_CHECKS", "none")
     assert sim_checks() == ()
+
+
+def test_unwritten_slices_are_listed(fake_kernel):
+    def body(d):
+        d["kv"][2:, 0, :] = 1.0  # only rows (2,0) and (3,0) are written
+
+    k = fake_kernel("k", [("kv", "Out")], body)
+    spec = TensorSpec("kv", [4, 2, 8], np.float32, is_output=True)
+    r = run_jit(k, [spec], lambda v: v["kv"].__setitem__((slice(2, None), 0), 1.0),
+                verbose=False)
+    u = r.outputs["kv"].unwritten
+    assert u.slice_rank == 2 and u.slice_count == 6 and u.golden_zero
+    assert "6 of 8 slices [0, 0, :] [0, 1, :]" in r.report()
+    assert u.fixes[0].startswith("declare 'kv' pl.InOut")
+
+
+def test_sim_options_from_environment(monkeypatch):
+    from pypto.golden.runner import sim_options
+
+    monkeypatch.delenv("PYPTO_SIM_CHECKS", raising=False)
+    monkeypatch.delenv("PYPTO_SIM_UNINIT", raising=False)
+    assert sim_options() == {}
+    monkeypatch.setenv("PYPTO_SIM_UNINIT", "zero")
+    monkeypatch.setenv("PYPTO_SIM_CHECKS", "oob")
+    assert sim_options() == {"uninit": "zero", "checks": ("oob",)}
+    monkeypatch.setenv("PYPTO_SIM_UNINIT", "garbage")
+    with pytest.raises(ValueError):
+        sim_options()
