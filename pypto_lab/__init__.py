@@ -2,14 +2,16 @@
 
 `%load_ext pypto_lab` registers the `%%pypto` cell magic. The same views work
 without IPython: `show_graph`, `inspect`, `heatmap`, `timeline`, `pipeline_view`
-(imported lazily so `import pypto_lab` stays light).
+(imported lazily so `import pypto_lab` stays light). `set_plotlyjs("none")` keeps
+saved notebooks small (figures as plotly's own mimetype, no inlined plotly.js).
 """
 from __future__ import annotations
 
 from typing import Any
 
 _API = ("show_graph", "inspect", "heatmap", "timeline", "pipeline_view")
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", *_API]
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", "set_plotlyjs",
+           *_API]
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -29,6 +31,10 @@ def __getattr__(name: str) -> Any:
         from pypto_lab import api
 
         return getattr(api, name)
+    if name == "set_plotlyjs":
+        from pypto_lab.views import set_plotlyjs
+
+        return set_plotlyjs
     if name == "run_cell":
         from pypto_lab.session import run_cell
 

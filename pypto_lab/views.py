@@ -10,12 +10,38 @@ from __future__ import annotations
 import hashlib
 import html as _html
 import json
+import os
 from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
 _PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+
+PLOTLYJS_MODES = ("inline", "once", "none")
+_plotlyjs = {"mode": os.environ.get("PYPTO_LAB_PLOTLYJS", "inline"), "sent": False}
+if _plotlyjs["mode"] not in PLOTLYJS_MODES:
+    _plotlyjs["mode"] = "inline"
+
+
+def set_plotlyjs(mode: str) -> None:
+    """Where a figure's `text/html` gets plotly.js from (the `application/vnd.plotly.v1+json`
+    bundle, which JupyterLab and VS Code draw, is always there):
+
+    * `"inline"` (default): every figure inlines plotly.js (~4.6 MB), self-contained;
+    * `"once"`: only the first figure of the session inlines it; later ones reuse it (for
+      an HTML export read top to bottom);
+    * `"none"`: no plotly.js and no script in HTML; a figure's HTML is its text summary,
+      and panels holding figures also carry a widget view that draws them. Keeps saved
+      notebooks small (the tutorials use it). `PYPTO_LAB_PLOTLYJS` sets the default.
+    """
+    if mode not in PLOTLYJS_MODES:
+        raise ValueError(f"plotlyjs mode {mode!r}: choose from {', '.join(PLOTLYJS_MODES)}")
+    _plotlyjs.update(mode=mode, sent=False)
+
+
+def plotlyjs_mode() -> str:
+    return _plotlyjs["mode"]
 
 
 class View:
@@ -48,7 +74,7 @@ class View:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         bundle = {"text/plain": self.text(), "text/html": self.html(include_js=True)}
-        if self.interactive:
+        if self.interactive or (plotlyjs_mode() == "none" and self.has_figure()):
             bundle.update(_widget_bundle(self))
         return bundle
 
@@ -106,13 +132,20 @@ class FigureView(View):
         return f"{head}\n{self.summary}" if self.summary else head
 
     def html(self, include_js: bool = True) -> str:
+        if plotlyjs_mode() == "none":
+            return (f"<pre title='figure: drawn by JupyterLab, VS Code or the widget view'>"
+                    f"{_html.escape(self.text())}</pre>")
         return figure_html(self.figure, include_js)
 
     def figure_bundle(self) -> dict:
-        """Plotly's own mimetype (JupyterLab draws it offline) plus the HTML fallback."""
-        return {"text/plain": self.text(), "text/html": self.html(include_js=True),
-                "application/vnd.plotly.v1+json": {**json.loads(pio.to_json(self.figure)),
-                                                   "config": _PLOTLY_CONFIG}}
+        """Plotly's own mimetype (JupyterLab draws it offline) plus the HTML fallback
+        (left out with `set_plotlyjs("none")`: viewers without plotly show the text)."""
+        bundle = {"text/plain": self.text(),
+                  "application/vnd.plotly.v1+json": {**json.loads(pio.to_json(self.figure)),
+                                                     "config": _PLOTLY_CONFIG}}
+        if plotlyjs_mode() != "none":
+            bundle["text/html"] = self.html(include_js=True)
+        return bundle
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
         return self.figure_bundle()
@@ -124,6 +157,8 @@ class FigureView(View):
 def figure_html(fig: go.Figure, include_js: bool = True) -> str:
     """A `<div>` drawing `fig`; plotly.js is inlined when `include_js` (never a CDN).
     The div id is a hash of the figure, so the HTML is the same on every run."""
+    if include_js and _plotlyjs["mode"] == "once":
+        include_js, _plotlyjs["sent"] = not _plotlyjs["sent"], True
     payload = pio.to_json(fig, validate=False)
     div_id = "pypto-" + hashlib.sha1(payload.encode()).hexdigest()[:12]
     return pio.to_html(fig, full_html=False, include_plotlyjs=bool(include_js),
