@@ -169,8 +169,11 @@ class OutlineRegions(Pass):
         # outside the region (every such use comes after it).
         defined = defined_names(body)
         used = used_vars(body)
-        written = written_roots(body)
-        reads = read_names(body)
+        # A write through a loop carry, a view or an earlier assemble's result still
+        # lands in the buffer the region received: follow aliases back to it.
+        root = alias_roots(body)
+        written = {root(n) for n in written_roots(body)}
+        reads = {root(n) for n in read_names(body)}
         outer_defs = defined_names(whole)
         params = []
         for name, var in used.items():
@@ -194,6 +197,46 @@ class OutlineRegions(Pass):
         return None
 
 
+_VIEW_OPS = frozenset({"reshape", "set_validshape", "tile.transpose_view", "reinterpret_view",
+                       "tensor.view"})
+
+
+def alias_roots(stmts: Any) -> Any:
+    """A function mapping a name to the name of the buffer it aliases in `stmts`:
+    loop carries alias their initial values, loop results their carries, copies and
+    views their sources, and an in-place op's result (assemble, store) its target."""
+    parent: dict[str, str] = {}
+    for n in walk(stmts):
+        if isinstance(n, Assign) and len(n.targets) == 1:
+            t, v = n.targets[0], n.value
+            if isinstance(v, Var):
+                parent[t.name] = v.name
+            elif isinstance(v, Call):
+                op = get(v.op)
+                src = None
+                if op.writes is not None:
+                    src = v.args[op.params.index(op.writes)]
+                elif v.op in _VIEW_OPS and v.args:
+                    src = v.args[0]
+                if isinstance(src, Var) and isinstance(t.type, ShapedType):
+                    parent[t.name] = src.name
+        elif type(n).__name__ in ("For", "While"):
+            for a, i in zip(n.iter_args, n.inits):
+                if isinstance(i, Var):
+                    parent[a.name] = i.name
+            for r, a in zip(n.results, n.iter_args):
+                parent[r.name] = a.name
+
+    def root(name: str) -> str:
+        seen = set()
+        while name in parent and name not in seen:
+            seen.add(name)
+            name = parent[name]
+        return name
+
+    return root
+
+
 def _used_outside(whole: tuple, region: Any) -> set[str]:
     """Names used in `whole` outside the statement `region` (compared by identity)."""
     out: set[str] = set()
@@ -214,22 +257,6 @@ def _used_outside(whole: tuple, region: Any) -> set[str]:
             if f.name not in ("span", "type"):
                 stack.append(getattr(n, f.name))
     return out
-
-
-def _used_before_def(body: tuple, name: str) -> bool:
-    """True when `name` is read in `body` before any assignment to it (a live-in)."""
-    for s in body:
-        if isinstance(s, Assign):
-            if any(isinstance(v, Var) and v.name == name for v in walk(s.value)):
-                return True
-            if any(t.name == name for t in s.targets):
-                return False
-            continue
-        if any(isinstance(v, Var) and v.name == name for v in walk(s)):
-            # Used inside a nested statement: live-in unless that statement defines it
-            # strictly before use (conservatively treat as live-in).
-            return True
-    return False
 
 
 def _region_of(s: Any) -> str | None:

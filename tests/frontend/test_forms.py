@@ -82,8 +82,6 @@ def test_form_a_functions():
     assert fs["form_a_rows"].attr("name_hint") == "rows"
 
 
-@pytest.mark.xfail(strict=False, reason="outliner: a tensor written through a loop carry "
-                   "inside a region is outlined as an In parameter")
 def test_form_a_region_writing_through_a_loop_is_an_output():
     fs = functions(form_a.compile())
     assert dict(signature(fs["form_a_rows"]))["y"] in (OUT, INOUT)
