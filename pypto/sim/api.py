@@ -182,16 +182,8 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
                             hint=f"every tensor sharing {d.name} must have the same extent there")
                     dyn[d.name] = got
                     dyn_src.setdefault(d.name, f"'{name}' axis {ax}")
-    # second pass: static and derived dims, then upload. Arguments are used in place (no
-    # copy) when that cannot be observed: an In array nothing in the program writes is
-    # read through a read-only view; Out / InOut arrays are the device buffers themselves
-    # when they are C-contiguous, writable and overlap no other argument.
-    written = machine.written_params
-    tensor_hosts = [(n, h) for n, h in hosts.items()]
-
-    def overlaps(name: str, h: np.ndarray) -> bool:
-        return any(n != name and np.may_share_memory(h, o) for n, o in tensor_hosts)
-
+    # second pass: check every remaining property of every argument before touching any,
+    # so an argument error leaves all of the caller's arrays as they were
     for p in params:
         name, t, direction = p.var.name, p.var.type, p.direction.value
         v = values[name]
@@ -206,6 +198,33 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
                         + (f" ({_dim_str(d)})" if not isinstance(d, int) else ""),
                         p.span, tensor=name, indices=[ax])
             check_size(host.shape, host.dtype, f"argument '{name}'", p.span)
+            if direction != "In" and not host.flags.writeable:
+                raise SimulationError(f"argument '{name}' is pl.{direction} but the array is "
+                                      "read-only", p.span, tensor=name,
+                                      hint="pass a writable numpy array")
+        elif isinstance(t, ScalarType):
+            x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
+            if isinstance(x, np.ndarray) or hasattr(x, "shape"):
+                raise SimulationError(f"argument '{name}' is a scalar parameter "
+                                      f"({t}) but got an array", p.span, tensor=name)
+            if t.dtype.is_int() and isinstance(x, float) and not float(x).is_integer():
+                raise SimulationError(f"argument '{name}' is {t} but got the float {x}", p.span,
+                                      tensor=name)
+    # third pass: upload. Arguments are used in place (no
+    # copy) when that cannot be observed: an In array nothing in the program writes is
+    # read through a read-only view; Out / InOut arrays are the device buffers themselves
+    # when they are C-contiguous, writable and overlap no other argument.
+    written = machine.written_params
+    tensor_hosts = [(n, h) for n, h in hosts.items()]
+
+    def overlaps(name: str, h: np.ndarray) -> bool:
+        return any(n != name and np.may_share_memory(h, o) for n, o in tensor_hosts)
+
+    for p in params:
+        name, t, direction = p.var.name, p.var.type, p.direction.value
+        v = values[name]
+        if isinstance(t, ShapedType):
+            host = hosts[name]
             in_place = (host.flags.c_contiguous and not overlaps(name, host)
                         and not machine.owns_root(host))
             if direction == "In" and in_place and name not in written:
@@ -233,13 +252,7 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
             bound[name] = dev
         elif isinstance(t, ScalarType):
             x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
-            if isinstance(x, np.ndarray) or hasattr(x, "shape"):
-                raise SimulationError(f"argument '{name}' is a scalar parameter "
-                                      f"({t}) but got an array", p.span, tensor=name)
             dt = t.dtype
-            if dt.is_int() and isinstance(x, float) and not float(x).is_integer():
-                raise SimulationError(f"argument '{name}' is {t} but got the float {x}", p.span,
-                                      tensor=name)
             from pypto.sim.interp import _scalar_caster
 
             c = _scalar_caster(dt)

@@ -441,18 +441,36 @@ class Machine:
         t0 = time.perf_counter()
         entry = self.program.entry_function
         bound = bind_arguments(self, entry, args, kwargs)
-        if entry.kind in _REGION_KINDS:
-            info = {"kind": "at", "name_hint": entry.name}
-            names = [p.var.name for p in entry.params]
-            rets, _ = self.launch(entry.name, [bound.get(n, UNDEF) for n in names], 1, [], info,
-                                  entry.span)
-        else:
-            cf = self.function(entry.name)
-            rets = cf.call([bound.get(p[0], UNDEF) for p in cf.params])
+        try:
+            if entry.kind in _REGION_KINDS:
+                info = {"kind": "at", "name_hint": entry.name}
+                names = [p.var.name for p in entry.params]
+                rets, _ = self.launch(entry.name, [bound.get(n, UNDEF) for n in names], 1, [],
+                                      info, entry.span)
+            else:
+                cf = self.function(entry.name)
+                rets = cf.call([bound.get(p[0], UNDEF) for p in cf.params])
+        except PyptoError as err:
+            _mark_partial_outputs(self, err)
+            raise
         copy_back(self)
         if self.trace is not None:
             self.trace.seconds = time.perf_counter() - t0
         return rets
+
+
+def _mark_partial_outputs(machine: Machine, err: PyptoError) -> None:
+    """A run that faults leaves pl.In arrays untouched and copies nothing back, but Out /
+    InOut arrays simulated in place (C-contiguous, writable, not aliased) already hold
+    whatever the run wrote before the fault. Name them on the error."""
+    names = tuple(b.name for b in machine.buffer_list if b.kind == "param" and b.host is None
+                  and b.direction in ("Out", "InOut"))
+    err.partial_outputs = names
+    if names:
+        text = (", ".join(f"'{n}'" for n in names) + (" are" if len(names) > 1 else " is") +
+                " written in place by the simulator and now hold"
+                " a partial result of this failed run; pl.In arrays are unchanged")
+        err.note = f"{err.note}\n{text}" if err.note else text
 
 
 def _is_mixed(func: Function) -> bool:
@@ -691,7 +709,7 @@ class FnCompiler:
 
         return guarded
 
-    def caster(self, t: Any, what: str) -> Callable | None:
+    def caster(self, t: Any, what: str, span: Any = None) -> Callable | None:
         m = self.m
         if isinstance(t, ShapedType):
             npdt = t.dtype.np
@@ -709,7 +727,7 @@ class FnCompiler:
                         r = r.reshape(static)
                     else:
                         raise m.fault(f"{what} produced shape {list(r.shape)} but its type rule "
-                                      f"declared {list(static)}",
+                                      f"declared {list(static)}", span,
                                       note="this is a bug in pypto's op implementation or type "
                                            "rule, not in the kernel")
                 return r
@@ -736,7 +754,7 @@ class FnCompiler:
         public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
         argfns = [self.expr(e.args[i]) for i in public]
         consts = [self.const(e.args[i]) for i in public]
-        cast = self.caster(e.type, f"pl op '{e.op}'")
+        cast = self.caster(e.type, f"pl op '{e.op}'", e.span)
         wants_ctx = op.wants_ctx
         ctx = m.ctx
         unit = op.unit
@@ -962,7 +980,7 @@ class FnCompiler:
             if c == 0:
                 raise m.fault("loop step is 0", span)
             rng = range(a, b, c)
-            n = len(rng)
+            n = max(0, -((a - b) // c))  # not len(rng): that overflows past 2**63 trips
             if n:
                 m.work += n
                 if m.work > m.cfg.max_work:

@@ -377,7 +377,7 @@ def _read(fc: Any, e: Call, target: Any) -> Callable:
     src_f, off_f = fc.expr(a["src"]), fc.expr(a["offset"])
     span = e.span
     tname = _name_of(a["src"])
-    cast = fc.caster(e.type, "pl.read")
+    cast = fc.caster(e.type, "pl.read", e.span)
     check = m.check_oob
     tracing = m.trace_on
 
