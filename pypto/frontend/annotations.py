@@ -61,6 +61,11 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
         layout = ann.layout.value if isinstance(ann.layout, TensorLayout) else "ND"
         shape = tuple(dim_to_ir(d) for d in ann.shape)
         return TensorType(shape, ann.dtype, None, layout), direction
+    if isinstance(ann, (plt.TileAnnotation, plt.ScalarAnnotation, plt.ArrayAnnotation)) and \
+            not isinstance(ann.dtype, DType):
+        what = type(ann).__name__.replace("Annotation", "")
+        raise AnnotationError(f"pl.{what}'s dtype must be a pl dtype such as pl.FP32, got "
+                              f"{ann.dtype!r}")
     if isinstance(ann, plt.TileAnnotation):
         mem = next((e for e in ann.extras if isinstance(e, MemorySpace)), MemorySpace.Vec)
         return TileType(tuple(dim_to_ir(d) for d in ann.shape), ann.dtype, None, mem), direction

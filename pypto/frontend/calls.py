@@ -12,7 +12,7 @@ from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxE
 from pypto.frontend.expressions import contains_ir, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import Call, Const, Expr, FunctionKind
-from pypto.ir.types import ScalarType, ShapedType
+from pypto.ir.types import ScalarType, ShapedType, TensorType
 from pypto.language import dsl
 from pypto.language.dsl import Construct
 from pypto.language.jit import FunctionDef, JITFunction
@@ -264,7 +264,10 @@ def _bind_dynamic(p: Any, node: ast.Call) -> None:
     if not isinstance(axis, int) or not isinstance(dyn, DynVar):
         raise p.error(PyptoSyntaxError, "bind_dynamic takes (axis: int, dyn: pl.dynamic symbol)",
                       node)
-    shape = base.type.shape
+    shape = getattr(base.type, "shape", None)
+    if shape is None or not isinstance(base.type, TensorType):
+        raise p.error(PyptoTypeError, f"bind_dynamic needs a pl.Tensor parameter; "
+                      f"'{getattr(base, 'name', '?')}' is {base.type}", node)
     if not -len(shape) <= axis < len(shape):
         raise p.error(PyptoTypeError, f"axis {axis} is out of range for {base.type}", node)
     p.bound_dynamic.add((base.name, axis % len(shape)))

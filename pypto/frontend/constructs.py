@@ -133,12 +133,26 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node
     attrs: list = []
     core_num: Any = 1
     kw_nodes = {}
+    allowed = {"deps", "allow_early_resolve"} | (
+        {"core_num"} if construct is dsl.spmd_submit else set())
     for kw in call.keywords:
+        if kw.arg not in allowed:
+            raise p.error(PyptoSyntaxError, f"{construct.name}() got an unexpected keyword "
+                          f"argument {kw.arg!r}" if kw.arg else
+                          f"{construct.name}() takes no **kwargs", kw.value if kw.arg is None
+                          else kw, hint="it takes " + ", ".join(f"{k}=" for k in sorted(allowed)))
         kw_nodes[kw.arg] = kw.value
     if construct is dsl.spmd_submit:
         if "core_num" not in kw_nodes:
             raise p.error(PyptoSyntaxError, "pl.spmd_submit needs core_num=N", call)
         core_num = p.visit_expr(kw_nodes["core_num"])
+        if not contains_ir(core_num):
+            if isinstance(core_num, bool) or not isinstance(core_num, int) or core_num < 1:
+                raise p.error(PyptoSyntaxError, "pl.spmd_submit's core_num must be a positive "
+                              f"integer, got {core_num!r}", kw_nodes["core_num"])
+        elif not (isinstance(core_num.type, ScalarType) and core_num.type.dtype.is_int()):
+            raise p.error(PyptoSyntaxError, "pl.spmd_submit's core_num must be an integer, got "
+                          f"{core_num.type}", kw_nodes["core_num"])
     attrs.append(("core_num", p.to_ir(core_num, call)))
     attrs.append(("name_hint", getattr(kernel, "__name__", "")))
     if "deps" in kw_nodes:

@@ -40,8 +40,42 @@ def contains_ir(v: Any) -> bool:
     return is_ir(v)
 
 
+# Compile-time folding stops at results this large: `10 ** 10 ** 10`, `1 << 10**12` or
+# `[0] * 10**12` in a kernel is a mistake, and Python would spin or exhaust memory on it.
+_FOLD_MAX_BITS = 1 << 16
+_FOLD_MAX_ITEMS = 1 << 22
+
+
+def _fold_too_big(fn: Any, args: tuple) -> str | None:
+    ints = len(args) == 2 and all(isinstance(a, int) for a in args)
+    if fn is operator.pow and ints:
+        base, exp = args
+        if exp > 0 and abs(base) > 1 and exp * (abs(base).bit_length() - 1) > _FOLD_MAX_BITS:
+            return f"about {exp * (abs(base).bit_length() - 1):,} bits"
+    elif fn is operator.lshift and ints and args[0] != 0 and args[1] > _FOLD_MAX_BITS:
+        return f"about {args[1]:,} bits"
+    elif fn is operator.mul and len(args) == 2:
+        seq, n = (args if isinstance(args[1], int) else args[::-1])
+        if isinstance(seq, (list, tuple, str, bytes)) and isinstance(n, int) and \
+                len(seq) * n > _FOLD_MAX_ITEMS:
+            return f"{len(seq) * n:,} items"
+    elif fn is list and len(args) == 1 and isinstance(args[0], range) and \
+            len(args[0]) > _FOLD_MAX_ITEMS:
+        return f"{len(args[0]):,} items"
+    return None
+
+
 def fold(p: Any, node: ast.AST, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run Python on compile-time values; a Python error is the user's, located."""
+    try:
+        size = _fold_too_big(fn, args)
+    except OverflowError:
+        size = "more items than fit in memory"
+    if size is not None:
+        raise p.error(PyptoTypeError, f"evaluating '{_short(node)}' at compile time would "
+                      f"produce {size}", node,
+                      hint="this expression has only compile-time operands, so Python would "
+                           "evaluate it while compiling; check the sizes involved")
     try:
         return fn(*args, **kwargs)
     except UserError:
@@ -51,6 +85,11 @@ def fold(p: Any, node: ast.AST, fn: Any, *args: Any, **kwargs: Any) -> Any:
                       f"{type(exc).__name__}: {exc}", node,
                       hint="this expression has only compile-time operands, so Python evaluates "
                            "it while compiling") from None
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:

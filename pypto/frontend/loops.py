@@ -172,6 +172,7 @@ def _carried_loop(p: Any, node: ast.For, kind: LoopKind, start: Any, stop: Any, 
     var = Var(target.elts[0].id, _INDEX, span=p.span(target.elts[0]))
     ctx = LoopCtx(kind, has_init=True)
     ctx.extra["iter_names"] = [a.name for a in iter_args]
+    ctx.extra["iter_types"] = [a.type for a in iter_args]
     bindings = {var.name: var, **{a.name: a for a in iter_args}}
     body = _loop_body(p, node, ctx, bindings)
     if not ctx.yielded:
@@ -200,6 +201,11 @@ def yield_assign(p: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> Non
         if len(values) != len(carried):
             raise p.error(PyptoSyntaxError, f"pl.yield_ yields {len(values)} values but the loop "
                           f"carries {len(carried)}", call)
+        from pypto.frontend.statements import check_compatible
+
+        for name, want, v, a in zip(carried, ctx.extra.get("iter_types", []), values, call.args):
+            # the next iteration sees the yielded value where the loop declared the carry
+            check_compatible(p, want, v.type, a, f"pl.yield_ value for the carried '{name}':")
         ctx.results = results
         ctx.yielded = True
     else:
@@ -239,10 +245,15 @@ def _while(p: Any, node: ast.For) -> None:
                       "pl.cond(...)", node.body[0] if node.body else node,
                       hint="start the body with `pl.cond(<condition>)`; the loop runs while it "
                            "holds")
+    cond_call = node.body[0].value
+    if len(cond_call.args) != 1 or cond_call.keywords:
+        raise p.error(PyptoSyntaxError, "pl.cond takes exactly one condition", cond_call,
+                      hint="write `pl.cond(<condition>)`")
     ir_inits = tuple(p.to_ir(v, init_node) for v in init_vals)
     iter_args = tuple(Var(n.id, i.type, span=p.span(n)) for n, i in zip(names, ir_inits))
     ctx = LoopCtx("while", has_init=True)
     ctx.extra["iter_names"] = [a.name for a in iter_args]
+    ctx.extra["iter_types"] = [a.type for a in iter_args]
     saved = dict(p.env)
     p.env.update({a.name: a for a in iter_args})
     cond = p.to_ir(p.visit_expr(node.body[0].value.args[0]), node.body[0])

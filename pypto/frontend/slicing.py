@@ -119,6 +119,10 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
             lo = p.visit_expr(e.lower) if e.lower is not None else 0
             hi = p.visit_expr(e.upper) if e.upper is not None else full
             for bound, bnode in ((lo, e.lower), (hi, e.upper)):
+                if not contains_ir(bound) and (not isinstance(bound, int)
+                                               or isinstance(bound, bool)):
+                    raise p.error(PyptoSyntaxError, f"slice bound {bound!r} is not an integer",
+                                  bnode or e, hint="slice with integers or INDEX scalars")
                 if not contains_ir(bound) and isinstance(bound, int) and bound < 0:
                     raise p.error(UnsupportedFeatureError, "negative indices are not supported",
                                   bnode, hint="count from the start, e.g. x.shape[0] - 1")

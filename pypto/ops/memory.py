@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import math
+
 import numpy as np
 
 from pypto.ir import dtypes
@@ -269,10 +271,14 @@ def _reshape(x, shape):
     t = shaped(x, "x")
     dims = dims_arg(shape, "shape")
     old = t.static_shape()
+    if any(isinstance(d, int) and d < 0 for d in dims):
+        raise OpError(f"cannot reshape to [{', '.join(map(str, dims))}]: dimensions must not "
+                      "be negative (there is no -1 wildcard)", arg="shape")
     if old is not None and all(isinstance(d, int) for d in dims):
-        if int(np.prod(old)) != int(np.prod(dims)):
-            raise OpError(f"cannot reshape {t} ({int(np.prod(old))} elements) to "
-                          f"[{', '.join(map(str, dims))}] ({int(np.prod(dims))} elements)",
+        # math.prod on Python ints: np.prod would wrap around past 2**63
+        if math.prod(old) != math.prod(dims):
+            raise OpError(f"cannot reshape {t} ({math.prod(old)} elements) to "
+                          f"[{', '.join(map(str, dims))}] ({math.prod(dims)} elements)",
                           arg="shape")
     return like(t, shape=dims, valid_shape=None)
 

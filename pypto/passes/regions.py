@@ -137,7 +137,8 @@ def loop_info(s: Any) -> LoopInfo:
     if isinstance(s, While):
         return LoopInfo("while", ",".join(a.name for a in s.iter_args), None)
     a, b, c = _static(s.start), _static(s.stop), _static(s.step)
-    trips = len(range(a, b, c)) if None not in (a, b, c) and c != 0 else None
+    # arithmetic, not len(range(...)): a bound past 2**63 must not overflow
+    trips = max(0, -((a - b) // c)) if None not in (a, b, c) and c != 0 else None
     return LoopInfo(s.kind.value, s.var.name, trips, s.attr("stage"))
 
 
