@@ -1,0 +1,138 @@
+"""The committed tutorials match their generator, carry small outputs, and the
+`set_plotlyjs` option they rely on does what it says. (nbval runs the notebooks
+themselves: see testpaths/addopts in pyproject.toml.)"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NB_DIR = ROOT / "notebooks"
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_notebooks",
+                                                  ROOT / "tools" / "build_notebooks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BUILDER = _builder()
+NAMES = list(BUILDER.NOTEBOOKS)
+
+
+def test_every_tutorial_is_committed_and_nothing_else():
+    assert sorted(p.name for p in NB_DIR.glob("*.ipynb")) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebook_matches_its_generator(name):
+    want = BUILDER.notebook(BUILDER.NOTEBOOKS[name])
+    have = nbformat.read(NB_DIR / name, as_version=4)
+    assert [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in have.cells] == \
+        [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in want.cells], \
+        "regenerate: python tools/build_notebooks.py --execute " + name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_with_small_outputs(name):
+    path = NB_DIR / name
+    nb = nbformat.read(path, as_version=4)
+    assert path.stat().st_size < 150_000
+    assert "widgets" not in nb.metadata
+    text = path.read_text()
+    assert "plotly.js v" not in text and "https://cdn" not in text
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "execute before committing"
+    for c in code:
+        assert not any(o.output_type == "error" for o in c.outputs), c.source[:60]
+        if BUILDER.CHECK in c.metadata.get("tags", []):
+            assert c.outputs, f"checked cell without a stored output: {c.source[:60]}"
+            assert not c.source.startswith("%%"), "magic cells may show a progress bar"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reads_as_a_sequence(name):
+    nb = nbformat.read(NB_DIR / name, as_version=4)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert "%load_ext pypto_lab" in first_code.source
+    assert 'set_plotlyjs("none")' in first_code.source
+    for link in re.findall(r"\]\(([^)#]+\.(?:ipynb|py))\)", "".join(
+            c.source for c in nb.cells if c.cell_type == "markdown")):
+        assert (NB_DIR / link).exists(), f"broken link {link}"
+
+
+def test_sanitize_file_parses():
+    from nbval.plugin import get_sanitize_patterns
+
+    pats = get_sanitize_patterns((NB_DIR / "nbval_sanitize.cfg").read_text())
+    assert len(pats) >= 5
+
+    def clean(s):
+        for regex, repl in pats:
+            s = re.sub(regex, repl, s)
+        return s
+
+    assert clean("PASS k on a2a3sim in 0.08s") == clean("PASS k on a2a3sim in 12.50s")
+    assert clean("[RUN] PASS (0.27s)") == clean("[RUN] PASS (1.20s)")
+    assert clean("<pypto-cell-3>:9:33") == clean("<pypto-cell-12>:9:33")
+    assert clean("makespan 0.284 us") == "makespan 0.284 us"
+
+
+# --- the plotly.js option --------------------------------------------------------------
+
+
+@pytest.fixture
+def plotlyjs():
+    pytest.importorskip("plotly")
+    from pypto_lab import views
+
+    saved = dict(views._plotlyjs)
+    yield views
+    views._plotlyjs.clear()
+    views._plotlyjs.update(saved)
+
+
+def _fig_view(views, title="t"):
+    import plotly.graph_objects as go
+
+    return views.FigureView(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), title, "summary")
+
+
+def test_inline_is_the_default(plotlyjs):
+    plotlyjs.set_plotlyjs("inline")
+    b = _fig_view(plotlyjs)._repr_mimebundle_()
+    assert "application/vnd.plotly.v1+json" in b and len(b["text/html"]) > 1_000_000
+
+
+def test_none_drops_plotlyjs_and_keeps_the_mimetype(plotlyjs):
+    import pypto_lab
+
+    pypto_lab.set_plotlyjs("none")
+    view = _fig_view(plotlyjs)
+    b = view._repr_mimebundle_()
+    assert set(b) == {"text/plain", "application/vnd.plotly.v1+json"}
+    assert len(json.dumps(b)) < 20_000  # the default template; workbench figures use none
+    panel = plotlyjs.Panel("p", [plotlyjs.HtmlView("h", "text", "<b>x</b>"), view])
+    pb = panel._repr_mimebundle_()
+    assert "<script" not in pb["text/html"] and "summary" in pb["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in pb, "figures still draw live"
+
+
+def test_once_inlines_the_first_figure_only(plotlyjs):
+    plotlyjs.set_plotlyjs("once")
+    first = _fig_view(plotlyjs).html()
+    second = _fig_view(plotlyjs, "u").html()
+    assert len(first) > 1_000_000 and len(second) < 10_000 and "Plotly.newPlot" in second
+
+
+def test_unknown_mode_is_rejected(plotlyjs):
+    with pytest.raises(ValueError, match="inline, once, none"):
+        plotlyjs.set_plotlyjs("cdn")
