@@ -15,10 +15,10 @@ The model (a planning estimate, not an allocator):
 * **Space.** A tile's declared memory (`pl.Mem.*`); for tensor-level values the
   side that produces or consumes them (§2.1, see `units.py`): a matmul result is
   Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
-  consumed by both sides is counted in Mat and in Vec. A tensor-level matmul also
-  stages its operands in Left (L0A) and Right (L0B) for the duration of the op, and
-  a compute op reading a GM tensor directly stages it (implicit load) in the
-  consumer's space for that op.
+  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor directly stages it (implicit load) in the
+  consumer's space for that op. Tensor-level matmul operands are not counted in
+  Left/Right: the compiler tiles them to fit L0 (AutoTileMatmulL0); only explicit
+  `pl.Mem.Left`/`Right` tiles count there.
 * **Liveness.** Statements are numbered in program order; a buffer is live from
   its first definition up to (not including) its last use, so the result of the op
   that last reads a buffer may take that buffer's place (in-place reuse of a dying
@@ -26,7 +26,7 @@ The model (a planning estimate, not an allocator):
   the end of that loop. The estimate for a space is the peak, over statements, of
   the sum of the live buffers of that space.
 * **Pipelining.** A buffer defined inside a `pl.pipeline(stage=K)` loop of the
-  region is counted K times (one copy per stage).
+  region is counted K times (one copy per stage), K of the innermost such loop.
 * **Split.** With `pl.split(UP_DOWN | LEFT_RIGHT)` each AIV lane holds half of every
   vector tile: Vec buffers count half (rounded up to 32 bytes).
 * **Crossings.** A tile handed across the pipe also occupies a buffer on the
@@ -160,9 +160,13 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
                     for lid in op.loops:
                         if lid not in defined_in:
                             end = max(end, loop_end[lid])
+        # One copy per stage of the innermost enclosing pl.pipeline: the lowering
+        # replicates that loop's body; an outer pipeline's replicas run one after the
+        # other and reuse the inner buffers.
         copies = 1
         for lid in flow.value_loops.get(vs[0], ()):
-            copies *= pipeline_stage.get(lid, 1)
+            if lid in pipeline_stage:
+                copies = pipeline_stage[lid]
         for space in spaces_of(vs):
             buffers.append(Buffer(vs[0], space, nbytes, start, end, copies, tuple(vs)))
 
@@ -175,20 +179,11 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             buffers.append(Buffer(f"{c.value}@{space}", space, align(c.nbytes), b.start, b.end,
                                   b.copies))
 
-    # transient staging: tensor-level matmul operands in L0A/L0B, implicit GM loads
+    # transient staging: implicit GM loads of compute operands
     for op in flow.ops:
         d = get(op.op)
         if d.unit not in (Unit.CUBE, Unit.VECTOR):
             continue
-        if d.unit is Unit.CUBE and not isinstance(op.call.type, TileType):
-            for param, space in (("lhs", "Left"), ("rhs", "Right")):
-                v = op.operand(param)
-                t = flow.types.get(v) if v else None
-                if isinstance(t, ShapedType) and not isinstance(t, TileType):
-                    n = t.nbytes()
-                    if n is not None:
-                        buffers.append(Buffer(f"{op.result}.{param}", space, align(n), op.pos,
-                                              op.pos))
         for param, v in op.operands:
             if v is None or not storage.in_gm(v):
                 continue
