@@ -242,3 +242,13 @@ class ScalarSpec:
             return ctypes.c_float(float(self.to_python()))
         half = np.array(self.to_python(), dtype=io.np_dtype(kind))
         return ctypes.c_uint16(int(half.view(np.uint16)))
+
+
+def __getattr__(name: str) -> Any:
+    # SUPPORTED_SCALAR_DTYPES: torch dtypes when torch is in use (as in pypto-lib), else numpy
+    if name == "SUPPORTED_SCALAR_DTYPES":
+        torch = io.torch_or_none()
+        if torch is not None:
+            return tuple(getattr(torch, n) for n in SCALAR_DTYPE_NAMES)
+        return tuple(io.np_dtype(n) for n in SCALAR_DTYPE_NAMES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
