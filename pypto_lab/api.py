@@ -158,7 +158,9 @@ class HeatmapView(FigureView):
         def redraw(*_: Any) -> None:
             lead = tuple(s.value for s in dims.children)
             view = HeatmapView(self.run, pick.value, metric.value, lead)
-            out.clear_output(wait=True)
+            # replace, not add: clear_output(wait=True) only waits for outputs that arrive
+            # as kernel messages, and append_display_data sets the trait directly
+            out.outputs = ()
             out.append_display_data(_FigureOnly(view))
 
         def on_output(change: Any) -> None:

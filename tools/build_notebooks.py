@@ -76,6 +76,9 @@ NB1 = [
     4. look at the compiled regions and the region graph.
 
     Everything runs on the built-in numpy simulator; no NPU is needed.
+
+    *Reading this on GitHub?* The stored outputs show text and tables; the interactive
+    figures and widgets appear when you run the notebook in JupyterLab (or on Binder).
     """),
     md("""
     The first cell loads the workbench (the `%%pypto` cell magic) and imports the language as
@@ -154,12 +157,18 @@ NB1 = [
     compiled.regions
     """, check=True),
     md("""
+    `kind='at'` says the region is launched by a `pl.at` block; `l1`, `l0a`, `l0b` and
+    `l0c` are the cube-side buffers (all zero for vector-only work); `slots` only matters
+    for mixed regions (notebook 5).
+    """),
+    md("""
     ## The same in one cell: `%%pypto`
 
     The magic runs the cell as ordinary Python, compiles every kernel it defines and shows a
     summary: one row per region with its class, ops per unit, the UB estimate against the
     platform budget, the loops around it, and (for mixed regions) the cube→vector pipe.
-    `--run specs golden` also simulates and checks; `--show graph` adds the region graph.
+    `--run specs golden` also simulates and checks; `--show graph` adds the region graph
+    and, because there was a run, the task graph (one node per task that ran).
 
     Hover over the graph's nodes to see each region's source lines.
     """),
@@ -239,10 +248,11 @@ NB2 = [
     """),
     md("""
     Run it with `--show heatmap`. The heatmap colours each element of `y` by its error
-    against the golden: grey within tolerance, red out of it, and **black for NaN**. The
-    outlined block is the part of `y` that no task wrote (the simulator records the last
-    writer of every element). Hover over a cell to see which task wrote it. The dropdown
-    and the buttons above the plot switch the output and the metric.
+    against the golden: grey within tolerance, red out of it. The block shaded and outlined
+    in magenta is the part of `y` that **no task wrote** (the simulator records the last
+    writer of every element), labelled with the first suggested fix. Hover over an element
+    to see which task wrote it. The dropdown and the buttons above the plot switch the
+    output and the error metric (absolute, relative, ULPs).
     """),
     code("""
     %%pypto --run specs golden --show heatmap
@@ -273,10 +283,11 @@ NB2 = [
     ## Fix 1 · the rows are padding: compare only the written part
 
     `ratio_allclose(valid_rows=48, valid_axis=0)` compares only the first 48 entries along
-    axis 0. The kernel is unchanged.
+    axis 0. The kernel is unchanged. (`ratio_allclose` lets a small fraction of elements,
+    0.5% by default, be out of tolerance; `max_error_ratio=0.0` makes it strict.)
     """),
     code("""
-    only_written = ratio_allclose(valid_rows=WRITTEN, valid_axis=0)
+    only_written = ratio_allclose(valid_rows=WRITTEN, valid_axis=0, max_error_ratio=0.0)
     print(run_jit(head_rows, specs, golden, compare_fn={"y": only_written},
                   verbose=False).report())
     """, check=True),
@@ -845,8 +856,8 @@ NB5 = [
 
     The region is `mixed`: one cube op (the matmul), MTE ops (loads and the store) and
     vector ops (the epilogue). The **UB estimate** is the peak Unified Buffer use of one
-    AIV against the platform's budget. It counts the epilogue's tiles and the pipe's slots
-    (each slot holds a share of one FP32 tile of the matmul result).
+    AIV (the tiles it keeps alive at the same time) against the platform's budget; the
+    summary shows it in red when it does not fit.
     """),
     code("""
     from pypto_lab.api import region_rows
@@ -1027,12 +1038,38 @@ NB6 = [
         print(f"task {t.task} {t.name:<7} after {t.dep_origin}")
     """, check=True),
     md("""
+    For comparison, the same two regions without `deps=`: nothing orders them, so the
+    estimate runs them side by side on two cores and the makespan shrinks.
+    """),
+    code("""
+    ordered_run = run
+    """),
+    code("""
+    %%pypto --run specs2 golden2 --show timeline
+    @pl.jit
+    def unordered(x: pl.Tensor[[N, D], pl.FP32], s: pl.Out[pl.Tensor[[N, 1], pl.FP32]],
+                  y: pl.Out[pl.Tensor[[N, D], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stats"):
+            for r in pl.range(0, N, T):
+                s[r : r + T, :] = pl.row_sum(x[r : r + T, :])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="scaled"):
+            for r in pl.range(0, N, T):
+                y[r : r + T, :] = pl.mul(x[r : r + T, :], 2.0)
+        return s, y
+    """),
+    code("""
+    for label, r in [("with deps=", ordered_run), ("without", _.run)]:
+        sched = pypto_lab.timeline(r).schedule
+        print(f"{label:<11} makespan {sched.makespan_us:.3f} us (estimate), "
+              f"tasks after others: {[t.task for t in r.tasks if t.deps]}")
+    """, check=True),
+    md("""
     The timeline can be saved as a Chrome trace and opened in Perfetto
     (`pypto_lab.timeline(run).save("trace.json")`). Its text form gives the lanes and the
     estimated makespan:
     """),
     code("""
-    print(pypto_lab.timeline(run).text())
+    print(pypto_lab.timeline(ordered_run).text())
     """, check=True),
     md("""
     **Next:** [7 · Bringing a pypto-lib kernel file](07_pypto_lib_kernel_files.ipynb).
