@@ -127,11 +127,64 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
         raise p.error(PyptoSyntaxError, "the loop target must be a single name (use "
                       "`for i, (a, b) in pl.range(n, init_values=(x, y))` to carry values)",
                       target)
-    p.materialize(assigned_names(node.body), node)
+    rebound = assigned_names(node.body)
+    p.materialize(rebound, node)
+    before = {n: p.env.get(n) for n in rebound}
     var = Var(target.id, _INDEX, span=p.span(target))
     body = _loop_body(p, node, LoopCtx(kind), {target.id: var})
+    _check_implicit_carries(p, node, before)
     p.emit(For(var, p.to_ir(start, node), p.to_ir(stop, node), p.to_ir(step, node), kind,
                tuple(body), attrs=tuple(attrs), span=p.span(node)))
+
+
+def _check_implicit_carries(p: Any, node: ast.For, before: dict) -> None:
+    """A name read in the body before it is rebound there is carried to the next
+    iteration (ConvertToSSA makes it an iter_arg): its type must not change."""
+    from pypto.frontend.statements import check_compatible
+
+    for name, old in before.items():
+        new = p.env.get(name)
+        if new is old or not (is_ir(old) and is_ir(new)):
+            continue
+        if _first_use(node.body, name) != "load":
+            continue
+        at = _last_store(node.body, name) or node
+        check_compatible(p, old.type, new.type, at,
+                         f"'{name}' is carried to the next iteration, but its")
+
+
+def _first_use(nodes: list, name: str) -> str | None:
+    """'load' or 'store': how `name` is first used, in evaluation order."""
+    for n in nodes:
+        if n is None:
+            continue
+        if isinstance(n, ast.Name) and n.id == name:
+            return "load" if isinstance(n.ctx, ast.Load) else "store"
+        if isinstance(n, ast.Assign):
+            order = [n.value, *n.targets]
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+            order = [n.target] if isinstance(n, ast.AugAssign) and isinstance(
+                n.target, ast.Name) and n.target.id == name else [n.value, n.target]
+            if len(order) == 1:
+                return "load"
+        else:
+            order = list(ast.iter_child_nodes(n))
+        found = _first_use(order, name)
+        if found:
+            return found
+    return None
+
+
+def _last_store(body: list, name: str) -> ast.AST | None:
+    last = None
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                    if last is None or (n.lineno, n.col_offset) > (last.lineno, last.col_offset):
+                        last = n
+    return last
 
 
 def _loop_body(p: Any, node: ast.For, ctx: LoopCtx, bindings: dict) -> list:

@@ -198,5 +198,28 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
         raise p.error(PyptoTypeError, "the right side of a subscript assignment must be a tensor "
                       "or tile", stmt,
                       hint="build a constant block with pl.full(shape, dtype=..., value=...)")
+    if is_ir(value) and isinstance(value.type, ShapedType):
+        _check_window(p, [s for i, s in enumerate(sizes) if i not in dropped], value.type, t,
+                      target.value.id, stmt)
     new = call_op(p, "assemble", [base, value, offsets], {}, stmt)
     p.bind(target.value.id, new, stmt)
+
+
+def _check_window(p: Any, window: list, vt: ShapedType, tt: ShapedType, name: str,
+                  node: ast.AST) -> None:
+    """`dst[window] = value`: the value must fill exactly the window (unit axes aside: a
+    scalar-indexed axis and a tile promoted to 2-D both leave a 1) in dst's dtype. Only the
+    value's valid region is written, so that is what must fit."""
+    if vt.dtype != tt.dtype:
+        raise p.error(PyptoTypeError, f"cannot write a {vt.dtype!r} value into '{name}' "
+                      f"({tt.dtype!r})", node, hint=f"convert it first with "
+                                                   f"pl.cast(value, {tt.dtype!r})")
+    w = [d for d in window if not (isinstance(d, int) and d == 1)]
+    written = vt.valid_shape if vt.valid_shape is not None else vt.shape  # what assemble writes
+    v = [d for d in written if not (isinstance(d, int) and d == 1)]
+    static = all(isinstance(d, int) for d in w + v)
+    if (static and w != v) or (len(w) == len(v) and any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(w, v))):
+        shown = [d if isinstance(d, int) else "?" for d in window]
+        raise p.error(PyptoTypeError, f"the value {vt} does not fit the window {shown} of "
+                      f"'{name}'", node, hint="the right side must have the window's shape")

@@ -12,8 +12,8 @@ from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (dims_arg, dtype_arg, int_arg, is_static, like, py_value, shaped,
-                             tile, type_of)
+from pypto.ops.rules import (dim_of, dims_arg, dtype_arg, int_arg, is_static, like, py_value,
+                             scalar_like, shaped, tile, type_of)
 
 _NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
 
@@ -44,6 +44,9 @@ def _slice(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=None, c
         raise OpError(f"slice of a rank-{t.rank} value needs {t.rank} sizes and {t.rank} offsets, "
                       f"got {len(dims)} and {len(offs)}", arg="shape")
     valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None else None
+    if valid is not None and len(valid) != t.rank:
+        raise OpError(f"valid_shape of a rank-{t.rank} slice needs {t.rank} entries, got "
+                      f"{len(valid)}", arg="valid_shape")
     for i, (d, o, full) in enumerate(zip(dims, offs, t.shape)):
         if isinstance(d, int) and d <= 0:
             raise OpError(f"slice size {d} on axis {i} must be positive", arg="shape")
@@ -157,7 +160,19 @@ defop("assemble", unit=Unit.MTE, impl=_assemble_impl, writes="target",
 def _read(src, offset):
     """`pl.read(src, [i, j])`: one element as a scalar (a flat index is accepted too)."""
     t = shaped(src, "src")
+    _check_element_index(t, offset, "pl.read")
     return ScalarType(t.dtype)
+
+
+def _check_element_index(t, offset, op):
+    """An element index is one flat index or one index per axis."""
+    from pypto.ir.nodes import ListExpr
+
+    if isinstance(offset, (list, tuple, ListExpr)):
+        n = len(dims_arg(offset, "offset"))
+        if n not in (1, t.rank):
+            raise OpError(f"{op} of a rank-{t.rank} value takes 1 (flat) or {t.rank} indices, "
+                          f"got {n}", arg="offset")
 
 
 def _read_impl(src, offset):
@@ -172,7 +187,11 @@ defop("read", unit=Unit.SCALAR, impl=_read_impl, names=_names("read"))(_read)
 
 def _write(dst, offset, value):
     """`pl.write(dst, [i, j], value)`: store one scalar element."""
-    shaped(dst, "dst")
+    t = shaped(dst, "dst")
+    _check_element_index(t, offset, "pl.write")
+    if not scalar_like(value):
+        raise OpError(f"pl.write stores one scalar element, got {type_of(value)}", arg="value",
+                      hint="write a block with dst[...] = tile or pl.store / pl.assemble")
     return type_of(dst)
 
 
@@ -291,7 +310,11 @@ defop("reshape", unit=Unit.META,
 def _transpose(x, axis1, axis2):
     """Swap two axes (negative axes allowed)."""
     t = shaped(x, "x")
-    a, b = int_arg(axis1, "axis1") % t.rank, int_arg(axis2, "axis2") % t.rank
+    a, b = int_arg(axis1, "axis1"), int_arg(axis2, "axis2")
+    for axis, arg in ((a, "axis1"), (b, "axis2")):
+        if not -t.rank <= axis < t.rank:
+            raise OpError(f"axis {axis} is out of range for rank-{t.rank} {t}", arg=arg)
+    a, b = a % t.rank, b % t.rank
     if a == b:
         raise OpError("transpose needs two different axes", arg="axis2")
     shape = list(t.shape)
@@ -337,6 +360,7 @@ def _set_validshape(x, valid_rows, valid_cols):
     t = shaped(x, "x")
     if t.rank != 2:
         raise OpError("set_validshape works on 2-D values only", arg="x")
+    dim_of(valid_rows, "valid_rows"), dim_of(valid_cols, "valid_cols")  # integers only
     rows = py_value(valid_rows) if is_static(valid_rows) else valid_rows
     cols = py_value(valid_cols) if is_static(valid_cols) else valid_cols
     return like(t, valid_shape=(rows, cols))
@@ -361,6 +385,12 @@ def _load(tensor, offsets, shapes, valid_shape=None, target_memory=MemorySpace.V
     dims = dims_arg(shapes, "shapes")
     if len(dims_arg(offsets, "offsets")) != t.rank:
         raise OpError(f"load from a rank-{t.rank} tensor needs {t.rank} offsets", arg="offsets")
+    if len(dims) != t.rank:
+        raise OpError(f"load from a rank-{t.rank} tensor needs {t.rank} sizes, got {len(dims)}",
+                      arg="shapes")
+    if valid_shape is not None and len(dims_arg(valid_shape, "valid_shape")) != t.rank:
+        raise OpError(f"valid_shape of a rank-{t.rank} load needs {t.rank} entries",
+                      arg="valid_shape")
     valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None else None
     return tile(dims, t.dtype, mem, valid)
 
@@ -376,7 +406,14 @@ defop("load", unit=Unit.MTE, impl=_load_impl, names=("pl.load", "pl.tile.load"))
 def _store(tile_, offsets, output_tensor, shapes=None, atomic=None):
     """Write the tile's valid region into `output_tensor` at `offsets`; returns the tensor."""
     shaped(tile_, "tile")
-    return shaped(output_tensor, "output_tensor")
+    out = shaped(output_tensor, "output_tensor")
+    if len(dims_arg(offsets, "offsets")) != out.rank:
+        raise OpError(f"store into a rank-{out.rank} tensor needs {out.rank} offsets",
+                      arg="offsets")
+    if isinstance(out, TileType):
+        raise OpError("pl.store writes a tile into a global tensor, not into another tile",
+                      arg="output_tensor", hint="copy between tiles with pl.move or pl.assemble")
+    return out
 
 
 defop("store", unit=Unit.MTE, writes="output_tensor",

@@ -14,7 +14,7 @@ from pypto.ir import dtypes
 from pypto.ops.numeric import compute_dtype, elementwise
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ir.types import TileType
-from pypto.ops.rules import like, same_family, scratch, shaped, type_of
+from pypto.ops.rules import like, same_family, scalar_like, scratch, shaped, type_of
 
 _NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
 
@@ -169,7 +169,11 @@ defop("col_expand", unit=Unit.VECTOR,
 
 def _expands(target, scalar):
     """A tensor/tile of `target`'s shape and dtype filled with `scalar`."""
-    return like(shaped(target, "target"))
+    t = shaped(target, "target")
+    if not scalar_like(scalar):
+        raise OpError(f"pl.expands fills with a scalar, got {type_of(scalar)}", arg="scalar",
+                      hint="broadcast a vector with pl.row_expand / pl.col_expand")
+    return like(t)
 
 
 defop("expands", unit=Unit.VECTOR,

@@ -703,6 +703,10 @@ class FnCompiler:
                 raise
             except RecursionError:
                 raise
+            except ZeroDivisionError:  # a run-time scalar divisor of 0: the kernel's fault
+                raise m.fault(f"pl op '{op}' divides by zero", span,
+                              hint="guard the divisor; its value is only known at run time"
+                              ) from None
             except Exception as exc:  # noqa: BLE001 - an impl failed on these values
                 raise m.fault(f"pl op '{op}' failed while simulating: "
                               f"{type(exc).__name__}: {exc}", span) from exc
