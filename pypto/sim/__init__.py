@@ -10,7 +10,10 @@ whose blocks run with their real `get_block_idx()`), executed when it is reached
 (program order is a valid topological order). Blocks meeting at
 `pl.system.syncall` run interleaved. Memory: `pl.Tensor` arguments are uploaded
 and never copied back, `pl.Out` buffers start as allocator residue (NaN /
-garbage) and are copied back, `pl.InOut` both. See `pypto.sim.interp` for the
+garbage) and are copied back, `pl.InOut` both. An argument or compile error touches no
+array; a run that faults leaves `pl.In` arrays intact and names, in
+`SimulationError.partial_outputs`, the Out/InOut arrays it was writing in place (they
+hold a partial result). See `pypto.sim.interp` for the
 interpreter and the execution-context contract, `pypto.sim.intrinsics` for the
 memory model, `pypto.sim.trace` for the trace and cost model.
 
