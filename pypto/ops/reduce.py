@@ -121,6 +121,11 @@ def _expand_rule(kind: str):
         if isinstance(want, int) and want != 1:
             shape_hint = "[rows, 1]" if kind == "row" else "[1, cols]"
             raise OpError(f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
+        axis = -2 if kind == "row" else -1  # the axis the vector runs along must match x's
+        if isinstance(v.shape[axis], int) and isinstance(t.shape[axis], int) and \
+                v.shape[axis] != t.shape[axis]:
+            raise OpError(f"the {kind} vector {v} does not match {t} on axis {t.rank + axis}",
+                          arg="vec")
         return like(t)
 
     return rule
