@@ -129,6 +129,10 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             v in flow.producer and get(flow.producer[v].op).unit is Unit.CUBE for v in vs)
         if produced_by_cube:
             return ["Acc"]
+        # A tensor created in L1 (`pl.create_l1`) stays there, whoever fills it.
+        if any(v in flow.producer and get(flow.producer[v].op).extra.get("affinity") == "cube"
+               for v in vs):
+            return ["Mat"]
         sides: set = set()
         for v in vs:
             sides |= units.value_sides.get(v, frozenset())
@@ -176,6 +180,8 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         b = by_value.get(c.value)
         if b is not None and c.nbytes is not None:
             space = "Vec" if c.direction == "C->V" else "Mat"
+            if any(x.space == space for x in buffers if x.values and c.value in x.values):
+                continue  # already held on the consuming side
             buffers.append(Buffer(f"{c.value}@{space}", space, align(c.nbytes), b.start, b.end,
                                   b.copies))
 
