@@ -1,0 +1,275 @@
+"""The `Machine`: per-run state, faults, global buffers, access recording, the entry point.
+
+Launching tasks lives in `pypto.sim.tasks` (mixed into `Machine`); compiling IR functions
+into closures in `pypto.sim.compiler`.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import PyptoError, SimulationError
+from pypto.ir.nodes import Call, Function
+from pypto.ir.transform import walk
+from pypto.ops.registry import Unit, get
+from pypto.sim.memory import GlobalBuffer, origin_of, residue, root_of
+from pypto.sim.tasks import TaskRunner
+from pypto.sim.trace import Access, TaskRecord, Trace
+from pypto.sim.values import _REGION_KINDS, UNDEF, ExecContext
+
+
+class Machine(TaskRunner):
+    """Runs one compiled program; reused across runs with the same configuration."""
+
+    def __init__(self, compiled: Any, config: Any, platform: Any):
+        self.compiled = compiled
+        self.program = compiled.program
+        self.cfg = config
+        self.platform = platform
+        self.trace_on = bool(config.trace)
+        checks = set(config.checks or ())
+        self.check_oob = "oob" in checks
+        self.check_ub = "ub" in checks
+        self.ctx = ExecContext(self)
+        self._funcs: dict = {}
+        self._budgets: dict = {}
+        self._written: set | None = None
+        self._budget_ok: set = set()
+        self.dyn: dict[str, int] = {}
+        self._reset()
+
+    # -- per-run state ---------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self.buffers: dict[int, GlobalBuffer] = {}
+        self.buffer_list: list[GlobalBuffer] = []
+        self.dyn.clear()
+        self.trace = Trace(self.platform, self.program.name) if self.trace_on else None
+        self.next_tid = 0
+        self.cur: TaskRecord | None = None
+        self.bc: dict | None = None
+        self.block: int | None = None
+        self.region: str | None = None
+        self.task_stack: list = []
+        self.work = 0
+        self._loc: dict = {}
+        self._last_access: dict = {}
+        self.interleaver = None
+        self.ctx.in_region = False
+        self.ctx.block_idx = 0
+        self.ctx.block_num = 1
+        self.ctx.subblock_idx = 0
+        self.ctx.task_id = -1
+        self._seed_counter = 0
+
+    # -- faults --------------------------------------------------------------------------
+
+    def fault(self, message: str, span: Any = None, *, tensor: str | None = None,
+              indices: Any = None, hint: str | None = None, note: str | None = None
+              ) -> SimulationError:
+        where = []
+        if self.region is not None:
+            where.append(f"region {self.region}")
+            if self.block is not None:
+                where.append(f"block {self.block}")
+        else:
+            where.append("orchestration")
+        if tensor is not None:
+            where.insert(0, f"tensor '{tensor}'")
+        full = f"{message} [{', '.join(where)}]"
+        return SimulationError(full, span, hint, note, tensor=tensor,
+                               region=self.region or "orchestration", block=self.block,
+                               indices=indices)
+
+    def add_work(self, n: int, span: Any, what: str) -> None:
+        self.work += n
+        if self.work > self.cfg.max_work:
+            raise self.fault(
+                f"{what} pushes the simulated work past {self.cfg.max_work:.0e} loop "
+                f"iterations / blocks in total ({self.work:,} so far)", span,
+                hint="this is almost certainly a wrong loop bound or block count; shrink the "
+                     "problem for simulation or raise SimConfig.max_work")
+
+    # -- buffers -------------------------------------------------------------------------
+
+    def register(self, name: str, array: np.ndarray, direction: str | None, host: Any,
+                 kind: str) -> GlobalBuffer:
+        buf = GlobalBuffer(name, array, direction, host, len(self.buffer_list), kind)
+        self.buffers[id(root_of(array))] = buf
+        self.buffer_list.append(buf)
+        return buf
+
+    def locate(self, a: Any) -> tuple:
+        """(buffer, origin) of an array that is (a window of) a global tensor, else (None, None)."""
+        c = self._loc.get(id(a))
+        if c is not None and c[0] is a:
+            return c[1], c[2]
+        if not isinstance(a, np.ndarray):
+            return None, None
+        buf = self.buffers.get(id(root_of(a)))
+        if buf is None:
+            res = (None, None)
+        else:
+            base = buf.array
+            res = (buf, (0,) * a.ndim if a is base or (a.shape == base.shape and a.ctypes.data
+                                                       == base.ctypes.data)
+                   else origin_of(a, base))
+        self._loc[id(a)] = (a, res[0], res[1])
+        return res
+
+    @property
+    def written_params(self) -> set:
+        """Entry parameters the program may write (In arguments outside it skip the copy)."""
+        if self._written is None:
+            from pypto.sim.aliasing import written_entry_params
+
+            try:
+                self._written = written_entry_params(self.program)
+            except Exception:  # noqa: BLE001 - be safe: copy everything
+                self._written = {p.var.name for p in self.program.entry_function.params}
+        return self._written
+
+    def owns_root(self, a: np.ndarray) -> bool:
+        return id(root_of(a)) in self.buffers
+
+    def new_residue(self, shape: Any, dtype: np.dtype) -> np.ndarray:
+        self._seed_counter += 1
+        return residue(shape, dtype, self.cfg.seed * 7919 + self._seed_counter)
+
+    def fill_residue(self, a: np.ndarray) -> None:
+        from pypto.sim.memory import fill_residue
+
+        self._seed_counter += 1
+        fill_residue(a, self.cfg.seed * 7919 + self._seed_counter)
+
+    # -- access recording (trace mode) ---------------------------------------------------
+
+    def record(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
+               ext: tuple, write: bool, site: int, atomic: bool = False) -> None:
+        if origin is None:
+            root = buf.array
+            glo, ghi = (0,) * root.ndim, tuple(root.shape)
+        else:
+            glo = tuple(o + l for o, l in zip(origin, lo))
+            ghi = tuple(g + e for g, e in zip(glo, ext))
+        mode = "W" if write else "R"
+        blk = -1 if self.block is None else self.block
+        rec = self.cur
+        if rec is not None:
+            # sanitizers (pypto.sim.sanitizers.races): atomic-add writes and syncall phases
+            # are kept apart, so merged boxes never mix them
+            phase = self.interleaver.phase if self.interleaver is not None else 0
+            key = (buf.uid, mode, blk, atomic, phase)
+            last = self._last_access.get(key)
+            if last is None or last[0] is not rec or not _merge(last[1], glo, ghi):
+                acc = Access(buf.name, mode, blk, glo, ghi, buf.uid, atomic, phase)
+                rec.accesses.append(acc)
+                self._last_access[key] = (rec, acc)
+        else:
+            self.trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
+                                                            buf.uid))
+        if write:
+            ev = self.trace.write_event(rec.id if rec is not None else -2, blk, site)
+            w = buf.track_writers()
+            if origin is not None:
+                w[tuple(slice(l, h) for l, h in zip(glo, ghi))] = ev
+            else:
+                _strided_like(w, a, buf.array)[tuple(slice(l, l + e) for l, e in
+                                                     zip(lo, ext))] = ev
+
+    # -- functions -----------------------------------------------------------------------
+
+    def function(self, name: str) -> Any:
+        cf = self._funcs.get(name)
+        if cf is None:
+            from pypto.sim.compiler import FnCompiler
+
+            cf = FnCompiler(self, self.program.function(name)).compile()
+            self._funcs[name] = cf
+        return cf
+
+
+    # -- running the entry ------------------------------------------------------------
+
+    def run(self, args: tuple, kwargs: dict) -> Any:
+        from pypto.sim.api import bind_arguments, copy_back
+
+        self._reset()
+        t0 = time.perf_counter()
+        entry = self.program.entry_function
+        bound = bind_arguments(self, entry, args, kwargs)
+        try:
+            if entry.kind in _REGION_KINDS:
+                info = {"kind": "at", "name_hint": entry.name}
+                names = [p.var.name for p in entry.params]
+                rets, _ = self.launch(entry.name, [bound.get(n, UNDEF) for n in names], 1, [],
+                                      info, entry.span)
+            else:
+                cf = self.function(entry.name)
+                rets = cf.call([bound.get(p[0], UNDEF) for p in cf.params])
+        except PyptoError as err:
+            _mark_partial_outputs(self, err)
+            raise
+        copy_back(self)
+        if self.trace is not None:
+            self.trace.seconds = time.perf_counter() - t0
+        return rets
+
+
+def _mark_partial_outputs(machine: Machine, err: PyptoError) -> None:
+    """A run that faults leaves pl.In arrays untouched and copies nothing back, but Out /
+    InOut arrays simulated in place (C-contiguous, writable, not aliased) already hold
+    whatever the run wrote before the fault. Name them on the error."""
+    names = tuple(b.name for b in machine.buffer_list if b.kind == "param" and b.host is None
+                  and b.direction in ("Out", "InOut"))
+    err.partial_outputs = names
+    if names:
+        text = (", ".join(f"'{n}'" for n in names) + (" are" if len(names) > 1 else " is") +
+                " written in place by the simulator and now hold"
+                " a partial result of this failed run; pl.In arrays are unchanged")
+        err.note = f"{err.note}\n{text}" if err.note else text
+
+
+def _is_mixed(func: Function) -> bool:
+    units = set()
+    for n in walk(func.body):
+        if isinstance(n, Call):
+            try:
+                units.add(get(n.op).unit)
+            except KeyError:
+                pass
+    return Unit.CUBE in units and Unit.VECTOR in units
+
+
+def _merge(acc: Access, lo: tuple, hi: tuple) -> bool:
+    """Grow `acc` to cover the box [lo, hi) when the union is still a box (contained, or
+    adjacent along one axis with equal extents elsewhere); False when it is not."""
+    alo, ahi = acc.lo, acc.hi
+    if all(a <= l and h <= b for a, b, l, h in zip(alo, ahi, lo, hi)):
+        return True
+    diff = -1
+    for ax, (a, b, l, h) in enumerate(zip(alo, ahi, lo, hi)):
+        if a == l and b == h:
+            continue
+        if diff >= 0:
+            return False
+        if l > b or h < a:
+            return False
+        diff = ax
+    if diff < 0:
+        return True
+    acc.lo = alo[:diff] + (min(alo[diff], lo[diff]),) + alo[diff + 1:]
+    acc.hi = ahi[:diff] + (max(ahi[diff], hi[diff]),) + ahi[diff + 1:]
+    return True
+
+
+def _strided_like(target: np.ndarray, view: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """A view of `target` (same shape as `root`) laid over `view`'s elements of `root`."""
+    item = root.itemsize
+    off = (view.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item
+    strides = tuple(s // item * target.itemsize for s in view.strides)
+    flat = target.reshape(-1)[off:]
+    return np.lib.stride_tricks.as_strided(flat, shape=view.shape, strides=strides)
+
