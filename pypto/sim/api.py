@@ -19,9 +19,16 @@ class SimConfig:
     """How to simulate.
 
     platform: "a2a3sim" (default: the compiled program's platform) or "a5sim".
-    checks:   "oob" (bounds of every slice/load/store/assemble/read/write) and "ub"
-              (on-chip budget of every region). Argument checks and the work limits
-              are always on.
+    checks:   any of "oob" (bounds of every slice/load/store/assemble/read/write), "ub"
+              (on-chip budget of every region), "race" (accesses of the same elements
+              by tasks the runtime does not order; implies trace=True) and "uninit"
+              (reads of memory nothing wrote); see `pypto.sim.sanitizers`. The core's
+              default is ("oob", "ub"); the workbench runs all four. Argument checks
+              and the work limits are always on.
+    strict:   a race or an uninitialized read raises (`RaceError` after the run with
+              every race in `err.report`; `UninitializedReadError` at the first read).
+              With strict=False they are collected into `SimResult.races` /
+              `SimResult.uninit_reads` and the run completes.
     trace:    record tasks, accesses, the task graph, costs and last writers.
     seed:     seeds the garbage pattern of uninitialised integer memory.
     padding:  what a load puts in the part of a tile outside its valid shape when no
@@ -35,6 +42,7 @@ class SimConfig:
 
     platform: str | None = None
     checks: tuple = ("oob", "ub")
+    strict: bool = True
     trace: bool = False
     seed: int = 0
     padding: str = "zero"
@@ -56,7 +64,23 @@ class SimConfig:
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "checks" in overrides and overrides["checks"] is not None:
             overrides["checks"] = tuple(overrides["checks"])
-        return dataclasses.replace(base, **overrides)
+        cfg = dataclasses.replace(base, **overrides)
+        return dataclasses.replace(cfg, checks=check_names(cfg.checks))
+
+
+CHECKS = ("oob", "ub", "race", "uninit")
+
+
+def check_names(checks: Any) -> tuple:
+    """`checks` as a tuple, rejecting unknown names."""
+    if isinstance(checks, str):
+        checks = tuple(c.strip() for c in checks.replace(" ", ",").split(",") if c.strip())
+    checks = tuple(checks or ())
+    bad = [c for c in checks if c not in CHECKS]
+    if bad:
+        raise ValueError(f"unknown simulator check(s) {', '.join(map(repr, bad))}; choose from "
+                         f"{', '.join(CHECKS)}")
+    return checks
 
 
 class SimResult:
@@ -75,6 +99,11 @@ class SimResult:
         self.trace = machine.trace
         self.tasks = self.trace.tasks if self.trace is not None else []
         self.task_count = machine.next_tid
+        #: checks=("race",): every race found (a `pypto.sim.sanitizers.RaceReport`), else None
+        self.races = None
+        #: checks=("uninit",) with strict=False: the reads of unwritten memory, else []
+        self.uninit_reads: list = list(machine.uninit.reads) if machine.uninit is not None \
+            else []
 
     def blame(self, tensor: str, index: Any) -> dict:
         if self.trace is None:
@@ -290,6 +319,8 @@ def _machine(compiled: Any, cfg: SimConfig) -> Any:
 
     platform = get_platform(cfg.platform or getattr(compiled, "platform", None))
     cfg = dataclasses.replace(cfg, platform=platform.name)
+    if "race" in cfg.checks and not cfg.trace:  # the race check reads the trace
+        cfg = dataclasses.replace(cfg, trace=True)
     cache = compiled.__dict__.setdefault("_sim_machines", {})
     key = dataclasses.astuple(cfg)
     m = cache.get(key)
@@ -306,7 +337,14 @@ def run_compiled(compiled: Any, args: tuple, kwargs: dict | None = None, config:
     cfg = SimConfig.from_any(config)
     m = _machine(compiled, cfg)
     rets = m.run(tuple(args), dict(kwargs or {}))
-    return SimResult(m, rets)
+    result = SimResult(m, rets)
+    if "race" in cfg.checks and m.trace is not None:
+        from pypto.sim.sanitizers.races import RaceError, find_races
+
+        result.races = find_races(m.trace, compiled)
+        if result.races and cfg.strict:
+            raise RaceError(result.races, result)
+    return result
 
 
 def config_platform(config: Any) -> str | None:
@@ -322,15 +360,19 @@ def config_platform(config: Any) -> str | None:
 def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
              checks: tuple = ("oob", "ub"), trace: bool = True, seed: int = 0,
              padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
-             **kwargs: Any) -> SimResult:
+             strict: bool = True, **kwargs: Any) -> SimResult:
     """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
     with `args`, tracing by default. `result.outputs` holds the device arrays of the
-    `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers."""
+    `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
+
+    checks: any of "oob", "ub", "race", "uninit" (see `SimConfig`); with strict=False
+    races and uninitialized reads are collected into `result.races` /
+    `result.uninit_reads` instead of raising."""
     plat = get_platform(platform)
     if hasattr(program, "compile") and not hasattr(program, "records"):
         compiled = program.compile(*args, platform=plat.name)
     else:
         compiled = program
-    cfg = SimConfig(platform=plat.name, checks=tuple(checks or ()), trace=trace, seed=seed,
-                    padding=padding, uninit=uninit, max_work=max_work)
+    cfg = SimConfig(platform=plat.name, checks=check_names(checks), trace=trace, seed=seed,
+                    padding=padding, uninit=uninit, max_work=max_work, strict=strict)
     return run_compiled(compiled, args, kwargs, cfg)

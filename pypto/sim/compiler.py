@@ -194,6 +194,8 @@ class FnCompiler(StmtCompiler):
             fn = factory(self, e, target)
         else:
             fn = self.op_call(e)
+            if self.m.uninit is not None:  # checks=("uninit",): operands read, in-place writes
+                fn = self.m.uninit.wrap_op(self, e, fn)
         return self._guard(fn, e)
 
     def _guard(self, fn: Callable, e: Call) -> Callable:

@@ -105,7 +105,8 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     site_key = (span, opname)
     ok, shp_v = fc.const(shape)
     shp_c = [int(d) for d in shp_v] if ok else None
-    simple = valid_f is None and clamp_f is None and not drop_dims
+    uninit = m.uninit  # checks=("uninit",): pypto.sim.sanitizers.uninit
+    simple = valid_f is None and clamp_f is None and not drop_dims and uninit is None
     nd_t = np.ndarray
     add = operator.add
 
@@ -152,6 +153,8 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
                         span, tensor=tname, indices=_fmt_window(off, ext),
                         hint="clip the window (valid_shape=[...] with the remaining extent) "
                              "or pass clamp=True to read zeros past the end")
+        if uninit is not None and copy:
+            uninit.read(a, tuple(slice(o, o + x) for o, x in zip(off, ext)), span, opname, tname)
         partial = ext != shp
         valid = None
         if not partial:
@@ -239,7 +242,8 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
     in_region = fc.in_region
     nd_t = np.ndarray
     add = operator.add
-    fast_ok = shapes_f is None and not atomic_add and not tracing
+    uninit = m.uninit  # checks=("uninit",): pypto.sim.sanitizers.uninit
+    fast_ok = shapes_f is None and not atomic_add and not tracing and uninit is None
 
     def run(env: dict) -> Any:
         tgt = tgt_f(env)
@@ -298,15 +302,22 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
                              "valid_shape= on the load) or fix the offset")
         idx = tuple(slice(o, o + x) for o, x in zip(off, ext))
         data = src if sv is None else src[tuple(slice(0, x) for x in ext)]
+        if uninit is not None:
+            uninit.read(src, tuple(slice(0, x) for x in ext), span, opname, _name_of(source))
+            if atomic_add:
+                uninit.read(tgt, idx, span, f"atomic-add {opname}", tname)
         if atomic_add:
             wide = np.float64 if tgt.dtype.kind not in "iub" else np.int64
             tgt[idx] = (tgt[idx].astype(wide) + data.astype(wide)).astype(tgt.dtype)
         else:
             tgt[idx] = data
+        if uninit is not None:
+            uninit.wrote(tgt, idx)
         if tracing:
             buf, origin = m.locate(tgt)
             if buf is not None:
-                m.record(tgt, buf, origin, tuple(off), tuple(ext), True, m.trace.site(*site_key))
+                m.record(tgt, buf, origin, tuple(off), tuple(ext), True, m.trace.site(*site_key),
+                         atomic_add)
                 if in_region and m.cur is not None:
                     nbytes = int(np.prod(ext)) * tgt.itemsize
                     _note_mte(m, "gm_write", nbytes, _mte2_cost(m, tgt, ext, nbytes))
@@ -381,9 +392,13 @@ def _read(fc: Any, e: Call, target: Any) -> Callable:
     check = m.check_oob
     tracing = m.trace_on
 
+    uninit = m.uninit
+
     def run(env: dict) -> Any:
         arr = src_f(env)
         idx = _element_index(m, arr, off_f(env), span, tname, "read", check)
+        if uninit is not None:
+            uninit.read(arr, tuple(slice(i, i + 1) for i in idx), span, "pl.read", tname)
         v = arr[idx].item()
         if tracing:
             buf, origin = m.locate(arr)
@@ -408,6 +423,8 @@ def _write(fc: Any, e: Call, target: Any) -> Callable:
         arr = dst_f(env)
         idx = _element_index(m, arr, off_f(env), span, tname, "write", check)
         arr[idx] = val_f(env)
+        if m.uninit is not None:
+            m.uninit.wrote(arr, tuple(slice(i, i + 1) for i in idx))
         if tracing:
             buf, origin = m.locate(arr)
             if buf is not None:
@@ -444,6 +461,8 @@ def _create_tensor(fc: Any, e: Call, target: Any) -> Callable:
             arr = m.new_residue(shp, npdt)
         if not in_region:
             m.register(name, arr, None, None, "tensor")
+        if init_f is None and m.uninit is not None:
+            m.uninit.fresh(arr, name, "pl.create_tensor")
         return arr
 
     return run
@@ -456,12 +475,18 @@ def _create_tile(fc: Any, e: Call, target: Any) -> Callable:
     ok, dt = fc.const(a["dtype"])
     span = e.span
 
+    tname = target or "tile"
+
     def run(env: dict) -> Any:
         shp = [int(d) for d in shape_f(env)]
         check_size(shp, dt.np, "pl.create_tile", span)
         if m.cfg.uninit == "zero":
-            return np.zeros(shp, dtype=dt.np)
-        return m.new_residue(shp, dt.np)
+            t = np.zeros(shp, dtype=dt.np)
+        else:
+            t = m.new_residue(shp, dt.np)
+        if m.uninit is not None:
+            m.uninit.fresh(t, re.sub(r"__\d+$", "", tname), "pl.create_tile")
+        return t
 
     return run
 

@@ -32,6 +32,13 @@ class Machine(TaskRunner):
         checks = set(config.checks or ())
         self.check_oob = "oob" in checks
         self.check_ub = "ub" in checks
+        # checks=("uninit",): written-bitmaps of fresh memory, tested on every read; the
+        # intrinsics and FnCompiler.call consult it only when it is not None
+        self.uninit = None
+        if "uninit" in checks:
+            from pypto.sim.sanitizers.uninit import UninitTracker
+
+            self.uninit = UninitTracker(self, getattr(config, "strict", True))
         self.ctx = ExecContext(self)
         self._funcs: dict = {}
         self._budgets: dict = {}
@@ -57,6 +64,8 @@ class Machine(TaskRunner):
         self._loc: dict = {}
         self._last_access: dict = {}
         self.interleaver = None
+        if self.uninit is not None:
+            self.uninit.reset()
         self.ctx.in_region = False
         self.ctx.block_idx = 0
         self.ctx.block_num = 1

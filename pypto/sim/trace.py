@@ -41,6 +41,10 @@ class Access:
     lo: tuple
     hi: tuple  # exclusive
     uid: int = -1  # the buffer's id within the run
+    atomic: bool = False  # a write by an atomic-add store/assemble (sanitizers: no conflict
+    # with other atomic adds)
+    phase: int = 0  # syncall barriers the block had passed (sanitizers: blocks of one task
+    # are ordered across a barrier)
 
     @property
     def ranges(self) -> list:
