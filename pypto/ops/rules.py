@@ -203,3 +203,9 @@ def int_or_enum(x: Any, arg: str) -> int:
 
 def static_dims(t: ShapedType) -> tuple | None:
     return t.static_shape()
+
+
+def public_names(name: str, *spaces: str) -> tuple[str, ...]:
+    """The public spellings of an op: `pl.x`, `pl.tensor.x`, `pl.tile.x` by default."""
+    spaces = spaces or ("pl", "pl.tensor", "pl.tile")
+    return tuple(f"{s}.{name}" for s in spaces)

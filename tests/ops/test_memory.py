@@ -10,7 +10,7 @@ import pytest
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace
 from pypto.language.enums import AtomicType, PadValue
-from pypto.ops.memory import philox4x32
+from pypto.ops.creation import philox4x32
 from pypto.ops.numeric import valid_shape, with_valid
 from pypto.ops.registry import OpError
 from tests.ops.helpers import (BF16, FP32, INT8, INT32, UINT32, attr, impl, lit, lst, rule,
