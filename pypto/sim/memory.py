@@ -59,8 +59,11 @@ def _garbage_bytes(seed: int) -> np.ndarray:
 
 
 def _has_nan(dt: np.dtype) -> bool:
+    if np.dtype(dt).kind in "iub":  # integers have no NaN (and casting one warns)
+        return False
     try:
-        return bool(np.isnan(np.array(np.nan, dtype=np.float32).astype(dt)))
+        with np.errstate(invalid="ignore"):
+            return bool(np.isnan(np.array(np.nan, dtype=np.float32).astype(dt)))
     except (TypeError, ValueError):
         return False
 
