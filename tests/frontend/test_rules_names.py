@@ -7,7 +7,7 @@ import warnings
 
 
 import pypto.language as pl
-from frontend_helpers import compile_error, load_kernels
+from frontend_helpers import compile_error, load_kernels, where
 from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError, UndefinedNameError, UnsupportedFeatureError)
 
 HERE = __file__
