@@ -135,6 +135,7 @@ class OutlineRegions(Pass):
             "deps": attrs.get("deps", ()), "optimizations": attrs.get("optimizations", ()),
             "allow_early_resolve": attrs.get("allow_early_resolve", False),
             "sync_start": attrs.get("sync_start", False), "nested": nested,
+            "no_dep_args": attrs.get("no_dep_args", ()),
         }
         task = getattr(s, "task", None) or Var(f"_task{next(self.counter)}", _TASK, span=s.span)
         if single is not None:
