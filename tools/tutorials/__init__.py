@@ -1,0 +1,1 @@
+"""The tutorial notebooks' sources, one module per notebook."""
