@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,25 @@ def _arg_key(values: tuple) -> tuple:
     return tuple(key)
 
 
+_BARE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def _bare_params(fn: Any) -> bool:
+    # Cached per function (sim speed, issue 7): inspect.signature on every kernel call
+    # cost ~40 us.
+    try:
+        return _BARE[fn]
+    except (KeyError, TypeError):
+        pass
+    r = _bare_params_uncached(fn)
+    try:
+        _BARE[fn] = r
+    except TypeError:
+        pass
+    return r
+
+
+def _bare_params_uncached(fn: Any) -> bool:
     from pypto.language.typing import Tensor
 
     try:

@@ -38,6 +38,9 @@ class SimConfig:
               without init_value, `pl.create_tile`): "residue" (NaN / garbage, like
               hardware) or "zero".
     max_work: fail fast past this many loop iterations + blocks in total.
+    batch:    run the independent blocks of a `pl.parallel` launch loop / an SPMD launch
+              as one vectorised pass when they only differ by affine offsets (same
+              outputs and trace as block by block; see `pypto.sim.batch`).
     """
 
     platform: str | None = None
@@ -48,6 +51,7 @@ class SimConfig:
     padding: str = "zero"
     uninit: str = "residue"
     max_work: int = 10 ** 8
+    batch: bool = True
 
     @staticmethod
     def from_any(config: Any, **overrides: Any) -> "SimConfig":
@@ -315,18 +319,28 @@ def copy_back(machine: Any) -> None:
 
 
 def _machine(compiled: Any, cfg: SimConfig) -> Any:
+    cache = compiled.__dict__.setdefault("_sim_machines", {})
+    # fast path (sim speed): the config as given is a key too, so a repeated call does no
+    # replace / astuple (~100 us)
+    try:
+        m = cache.get(cfg)
+    except TypeError:  # an unhashable field (e.g. checks given as a list)
+        m, cfg = None, dataclasses.replace(cfg, checks=tuple(cfg.checks or ()))
+    if m is not None:
+        return m
+    given = cfg
     from pypto.sim.interp import Machine
 
     platform = get_platform(cfg.platform or getattr(compiled, "platform", None))
     cfg = dataclasses.replace(cfg, platform=platform.name)
     if "race" in cfg.checks and not cfg.trace:  # the race check reads the trace
         cfg = dataclasses.replace(cfg, trace=True)
-    cache = compiled.__dict__.setdefault("_sim_machines", {})
     key = dataclasses.astuple(cfg)
     m = cache.get(key)
     if m is None:
         m = Machine(compiled, cfg, platform)
         cache[key] = m
+    cache[given] = m
     return m
 
 
@@ -334,7 +348,7 @@ def run_compiled(compiled: Any, args: tuple, kwargs: dict | None = None, config:
                  ) -> SimResult:
     """Run a compiled program on the simulator: `pl.Out` / `pl.InOut` arrays among `args`
     are filled in place; plain `pl.Tensor` arguments are never written."""
-    cfg = SimConfig.from_any(config)
+    cfg = config if type(config) is SimConfig else SimConfig.from_any(config)
     m = _machine(compiled, cfg)
     rets = m.run(tuple(args), dict(kwargs or {}))
     result = SimResult(m, rets)

@@ -5,6 +5,7 @@ into closures in `pypto.sim.compiler`.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -45,6 +46,14 @@ class Machine(TaskRunner):
         self._written: set | None = None
         self._budget_ok: set = set()
         self.dyn: dict[str, int] = {}
+        # batched execution of independent blocks (pypto.sim.batch); PYPTO_SIM_BATCH=0 turns
+        # it off everywhere
+        self.batch_on = bool(getattr(config, "batch", True)) and \
+            os.environ.get("PYPTO_SIM_BATCH", "1") != "0"
+        self.work_mult = 1  # loop work counts once per block of a batched run
+        self._batch_cache: dict = {}
+        self.batch_refusals: dict = {}  # region -> why it cannot run batched
+        self.batch_stats = {"batched": 0, "fallback": 0}  # batched runs / abandoned ones
         self._reset()
 
     # -- per-run state ---------------------------------------------------------------

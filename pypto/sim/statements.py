@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from pypto.errors import SimulationError
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Continue, Eval, For, If, Return,
-                            Scope, ScopeKind, Var, While, Yield)
+from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Continue, Eval, For, If, LoopKind,
+                            Return, Scope, ScopeKind, Var, While, Yield)
 from pypto.ops.registry import Unit, get
 from pypto.sim.values import BREAK, CONTINUE, RETURN
 
@@ -132,7 +132,7 @@ class StmtCompiler:
             rng = range(a, b, c)
             n = max(0, -((a - b) // c))  # not len(rng): that overflows past 2**63 trips
             if n:
-                m.work += n
+                m.work += n * m.work_mult
                 if m.work > m.cfg.max_work:
                     m.add_work(0, span, f"a loop of {n:,} iterations")
             if iters:
@@ -163,6 +163,10 @@ class StmtCompiler:
                         return r
             return None
 
+        if not self.in_region and s.kind is LoopKind.PARALLEL:
+            from pypto.sim.batch import loop_nest
+
+            return loop_nest(self, s, loop)
         return loop
 
     def s_While(self, s: While) -> Callable:
@@ -183,7 +187,7 @@ class StmtCompiler:
                     env[k] = x
                 if not cond(env):
                     break
-                m.work += 1
+                m.work += m.work_mult
                 if m.work > limit:
                     m.add_work(0, span, "a while loop")
                 r = body(env)

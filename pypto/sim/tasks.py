@@ -111,7 +111,12 @@ class TaskRunner:
                 rets = self._run_interleaved(cf, args, core_num, rec, label, span)
             else:
                 call = cf.call
-                for b in range(core_num):
+                brets = None
+                if core_num > 1 and self.batch_on and parent is None:
+                    from pypto.sim.batch import run_spmd
+
+                    brets = run_spmd(self, cf, args, core_num, rec, label)
+                for b in range(core_num if brets is None else 0):
                     ctx.block_idx = b
                     self.block = b
                     if rec is not None:
@@ -119,6 +124,8 @@ class TaskRunner:
                     rets = call(args)
                     if rec is not None:
                         self._close_block(rec)
+                if brets is not None:
+                    rets = brets
         finally:
             (self.cur, self.bc, self.block, self.region, ctx.in_region, ctx.block_idx,
              ctx.block_num, ctx.task_id, self.interleaver) = saved
