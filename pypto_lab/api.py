@@ -110,12 +110,17 @@ def show_graph(obj: Any, *, max_tasks: int = 60) -> View:
         run = run_of(obj)
     except ValueError:
         return view
-    tg = task_graph(model, run.tasks, max_nodes=max_tasks)
+    tg = task_graph(model, run.tasks, max_nodes=max_tasks, races=run.races,
+                    uninit=run.uninit_reads)
+    found = ""
+    if run.races or run.uninit_reads:
+        found = (f"; {len(run.races)} race(s), {len(run.uninit_reads)} uninitialized "
+                 "read site(s)")
     task_view = FigureView(graph_figure(tg, f"task graph · {model.name} "
-                                            f"(one node per {tg.graph['fold']})"),
+                                            f"(one node per {tg.graph['fold']}){found}"),
                            f"task graph {model.name}",
                            f"{tg.number_of_nodes()} nodes, {tg.number_of_edges()} edges, "
-                           f"folded per {tg.graph['fold']}")
+                           f"folded per {tg.graph['fold']}{found}")
     return Panel(f"graphs {model.name}", [view, task_view])
 
 

@@ -2,7 +2,11 @@
 
 Node attributes: `kind` (orchestration, loop, region, core, task), `cls` (colour
 class), `label`, `hover` (HTML), `order` (source order inside a layer).
-Edge attributes: `kind` (contains, nested, data, explicit, pipe), `label`.
+Edge attributes: `kind` (contains, nested, data, explicit, pipe, race), `label`;
+`layout=False` on overlay edges the layout ignores (races).
+Sanitizer overlays on task nodes: `races` (texts of races inside one node, e.g.
+between blocks of one task when blocks are folded) and `uninit` (texts of reads of
+unwritten memory by that task).
 """
 from __future__ import annotations
 
@@ -137,9 +141,13 @@ def region_hover(r: RegionView) -> str:
 # --- task level ---------------------------------------------------------------------
 
 
-def task_graph(model: KernelModel, tasks: list, *, max_nodes: int = 60) -> nx.DiGraph:
+def task_graph(model: KernelModel, tasks: list, *, max_nodes: int = 60, races: Any = (),
+               uninit: Any = ()) -> nx.DiGraph:
     """One node per (task, block) of a simulated run, folded when there are many:
-    first the blocks of each task, then all tasks of a region."""
+    first the blocks of each task, then all tasks of a region. `races` / `uninit` (the
+    dicts of `RaceReport.to_dict()["races"]` / `UninitRead.to_dict()`) become red race
+    edges between the two tasks (a marker when both fall in one node) and
+    uninitialized-read markers on the reading task."""
     classes = {r.name: r.classification for r in model.regions}
     hints = {r.name: r.label for r in model.regions}
     level = "block"
@@ -179,4 +187,40 @@ def task_graph(model: KernelModel, tasks: list, *, max_nodes: int = 60) -> nx.Di
                 dst = key(t)
                 if src != dst and not g.has_edge(src, dst):
                     g.add_edge(src, dst, kind=t.dep_origin.get(d, "data"), label="")
+    _overlay(g, tasks, key, races, uninit)
     return g
+
+
+def _side_node(g: nx.DiGraph, tasks: list, key: Any, side: dict) -> str | None:
+    """The node of a race side or a read: its (task, block), or the task's first block."""
+    blk = side.get("block")
+    match = [t for t in tasks if t.task == side.get("task")]
+    exact = [t for t in match if t.block == (blk if blk is not None else 0)]
+    t = (exact or match or [None])[0]
+    return key(t) if t is not None and key(t) in g else None
+
+
+def _overlay(g: nx.DiGraph, tasks: list, key: Any, races: Any, uninit: Any) -> None:
+    for r in races or ():
+        a = _side_node(g, tasks, key, r["first"])
+        b = _side_node(g, tasks, key, r["second"])
+        if a is None or b is None:
+            continue
+        box = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in r["ranges"]) + "]"
+        text = (f"race on {r['tensor']}{box}: {r['first']['mode']} by task "
+                f"{r['first']['task']} block {r['first']['block']} vs {r['second']['mode']} by "
+                f"task {r['second']['task']} block {r['second']['block']}")
+        if a == b:
+            g.nodes[a].setdefault("races", []).append(text)
+            continue
+        g.add_edge(a, b, kind="race", label=f"race {r['tensor']}{box}", layout=False,
+                   hover=text + (f"<br>{html.escape(r.get('reason', ''))}"
+                                 if r.get("reason") else ""))
+    for u in uninit or ():
+        n = _side_node(g, tasks, key, u)
+        if n is None:
+            continue
+        box = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in u["ranges"]) + "]"
+        g.nodes[n].setdefault("uninit", []).append(
+            f"uninitialized read: {u['op']} of {u['tensor']}{box} ({u['memory']}, "
+            f"{u['elements']} element(s)) at {u['source']}")

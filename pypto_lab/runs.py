@@ -64,6 +64,10 @@ class LabOutput:
     unwritten_fix: str = ""
     lines: list = field(default_factory=list)
     """The harness's own text for this output (headline, mismatch, fixes)."""
+    races: list = field(default_factory=list)
+    """Races on this tensor (`Race.to_dict()`), drawn as outlines on the heatmap."""
+    uninit_reads: list = field(default_factory=list)
+    """Reads of unwritten elements of this tensor (`UninitRead.to_dict()`)."""
 
 
 @dataclass
@@ -83,6 +87,10 @@ class LabRun:
     trace: Any = None
     log: str = ""
     """What the harness printed while running."""
+    races: list = field(default_factory=list)
+    """Every race the `race` check found (`Race.to_dict()`)."""
+    uninit_reads: list = field(default_factory=list)
+    """Every read of unwritten memory the `uninit` check found (`UninitRead.to_dict()`)."""
 
     def output(self, name: str) -> LabOutput:
         for o in self.outputs:
@@ -96,17 +104,24 @@ class LabRun:
                 f"output(s), {len({t.task for t in self.tasks})} task(s)>")
 
 
+#: The workbench runs every simulator check, non-strictly: races and uninitialized
+#: reads are collected and drawn instead of stopping the run.
+CHECKS = ("oob", "ub", "race", "uninit")
+
+
 def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: str,
                seed: int = 0, rtol: float = 1e-5, atol: float = 1e-5,
-               progress: Progress | None = None) -> LabRun:
-    """Simulate `kernel` on inputs built from `specs` and compare with `golden`."""
+               progress: Progress | None = None, checks: tuple = CHECKS) -> LabRun:
+    """Simulate `kernel` on inputs built from `specs` and compare with `golden`
+    (`checks`: the simulator checks, all four by default)."""
     from pypto.golden import run_jit
 
     note = progress or (lambda stage, frac: None)
     note("simulating", 0.1)
     t0 = time.perf_counter()
     kwargs: dict = dict(golden_fn=golden, rtol=rtol, atol=atol,
-                        runtime_cfg={"platform": platform})
+                        runtime_cfg={"platform": platform, "sim_checks": tuple(checks),
+                                     "sim_strict": False})
     params = inspect.signature(run_jit).parameters
     if "seed" in params:
         kwargs["seed"] = seed
@@ -130,10 +145,22 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float = 1e-5,
     trace = getattr(sim, "trace", None) if sim is not None else None
     outputs = [_output(c, trace, rtol, atol) for c in getattr(result, "outputs", {}).values()]
     report = result.report() if hasattr(result, "report") else str(result)
+    races = getattr(sim, "races", None) if sim is not None else None
+    race_dicts = [r.to_dict() for r in races] if races else []
+    reads = [u.to_dict() for u in (getattr(sim, "uninit_reads", None) or [])]
+    for o in outputs:
+        o.races = [r for r in race_dicts if r["tensor"] == o.name]
+        o.uninit_reads = [u for u in reads if u["tensor"] == o.name and u["gm"]]
+    if races:
+        report += "\n" + races.text()
+    if reads:
+        report += f"\n{len(reads)} read(s) of unwritten memory:\n" + "\n".join(
+            f"  - {u}" for u in sim.uninit_reads)
     return LabRun(kernel, getattr(result, "platform", None) or platform,
                   bool(result.passed), outputs, tasks_of(trace), report,
                   float(getattr(result, "execution_time", 0.0) or 0.0),
-                  getattr(result, "error", None), result, trace)
+                  getattr(result, "error", None), result, trace, races=race_dicts,
+                  uninit_reads=reads)
 
 
 def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:

@@ -36,7 +36,10 @@ SIM_TWIN = {"a2a3": "a2a3sim", "a5": "a5sim", "a2a3sim": "a2a3sim", "a5sim": "a5
 _RUNTIME_KEYS = {"platform", "device_id", "enable_chip_swimlane", "enable_dump_args",
                  "enable_pmu", "enable_dep_gen", "enable_scope_stats", "log_level",
                  "ring_heap", "ring_task_window", "ring_dep_pool", "device_ids",
-                 "num_sub_workers"}
+                 "num_sub_workers",
+                 # pypto-lab extensions: simulator checks and strictness (the workbench
+                 # runs every check non-strictly and draws what they find)
+                 "sim_checks", "sim_strict"}
 _COMPILE_KEYS = {"dump_passes", "distributed_config", "save_kernels_dir", "output_dir",
                  "compile_profiling", "strategy", "profiling", "skip_ptoas", "backend_type",
                  "platform"}
@@ -203,10 +206,17 @@ def sim_options() -> dict:
     return opts
 
 
-def _simulate(compiled: Any, args: list, platform: str) -> Any:
+def _simulate(compiled: Any, args: list, platform: str, runtime_cfg: dict | None = None
+              ) -> Any:
     from pypto.sim import simulate
 
-    return simulate(compiled, *args, platform=platform, **sim_options())
+    opts = sim_options()
+    cfg = runtime_cfg or {}
+    if cfg.get("sim_checks") is not None:
+        opts["checks"] = tuple(cfg["sim_checks"])
+    if cfg.get("sim_strict") is not None:
+        opts["strict"] = bool(cfg["sim_strict"])
+    return simulate(compiled, *args, platform=platform, **opts)
 
 
 def _sim_outputs(sim: Any) -> dict:
@@ -400,7 +410,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
                 for s in specs]
-        sim = _simulate(compiled, args, platform)
+        sim = _simulate(compiled, args, platform, runtime_cfg)
         outs = _sim_outputs(sim)
         for s in tensor_specs:
             if directions.get(s.name) in ("Out", "InOut") and s.name in outs:

@@ -3,7 +3,9 @@
 Four layers, each a `go.Heatmap` with gaps where another layer owns the cell:
 `within tolerance` (muted), `error` (metric, red scale), `NaN/Inf` (black) and
 `unwritten` (cells no task wrote; magenta, the region outlined and labelled with
-the harness's fix). Large slices are max-pooled to at most `max_side` cells a
+the harness's fix). Sanitizer findings on this tensor are outlined on top: reads of
+unwritten elements (orange, dash-dot, named after the reading task and line) and
+races (red, naming the two tasks). Large slices are max-pooled to at most `max_side` cells a
 side, keeping the worst cell of each block (and its provenance) as its value.
 """
 from __future__ import annotations
@@ -13,8 +15,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import ERROR_SCALE, NAN_COLOR, PASS_COLOR, UNWRITTEN_OUTLINE, \
-    base_layout
+from pypto_lab.figures.style import ERROR_SCALE, NAN_COLOR, PASS_COLOR, RACE_COLOR, \
+    UNINIT_COLOR, UNWRITTEN_OUTLINE, base_layout
 from pypto_lab.runs import LabOutput
 
 METRICS = {"abs": "|actual − expected|", "rel": "relative error", "ulp": "error in ULPs"}
@@ -102,7 +104,39 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple[int, ...] = 
         yaxis={"title": {"text": "row"}, "autorange": "reversed", "showgrid": False,
                "scaleanchor": "x"}))
     _outline_unwritten(fig, out, lead)
+    _outline_sanitizers(fig, out, lead)
     return fig
+
+
+def _plane_box(ranges: list, lead: tuple) -> tuple | None:
+    """((r0, r1), (c0, c1)) of an index box in the drawn plane, or None if the box
+    misses the leading indices `lead`."""
+    if not ranges or not all(lo <= i < hi for i, (lo, hi) in zip(lead, ranges)):
+        return None
+    return tuple(ranges[-2:]) if len(ranges) >= 2 else ((0, 1), tuple(ranges[-1]))
+
+
+def _outline_sanitizers(fig: go.Figure, out: LabOutput, lead: tuple) -> None:
+    marks = [(u["ranges"], UNINIT_COLOR, "dashdot", "uninitialized read",
+              f"uninitialized read by task {u['task']} '{u['region']}'"
+              + (f" block {u['block']}" if u.get("block") is not None else "")
+              + f" (line {u['source'].rsplit(':', 2)[-2] if ':' in u['source'] else '?'})")
+             for u in out.uninit_reads]
+    marks += [(r["ranges"], RACE_COLOR, "solid", "race",
+               f"race: task {r['first']['task']} '{r['first']['name']}' "
+               f"({r['first']['mode']}) vs task {r['second']['task']} "
+               f"'{r['second']['name']}' ({r['second']['mode']})")
+              for r in out.races]
+    for ranges, color, dash, name, text in marks:
+        box = _plane_box([tuple(b) for b in ranges], lead)
+        if box is None:
+            continue
+        (r0, r1), (c0, c1) = box
+        fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5,
+                      line={"color": color, "width": 3, "dash": dash}, name=name)
+        fig.add_annotation(x=(c0 + c1) / 2 - 0.5, y=r1 - 0.5, text=text, showarrow=False,
+                           yanchor="top", font={"color": color, "size": 11},
+                           bgcolor="rgba(255,255,255,0.85)", name=f"{name} label")
 
 
 def _box_mask(shape: tuple, bounds: list, lead: tuple) -> np.ndarray:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import networkx as nx
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import CLASS_COLORS, EDGE_STYLES, base_layout
+from pypto_lab.figures.style import CLASS_COLORS, EDGE_STYLES, RACE_COLOR, UNINIT_COLOR, \
+    base_layout
 from pypto_lab.layout import layered_positions
 
 _SYMBOLS = {"orchestration": "circle", "loop": "diamond", "region": "square",
@@ -24,6 +25,7 @@ def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
     traces = [t for t in traces if t is not None]
     for cls in sorted({d["cls"] for _, d in graph.nodes(data=True)}):
         traces.append(_node_trace(graph, pos, cls))
+    traces += _sanitizer_markers(graph, pos)
     layers = max((x for x, _ in pos.values()), default=0) + 1
     height = max(260, 90 * max((sum(1 for p in pos.values() if p[0] == x)
                                for x in {p[0] for p in pos.values()}), default=1))
@@ -69,6 +71,25 @@ def _node_trace(graph: nx.DiGraph, pos: dict, cls: str) -> go.Scatter:
                                                                     "color": "#333333"},
                 "symbol": [_SYMBOLS.get(d["kind"], "circle") for d in data],
                 "size": [_SIZES.get(d["kind"], 16) for d in data]})
+
+
+def _sanitizer_markers(graph: nx.DiGraph, pos: dict) -> list[go.Scatter]:
+    """Markers next to task nodes: `race` (a race inside the node, e.g. between two of
+    its folded blocks) and `uninitialized read`."""
+    out = []
+    for attr, name, symbol, color, dx in (("races", "race", "x", RACE_COLOR, 0.16),
+                                          ("uninit", "uninitialized read", "triangle-up",
+                                           UNINIT_COLOR, -0.16)):
+        nodes = sorted(n for n, d in graph.nodes(data=True) if d.get(attr))
+        if not nodes:
+            continue
+        out.append(go.Scatter(
+            x=[pos[n][0] + dx for n in nodes], y=[pos[n][1] - 0.18 for n in nodes],
+            mode="markers", name=name, customdata=nodes, hoverinfo="text",
+            hovertext=["<br>".join(graph.nodes[n][attr][:6]) for n in nodes],
+            marker={"color": color, "symbol": symbol, "size": 13,
+                    "line": {"width": 1, "color": "#333333"}}))
+    return out
 
 
 def _arrows(graph: nx.DiGraph, pos: dict) -> list[dict]:

@@ -21,7 +21,12 @@ EDGE_STYLES = {
     "contains": {"color": "#cccccc", "dash": "dot", "width": 1.0},
     "nested": {"color": "#8e44ad", "dash": "dot", "width": 1.4},
     "pipe": {"color": "#8e44ad", "dash": "solid", "width": 3.0},
+    # sanitizer overlay (checks=("race",)): two tasks the runtime does not order
+    "race": {"color": "#d62728", "dash": "solid", "width": 2.6},
 }
+#: Sanitizer markers on the task graph and the heatmap.
+RACE_COLOR = "#d62728"
+UNINIT_COLOR = "#ff7f0e"
 #: Heatmap layers.
 PASS_COLOR = "#e8e8e8"
 NAN_COLOR = "#111111"

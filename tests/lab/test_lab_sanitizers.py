@@ -1,0 +1,165 @@
+"""The workbench runs every simulator check and draws what they find: races as red
+edges / markers on the task graph, uninitialized reads as orange markers on the
+task graph and outlines on the heatmap. Asserted on `fig.to_dict()`."""
+from __future__ import annotations
+
+import pytest
+
+import pypto_lab
+from pypto_lab.args import MagicArgs
+from pypto_lab.session import run_cell
+
+RACY = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+@pl.jit
+def racy(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    for i in pl.parallel(3):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            y[i * 16:i * 16 + 32, :] = pl.exp(x[i * 16:i * 16 + 32, :])
+    return y
+
+specs = [TensorSpec("x", [64, 64], np.float32,
+                    init_value=lambda: np.random.default_rng(0).standard_normal((64, 64))),
+         TensorSpec("y", [64, 64], np.float32, is_output=True)]
+
+def golden(v):
+    v["y"][:] = np.exp(v["x"])
+'''
+
+SPMD = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+@pl.jit
+def blocks(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    for b in pl.spmd(2, name_hint="halves"):
+        y[b * 16:b * 16 + 48, :] = pl.exp(x[b * 16:b * 16 + 48, :])
+    return y
+
+specs = [TensorSpec("x", [64, 64], np.float32,
+                    init_value=lambda: np.random.default_rng(0).standard_normal((64, 64))),
+         TensorSpec("y", [64, 64], np.float32, is_output=True)]
+
+def golden(v):
+    v["y"][:] = np.exp(v["x"])
+'''
+
+UNINIT = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+@pl.jit
+def acc(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="top"):
+        y[0:32, :] = pl.exp(x[0:32, :])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="update"):
+        y[16:48, :] = pl.add(y[16:48, :], 1.0)
+    return y
+
+specs = [TensorSpec("x", [64, 64], np.float32,
+                    init_value=lambda: np.random.default_rng(0).standard_normal((64, 64))),
+         TensorSpec("y", [64, 64], np.float32, is_output=True)]
+
+def golden(v):
+    v["y"][:] = np.exp(v["x"])
+'''
+
+
+def _run(src):
+    cell = run_cell(src, MagicArgs(specs="specs", golden="golden"), {})
+    assert cell.ok, cell.text()
+    return cell.kernels[0]
+
+
+def _trace(fig: dict, name: str) -> dict | None:
+    return next((t for t in fig["data"] if t.get("name") == name), None)
+
+
+def _task_fig(kernel) -> dict:
+    panel = pypto_lab.show_graph(kernel)
+    return panel.parts[1].figure.to_dict()
+
+
+@pytest.fixture(scope="module")
+def racy():
+    return _run(RACY)
+
+
+def test_workbench_runs_all_four_checks(racy):
+    sim = racy.run.raw.sim
+    assert sim.config.checks == ("oob", "ub", "race", "uninit") and not sim.config.strict
+    assert len(racy.run.races) == 2  # iterations 0/1 and 1/2 overlap by 16 rows
+    assert "2 race(s)" in racy.run.report
+
+
+def test_races_are_red_edges_between_the_two_tasks(racy):
+    fig = _task_fig(racy)
+    edge = _trace(fig, "race edge")
+    assert edge is not None and edge["line"]["color"] == "#d62728"
+    segments = [tuple(edge["x"][i:i + 2]) for i in range(0, len(edge["x"]), 3)]
+    assert len(segments) == 2
+    labels = [a["text"] for a in fig["layout"]["annotations"]]
+    assert "race y[16:32, 0:64]" in labels and "race y[32:48, 0:64]" in labels
+    # the race edges are an overlay: the three iterations stay in one column
+    nodes = _trace(fig, "vector")
+    assert len(set(nodes["x"])) == 1 and len(nodes["x"]) == 3
+    assert "title" in fig["layout"] and "2 race(s)" in fig["layout"]["title"]["text"]
+
+
+def test_races_outlined_on_the_heatmap(racy):
+    fig = pypto_lab.heatmap(racy).figure.to_dict()
+    shapes = [s for s in fig["layout"].get("shapes", []) if s.get("name") == "race"]
+    assert len(shapes) == 2 and all(s["line"]["color"] == "#d62728" for s in shapes)
+    assert {(s["y0"], s["y1"]) for s in shapes} == {(15.5, 31.5), (31.5, 47.5)}
+    texts = [a["text"] for a in fig["layout"]["annotations"] if a.get("name") == "race label"]
+    assert any("task 0 'rows' (write) vs task 1 'rows' (write)" in t for t in texts)
+
+
+def test_race_between_blocks_of_one_task_is_a_marker_when_folded():
+    k = _run(SPMD)
+    fig = _task_fig(k)
+    # two blocks, one node each: the race is an edge between them
+    assert _trace(fig, "race edge") is not None
+    from pypto_lab.graphs import task_graph
+    from pypto_lab.figures.region_graph import graph_figure
+
+    g = task_graph(k.model, k.run.tasks, max_nodes=1, races=k.run.races)  # fold per task
+    assert g.graph["fold"] in ("task", "region")
+    folded = graph_figure(g, "folded").to_dict()
+    marker = _trace(folded, "race")
+    assert marker is not None and marker["marker"]["symbol"] == "x"
+    assert "race on y[16:48, 0:64]" in marker["hovertext"][0]
+    assert _trace(folded, "race edge") is None
+
+
+def test_uninitialized_read_markers():
+    k = _run(UNINIT)
+    (u,) = k.run.uninit_reads
+    assert (u["tensor"], u["region"], u["ranges"]) == ("y", "update", [[32, 48], [0, 64]])
+    fig = _task_fig(k)
+    marker = _trace(fig, "uninitialized read")
+    assert marker is not None and marker["marker"]["color"] == "#ff7f0e"
+    assert marker["marker"]["symbol"] == "triangle-up"
+    assert "y[32:48, 0:64]" in marker["hovertext"][0] and "pl.Out" in marker["hovertext"][0]
+    assert _trace(fig, "race edge") is None
+    heat = pypto_lab.heatmap(k).figure.to_dict()
+    (shape,) = [s for s in heat["layout"]["shapes"] if s.get("name") == "uninitialized read"]
+    assert shape["line"]["dash"] == "dashdot" and (shape["y0"], shape["y1"]) == (31.5, 47.5)
+    (label,) = [a["text"] for a in heat["layout"]["annotations"]
+                if a.get("name") == "uninitialized read label"]
+    assert "task 1 'update' block 0" in label and "line 12" in label
+    assert "read(s) of unwritten memory" in k.run.report
+
+
+def test_clean_run_draws_no_sanitizer_overlay():
+    from lab_cells import PARTIAL
+
+    k = _run(PARTIAL)
+    assert k.run.races == [] and k.run.uninit_reads == []
+    fig = _task_fig(k)
+    assert _trace(fig, "race edge") is None and _trace(fig, "uninitialized read") is None
