@@ -5,6 +5,7 @@ into closures in `pypto.sim.compiler`.
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from typing import Any
@@ -212,6 +213,18 @@ class Machine(TaskRunner):
     # -- running the entry ------------------------------------------------------------
 
     def run(self, args: tuple, kwargs: dict) -> Any:
+        # The cyclic GC is paused while simulating: a traced run allocates many small
+        # acyclic objects (records, accesses), and full collections over them made the
+        # cost per task grow with the number of tasks.
+        gc_on = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(args, kwargs)
+        finally:
+            if gc_on:
+                gc.enable()
+
+    def _run(self, args: tuple, kwargs: dict) -> Any:
         from pypto.sim.api import bind_arguments, copy_back
 
         self._reset()

@@ -190,44 +190,75 @@ class LastWriter:
 
 
 class BoxIndex:
-    """Boxes accessed in one buffer by earlier tasks, searchable for overlaps."""
+    """Boxes accessed in one buffer by earlier tasks, searchable for overlaps.
+
+    Reads and writes are kept apart and bucketed along one axis (the axis and bucket size
+    of the first box's smallest extent), so finding the overlaps of a box costs about the
+    number of boxes near it, not the number of earlier tasks: the trace stays linear in
+    the number of tasks. Boxes spanning more than `WIDE` buckets are kept in a list
+    scanned by every query."""
+
+    WIDE = 64
 
     def __init__(self, rank: int):
         self.rank = rank
         self.n = 0
-        cap = 16
-        self.lo = np.zeros((cap, rank), np.int64)
-        self.hi = np.zeros((cap, rank), np.int64)
-        self.tid = np.zeros(cap, np.int64)
-        self.write = np.zeros(cap, bool)
+        self.axis = -1
+        self.size = 1
+        self.buckets: tuple = ({}, {})  # [read, write]: bucket -> [(lo, hi, tid)]
+        self.wide: tuple = ([], [])
+
+    def _keys(self, lo: tuple, hi: tuple) -> range | None:
+        if self.rank == 0:
+            return range(0, 1)
+        ax = self.axis
+        a, b = lo[ax] // self.size, (max(hi[ax], lo[ax] + 1) - 1) // self.size + 1
+        return range(a, b) if b - a <= self.WIDE else None
 
     def add(self, tid: int, write: bool, lo: tuple, hi: tuple) -> None:
-        if self.n == len(self.tid):
-            cap = 2 * self.n
-            for name in ("lo", "hi"):
-                a = getattr(self, name)
-                b = np.zeros((cap, self.rank), np.int64)
-                b[:self.n] = a
-                setattr(self, name, b)
-            t = np.zeros(cap, np.int64)
-            t[:self.n] = self.tid
-            self.tid = t
-            w = np.zeros(cap, bool)
-            w[:self.n] = self.write
-            self.write = w
-        self.lo[self.n] = lo
-        self.hi[self.n] = hi
-        self.tid[self.n] = tid
-        self.write[self.n] = write
+        lo, hi = tuple(int(x) for x in lo), tuple(int(x) for x in hi)
+        if self.axis < 0 and self.rank:
+            ext = [h - l for l, h in zip(lo, hi)]
+            self.axis = min(range(self.rank), key=lambda i: ext[i])
+            self.size = max(1, ext[self.axis])
+        w = 1 if write else 0
+        keys = self._keys(lo, hi)
+        item = (lo, hi, tid)
+        if keys is None:
+            self.wide[w].append(item)
+        else:
+            b = self.buckets[w]
+            for k in keys:
+                lst = b.get(k)
+                if lst is None:
+                    b[k] = [item]
+                else:
+                    lst.append(item)
         self.n += 1
 
-    def overlapping(self, lo: tuple, hi: tuple) -> tuple[np.ndarray, np.ndarray]:
-        n = self.n
-        if n == 0:
-            return self.tid[:0], self.write[:0]
-        m = np.all(self.lo[:n] < np.asarray(hi), axis=1) & np.all(self.hi[:n] > np.asarray(lo),
-                                                                  axis=1)
-        return self.tid[:n][m], self.write[:n][m]
+    def overlapping(self, lo: tuple, hi: tuple, writes_only: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """(task ids, is-write flags) of the earlier boxes overlapping [lo, hi)."""
+        found: dict = {}
+        if self.n:
+            keys = self._keys(lo, hi) if self.axis >= 0 or not self.rank else None
+            for w in ((1,) if writes_only else (0, 1)):
+                b = self.buckets[w]
+                groups = [self.wide[w]]
+                if keys is None:
+                    groups.extend(b.values())
+                else:
+                    groups.extend(b[k] for k in keys if k in b)
+                for g in groups:
+                    for l2, h2, t in g:
+                        for a, c, x, y in zip(l2, h2, lo, hi):
+                            if not (a < y and c > x):
+                                break
+                        else:
+                            found[(t, w)] = None
+        tids = np.fromiter((t for t, _ in found), np.int64, len(found))
+        writes = np.fromiter((bool(w) for _, w in found), bool, len(found))
+        return tids, writes
 
 
 class Trace:
@@ -294,7 +325,7 @@ class Trace:
             idx = self._boxes.get(uid)
             if idx is None:
                 continue
-            tids, writes = idx.overlapping(a.lo, a.hi)
+            tids, writes = idx.overlapping(a.lo, a.hi, a.mode == "R")
             if not len(tids):
                 continue
             if a.mode == "R":
