@@ -1,9 +1,13 @@
-"""Simulator speed against numpy, measured in one run.
+"""Simulator speed against numpy, measured side by side in one run.
 
-For each kernel: the simulator (`kernel(x, y)`: checks on, no trace; and with the
-full trace), one numpy call computing the same result, and a hand-written numpy
-loop over the same tiles the kernel uses. Medians of repeated runs; BLAS pinned to
-one thread. `--quick` runs fewer repeats for CI.
+For each kernel: one numpy call computing the same result (= 1.0), a hand-written numpy
+loop over the same tiles the kernel uses, and the simulator (`kernel(x, y)`: checks on,
+no trace; and with the full trace). The timings are interleaved round-robin (one call of
+each per round) and we report medians, so machine noise hits every column alike; BLAS is
+pinned to one thread. Peer columns (Triton interpreter, Pallas interpret=True) are the
+figures peers measured on these machines with the same tilings, quoted for comparison.
+Then: cold start (import + compile + first run, each in a fresh process) and the cost
+per task of a 100 / 1,000 / 10,000-task kernel. `--quick` runs few repeats (CI).
 
     python benchmarks/sim_bench.py [--quick] [--json out.json]
 """
@@ -18,6 +22,8 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -149,15 +155,24 @@ def matmul_loop(a, b, c):
 
 # --- harness -------------------------------------------------------------------------------
 
+# Peers' figures on these machines, same tilings, in units of one numpy call (issue 7).
+PEERS = {"add": ("257", "26"), "softmax": ("88", "2.1"), "rms_norm": ("39", "7.1"),
+         "matmul": ("44", "4.0-15")}
+# pypto-sim / loop before the issue-7 work (closure interpreter, no batching, trace off)
+BEFORE = {"add": 3.6, "softmax": 2.5, "rms_norm": 3.9, "matmul": 1.17}
 
-def median_time(fn, repeats: int) -> float:
-    fn()  # warm-up (compiles the kernel on its first call)
-    times = []
+
+def interleaved(fns: dict, repeats: int) -> dict:
+    """Median seconds per function, timed round-robin after one warm-up call each."""
+    for f in fns.values():
+        f()
+    times: dict = {k: [] for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for k, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def cases():
@@ -167,30 +182,114 @@ def cases():
     # A 128x256 fp32 input tile plus its result is 256 KiB: over the A2/A3 UB by the
     # compiler's estimate, so this case runs with the bounds check only (as specified).
     no_ub = sim.SimConfig(checks=("oob",))
-    yield ("add-scalar fp32 1024x512 (128x256 tiles)*",
-           lambda: add_scalar(x, y, config=no_ub),
-           lambda: sim.simulate(add_scalar, x, y, checks=("oob",)),
+    no_ub_tr = sim.SimConfig(checks=("oob",), trace=True)
+    yield ("add", "add-scalar fp32 1024x512 (128x256 tiles)*",
+           lambda: add_scalar(x, y, config=no_ub), lambda: add_scalar(x, y, config=no_ub_tr),
            lambda: add_numpy(x), lambda: add_loop(x, y), lambda: (y, add_numpy(x)))
     xs = rng.standard_normal((SM, SN)).astype(np.float32)
     ys = np.zeros_like(xs)
-    yield ("softmax fp32 512x256 (64-row blocks)",
-           lambda: softmax(xs, ys), lambda: sim.simulate(softmax, xs, ys),
+    tr = sim.SimConfig(trace=True)
+    yield ("softmax", "softmax fp32 512x256 (64-row blocks)",
+           lambda: softmax(xs, ys), lambda: softmax(xs, ys, config=tr),
            lambda: softmax_numpy(xs), lambda: softmax_loop(xs, ys),
            lambda: (ys, softmax_numpy(xs)))
     xr = rng.standard_normal((RM, RN)).astype(np.float32)
     wr = rng.standard_normal((1, RN)).astype(np.float32)
     yr = np.zeros_like(xr)
-    yield ("rms_norm fp32 512x4096 (32-row blocks)",
-           lambda: rms_norm(xr, wr, yr), lambda: sim.simulate(rms_norm, xr, wr, yr),
+    yield ("rms_norm", "rms_norm fp32 512x4096 (32-row blocks)",
+           lambda: rms_norm(xr, wr, yr), lambda: rms_norm(xr, wr, yr, config=tr),
            lambda: rms_numpy(xr, wr), lambda: rms_loop(xr, wr, yr),
            lambda: (yr, rms_numpy(xr, wr)))
     a = rng.standard_normal((MM, MK)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal((MK, MN)).astype(ml_dtypes.bfloat16)
     c = np.zeros((MM, MN), np.float32)
-    yield ("matmul bf16 512x1024x512 (128/128/64, fp32 acc)",
-           lambda: matmul(a, b, c), lambda: sim.simulate(matmul, a, b, c),
+    yield ("matmul", "matmul bf16 512x1024x512 (128/128/64 tiles)",
+           lambda: matmul(a, b, c), lambda: matmul(a, b, c, config=tr),
            lambda: matmul_numpy(a, b), lambda: matmul_loop(a, b, c),
            lambda: (c, matmul_numpy(a, b)))
+
+
+# --- cold start -------------------------------------------------------------------------
+
+_COLD = r"""
+import time, os, sys, warnings
+t0 = time.perf_counter()
+import numpy as np
+import ml_dtypes
+t1 = time.perf_counter()
+import pypto.language as pl
+t2 = time.perf_counter()
+warnings.filterwarnings("ignore")
+sys.path.insert(0, {here!r})
+import sim_bench as sb
+kernel = {kernel!r}
+if kernel == "add":
+    x = np.ones((sb.AM, sb.AN), np.float32); y = np.zeros_like(x)
+    sb.add_scalar(x, y, config={{"checks": ("oob",)}})
+elif kernel == "softmax":
+    x = np.ones((sb.SM, sb.SN), np.float32); sb.softmax(x, np.zeros_like(x))
+elif kernel == "rms_norm":
+    x = np.ones((sb.RM, sb.RN), np.float32)
+    sb.rms_norm(x, np.ones((1, sb.RN), np.float32), np.zeros_like(x))
+else:
+    a = np.ones((sb.MM, sb.MK), ml_dtypes.bfloat16); b = np.ones((sb.MK, sb.MN), ml_dtypes.bfloat16)
+    sb.matmul(a, b, np.zeros((sb.MM, sb.MN), np.float32))
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+
+def cold_start(kernel: str, repeats: int, pycache: str | None) -> tuple:
+    """Median (numpy + ml_dtypes import, pypto.language import, compile + first run) in
+    seconds, each measured in a fresh interpreter. With `pycache` (a directory), bytecode
+    is cached there, as in a normal install (one unmeasured warm-up run fills it); None
+    measures with PYTHONDONTWRITEBYTECODE as set by the caller."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = _COLD.format(here=here, kernel=kernel)
+    env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
+        subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env)
+    rows = []
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env=env)
+        rows.append([float(v) for v in out.stdout.split()])
+    return tuple(statistics.median(r[i] for r in rows) for i in range(3))
+
+
+# --- task scaling -------------------------------------------------------------------------
+
+def many_tasks(n: int):
+    R = 8 * n
+
+    @pl.jit
+    def many(x: pl.Tensor[[R, 64], pl.FP32], y: pl.Out[pl.Tensor[[R, 64], pl.FP32]]):
+        for i in pl.parallel(0, R, 8):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="row"):
+                y[i:i + 8, :] = pl.mul(x[i:i + 8, :], 2.0)
+        return y
+
+    return many
+
+
+def scaling(counts: tuple, repeats: int) -> list:
+    rows = []
+    for n in counts:
+        k = many_tasks(n)
+        x = np.ones((8 * n, 64), np.float32)
+        y = np.zeros_like(x)
+        cfgs = {"batched": sim.SimConfig(), "block-by-block": sim.SimConfig(batch=False),
+                "traced": sim.SimConfig(trace=True),
+                "traced, block-by-block": sim.SimConfig(trace=True, batch=False)}
+        t = interleaved({name: (lambda c=c: k(x, y, config=c)) for name, c in cfgs.items()},
+                        repeats)
+        rows.append((n, {name: v / n for name, v in t.items()}))
+    return rows
+
+
+# --- main -----------------------------------------------------------------------------------
 
 
 def main(argv: list | None = None) -> int:
@@ -198,32 +297,63 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="few repeats (CI)")
     ap.add_argument("--json", help="also write the numbers to this file")
     args = ap.parse_args(argv)
-    reps = 3 if args.quick else 15
+    reps = 3 if args.quick else 21
     rows = []
-    head = (f"{'kernel':<50} {'sim ms':>8} {'sim+trace':>10} {'numpy ms':>9} {'loop ms':>8} "
-            f"{'sim/loop':>9} {'sim/numpy':>10} {'max err':>9}")
-    print(f"BLAS threads pinned to 1; medians of {reps} runs")
+    print(f"BLAS threads pinned to 1; medians of {reps} interleaved runs; "
+          "times in units of one numpy call")
+    head = (f"{'kernel':<46} {'numpy ms':>9} {'loop':>6} {'pypto-sim':>10} {'sim+trace':>10} "
+            f"{'Triton*':>8} {'Pallas*':>8} {'sim/loop':>9} {'before':>7} {'max err':>8}")
     print(head)
     print("-" * len(head))
-    for name, run_sim, run_traced, run_np, run_loop, check in cases():
-        t_sim = median_time(run_sim, reps)
-        t_tr = median_time(run_traced, max(1, reps // 3))
-        t_np = median_time(run_np, reps)
+    for key, name, run_sim, run_traced, run_np, run_loop, check in cases():
+        t = interleaved({"sim": run_sim, "trace": run_traced, "np": run_np, "loop": run_loop},
+                        reps)
         run_sim()
         out, ref = check()
         err = float(np.abs(out.astype(np.float64) - ref.astype(np.float64)).max())
-        t_loop = median_time(run_loop, reps)
-        rows.append({"kernel": name, "sim_s": t_sim, "sim_trace_s": t_tr, "numpy_s": t_np,
-                     "loop_s": t_loop, "sim_over_loop": t_sim / t_loop,
-                     "sim_over_numpy": t_sim / t_np, "max_err": err})
-        print(f"{name:<50} {t_sim * 1e3:>8.2f} {t_tr * 1e3:>10.2f} {t_np * 1e3:>9.2f} "
-              f"{t_loop * 1e3:>8.2f} {t_sim / t_loop:>8.2f}x {t_sim / t_np:>9.2f}x "
-              f"{err:>9.1e}")
-    print("* UB budget check off for this case: input + result tiles (256 KiB) exceed the "
-          "188,416 B of A2/A3 UB")
+        u = t["np"]
+        tri, pal = PEERS[key]
+        rows.append({"kernel": name, "numpy_s": u, "loop_s": t["loop"], "sim_s": t["sim"],
+                     "sim_trace_s": t["trace"], "sim_over_loop": t["sim"] / t["loop"],
+                     "loop_over_numpy": t["loop"] / u, "sim_over_numpy": t["sim"] / u,
+                     "trace_over_sim": t["trace"] / t["sim"], "max_err": err})
+        print(f"{name:<46} {u * 1e3:>9.3f} {t['loop'] / u:>6.2f} {t['sim'] / u:>10.2f} "
+              f"{t['trace'] / u:>10.2f} {tri:>8} {pal:>8} {t['sim'] / t['loop']:>8.2f}x "
+              f"{BEFORE[key]:>6.2f}x {err:>8.1e}")
+    geo = statistics.geometric_mean([r["sim_over_loop"] for r in rows])
+    print(f"geometric mean sim/loop: {geo:.2f}x (before: "
+          f"{statistics.geometric_mean(list(BEFORE.values())):.2f}x); trace overhead: "
+          + ", ".join(f"{r['trace_over_sim']:.1f}x" for r in rows))
+    print("* peers' figures on these machines (same tilings), quoted, not measured here; "
+          "add-scalar runs with the bounds check only (its 256 KiB of tiles exceed the UB)")
+    cold = {}
+    print()
+    print("cold start, ms, fresh process, bytecode cached (a normal install): numpy + "
+          "ml_dtypes import | import pypto.language | compile + first run")
+    with tempfile.TemporaryDirectory() as pycache:
+        for key in PEERS:
+            tn, tp, tr = cold_start(key, 1 if args.quick else 5, pycache)
+            cold[key] = {"numpy_import_s": tn, "pypto_import_s": tp, "compile_run_s": tr}
+            print(f"  {key:<10} {tn * 1e3:7.1f} | {tp * 1e3:7.1f} | {tr * 1e3:7.1f}   "
+                  f"import pypto + compile + run {(tp + tr) * 1e3:7.1f}   with numpy "
+                  f"{(tn + tp + tr) * 1e3:7.1f}")
+    if not args.quick and os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        tn, tp, tr = cold_start("softmax", 3, None)
+        print(f"  (softmax without a bytecode cache, as PYTHONDONTWRITEBYTECODE is set here: "
+              f"{tn * 1e3:.1f} | {tp * 1e3:.1f} | {tr * 1e3:.1f})")
+    print()
+    print("task scaling (a parallel loop of 8x64 fp32 tiles, one task each), us per task:")
+    counts = (100, 1000) if args.quick else (100, 1000, 10000)
+    scal = scaling(counts, 3 if args.quick else 7)
+    names = list(scal[0][1])
+    print(f"  {'tasks':>7} " + " ".join(f"{n:>22}" for n in names))
+    for n, per in scal:
+        print(f"  {n:>7,} " + " ".join(f"{per[k] * 1e6:>22.2f}" for k in names))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+            json.dump({"kernels": rows, "geomean_sim_over_loop": geo, "cold_start": cold,
+                       "scaling_s_per_task": [{"tasks": n, **per} for n, per in scal]}, f,
+                      indent=2)
     return 0
 
 

@@ -43,11 +43,50 @@ class SourceInfo:
         return byte_col + 1
 
 
+_TREES: dict = {}
+
+
+def _fast_source(fn: Callable) -> tuple | None:
+    """(lines, first line, file) of `fn` from an AST of its whole file (cached per file),
+    or None to let inspect find them. Cold-start speed (issue 7): inspect.getsourcelines
+    tokenizes the source, and the tokenizer's regexes alone cost ~10 ms to build."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    file = code.co_filename
+    lines = linecache.getlines(file)
+    if not lines:
+        return None
+    key = (file, len(lines), lines[0], lines[-1])
+    tree = _TREES.get(file)
+    if tree is None or tree[0] != key:
+        try:
+            mod = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            return None
+        defs = {}
+        for node in ast.walk(mod):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                defs.setdefault(start, []).append(node)
+        tree = _TREES[file] = (key, defs)
+    found = tree[1].get(code.co_firstlineno)
+    if not found or len(found) != 1 or found[0].name != fn.__name__:
+        return None
+    node = found[0]
+    first = code.co_firstlineno
+    return lines[first - 1:node.end_lineno], first, file
+
+
 def get_source(fn: Callable) -> SourceInfo:
     """Parse `fn`'s source into an `ast.FunctionDef` with its location in the file."""
     try:
-        lines, first = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        fast = _fast_source(fn)
+        if fast is not None:
+            lines, first, file = fast
+        else:
+            lines, first = inspect.getsourcelines(fn)
+            file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError) as exc:
         raise UnsupportedFeatureError(
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: {exc}",
