@@ -18,6 +18,7 @@ from pypto.ir.transform import walk
 from pypto.ops.registry import Unit, get
 from pypto.sim.memory import GlobalBuffer, origin_of, residue, root_of
 from pypto.sim.tasks import TaskRunner
+from pypto.sim.sanitizers.boxes import view_box
 from pypto.sim.trace import Access, TaskRecord, Trace
 from pypto.sim.values import _REGION_KINDS, UNDEF, ExecContext
 
@@ -168,8 +169,10 @@ class Machine(TaskRunner):
     def record(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
                ext: tuple, write: bool, site: int, atomic: bool = False) -> None:
         if origin is None:
-            root = buf.array
-            glo, ghi = (0,) * root.ndim, tuple(root.shape)
+            # a window of a view that is not a window of the buffer (a reshape): its box
+            # in the buffer, exact when it is one (else the enclosing box), so accesses of
+            # disjoint parts through a reshape stay disjoint (pypto.sim.sanitizers)
+            glo, ghi = view_box(a, buf.array, lo, ext)
         else:
             glo = tuple(o + l for o, l in zip(origin, lo))
             ghi = tuple(g + e for g, e in zip(glo, ext))

@@ -1,0 +1,89 @@
+"""Boxes of accesses through views that are not windows of their buffer.
+
+A window of a reshaped tensor (`y_flat = pl.reshape(y, [t, h * d])`, then
+`y_flat[t0:t0 + 1, h0 * d:(h0 + 1) * d]`) is usually still a box of the buffer
+(`y[t0:t0 + 1, h0:h0 + 1, 0:d]`). The trace records accesses as boxes; recording the
+whole buffer for such a window would make every block of an SPMD task that writes
+its own part through a reshape look like it overwrites the others. `view_box` finds
+the exact box, or else the bounding box of the elements touched.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple:
+    """(lo, hi) in `root`'s coordinates of the window `view[lo:lo + ext]`, where `view`
+    shares `root`'s memory (`root` C-contiguous)."""
+    shape = tuple(int(s) for s in root.shape)
+    whole = ((0,) * root.ndim, shape)
+    item = root.itemsize
+    if view.itemsize != item or not root.flags.c_contiguous or root.size == 0:
+        return whole
+    if any(int(e) <= 0 for e in ext):
+        return whole
+    off = (view.__array_interface__["data"][0] - root.__array_interface__["data"][0])
+    strides = [int(s) for s in view.strides]
+    if off % item or any(s % item for s in strides):
+        return whole
+    start = off // item + sum(int(l) * s // item for l, s in zip(lo, strides))
+    if not 0 <= start < root.size:
+        return whole
+    runs = [(s // item, int(e)) for s, e in zip(strides, ext) if int(e) > 1]
+    box = _exact(start, runs, shape)
+    if box is not None:
+        return box
+    # not a box: the bounding box of the first and last element of every run
+    last = start + sum((e - 1) * s for s, e in runs if s > 0)
+    first = start + sum((e - 1) * s for s, e in runs if s < 0)
+    if not (0 <= first and last < root.size):
+        return whole
+    # every element between two flat indices lies in this box (C order)
+    a = [int(v) for v in np.unravel_index(first, shape)]
+    b = [int(v) for v in np.unravel_index(last, shape)]
+    k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(shape))
+    lo = tuple(a[:k]) + ((a[k],) if k < len(shape) else ()) + (0,) * max(0, len(shape) - k - 1)
+    hi = tuple(x + 1 for x in a[:k]) + ((b[k] + 1,) if k < len(shape) else ()) + \
+        tuple(shape[k + 1:])
+    return lo, hi
+
+
+def _exact(start: int, runs: list, shape: tuple) -> tuple | None:
+    nd = len(shape)
+    rstride = [1] * nd
+    for j in range(nd - 2, -1, -1):
+        rstride[j] = rstride[j + 1] * shape[j + 1]
+    coord = [int(c) for c in np.unravel_index(start, shape)]
+    lo = list(coord)
+    hi = [c + 1 for c in coord]
+    used = [False] * nd
+    # merge view axes that are contiguous with each other into one run
+    merged: list = []
+    for s, e in sorted(runs, key=lambda r: -abs(r[0])):
+        if s <= 0:
+            return None
+        if merged and merged[-1][0] == s * e:
+            merged[-1] = (s, merged[-1][1] * e)
+        else:
+            merged.append((s, e))
+    for s, e in merged:
+        if s not in rstride:
+            return None
+        j = rstride.index(s)
+        while True:
+            if used[j]:
+                return None
+            used[j] = True
+            if coord[j] + e <= shape[j]:
+                hi[j] = coord[j] + e
+                break
+            # the run wraps into the next outer axis: only whole rows of axis j
+            if coord[j] != 0 or e % shape[j] or j == 0:
+                return None
+            hi[j] = shape[j]
+            e //= shape[j]
+            j -= 1
+    return tuple(lo), tuple(hi)
+
+
+__all__ = ["view_box"]
