@@ -30,18 +30,57 @@ def as_array(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else np.asarray(x)
 
 
+# Set while the simulator runs with numpy's floating-point errors ignored for the whole
+# run (`quiet_fp`): impls then skip their own np.errstate (~1.5 us per op).
+_QUIET = [0]
+
+
+class quiet_fp:
+    """Context manager: ignore numpy floating-point errors until exit (re-entrant)."""
+
+    __slots__ = ("_old",)
+
+    def __enter__(self) -> "quiet_fp":
+        self._old = np.seterr(all="ignore")
+        _QUIET[0] += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _QUIET[0] -= 1
+        np.seterr(**self._old)
+
+
+_NARROW: dict = {}
+
+
+def _widen(x: np.ndarray) -> np.ndarray:
+    dt = x.dtype
+    w = _NARROW.get(dt)
+    if w is None:
+        w = _NARROW[dt] = compute_dtype(dt)
+    return x if w is dt else x.astype(w, copy=False)
+
+
 def elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a numpy ufunc-style function so that narrow float operands are widened
     to the compute precision (fp32). Rounding the result to the op's declared
     dtype is the interpreter's job: it casts every op result to the dtype the
     op's type rule declared, so promotion and rounding live in one place."""
+    nd = np.ndarray
+    quiet = _QUIET
 
     def run(*xs: Any) -> Any:
-        first = next((x for x in xs if isinstance(x, np.ndarray)), None)
-        if first is None:
+        arr = False
+        args = []
+        for x in xs:
+            if isinstance(x, nd):
+                arr = True
+                x = _widen(x)
+            args.append(x)
+        if not arr:
             return fn(*xs)
-        args = [x.astype(compute_dtype(x.dtype), copy=False) if isinstance(x, np.ndarray) else x
-                for x in xs]
+        if quiet[0]:
+            return fn(*args)
         with np.errstate(all="ignore"):
             return fn(*args)
 

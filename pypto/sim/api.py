@@ -58,6 +58,8 @@ class SimConfig:
         if isinstance(config, SimConfig):
             base = config
         elif config is None:
+            if not overrides:
+                return _DEFAULT_CONFIG  # sim speed: no per-call construct + replace
             base = SimConfig()
         elif isinstance(config, dict):
             base = SimConfig(**{k: v for k, v in config.items()
@@ -85,6 +87,9 @@ def check_names(checks: Any) -> tuple:
         raise ValueError(f"unknown simulator check(s) {', '.join(map(repr, bad))}; choose from "
                          f"{', '.join(CHECKS)}")
     return checks
+
+
+_DEFAULT_CONFIG = SimConfig()
 
 
 class SimResult:

@@ -16,6 +16,7 @@ from pypto.errors import PyptoError, SimulationError
 from pypto.ir.nodes import Call, Function
 from pypto.ir.transform import walk
 from pypto.ops.registry import Unit, get
+from pypto.ops.numeric import quiet_fp
 from pypto.sim.memory import GlobalBuffer, origin_of, residue, root_of
 from pypto.sim.tasks import TaskRunner
 from pypto.sim.sanitizers.boxes import view_box
@@ -219,10 +220,13 @@ class Machine(TaskRunner):
         # The cyclic GC is paused while simulating: a traced run allocates many small
         # acyclic objects (records, accesses), and full collections over them made the
         # cost per task grow with the number of tasks.
+        # numpy's floating-point error state is set once for the run (op impls skip their
+        # own np.errstate then).
         gc_on = gc.isenabled()
         gc.disable()
         try:
-            return self._run(args, kwargs)
+            with quiet_fp():
+                return self._run(args, kwargs)
         finally:
             if gc_on:
                 gc.enable()

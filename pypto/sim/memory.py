@@ -58,7 +58,17 @@ def _garbage_bytes(seed: int) -> np.ndarray:
     return np.random.default_rng(0x5EED ^ seed).integers(0, 256, _PATTERN_BYTES, dtype=np.uint8)
 
 
+_HAS_NAN: dict = {}
+
+
 def _has_nan(dt: np.dtype) -> bool:
+    r = _HAS_NAN.get(dt)  # cached per dtype (sim speed: this ran for every Out argument)
+    if r is None:
+        r = _HAS_NAN[dt] = _has_nan_uncached(dt)
+    return r
+
+
+def _has_nan_uncached(dt: np.dtype) -> bool:
     if np.dtype(dt).kind in "iub":  # integers have no NaN (and casting one warns)
         return False
     try:
