@@ -53,6 +53,8 @@ class Machine(TaskRunner):
         # it off everywhere
         self.batch_on = bool(getattr(config, "batch", True)) and \
             os.environ.get("PYPTO_SIM_BATCH", "1") != "0"
+        if self.uninit is not None:  # the written-bitmaps are kept by the per-block path
+            self.batch_on = False
         self.work_mult = 1  # loop work counts once per block of a batched run
         self._batch_cache: dict = {}
         self.batch_refusals: dict = {}  # region -> why it cannot run batched
