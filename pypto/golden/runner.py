@@ -410,7 +410,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
                 for s in specs]
-        sim = _simulate(compiled, args, platform, runtime_cfg)
+        sim_cfg = {k: runtime_cfg[k] for k in ("sim_checks", "sim_strict") if k in runtime_cfg}
+        sim = _simulate(compiled, args, platform, sim_cfg) if sim_cfg else \
+            _simulate(compiled, args, platform)
         outs = _sim_outputs(sim)
         for s in tensor_specs:
             if directions.get(s.name) in ("Out", "InOut") and s.name in outs:
