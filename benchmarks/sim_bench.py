@@ -283,8 +283,8 @@ def scaling(counts: tuple, repeats: int) -> list:
         cfgs = {"batched": sim.SimConfig(), "block-by-block": sim.SimConfig(batch=False),
                 "traced": sim.SimConfig(trace=True),
                 "traced, block-by-block": sim.SimConfig(trace=True, batch=False)}
-        t = interleaved({name: (lambda c=c: k(x, y, config=c)) for name, c in cfgs.items()},
-                        repeats)
+        t = interleaved({name: (lambda c=c, k=k, x=x, y=y: k(x, y, config=c))
+                         for name, c in cfgs.items()}, repeats)
         rows.append((n, {name: v / n for name, v in t.items()}))
     return rows
 

@@ -282,7 +282,7 @@ class BatchCompiler(FnCompiler):
         m = self.m
         src_f = self.expr(src)
         off_f = self.expr(offset)
-        ok, shp = self.const(shape)
+        _, shp = self.const(shape)
         shp = tuple(int(d) for d in shp)
         out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
         st = self.st

@@ -268,7 +268,6 @@ class FnCompiler(StmtCompiler):
         cast = self.caster(e.type, f"pl op '{e.op}'", e.span)
         wants_ctx = op.wants_ctx
         ctx = m.ctx
-        unit = op.unit
         acct = self._accountant(e, op, public) if m.trace_on else None
         tag = self._typed_valid(e.type)
         cvals = None
