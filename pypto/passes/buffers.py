@@ -12,7 +12,9 @@ The model (a planning estimate, not an allocator):
 * **Size.** The static byte size of the largest value of the buffer, rounded up to
   32 bytes (the allocator's address alignment, reference §6). A dimension that is
   not a compile-time int makes the buffer "unknown": it is listed, not counted.
-* **Space.** A tile's declared memory (`pl.Mem.*`); for tensor-level values the
+* **Space.** A tile's memory as the compiler infers it: Vec when a vector op writes it
+  (even `pl.mul` of an Acc tile), Acc for a cube op's result, its source's memory for a
+  tile slice or view, else its declared memory (`pl.Mem.*`); for tensor-level values the
   side that produces or consumes them (§2.1, see `units.py`): a matmul result is
   Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
   consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor directly stages it (implicit load) in the
@@ -90,6 +92,7 @@ class BufferReport:
     buffers: tuple = ()
     unknown: tuple = ()  # buffers whose size is not static
     ring: dict = field(default_factory=dict)  # space -> bytes of the cross-core ring
+    at: dict = field(default_factory=dict)  # space -> [(buffer name, bytes)] live at its peak
 
     @property
     def over(self) -> tuple:
@@ -120,11 +123,36 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             continue
         groups[storage.root(v)].append(v)
 
+    memo: dict[str, str] = {}
+
+    def tile_space(v: str) -> str:
+        """Where a tile lives, as the compiler's InferTileMemorySpace decides it: a
+        vector op writes UB (the result of `pl.mul` on a matmul's Acc tile is Vec, the
+        operand is moved there), a cube op writes Acc, a tile slice or view inherits its
+        source's memory, anything else (loads, moves, allocations) its declared one."""
+        if v in memo:
+            return memo[v]
+        memo[v] = _space_of_mem(flow.types[v].memory)
+        node = flow.producer.get(v)
+        if node is not None:
+            unit = get(node.op).unit
+            if unit is Unit.VECTOR:
+                memo[v] = "Vec"
+            elif unit is Unit.CUBE:
+                memo[v] = "Acc"
+            elif node.op in ("slice",) or unit is Unit.META:
+                src = next((o for _, o in node.operands
+                            if o is not None and isinstance(flow.types.get(o), TileType)), None)
+                if src is not None:
+                    memo[v] = tile_space(src)
+        return memo[v]
+
     def spaces_of(vs: list[str]) -> list[str]:
-        for v in vs:  # an explicit tile memory wins
-            t = flow.types[v]
-            if isinstance(t, TileType):
-                return [_space_of_mem(t.memory)]
+        for v in vs:  # a tile's memory wins
+            if isinstance(flow.types[v], TileType):
+                produced = [w for w in vs if w in flow.producer
+                            and isinstance(flow.types[w], TileType)]
+                return [tile_space(produced[0] if produced else v)]
         produced_by_cube = any(
             v in flow.producer and get(flow.producer[v].op).unit is Unit.CUBE for v in vs)
         if produced_by_cube:
@@ -143,6 +171,26 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             out.append("Vec")
         return out
 
+    readers: dict[str, list] = defaultdict(list)
+    for op in flow.ops:
+        for _, o in op.operands:
+            if o is not None:
+                readers[o].append(op)
+
+    def live_range(vs: list[str]) -> tuple[int, int]:
+        start = min(flow.defs.get(v, 0) for v in vs)
+        end = start
+        for v in vs:
+            defined_in = set(flow.value_loops.get(v, ()))
+            for use in flow.uses.get(v, ()):
+                end = max(end, use)
+            # used inside a loop it was defined outside of: live to the loop's end
+            for op in readers.get(v, ()):
+                for lid in op.loops:
+                    if lid not in defined_in:
+                        end = max(end, loop_end[lid])
+        return start, end
+
     buffers: list[Buffer] = []
     unknown: list[str] = []
     for root, vs in groups.items():
@@ -152,18 +200,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             unknown.append(vs[0])
             continue
         nbytes = align(max(sizes))
-        start = min(flow.defs.get(v, 0) for v in vs)
-        end = start
-        for v in vs:
-            defined_in = set(flow.value_loops.get(v, ()))
-            for use in flow.uses.get(v, ()):
-                end = max(end, use)
-            # used inside a loop it was defined outside of: live to the loop's end
-            for op in flow.ops:
-                if any(o == v for _, o in op.operands):
-                    for lid in op.loops:
-                        if lid not in defined_in:
-                            end = max(end, loop_end[lid])
+        start, end = live_range(vs)
         # One copy per stage of the innermost enclosing pl.pipeline: the lowering
         # replicates that loop's body; an outer pipeline's replicas run one after the
         # other and reuse the inner buffers.
@@ -182,7 +219,10 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             space = "Vec" if c.direction == "C->V" else "Mat"
             if any(x.space == space for x in buffers if x.values and c.value in x.values):
                 continue  # already held on the consuming side
-            buffers.append(Buffer(f"{c.value}@{space}", space, align(c.nbytes), b.start, b.end,
+            # the popped copy lives as long as the crossing value itself, not the whole
+            # buffer it may be a view of (`q[:, 0:64]` of a tile that lives on)
+            start, end = live_range([c.value])
+            buffers.append(Buffer(f"{c.value}@{space}", space, align(c.nbytes), start, end,
                                   b.copies))
 
     # transient staging: implicit GM loads of compute operands
@@ -210,18 +250,22 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         return n
 
     peak: dict[str, int] = {s: 0 for s in SPACES}
+    at: dict[str, list] = {}
     points = sorted({b.start for b in buffers} | {b.end for b in buffers})
     for p in points:
-        live: dict[str, int] = defaultdict(int)
+        live: dict[str, list] = defaultdict(list)
         for b in buffers:
             # A buffer whose last use is the op at `p` does not coexist with the
             # buffer that op produces: the vector unit writes its result over a dying
             # operand (in-place reuse, as the allocator's MemoryReuse does). Buffers
             # born and dead at the same op (staging) are live at that op.
             if b.start <= p < b.end or b.start == b.end == p:
-                live[b.space] += cost(b)
-        for s, n in live.items():
-            peak[s] = max(peak.get(s, 0), n)
+                live[b.space].append(b)
+        for s, bs in live.items():
+            n = sum(cost(b) for b in bs)
+            if n > peak.get(s, 0):
+                peak[s] = n
+                at[s] = sorted(((b.name, cost(b)) for b in bs), key=lambda x: -x[1])
 
     ring: dict[str, int] = {}
     if _ALIASES.get(platform, platform) == "a5sim" and units.crossings:
@@ -236,7 +280,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
 
     return BufferReport(f.name, peak, dict(budget_for(platform)),
                         tuple(sorted(buffers, key=lambda b: (b.start, b.space, b.name))),
-                        tuple(unknown), ring)
+                        tuple(unknown), ring, at)
 
 
 def launch_options(program: Program) -> dict[str, dict]:

@@ -41,6 +41,7 @@ CUBE, VECTOR = "cube", "vector"
 CUBE_SPACES = {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
                MemorySpace.Bias, MemorySpace.LeftScale, MemorySpace.RightScale}
 _VIEW_OPS = {"reshape", "set_validshape", "tile.transpose_view"}
+_TILE_VIEW_OPS = {"slice", "fillpad"}  # views only when their source is a tile
 
 
 # --- the dataflow walk ----------------------------------------------------------------
@@ -54,7 +55,7 @@ class OpNode:
     call: Call
     result: str  # the SSA name it is assigned to, or "%<index>" for a nested call
     operands: tuple  # (parameter name, value name or None) in signature order
-    pos: int  # statement position (pre-order) of the enclosing statement
+    pos: int  # program-order position: the statement's, +1 per op nested before it in it
     loops: tuple  # ids of the enclosing loops (outermost first)
 
     @property
@@ -97,6 +98,7 @@ class Dataflow:
         self.params = [p.var.name for p in f.params]
         self._stack: list[int] = []
         self.pos = 0
+        self._taken = False
         for p in f.params:
             self._define(p.var.name, p.var.type)
         self._block(f.body, None)
@@ -118,7 +120,17 @@ class Dataflow:
             return e.name
         if isinstance(e, Call):
             params = get(e.op).params
-            operands = tuple((p, self.ref(a)) for p, a in zip(params, e.args))
+            # Nested calls are evaluated first, each at its own position (the compiler
+            # flattens them into one statement each), so a temporary lives from its op
+            # to the op that consumes it, not across the whole statement.
+            names = [a.name if isinstance(a, Var) else self.ref(a) for a in e.args]
+            if self._taken:
+                self.pos += 1
+            self._taken = True
+            for a, n in zip(e.args, names):
+                if n is not None and isinstance(a, (Var, Call)):
+                    self._use(n)
+            operands = tuple(zip(params, names))
             node = OpNode(len(self.ops), e, f"%{len(self.ops)}", operands, self.pos,
                           tuple(self._stack))
             self.ops.append(node)
@@ -158,6 +170,7 @@ class Dataflow:
     def _block(self, stmts: tuple, sink: list | None) -> None:
         for s in stmts:
             self.pos += 1
+            self._taken = False  # the statement's first op takes its position
             self._stmt(s, sink)
 
     def _stmt(self, s: Any, sink: list | None) -> None:
@@ -264,7 +277,8 @@ class Dataflow:
 
 class Storage:
     """Which values share one buffer: carries and copies, an `assemble`/`store` result
-    and its target, a view and its source, `matmul_acc`'s result and accumulator.
+    and its target, a view and its source (incl. a slice or fillpad of a tile),
+    `matmul_acc`'s result and accumulator.
     A buffer that holds a tensor parameter lives in GM, not on chip."""
 
     def __init__(self, flow: Dataflow):
@@ -277,6 +291,13 @@ class Storage:
                 src = op.operand("output_tensor")
             elif op.op in _VIEW_OPS:
                 src = op.operand(get(op.op).params[0])
+            elif op.op in _TILE_VIEW_OPS:
+                # a window / pad of an on-chip tile is a view of its buffer (the compiler
+                # lowers tile.slice and tile.fillpad to PTO views on the input's MemRef);
+                # a slice of a tensor is a load into a new buffer
+                x = op.operand(get(op.op).params[0])
+                if isinstance(flow.types.get(x or ""), TileType):
+                    src = x
             elif op.op == "matmul_acc":
                 src = op.operand("acc")
             elif get(op.op).writes is not None:

@@ -251,6 +251,10 @@ def from_analyses(analyses: dict, func_name: str) -> BudgetEstimate | None:
         if ub is None:
             return None
         est = BudgetEstimate(func_name, source="the compiler's buffer analysis")
+        report = (analyses.get("buffers") or {}).get(func_name)
+        for space, items in (getattr(report, "at", None) or {}).items():
+            # the buffers live at the peak, as the compiler's estimate counted them
+            est.at[space] = [("<temporary>" if n.startswith("%") else n, b) for n, b in items]
         est.peak["Vec"] = int(ub)
         for space, key in (("Mat", "l1_bytes"), ("Left", "l0a_bytes"), ("Right", "l0b_bytes"),
                            ("Acc", "l0c_bytes")):

@@ -20,7 +20,7 @@ NB5 = [
     import ml_dtypes
     from pypto.golden import TensorSpec, run_jit
 
-    M, K, N, TM = 256, 128, 256, 64
+    M, K, N, TM = 256, 128, 256, 128
     bf16 = ml_dtypes.bfloat16
     rng = np.random.default_rng(0)
     specs = [TensorSpec("x", [M, K], bf16, init_value=lambda: rng.standard_normal((M, K)) * 0.1),
@@ -84,8 +84,8 @@ NB5 = [
 
     Two more versions of the same kernel: one without hints, one with `pl.split` only. The
     epilogue is moved into an inline helper so the versions differ only in their `with`
-    line. Without `pl.split` each AIV would hold whole 64-row tiles, which does not fit;
-    with it, each holds 32-row halves. `cross_core_slot` sets how far ahead the cube may
+    line. Without `pl.split` each AIV would hold whole 128-row tiles, which does not fit;
+    with it, each holds 64-row halves. `cross_core_slot` sets how far ahead the cube may
     run (the `slots=` in the pipe column); it does not change the estimate of this kernel.
     """),
     code("""
