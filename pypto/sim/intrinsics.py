@@ -152,12 +152,27 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
                         f"(shape {list(a.shape)}) runs past axis {ax} (extent {a.shape[ax]})",
                         span, tensor=tname, indices=_fmt_window(off, ext),
                         hint="clip the window (valid_shape=[...] with the remaining extent) "
-                             "or pass clamp=True to read zeros past the end")
+                             "or pass clamp=True to read zeros past the end",
+                        note="the device reads whatever follows the tensor in GM; without the "
+                             "'oob' check (PYPTO_SIM_CHECKS=ub) the simulator reads residue "
+                             "there" if copy else None)
         if uninit is not None and copy:
             uninit.read(a, tuple(slice(o, o + x) for o, x in zip(off, ext)), span, opname, tname)
         partial = ext != shp
         valid = None
-        if not partial:
+        over = copy and any(o < 0 or o + x > d for o, x, d in zip(off, ext, a.shape))
+        if over:
+            # Unchecked (checks without "oob"): the DMA reads whatever lies past the
+            # tensor; the window keeps its shape and the overhang is fresh-memory residue.
+            w = np.zeros(shp, a.dtype) if m.cfg.uninit == "zero" else m.new_residue(shp, a.dtype)
+            lo = [max(0, -o) for o in off]
+            hi = [max(lo_, min(x, d - o)) for lo_, x, d, o in zip(lo, ext, a.shape, off)]
+            w[tuple(slice(l_, h) for l_, h in zip(lo, hi))] = \
+                a[tuple(slice(o + l_, o + h) for o, l_, h in zip(off, lo, hi))]
+            if partial:
+                fill_outside(w, ext, pad_scalar(a.dtype, pad_mode or default_pad))
+                valid = ext
+        elif not partial:
             w = a[tuple(slice(o, o + s) for o, s in zip(off, shp))]
             if copy:
                 w = w.copy()

@@ -89,6 +89,18 @@ def test_checks_can_be_switched_off():
     sim.simulate(k.oob_store, x, 0, y, checks=())
 
 
+def test_unchecked_over_read_keeps_the_window_and_reads_residue():
+    # Without the bounds check a load past the end reads what the device would: whatever
+    # follows the tensor in GM - residue (NaN) in the overhang, never a clipped window.
+    x = np.arange(128 * 64, dtype=np.float32).reshape(128, 64)
+    y = np.zeros((128, 64), np.float32)
+    sim.simulate(k.oob_slice, x, y, checks=())  # the last window is [128:160] of 128 rows
+    assert np.isnan(y[0:32]).all()  # residue, not a clipped window or a crash
+    with pytest.raises(SimulationError) as ei:  # the default check still faults
+        k.oob_slice(x, y)
+    assert "the device reads whatever follows the tensor in GM" in str(ei.value)
+
+
 def test_on_chip_budget():
     with pytest.raises(SimulationError) as ei:
         k.too_big_tile(z(64, 4096), z(64, 4096))
