@@ -168,7 +168,49 @@ def _dim_str(d: Any) -> str:
     return str(d)
 
 
+def _static_spec(machine: Any, entry: Function) -> list | None:
+    """Per parameter (name, numpy dtype, shape, direction) when every parameter is a
+    tensor of static shape (the common case: `bind_arguments` checks those quickly)."""
+    spec = machine.__dict__.get("_bind_spec", False)
+    if spec is not False:
+        return spec
+    spec = []
+    for p in entry.params:
+        t = p.var.type
+        if not isinstance(t, ShapedType) or not all(type(d) is int for d in t.shape):
+            spec = None
+            break
+        try:
+            check_size(tuple(t.shape), t.dtype.np, "", p.span)
+        except SimulationError:
+            spec = None
+            break
+        spec.append((p.var.name, np.dtype(t.dtype.np), tuple(t.shape), p.direction.value))
+    machine.__dict__["_bind_spec"] = spec
+    return spec
+
+
+def _quick_hosts(machine: Any, entry: Function, args: tuple, kwargs: dict) -> dict | None:
+    """The argument arrays by name when they pass every check at a glance (positional
+    numpy arrays of the declared dtype and static shape, writable where written); None
+    sends `bind_arguments` down the full path, which reports what is wrong."""
+    spec = _static_spec(machine, entry)
+    if spec is None or kwargs or len(args) != len(spec):
+        return None
+    hosts = {}
+    nd = np.ndarray
+    for (name, dt, shape, direction), v in zip(spec, args):
+        if type(v) is not nd or v.dtype != dt or v.shape != shape or \
+                (direction != "In" and not v.flags.writeable):
+            return None
+        hosts[name] = v
+    return hosts
+
+
 def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> dict:
+    hosts = _quick_hosts(machine, entry, args, kwargs)
+    if hosts is not None:
+        return _upload(machine, entry, hosts, hosts)
     params = entry.params
     kwargs = dict(kwargs or {})
     if len(args) > len(params):
@@ -189,7 +231,6 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
                               f"{', '.join(sorted(kwargs))}", entry.span)
     dyn = machine.dyn
     dyn_src: dict[str, str] = {}
-    bound: dict[str, Any] = {}
     hosts = {}
     # first pass: dtypes, ranks and dynamic dims
     for p in params:
@@ -248,10 +289,16 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
             if t.dtype.is_int() and isinstance(x, float) and not float(x).is_integer():
                 raise SimulationError(f"argument '{name}' is {t} but got the float {x}", p.span,
                                       tensor=name)
+    return _upload(machine, entry, values, hosts)
+
+
+def _upload(machine: Any, entry: Function, values: dict, hosts: dict) -> dict:
     # third pass: upload. Arguments are used in place (no
     # copy) when that cannot be observed: an In array nothing in the program writes is
     # read through a read-only view; Out / InOut arrays are the device buffers themselves
     # when they are C-contiguous, writable and overlap no other argument.
+    params = entry.params
+    bound: dict[str, Any] = {}
     written = machine.written_params
     tensor_hosts = [(n, h) for n, h in hosts.items()]
 
@@ -273,10 +320,9 @@ def bind_arguments(machine: Any, entry: Function, args: tuple, kwargs: dict) -> 
                 dev = host
                 keep = None
                 if direction == "Out":
-                    if machine.cfg.uninit == "zero":
-                        dev.fill(0)
-                    else:
-                        machine.fill_residue(dev)
+                    # deferred when a batched launch loop mentions it first (it may then
+                    # fill only what that launch leaves unwritten)
+                    machine.fill_fresh(dev, name in machine.deferrable)
             elif direction == "Out":
                 keep = host
                 if machine.cfg.uninit == "zero":

@@ -32,7 +32,7 @@ from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Eval, For, ListExpr, 
 from pypto.ir.types import ShapedType
 from pypto.ops.registry import get
 from pypto.sim.batch_plan import (BLOCK, ELEMENTWISE, SCALAR_AFFINE, SCALAR_DIV, WINDOW_READS,
-                                  WINDOW_WRITES, Plan, analyze)
+                                  WINDOW_WRITES, Plan, analyze, write_only)
 from pypto.sim.compiler import FnCompiler
 from pypto.sim.trace import TaskRecord
 from pypto.sim.values import UNDEF, _flatten_deps
@@ -81,6 +81,9 @@ class BatchState:
         self.nb = 0
         self.blk: Any = None
         self.log: list | None = None
+        # the window writes of this run into deferred-fill buffers: (target, offsets,
+        # shape, per-block origins or None); set by launch_loop while fills are pending
+        self.wlog: list | None = None
 
     def set(self, bs: tuple, spmd: bool) -> None:
         self.bs = bs
@@ -329,6 +332,60 @@ class BatchCompiler(FnCompiler):
 
         return run
 
+    def _fused(self, source: Any, shp: tuple) -> Callable | None:
+        """When the written value is an elementwise op computing in its own dtype (a
+        numpy ufunc over float32/float64 arrays and Python scalars), compute it straight
+        into the destination windows: the same values as computing it and copying them
+        in, without the temporary (untraced runs only; `None`: no such op)."""
+        if not isinstance(source, Call) or source.op not in FUSE or not self.vary(source):
+            return None
+        ufunc, n = FUSE[source.op]
+        if len(source.args) < n or not all(_nullish(x) for x in source.args[n:]):
+            return None
+        t = source.type
+        if not isinstance(t, ShapedType) or t.valid_shape is not None:
+            return None
+        npdt = np.dtype(t.dtype.np)
+        if npdt.kind != "f" or npdt.itemsize < 4 or t.static_shape() != shp:
+            return None
+        argfns = [self.expr(a) for a in source.args[:n]]
+        st = self.st
+        srank = len(shp)
+        nd_t = np.ndarray
+        gen = np.generic
+
+        def fused(env: dict, tgt: Any, off_f: Callable) -> bool:
+            if tgt.dtype != npdt:
+                return False
+            args = [f(env) for f in argfns]
+            shapes = []
+            for a in args:
+                ta = type(a)
+                if ta is nd_t:
+                    if a.dtype != npdt:
+                        return False
+                    shapes.append(a.shape)
+                elif ta is not float and ta is not int and not (isinstance(a, gen) and
+                                                                a.dtype == npdt):
+                    return False
+            if not shapes:
+                return False
+            bsh = np.broadcast_shapes(*shapes)
+            if bsh[-srank:] != shp or len(bsh) not in (srank, srank + st.nb):
+                return False
+            offs = off_f(env)
+            if len(offs) != tgt.ndim:
+                return False
+            view = st.window(tgt, offs, shp, True)
+            if view is None:
+                return False
+            ufunc(*args, out=view)
+            if st.wlog is not None:
+                st.wlog.append((tgt, list(offs), shp, None))
+            return True
+
+        return fused
+
     def bwrite(self, e: Call, target: Any, source: Any, offset: Any, opname: str) -> Callable:
         from pypto.sim.intrinsics import _is_cube, _mte2_cost, _note_mte
 
@@ -343,9 +400,12 @@ class BatchCompiler(FnCompiler):
         site_key = (e.span, opname)
         from_cube = isinstance(source, Var) and source.name in self.cube_vars or \
             (isinstance(source, Call) and _is_cube(source))
+        fused = None if tracing else self._fused(source, shp)
 
         def run(env: dict) -> Any:
             tgt = tgt_f(env)
+            if fused is not None and fused(env, tgt, off_f):
+                return tgt
             src = src_f(env)
             if type(tgt) is not np.ndarray or not isinstance(src, np.ndarray) or \
                     type(src) is not np.ndarray:
@@ -358,6 +418,8 @@ class BatchCompiler(FnCompiler):
             view = st.window(tgt, offs, shp, True)
             if view is not None:
                 view[...] = src
+                if st.wlog is not None:
+                    st.wlog.append((tgt, list(offs), shp, None))
             else:
                 sb = src.ndim == srank + nb
                 los = []
@@ -372,6 +434,8 @@ class BatchCompiler(FnCompiler):
                     part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
                         if sb else src
                     tgt[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = part
+                if st.wlog is not None:
+                    st.wlog.append((tgt, None, shp, los))
             if tracing:
                 buf, origin = m.locate(tgt)
                 if buf is not None:
@@ -390,6 +454,27 @@ class BatchCompiler(FnCompiler):
             return tgt
 
         return run
+
+
+# Elementwise ops a batched window write may compute in place (`BatchCompiler._fused`):
+# op -> (numpy ufunc of its impl, number of leading operands it takes). Only used for
+# float32 / float64 operands of the op's own dtype, where the impl is exactly the ufunc.
+FUSE = {
+    "add": (np.add, 2), "sub": (np.subtract, 2), "mul": (np.multiply, 2),
+    "div": (np.true_divide, 2), "maximum": (np.maximum, 2), "minimum": (np.minimum, 2),
+    "adds": (np.add, 2), "subs": (np.subtract, 2), "muls": (np.multiply, 2),
+    "divs": (np.divide, 2), "maximums": (np.maximum, 2), "minimums": (np.minimum, 2),
+    "neg": (np.negative, 1), "abs": (np.abs, 1), "exp": (np.exp, 1),
+    **{f"{k}_expand_{o}": (f, 2) for k in ("row", "col")
+       for o, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                    ("div", np.true_divide), ("max", np.maximum), ("min", np.minimum))},
+}
+
+
+def _nullish(x: Any) -> bool:
+    from pypto.ir.nodes import Attr
+
+    return x is None or x is False or (isinstance(x, (Attr, Const)) and not x.value)
 
 
 class _NeedArray(Exception):
@@ -598,12 +683,19 @@ def launch_loop(m: Any, name: str, args: list, bs: tuple, info: dict, span: Any,
     m.work += pre_work + B
     tid0 = m.next_tid
     t0 = time.perf_counter()
+    kept = _pending_args(m, entry, cf, args) if m.pending else None
+    st = entry.st
+    st.wlog = [] if kept else None
     try:
         rets, items, proto, bc = _run(m, entry, args, bs, False, label, tid0, B)
     except Fallback:
+        st.wlog = None
         m.work = w0
         m._loc.clear()
         return None
+    if kept:
+        wlog, st.wlog = st.wlog, None
+        _fill_unwritten(m, kept, wlog, st)
     m.next_tid = tid0 + B
     if m.trace_on:
         dt = (time.perf_counter() - t0) / B
@@ -636,6 +728,104 @@ def launch_loop(m: Any, name: str, args: list, bs: tuple, info: dict, span: Any,
             m.cur, m.bc, m.block, m.region = saved
     m._loc.clear()
     return rets, tid0 + B - 1
+
+
+def _pending_args(m: Any, entry: _Entry, cf: Any, args: list) -> list:
+    """The deferred fills among this launch's arguments that may still wait until after
+    the batched run (the region only writes them through windows); the other pending
+    buffers passed in are filled now."""
+    names = [p[0] for p in cf.params]
+    kept = []
+    flush = []
+    plan = entry.plan
+    for item in m.pending:
+        a = item[0]
+        params = [n for n, x in zip(names, args) if isinstance(x, np.ndarray) and
+                  (x is a or np.may_share_memory(x, a))]
+        if not params:
+            continue
+        if len(params) == 1 and all(x is a for n, x in zip(names, args) if n in params) and \
+                _write_only(m, cf, plan, params[0]):
+            kept.append(item)
+        else:
+            flush.append(a)
+    if flush:
+        m.flush_pending(flush)
+    return kept
+
+
+def _write_only(m: Any, cf: Any, plan: Plan, param: str) -> bool:
+    cache = m.__dict__.setdefault("_write_only", {})
+    key = (cf.name, id(plan), param)
+    r = cache.get(key)
+    if r is None:
+        r = cache[key] = write_only(cf.func, plan.alias, param)
+    return r
+
+
+def _fill_unwritten(m: Any, kept: list, wlog: list, st: BatchState) -> None:
+    """After a batched run: the deferred fills of `kept`, only where the run wrote
+    nothing (nothing when its windows cover the whole buffer)."""
+    from pypto.sim.machine import _strided_like
+
+    for item in kept:
+        a, seed = item
+        mine = [w for w in wlog if w[0] is a or np.may_share_memory(w[0], a)]
+        m.pending = [p for p in m.pending if p is not item]
+        if all(w[0] is a for w in mine) and _covers(a, mine, st):
+            continue
+        written = np.zeros(a.shape, dtype=np.bool_)
+        for tgt, offs, shp, los in mine:
+            wv = written if tgt is a else _strided_like(written, tgt, a)
+            if los is None:
+                st.window(wv, offs, shp, True)[...] = True
+            else:
+                for lo in los:
+                    wv[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = True
+        m.fill_unwritten(a, seed, written)
+
+
+def _covers(a: np.ndarray, writes: list, st: BatchState) -> bool:
+    """Do these batched window writes (each a regular tiling of boxes) cover `a`?"""
+    boxes = set()
+    for _tgt, offs, shp, los in writes:
+        if los is not None:
+            return False
+        lo = []
+        hi = []
+        for ax, o in enumerate(offs):
+            b = o.base if type(o) is Aff else int(o)
+            lo.append(b)
+            hi.append(b + shp[ax])
+        moved = set()
+        for k, n in enumerate(st.bs):
+            if n <= 1:
+                continue
+            axes = [ax for ax, o in enumerate(offs) if type(o) is Aff and o.d[k]]
+            if len(axes) != 1 or axes[0] in moved:
+                return False
+            ax = axes[0]
+            d = offs[ax].d[k]
+            if abs(d) != shp[ax] or hi[ax] - lo[ax] != shp[ax]:
+                return False
+            moved.add(ax)
+            if d > 0:
+                hi[ax] += d * (n - 1)
+            else:
+                lo[ax] += d * (n - 1)
+        boxes.add((tuple(lo), tuple(hi)))
+    if not boxes or len(boxes) > 256:
+        return False
+    boxes = list(boxes)
+    vol = 0
+    for i, (lo, hi) in enumerate(boxes):
+        if any(l < 0 or h > d for l, h, d in zip(lo, hi, a.shape)):
+            return False
+        vol += math.prod(h - l for l, h in zip(lo, hi))
+        for lo2, hi2 in boxes[:i]:
+            if all(l < h2 and l2 < h for l, h, l2, h2 in zip(lo, hi, lo2, hi2)):
+                return False
+    return vol == a.size
 
 
 def run_spmd(m: Any, cf: Any, args: list, n: int, rec: Any, label: str) -> tuple | None:
@@ -765,18 +955,26 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
                    for lv, _ in levels]
 
     def loop(env: dict) -> Any:
-        if not m.batch_on or m.cur is not None or m.interleaver is not None:
+        r = batched(env)
+        if r is _SEQ:
+            if m.pending:  # block by block: every deferred fill happens first
+                m.flush_pending()
             return seq(env)
+        return r
+
+    def batched(env: dict) -> Any:
+        if not m.batch_on or m.cur is not None or m.interleaver is not None:
+            return _SEQ
         ranges = []
         for f0, f1, f2 in bounds:
             a, b, c = int(f0(env)), int(f1(env)), int(f2(env))
             if c == 0:
-                return seq(env)
+                return _SEQ
             ranges.append((a, max(0, -((a - b) // c)), c))
         bs = tuple(n for _, n, _ in ranges)
         B = math.prod(bs)
         if B < 2:
-            return seq(env)
+            return _SEQ
         pre = 0
         acc = 1
         for n in bs:
@@ -791,10 +989,10 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
         cv = dict(zip(inner_iters, carried))
         args = [f(env, lv, cv) for f in argk]
         if any(x is None for x in args):
-            return seq(env)
+            return _SEQ
         r = launch_loop(m, name, args, bs, info, launch.span, pre, carries)
         if r is None:
-            return seq(env)
+            return _SEQ
         rets, tid = r
         for k, (a, n, c) in enumerate(ranges):
             env[loop_vars[k]] = a + (n - 1) * c
@@ -808,7 +1006,11 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
             env[targets[-1]] = tid
         return None
 
+    m._nest_fors.add(id(s))
     return loop
+
+
+_SEQ = object()  # loop_nest: run the loop block by block
 
 
 def _arg_fn(fc: Any, a: Any, loop_vars: list, iters: list) -> Callable | None:

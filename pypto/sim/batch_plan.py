@@ -448,3 +448,97 @@ def analyze(func: Function, varying: set) -> Plan | str:
 
 def dyn_free(e: Any) -> bool:
     return not isinstance(e, DynDim)
+
+
+class _Read(Exception):
+    pass
+
+
+def write_only(func: Function, alias: dict, param: str) -> bool:
+    """True when the region never reads tensor parameter `param`: every value aliasing it
+    (`alias`: value name -> parameter, from the plan) is only the target of window writes
+    (assemble / store), handed on through assignments, loop carries or returned. The
+    residue of a fresh `pl.Out` buffer can then be filled after a batched launch, only
+    where it wrote nothing (`pypto.sim.batch`). Conservative: anything else is a read."""
+
+    def mine(e: Any) -> bool:
+        return isinstance(e, Var) and alias.get(e.name) == param
+
+    def val(e: Any) -> bool:  # does `e` evaluate to (an alias of) param? raises on a read
+        if isinstance(e, Var):
+            return mine(e)
+        if isinstance(e, Call):
+            names = get(e.op).params
+            tgt = WINDOW_WRITES[e.op][0] if e.op in WINDOW_WRITES else None
+            res = False
+            for n, a in zip(names, e.args):
+                if n == tgt:
+                    res = val(a)
+                elif val(a):
+                    raise _Read()
+            if len(e.args) > len(names) or any(val(v) for _, v in e.kwargs):
+                raise _Read()
+            return res
+        if isinstance(e, ListExpr):
+            if any(val(i) for i in e.items):
+                raise _Read()
+            return False
+        if isinstance(e, GetItem):
+            if val(e.value):
+                raise _Read()
+            return False
+        if isinstance(e, CallFunc):
+            raise _Read()
+        if isinstance(e, (list, tuple)):
+            if any(val(i) for i in e):
+                raise _Read()
+        return False
+
+    def flows(value: Any, target: Any) -> None:
+        if val(value) and not (isinstance(target, Var) and mine(target)):
+            raise _Read()
+
+    def body(stmts: Any, carries: tuple | None) -> None:
+        for s in stmts:
+            if isinstance(s, Assign):
+                if val(s.value) and not (len(s.targets) == 1 and mine(s.targets[0])):
+                    raise _Read()
+            elif isinstance(s, Eval):
+                val(s.expr)
+            elif isinstance(s, For):
+                for e in (s.start, s.stop, s.step):
+                    if val(e):
+                        raise _Read()
+                _loop(s)
+            elif isinstance(s, While):
+                if val(s.cond):
+                    raise _Read()
+                _loop(s)
+            elif isinstance(s, If):
+                if val(s.cond):
+                    raise _Read()
+                body(s.then_body, ())
+                body(s.else_body, ())
+            elif isinstance(s, Scope):
+                body(s.body, carries)
+            elif isinstance(s, Yield):
+                for i, v in enumerate(s.values):
+                    flows(v, carries[i] if carries is not None and i < len(carries) else None)
+            elif isinstance(s, Return):
+                for v in s.values:
+                    val(v)
+            elif not isinstance(s, (Break, Continue)):
+                raise _Read()
+
+    def _loop(s: Any) -> None:
+        for it, init, res in zip(s.iter_args, s.inits, s.results):
+            flows(init, it)
+            if mine(it) and not mine(res):
+                raise _Read()
+        body(s.body, tuple(s.iter_args))
+
+    try:
+        body(func.body, None)
+    except (_Read, KeyError):
+        return False
+    return True

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import PyptoError, SimulationError
-from pypto.ir.nodes import Call, Function
+from pypto.ir.nodes import Call, For, Function, Var
 from pypto.ir.transform import walk
 from pypto.ops.registry import Unit, get
 from pypto.ops.numeric import quiet_fp
-from pypto.sim.memory import GlobalBuffer, origin_of, residue, root_of
+from pypto.sim.memory import (GlobalBuffer, _has_nan, fill_residue, origin_of, residue,
+                              root_of)
 from pypto.sim.tasks import TaskRunner
 from pypto.sim.sanitizers.boxes import view_box
 from pypto.sim.trace import Access, TaskRecord, Trace
@@ -59,6 +60,10 @@ class Machine(TaskRunner):
         self._batch_cache: dict = {}
         self.batch_refusals: dict = {}  # region -> why it cannot run batched
         self.batch_stats = {"batched": 0, "fallback": 0}  # batched runs / abandoned ones
+        # pl.Out parameters whose fill (residue / zero) may wait for the batched launch
+        # loop that first mentions them (see `pending`); computed on the first run
+        self._deferrable: frozenset | None = None
+        self._nest_fors: set = set()  # ids of the For statements batch.loop_nest wraps
         self._reset()
 
     # -- per-run state ---------------------------------------------------------------
@@ -86,6 +91,10 @@ class Machine(TaskRunner):
         self.ctx.subblock_idx = 0
         self.ctx.task_id = -1
         self._seed_counter = 0
+        # deferred fills of fresh pl.Out buffers: [array, seed (None: zeros)]; flushed by
+        # anything that might look at them, or filled after a batched launch only where
+        # it wrote nothing (pypto.sim.batch.launch_loop)
+        self.pending: list = []
 
     # -- faults --------------------------------------------------------------------------
 
@@ -161,11 +170,69 @@ class Machine(TaskRunner):
         self._seed_counter += 1
         return residue(shape, dtype, self.cfg.seed * 7919 + self._seed_counter)
 
-    def fill_residue(self, a: np.ndarray) -> None:
-        from pypto.sim.memory import fill_residue
-
+    def fill_residue(self, a: np.ndarray, defer: bool = False) -> None:
         self._seed_counter += 1
-        fill_residue(a, self.cfg.seed * 7919 + self._seed_counter)
+        seed = self.cfg.seed * 7919 + self._seed_counter
+        if defer:
+            self.pending.append([a, seed])
+        else:
+            fill_residue(a, seed)
+
+    def fill_fresh(self, a: np.ndarray, defer: bool = False) -> None:
+        """Fill a fresh pl.Out buffer used in place: residue, or zeros (cfg.uninit)."""
+        if self.cfg.uninit == "zero":
+            if defer:
+                self.pending.append([a, None])
+            else:
+                a.fill(0)
+        else:
+            self.fill_residue(a, defer)
+
+    def flush_pending(self, arrays: Any = None) -> None:
+        """Do the deferred fills (of `arrays` only, when given)."""
+        keep = []
+        for item in self.pending:
+            a, seed = item
+            if arrays is not None and not any(a is x for x in arrays):
+                keep.append(item)
+            elif seed is None:
+                a.fill(0)
+            else:
+                fill_residue(a, seed)
+        self.pending = keep
+
+    def fill_unwritten(self, a: np.ndarray, seed: Any, written: np.ndarray) -> None:
+        """The deferred fill of `a`, only where the boolean mask `written` is False."""
+        if seed is None:
+            np.copyto(a, 0, where=~written)
+        elif _has_nan(a.dtype):
+            np.copyto(a, np.nan, where=~written)
+        else:
+            np.copyto(a, residue(a.shape, a.dtype, seed), where=~written)
+
+    @property
+    def deferrable(self) -> frozenset:
+        """Out parameters of the entry whose first mention (in statement order) is a
+        batched launch loop nest: nothing can look at them before it runs."""
+        if self._deferrable is None:
+            self._deferrable = frozenset()
+            entry = self.program.entry_function
+            if self.batch_on and self.uninit is None and entry.kind not in _REGION_KINDS:
+                try:
+                    self.function(entry.name)
+                except Exception:  # noqa: BLE001 - reported by the run itself
+                    return self._deferrable
+                outs = {p.var.name for p in entry.params if p.direction.value == "Out"}
+                found = set()
+                for s in entry.body:
+                    if not outs:
+                        break
+                    named = {n.name for n in walk(s) if isinstance(n, Var)} & outs
+                    if named and isinstance(s, For) and id(s) in self._nest_fors:
+                        found |= named
+                    outs -= named
+                self._deferrable = frozenset(found)
+        return self._deferrable
 
     # -- access recording (trace mode) ---------------------------------------------------
 
@@ -239,7 +306,11 @@ class Machine(TaskRunner):
         self._reset()
         t0 = time.perf_counter()
         entry = self.program.entry_function
-        bound = bind_arguments(self, entry, args, kwargs)
+        try:
+            bound = bind_arguments(self, entry, args, kwargs)
+        except BaseException:
+            self.flush_pending()
+            raise
         try:
             if entry.kind in _REGION_KINDS:
                 info = {"kind": "at", "name_hint": entry.name}
@@ -250,8 +321,14 @@ class Machine(TaskRunner):
                 cf = self.function(entry.name)
                 rets = cf.call([bound.get(p[0], UNDEF) for p in cf.params])
         except PyptoError as err:
+            self.flush_pending()
             _mark_partial_outputs(self, err)
             raise
+        except BaseException:
+            self.flush_pending()
+            raise
+        if self.pending:
+            self.flush_pending()
         copy_back(self)
         if self.trace is not None:
             self.trace.seconds = time.perf_counter() - t0
