@@ -6,6 +6,8 @@ padding participates unless the kernel `fillpad`s first.
 """
 from __future__ import annotations
 
+import math
+
 from typing import Any, Callable
 
 import numpy as np
@@ -114,21 +116,40 @@ def _expand_rule(kind: str):
         t = shaped(x, "x")
         v = shaped(vec, "row_vec" if kind == "row" else "col_vec")
         same_family(t, v, "vec")
-        if t.rank < 2 or v.rank != t.rank:
-            raise OpError(f"{kind}_expand ops need operands of equal rank >= 2, got {t} and {v}",
+        if t.rank < 2 or v.rank < 2:
+            raise OpError(f"{kind}_expand ops need operands of rank >= 2, got {t} and {v}",
                           arg="vec")
-        want = v.shape[-1] if kind == "row" else v.shape[-2]
-        if isinstance(want, int) and want != 1:
-            shape_hint = "[rows, 1]" if kind == "row" else "[1, cols]"
+        # The ranks may differ (tiles are flattened to 2-D: leading dims merge into rows),
+        # so a row vector holds one value per row of x - `[16, 1]` for a [1, 1, 16, 128]
+        # x - and a column vector is 1 on every axis but the last.
+        shape_hint = "[rows, 1]" if kind == "row" else "[1, cols]"
+        ones = [v.shape[-1]] if kind == "row" else \
+            [v.shape[-2]] if v.rank == t.rank else list(v.shape[:-1])
+        if any(isinstance(d, int) and d != 1 for d in ones):
             raise OpError(f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
         axis = -2 if kind == "row" else -1  # the axis the vector runs along must match x's
         if isinstance(v.shape[axis], int) and isinstance(t.shape[axis], int) and \
                 v.shape[axis] != t.shape[axis]:
             raise OpError(f"the {kind} vector {v} does not match {t} on axis {t.rank + axis}",
                           arg="vec")
+        if kind == "row" and v.rank != t.rank:
+            rows_v, rows_t = v.shape[:-1], t.shape[:-1]
+            if all(isinstance(d, int) for d in rows_v + rows_t) and \
+                    math.prod(rows_v) != math.prod(rows_t):
+                raise OpError(f"the row vector {v} does not hold one value per row of {t}",
+                              arg="vec")
         return like(t)
 
     return rule
+
+
+def _as_vector(x: Any, vec: Any, kind: str) -> Any:
+    """`vec` shaped to broadcast against `x` when their ranks differ (see the rule)."""
+    if not isinstance(x, np.ndarray) or not isinstance(vec, np.ndarray) or vec.ndim == x.ndim:
+        return vec
+    if kind == "row":
+        return vec.reshape(x.shape[:-1] + (1,))
+    return vec.reshape((1,) * (x.ndim - 1) + vec.shape[-1:])
 
 
 _EXPAND: dict[str, Callable] = {
@@ -147,7 +168,8 @@ for _kind in ("row", "col"):
         _sig.__doc__ = (f"`{_name}(x, vec)`: combine every {'row' if _kind == 'row' else 'column'}"
                         f" of x with the matching element of the {_kind} vector.")
         _impl = elementwise(_fn)
-        defop(_name, unit=Unit.VECTOR, impl=lambda x, vec, tmp=None, _impl=_impl: _impl(x, vec),
+        defop(_name, unit=Unit.VECTOR,
+              impl=lambda x, vec, tmp=None, _impl=_impl, _k=_kind: _impl(x, _as_vector(x, vec, _k)),
               names=_names(_name))(_sig)
 
 

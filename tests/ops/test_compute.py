@@ -216,6 +216,19 @@ def test_expand_ops(kind, op, fn):
     np.testing.assert_allclose(impl(f"{kind}_expand_{op}", A, vec), fn(A, vec), rtol=1e-6)
 
 
+def test_expand_ops_across_ranks():
+    # tiles flatten to 2-D, so a [4, 1] row vector serves a [1, 1, 4, 8] x (qwen3 decode_4d)
+    x4 = A.reshape(1, 1, 4, 8)
+    assert rule("row_expand_mul", tensor([1, 1, 4, 8]), tensor([4, 1])).shape == (1, 1, 4, 8)
+    np.testing.assert_allclose(impl("row_expand_mul", x4, B[:, :1]), x4 * B[:, :1], rtol=1e-6)
+    col = B[:1, :].reshape(1, 1, 1, 8)
+    np.testing.assert_allclose(impl("col_expand_mul", A, col), A * B[:1, :], rtol=1e-6)
+    with pytest.raises(OpError, match="one value per row"):
+        rule("row_expand_mul", tensor([2, 4, 8]), tensor([4, 1]))
+    with pytest.raises(OpError, match=r"\[1, cols\]"):
+        rule("col_expand_mul", tensor([4, 8]), tensor([2, 1, 8]))
+
+
 def test_expand_fill_ops():
     np.testing.assert_array_equal(impl("row_expand", A, B[:, :1]), np.broadcast_to(B[:, :1], A.shape))
     np.testing.assert_array_equal(impl("col_expand", A, B[:1]), np.broadcast_to(B[:1], A.shape))
