@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ops.numeric import compute_dtype, elementwise
+from pypto.ops.numeric import _QUIET, compute_dtype, elementwise
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ir.types import TileType
 from pypto.ops.rules import like, same_family, scalar_like, scratch, shaped, type_of
@@ -35,7 +35,11 @@ def _reduced(x: Any, axis: int, arg: str = "x"):
 
 
 def _reduce_impl(fn: Callable, axis: int) -> Callable:
+    quiet = _QUIET
+
     def run(x: np.ndarray, *_: Any) -> np.ndarray:
+        if quiet[0]:  # the simulator ignores floating-point errors for the whole run
+            return fn(x.astype(compute_dtype(x.dtype), copy=False), axis=axis, keepdims=True)
         with np.errstate(all="ignore"):
             return fn(x.astype(compute_dtype(x.dtype), copy=False), axis=axis, keepdims=True)
 
