@@ -358,6 +358,10 @@ class BatchCompiler(FnCompiler):
         ufunc, n = FUSE[source.op]
         if len(source.args) < n or not all(_nullish(x) for x in source.args[n:]):
             return None
+        ranks = {len(a.type.shape) for a in source.args[:n]
+                 if isinstance(getattr(a, "type", None), ShapedType)}
+        if len(ranks) > 1:  # e.g. a row vector of another rank: the impl reshapes it
+            return None
         t = source.type
         if not isinstance(t, ShapedType) or t.valid_shape is not None:
             return None
