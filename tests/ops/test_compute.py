@@ -120,8 +120,9 @@ def test_part_ops_use_valid_regions():
 # --- cmp / sel ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("code,fn", enumerate([np.equal, np.not_equal, np.less, np.less_equal,
-                                               np.greater, np.greater_equal]))
+@pytest.mark.parametrize("code,fn", list(enumerate([np.equal, np.not_equal, np.less,
+                                                    np.less_equal, np.greater,
+                                                    np.greater_equal])))
 def test_tensor_cmp_values_in_lhs_dtype(code, fn):
     x = np.array([[1, 2, 3, np.nan]], np.float32)
     y = np.array([[2, 2, 2, 2]], np.float32)
