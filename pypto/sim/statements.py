@@ -164,7 +164,7 @@ class StmtCompiler:
             return None
 
         if not self.in_region and s.kind is LoopKind.PARALLEL:
-            from pypto.sim.batch import loop_nest
+            from pypto.sim.batch_loops import loop_nest
 
             return loop_nest(self, s, loop)
         return loop

@@ -1,0 +1,387 @@
+"""`BatchCompiler`: compiles a region body once for all blocks of a batch
+(uniform values stay plain, block-varying ones get a leading batch axis)."""
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from pypto.ir.nodes import Call, Const, ListExpr, Var
+from pypto.ir.types import ShapedType
+from pypto.ops.registry import get
+from pypto.sim.batch_plan import (
+    BLOCK,
+    ELEMENTWISE,
+    SCALAR_AFFINE,
+    SCALAR_DIV,
+    WINDOW_READS,
+    WINDOW_WRITES,
+    Plan,
+)
+from pypto.sim.batch_state import Aff, BatchState, Fallback, _lo_at
+from pypto.sim.compiler import FnCompiler
+
+# --- the batched compiler ---------------------------------------------------------------
+
+
+class BatchCompiler(FnCompiler):
+    """Compiles a region for batched execution under a `Plan`; uniform parts compile
+    exactly as block-by-block (FnCompiler), the varying parts to batched closures."""
+
+    def __init__(self, machine: Any, func: Any, plan: Plan, st: BatchState):
+        super().__init__(machine, func)
+        self.plan = plan
+        self.st = st
+        self.in_region = True
+
+    def vary(self, e: Any) -> bool:
+        pv = self.plan.varying
+        if isinstance(e, Var):
+            return e.name in pv
+        if isinstance(e, ListExpr):
+            return any(self.vary(i) for i in e.items)
+        if isinstance(e, (list, tuple)):
+            return any(self.vary(i) for i in e)
+        if isinstance(e, Call):
+            if e.op == "get_block_idx":
+                return BLOCK in pv
+            if e.op in WINDOW_WRITES:
+                return False
+            return any(self.vary(a) for a in e.args)
+        return False
+
+    def call(self, e: Call, target: str | None = None) -> Callable:
+        op = e.op
+        if op in WINDOW_READS or op in WINDOW_WRITES:
+            a = dict(zip(get(op).params, e.args))
+            if op in WINDOW_READS:
+                src_n, shape_n, off_n = WINDOW_READS[op]
+                if self.vary(a[off_n]):
+                    return self._guard(self.bwindow(e, a[src_n], a[shape_n], a[off_n], op), e)
+            else:
+                tgt_n, src_n, off_n = WINDOW_WRITES[op]
+                src = a[src_n] if src_n in a else a.get("tile_")
+                if self.vary(src) or self.vary(a[off_n]):
+                    return self._guard(self.bwrite(e, a[tgt_n], src, a[off_n], op), e)
+            return super().call(e, target)
+        if op == "get_block_idx" and BLOCK in self.plan.varying:
+            return self._guard(self.bscalar(e, None), e)
+        if not any(self.vary(x) for x in e.args):
+            return super().call(e, target)
+        if op in SCALAR_AFFINE or op in SCALAR_DIV:
+            return self._guard(self.bscalar(e, _SCALAR[op]), e)
+        if op in ELEMENTWISE:
+            return self._guard(self.bop(e), e)
+        raise AssertionError(f"batch plan admitted {op}")  # pragma: no cover
+
+    # -- scalars ---------------------------------------------------------------------
+
+    def bscalar(self, e: Call, fn: Callable) -> Callable:
+        m = self.m
+        argfns = [self.expr(a) for a in e.args]
+        opdef = get(e.op)
+        acct = self._accountant(e, opdef, list(range(len(e.args)))) if m.trace_on else None
+        st = self.st
+
+        def run(env: dict) -> Any:
+            args = [f(env) for f in argfns]
+            r = fn(args, st) if e.op != "get_block_idx" else st.blk
+            if type(r) is not Aff:
+                r = st.materialize(r)
+            if acct is not None and m.cur is not None:
+                acct(args, 0)
+            return r
+
+        return run
+
+    # -- ops -------------------------------------------------------------------------
+
+    def bop(self, e: Call) -> Callable:
+        m = self.m
+        opdef = get(e.op)
+        impl = opdef.impl
+        names = opdef.params
+        public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
+        argfns = [self.expr(e.args[i]) for i in public]
+        ranks = [len(e.args[i].type.shape) if isinstance(getattr(e.args[i], "type", None),
+                                                          ShapedType) else -1 for i in public]
+        shaped = [k for k, r in enumerate(ranks) if r >= 0]
+        t = e.type
+        npdt = t.dtype.np
+        static = t.static_shape()
+        rank = len(t.shape)
+        acct = self._accountant(e, opdef, public) if m.trace_on else None
+        st = self.st
+        nd_t = np.ndarray
+
+        def run(env: dict) -> Any:
+            args = [f(env) for f in argfns]
+            for k in shaped:
+                if type(args[k]) is not nd_t:
+                    raise Fallback("a tagged or non-array operand")
+            r = impl(*args)
+            if type(r) is not nd_t:
+                raise Fallback("a tagged result")
+            if r.dtype != npdt:
+                r = r.astype(npdt)
+            nb = st.nb
+            if static is None or r.shape[-rank:] != static or r.ndim not in (rank, rank + nb):
+                raise Fallback("unexpected result shape")
+            if acct is not None and m.cur is not None:
+                z = (0,) * nb
+                acct([a[z] if k in shaped and a.ndim == ranks[k] + nb else a
+                      for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
+            return r
+
+        return run
+
+    # -- windows ---------------------------------------------------------------------
+
+    def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str) -> Callable:
+        from pypto.sim.intrinsics import _mte2_cost, _note_mte
+
+        m = self.m
+        src_f = self.expr(src)
+        off_f = self.expr(offset)
+        _, shp = self.const(shape)
+        shp = tuple(int(d) for d in shp)
+        out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
+        st = self.st
+        tracing = m.trace_on
+        site_key = (e.span, opname)
+        # A window of a tensor this region never writes (and which overlaps no written
+        # argument, checked at launch) can stay a view: no batched op writes in place.
+        p = self.plan.alias.get(src.name) if isinstance(src, Var) else None
+        copy = p is None or p in self.plan.written
+
+        def run(env: dict) -> Any:
+            a = src_f(env)
+            if type(a) is not np.ndarray:
+                raise Fallback("a tagged source")
+            offs = off_f(env)
+            if len(offs) != a.ndim or len(shp) != a.ndim:
+                raise Fallback("rank mismatch")
+            w = st.window(a, offs, shp, False)
+            nb = st.nb
+            if w is None:  # offsets not affine: gather block by block
+                w = np.empty(st.bs + shp, dtype=a.dtype)
+                for idx in st.indices():
+                    lo = _lo_at(offs, idx)
+                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, a.shape)):
+                        raise Fallback("out of bounds")
+                    w[idx] = a[tuple(slice(o, o + s) for o, s in zip(lo, shp))]
+            elif copy:
+                w = w.copy()
+            if out_static is not None and w.shape[nb:] != out_static:
+                if math.prod(out_static) != math.prod(shp):
+                    raise Fallback("reshape")
+                w = w.reshape(w.shape[:nb] + out_static)
+            if tracing and m.cur is not None:
+                buf, origin = m.locate(a)
+                nbytes = math.prod(shp) * a.itemsize
+                if buf is not None:
+                    st.log.append((a, buf, origin, list(offs), shp, False, m.trace.site(*site_key),
+                                   ()))
+                    _note_mte(m, "gm_read", nbytes, _mte2_cost(m, a, list(shp), nbytes))
+                else:
+                    m.bc["vector"] += m.platform.vector_issue_cycles + nbytes / \
+                        m.platform.vector_bpc
+            return w
+
+        return run
+
+    def _fused(self, source: Any, shp: tuple) -> Callable | None:
+        """When the written value is an elementwise op computing in its own dtype (a
+        numpy ufunc over float32/float64 arrays and Python scalars), compute it straight
+        into the destination windows: the same values as computing it and copying them
+        in, without the temporary (untraced runs only; `None`: no such op)."""
+        if not isinstance(source, Call) or source.op not in FUSE or not self.vary(source):
+            return None
+        ufunc, n = FUSE[source.op]
+        if len(source.args) < n or not all(_nullish(x) for x in source.args[n:]):
+            return None
+        ranks = {len(a.type.shape) for a in source.args[:n]
+                 if isinstance(getattr(a, "type", None), ShapedType)}
+        if len(ranks) > 1:  # e.g. a row vector of another rank: the impl reshapes it
+            return None
+        t = source.type
+        if not isinstance(t, ShapedType) or t.valid_shape is not None:
+            return None
+        npdt = np.dtype(t.dtype.np)
+        if npdt.kind != "f" or npdt.itemsize < 4 or t.static_shape() != shp:
+            return None
+        argfns = [self.expr(a) for a in source.args[:n]]
+        st = self.st
+        srank = len(shp)
+        nd_t = np.ndarray
+        gen = np.generic
+
+        def fused(env: dict, tgt: Any, off_f: Callable) -> bool:
+            if tgt.dtype != npdt:
+                return False
+            args = [f(env) for f in argfns]
+            shapes = []
+            for a in args:
+                ta = type(a)
+                if ta is nd_t:
+                    if a.dtype != npdt:
+                        return False
+                    shapes.append(a.shape)
+                elif ta is not float and ta is not int and not (isinstance(a, gen) and
+                                                                a.dtype == npdt):
+                    return False
+            if not shapes:
+                return False
+            bsh = np.broadcast_shapes(*shapes)
+            if bsh[-srank:] != shp or len(bsh) not in (srank, srank + st.nb):
+                return False
+            offs = off_f(env)
+            if len(offs) != tgt.ndim:
+                return False
+            view = st.window(tgt, offs, shp, True)
+            if view is None:
+                return False
+            ufunc(*args, out=view)
+            if st.wlog is not None:
+                st.wlog.append((tgt, list(offs), shp, None))
+            return True
+
+        return fused
+
+    def bwrite(self, e: Call, target: Any, source: Any, offset: Any, opname: str) -> Callable:
+        from pypto.sim.intrinsics import _is_cube, _mte2_cost, _note_mte
+
+        m = self.m
+        tgt_f = self.expr(target)
+        src_f = self.expr(source)
+        off_f = self.expr(offset)
+        shp = tuple(source.type.static_shape())
+        srank = len(shp)
+        st = self.st
+        tracing = m.trace_on
+        site_key = (e.span, opname)
+        from_cube = isinstance(source, Var) and source.name in self.cube_vars or \
+            (isinstance(source, Call) and _is_cube(source))
+        fused = None if tracing else self._fused(source, shp)
+
+        def run(env: dict) -> Any:
+            tgt = tgt_f(env)
+            if fused is not None and fused(env, tgt, off_f):
+                return tgt
+            src = src_f(env)
+            if type(tgt) is not np.ndarray or not isinstance(src, np.ndarray) or \
+                    type(src) is not np.ndarray:
+                raise Fallback("a tagged value")
+            offs = off_f(env)
+            nb = st.nb
+            if len(offs) != tgt.ndim or src.shape[-srank:] != shp or \
+                    src.ndim not in (srank, srank + nb):
+                raise Fallback("rank mismatch")
+            view = st.window(tgt, offs, shp, True)
+            if view is not None:
+                view[...] = src
+                if st.wlog is not None:
+                    st.wlog.append((tgt, list(offs), shp, None))
+            else:
+                sb = src.ndim == srank + nb
+                los = []
+                for idx in st.indices():
+                    lo = _lo_at(offs, idx)
+                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, tgt.shape)):
+                        raise Fallback("out of bounds")
+                    los.append(lo)
+                if len(set(los)) != len(los):
+                    raise Fallback("blocks write the same window")
+                for idx, lo in zip(st.indices(), los):
+                    part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
+                        if sb else src
+                    tgt[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = part
+                if st.wlog is not None:
+                    st.wlog.append((tgt, None, shp, los))
+            if tracing:
+                buf, origin = m.locate(tgt)
+                if buf is not None:
+                    st.log.append((tgt, buf, origin, list(offs), shp, True,
+                                   m.trace.site(*site_key), ()))
+                    if m.cur is not None:
+                        nbytes = math.prod(shp) * tgt.itemsize
+                        _note_mte(m, "gm_write", nbytes, _mte2_cost(m, tgt, list(shp), nbytes))
+                        if from_cube:
+                            p = m.platform
+                            rows = math.prod(shp[:-1]) if len(shp) > 1 else 1
+                            row_bytes = (shp[-1] if shp else 1) * src.itemsize
+                            m.bc["fix"] += p.fix_fixed_cycles + rows * max(p.fix_row_floor,
+                                                                           row_bytes / p.fix_bpc)
+                            m.cur.bytes["l0c_drain"] += math.prod(shp) * src.itemsize
+            return tgt
+
+        return run
+
+
+# Elementwise ops a batched window write may compute in place (`BatchCompiler._fused`):
+# op -> (numpy ufunc of its impl, number of leading operands it takes). Only used for
+# float32 / float64 operands of the op's own dtype, where the impl is exactly the ufunc.
+FUSE = {
+    "add": (np.add, 2), "sub": (np.subtract, 2), "mul": (np.multiply, 2),
+    "div": (np.true_divide, 2), "maximum": (np.maximum, 2), "minimum": (np.minimum, 2),
+    "adds": (np.add, 2), "subs": (np.subtract, 2), "muls": (np.multiply, 2),
+    "divs": (np.divide, 2), "maximums": (np.maximum, 2), "minimums": (np.minimum, 2),
+    "neg": (np.negative, 1), "abs": (np.abs, 1), "exp": (np.exp, 1),
+    **{f"{k}_expand_{o}": (f, 2) for k in ("row", "col")
+       for o, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                    ("div", np.true_divide), ("max", np.maximum), ("min", np.minimum))},
+}
+
+
+def _nullish(x: Any) -> bool:
+    from pypto.ir.nodes import Attr
+
+    return x is None or x is False or (isinstance(x, (Attr, Const)) and not x.value)
+
+
+class _NeedArray(Exception):
+    pass
+
+
+def _mat(v: Any, st: BatchState | None) -> Any:
+    if st is None:
+        raise _NeedArray()
+    return st.materialize(v)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _sadd(args: list, st: BatchState | None) -> Any:
+    a, b = args
+    if type(a) is Aff and type(b) is Aff:
+        return Aff(a.base + b.base, tuple(x + y for x, y in zip(a.d, b.d)))
+    if type(a) is Aff and _is_int(b):
+        return Aff(a.base + int(b), a.d)
+    if type(b) is Aff and _is_int(a):
+        return Aff(int(a) + b.base, b.d)
+    return _mat(a, st) + _mat(b, st)
+
+
+def _ssub(args: list, st: BatchState | None) -> Any:
+    a, b = args
+    if type(b) is Aff:
+        return _sadd([a, Aff(-b.base, tuple(-x for x in b.d))], st)
+    if _is_int(b) and type(a) is Aff:
+        return Aff(a.base - int(b), a.d)
+    return _mat(a, st) - _mat(b, st)
+
+
+def _smul(args: list, st: BatchState | None) -> Any:
+    a, b = args
+    if type(a) is Aff and _is_int(b):
+        return Aff(a.base * int(b), tuple(x * int(b) for x in a.d))
+    if type(b) is Aff and _is_int(a):
+        return Aff(int(a) * b.base, tuple(x * int(a) for x in b.d))
+    return _mat(a, st) * _mat(b, st)
+
+
+_SCALAR = {"scalar.add": _sadd, "scalar.sub": _ssub, "scalar.mul": _smul,
+           "scalar.floordiv": lambda args, st: np.floor_divide(_mat(args[0], st), args[1]),
+           "scalar.mod": lambda args, st: np.mod(_mat(args[0], st), args[1])}

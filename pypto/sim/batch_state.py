@@ -1,0 +1,147 @@
+"""Values and state of a batched run: affine block-varying scalars (`Aff`), the
+per-run `BatchState`, the access log replayed into the trace, and `Fallback`."""
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+class Fallback(Exception):
+    """Abandon the batch; run block by block."""
+
+
+class Aff:
+    """An integer that differs per block: `base + sum(d[k] * index[k])`."""
+
+    __slots__ = ("base", "d")
+
+    def __init__(self, base: int, d: tuple):
+        self.base = base
+        self.d = d
+
+    def at(self, idx: tuple) -> int:
+        v = self.base
+        for x, i in zip(self.d, idx):
+            v += x * i
+        return v
+
+    def __repr__(self) -> str:
+        return f"Aff({self.base}, {self.d})"
+
+
+def _at(v: Any, idx: tuple) -> Any:
+    if type(v) is Aff:
+        return v.at(idx)
+    if isinstance(v, np.ndarray) and v.ndim == len(idx) and v.dtype.kind in "iu":
+        return int(v[tuple(i if n > 1 else 0 for i, n in zip(idx, v.shape))])
+    return v
+
+
+def _lo_at(lo: Any, idx: tuple) -> tuple:
+    return tuple(int(_at(o, idx)) for o in lo)
+
+
+class BatchState:
+    """The batch shape of the current batched run (set before each run)."""
+
+    def __init__(self) -> None:
+        self.bs: tuple = ()
+        self.nb = 0
+        self.blk: Any = None
+        self.log: list | None = None
+        # the window writes of this run into deferred-fill buffers: (target, offsets,
+        # shape, per-block origins or None); set by launch_loop while fills are pending
+        self.wlog: list | None = None
+
+    def set(self, bs: tuple, spmd: bool) -> None:
+        self.bs = bs
+        self.nb = len(bs)
+        self.blk = Aff(0, (1,)) if spmd else None
+
+    def materialize(self, v: Any) -> Any:
+        if type(v) is Aff:
+            out = np.asarray(v.base, dtype=np.int64)
+            for k, (x, n) in enumerate(zip(v.d, self.bs)):
+                if x:
+                    shape = [1] * self.nb
+                    shape[k] = n
+                    out = out + (np.arange(n, dtype=np.int64) * x).reshape(shape)
+            return out
+        return v
+
+    # -- windows -------------------------------------------------------------------
+
+    def window(self, a: np.ndarray, offs: list, shp: tuple, write: bool) -> np.ndarray | None:
+        """All blocks' windows of `a` as one strided view (leading batch axes), or None
+        when the offsets are not affine."""
+        nb, bs = self.nb, self.bs
+        st = a.strides
+        ashape = a.shape
+        base = []
+        bstr = [0] * nb
+        moved = [False] * nb
+        for ax, o in enumerate(offs):
+            if type(o) is Aff:
+                b = lo = hi = o.base
+                s_ax = st[ax]
+                for k, x in enumerate(o.d):
+                    if x:
+                        moved[k] = True
+                        bstr[k] += x * s_ax
+                        span = x * (bs[k] - 1)
+                        if span < 0:
+                            lo += span
+                        else:
+                            hi += span
+            elif isinstance(o, np.ndarray):
+                return None
+            else:
+                b = lo = hi = int(o)
+            if lo < 0 or hi + shp[ax] > ashape[ax]:
+                raise Fallback("out of bounds")
+            base.append(b)
+        bshape = []
+        for k in range(nb):
+            n = bs[k]
+            if moved[k] and n > 1:
+                bshape.append(n)
+            else:
+                if write and n > 1:
+                    raise Fallback("blocks write the same window")
+                bshape.append(1)
+                bstr[k] = 0
+        shape = tuple(bshape) + tuple(shp)
+        strides = tuple(bstr) + st
+        # fast path (sim speed: as_strided costs ~3 us): the view straight on the memory
+        # of the array owning it
+        root = a.base if a.base is not None else a
+        if type(a) is np.ndarray and type(root) is np.ndarray and root.base is None and \
+                root.flags.c_contiguous and all(x >= 0 for x in strides):
+            off = sum(b * x for b, x in zip(base, st))
+            if root is not a:
+                off += a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            if off >= 0:
+                v = np.ndarray(shape, a.dtype, root, off, strides)
+                if not (write and a.flags.writeable):
+                    v.flags.writeable = False
+                return v
+        v0 = a[tuple(slice(b, b + s) for b, s in zip(base, shp))]
+        return as_strided(v0, shape, strides, writeable=write)
+
+    def indices(self) -> Any:
+        return np.ndindex(*self.bs)
+
+
+class _Log:
+    """Stands in for `Machine.record` during a batched run: accesses are replayed per task
+    (or block) afterwards, in program order."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def record(self, a: Any, buf: Any, origin: Any, lo: Any, ext: Any, write: bool, site: int,
+               *rest: Any) -> None:
+        self.items.append((a, buf, origin, lo, ext, write, site, rest))
