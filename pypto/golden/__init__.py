@@ -17,13 +17,15 @@ from pypto.golden._interop import torch_or_none as _torch_or_none
 from pypto.golden.report import Mismatch, OutputCheck, RunResult, Unwritten
 from pypto.golden.runner import run, run_jit
 from pypto.golden.spec import ScalarSpec, TensorSpec
-from pypto.golden.validation import (
+from pypto.golden.comparators import (
     error_distribution,
-    isclose,
     mapped_pool_ratio_allclose,
+    topk_pair_compare,
+)
+from pypto.golden.validation import (
+    isclose,
     ratio_allclose,
     ratio_reldiff,
-    topk_pair_compare,
     validate_golden,
 )
 
