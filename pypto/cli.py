@@ -25,6 +25,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from pypto.errors import PyptoError
+
 USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
 
 Run a pypto-lib kernel file on the pypto-lab simulator: `import golden` resolves to
@@ -124,6 +126,18 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+def _user_traceback(err: BaseException, path: Path) -> str:
+    """The traceback frames outside the pypto package, then the rendered diagnostic."""
+    import pypto
+
+    pkg = str(Path(pypto.__file__).resolve().parent)
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not str(Path(f.filename).resolve()).startswith(pkg)
+              and "runpy" not in f.filename and "<frozen" not in f.filename]
+    lines = ["Traceback (kernel-side frames only):\n"] + traceback.format_list(frames)
+    return "".join(lines) + f"{type(err).__module__}.{type(err).__name__}: {err}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
@@ -149,6 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         return _exit_code(exc)
     except KeyboardInterrupt:
         return 130
+    except PyptoError as err:
+        # A kernel or simulation fault is the user's: show the located diagnostic and
+        # the kernel file's own frames, not the compiler's and the simulator's.
+        print(_user_traceback(err, path), file=sys.stderr)
+        return 1
     except BaseException:  # noqa: BLE001 - report like the interpreter would
         traceback.print_exc()
         return 1

@@ -155,3 +155,34 @@ def test_torch_threads_follow_the_environment(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "THREADS 1" in proc.stdout
+
+
+OOB_KERNEL = """import numpy as np
+import pypto.language as pl
+
+
+@pl.jit
+def shifted(x: pl.Tensor[[8, 16], pl.FP32], off: pl.Scalar[pl.INDEX],
+            y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="shift"):
+        y[0:8, :] = pl.exp(x[off:off + 8, :])
+    return y
+
+
+if __name__ == "__main__":
+    x = np.zeros((8, 16), np.float32)
+    shifted(x, 4, np.zeros_like(x))
+"""
+
+
+@needs_sim
+def test_simulation_fault_shows_the_diagnostic_without_pypto_frames(tmp_path):
+    p = tmp_path / "oob.py"
+    p.write_text(OOB_KERNEL)
+    proc = pypto_sim(p, cwd=tmp_path)
+    assert proc.returncode == 1
+    err = proc.stderr
+    assert "error[S000]: out-of-bounds slice" in err
+    assert f"--> {p}:9:28" in err  # the window read inside the region, in the user's file
+    assert f'File "{p}", line 15' in err  # the kernel file's own frame is kept
+    assert "pypto/sim" not in err and "pypto/golden" not in err and "pypto/cli" not in err
