@@ -67,28 +67,52 @@ def _entry(m: Any, cf: Any, varying: frozenset) -> _Entry | None:
 
 
 def _prepare(m: Any, cf: Any, args: list, bs: tuple, spmd: bool) -> _Entry | None:
+    # the static part (plan, separation) is memoised per region, varying steps and batch
+    # shape; the tensors themselves are checked on every call
+    try:
+        key = (cf.name, spmd, bs) + tuple(a.d if type(a) is Aff else None for a in args)
+        hit = m._prep_cache.get(key)
+    except TypeError:
+        key, hit = None, None
+    if hit is None:
+        hit = _prepare_static(m, cf, args, bs, spmd)
+        if key is not None:
+            if len(m._prep_cache) > 1024:
+                m._prep_cache.clear()
+            m._prep_cache[key] = hit
+    entry, written = hit
+    if entry is None:
+        return None
+    if written:
+        for j in written:
+            a = args[j]
+            if not isinstance(a, np.ndarray):
+                continue
+            if type(a) is not np.ndarray or not a.flags.writeable:
+                return None
+            for b in args:
+                if b is not a and isinstance(b, np.ndarray) and np.may_share_memory(a, b):
+                    return None
+            if sum(1 for b in args if b is a) > 1:
+                return None
+    return entry
+
+
+def _prepare_static(m: Any, cf: Any, args: list, bs: tuple, spmd: bool) -> tuple:
     names = [p[0] for p in cf.params]
     varying = {n for n, a in zip(names, args) if type(a) is Aff}
     if spmd:
         varying.add(BLOCK)
     entry = _entry(m, cf, frozenset(varying))
     if entry is None:
-        return None
+        return None, ()
     plan = entry.plan
     deltas = {n: a.d for n, a in zip(names, args) if type(a) is Aff}
     if spmd:
         deltas[BLOCK] = (1,)
     if not plan.separated(deltas, bs):
-        return None
-    tensors = [(n, a) for n, a in zip(names, args) if isinstance(a, np.ndarray)]
-    for n, a in tensors:
-        if n in plan.written:
-            if type(a) is not np.ndarray or not a.flags.writeable:
-                return None
-            for n2, b in tensors:
-                if n2 != n and (b is a or np.may_share_memory(a, b)):
-                    return None
-    return entry
+        return None, ()
+    return entry, tuple(j for j, n in enumerate(names) if n in plan.written)
 
 
 def _snapshot(entry: _Entry, names: list, args: list) -> list:

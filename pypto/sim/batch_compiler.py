@@ -33,6 +33,7 @@ class BatchCompiler(FnCompiler):
         self.plan = plan
         self.st = st
         self.in_region = True
+        self.dying = _dying(func)
 
     def vary(self, e: Any) -> bool:
         pv = self.plan.varying
@@ -113,9 +114,14 @@ class BatchCompiler(FnCompiler):
         acct = self._accountant(e, opdef, public) if m.trace_on else None
         st = self.st
         nd_t = np.ndarray
+        reuse = None if m.trace_on else self._reuse(e, npdt, static)
 
         def run(env: dict) -> Any:
             args = [f(env) for f in argfns]
+            if reuse is not None:
+                r = reuse(args)
+                if r is not None:
+                    return r
             for k in shaped:
                 if type(args[k]) is not nd_t:
                     raise Fallback("a tagged or non-array operand")
@@ -134,6 +140,57 @@ class BatchCompiler(FnCompiler):
             return r
 
         return run
+
+    def _reuse(self, e: Call, npdt: Any, static: Any) -> Callable | None:
+        """When an operand of this elementwise op is a temporary that dies here (see
+        `_dying`), compute the ufunc into its buffer: the same bits, no new array
+        (untraced runs only; the returned function gives None when the run-time values
+        do not allow it)."""
+        ks = self.dying.get(id(e))
+        if not ks or e.op not in FUSE:
+            return None
+        ufunc, n = FUSE[e.op]
+        if len(e.args) < n or not all(_nullish(x) for x in e.args[n:]):
+            return None
+        ranks = {len(a.type.shape) for a in e.args[:n]
+                 if isinstance(getattr(a, "type", None), ShapedType)}
+        t = e.type
+        dt = np.dtype(npdt)
+        if len(ranks) != 1 or not isinstance(t, ShapedType) or t.valid_shape is not None or \
+                dt.kind != "f" or dt.itemsize < 4 or static is None:
+            return None
+        ks = [k for k in ks if k < n]
+        if not ks:
+            return None
+        st = self.st
+        rank = len(static)
+        nd_t = np.ndarray
+        gen = np.generic
+
+        def reuse(args: list) -> Any:
+            if len(args) < n:
+                return None
+            shapes = []
+            for a in args[:n]:
+                ta = type(a)
+                if ta is nd_t:
+                    if a.dtype != dt:
+                        return None
+                    shapes.append(a.shape)
+                elif ta is not float and ta is not int and not (isinstance(a, gen) and
+                                                                a.dtype == dt):
+                    return None
+            for k in ks:
+                o = args[k]
+                if type(o) is nd_t and o.base is None and o.flags.owndata and \
+                        o.flags.writeable and o.flags.c_contiguous and \
+                        o.ndim == rank + st.nb and o.shape[-rank:] == static and \
+                        np.broadcast_shapes(*shapes) == o.shape:
+                    ufunc(*args[:n], out=o)
+                    return o
+            return None
+
+        return reuse
 
     # -- windows ---------------------------------------------------------------------
 
@@ -331,6 +388,34 @@ FUSE = {
        for o, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                     ("div", np.true_divide), ("max", np.maximum), ("min", np.minimum))},
 }
+
+
+def _dying(func: Any) -> dict:
+    """Temporaries that die at their only use: {id(call): [operand index]} for a Var
+    assigned once, at the top level of the region body, from an op of FUSE (a fresh
+    array), and read exactly once, as a direct operand of the value of a later top-level
+    assignment (so that use runs once per definition)."""
+    from pypto.ir.nodes import Assign
+    from pypto.ir.transform import walk
+
+    counts: dict = {}
+    for n in walk(func.body):
+        if isinstance(n, Var):
+            counts[n.name] = counts.get(n.name, 0) + 1
+    defs = set()
+    out: dict = {}
+    for s in func.body if isinstance(func.body, (list, tuple)) else ():
+        if not isinstance(s, Assign) or len(s.targets) != 1:
+            continue
+        v = s.value
+        if isinstance(v, Call) and v.op in FUSE:
+            for k, a in enumerate(v.args):
+                if isinstance(a, Var) and a.name in defs and counts.get(a.name) == 2:
+                    out.setdefault(id(v), []).append(k)
+        t = s.targets[0]
+        if isinstance(t, Var) and isinstance(v, Call) and v.op in FUSE:
+            defs.add(t.name)
+    return out
 
 
 def _nullish(x: Any) -> bool:

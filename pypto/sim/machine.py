@@ -5,6 +5,8 @@ into closures in `pypto.sim.compiler`.
 """
 from __future__ import annotations
 
+import re
+
 import gc
 import os
 import time
@@ -58,6 +60,7 @@ class Machine(TaskRunner):
             self.batch_on = False
         self.work_mult = 1  # loop work counts once per block of a batched run
         self._batch_cache: dict = {}
+        self._prep_cache: dict = {}  # batch._prepare: the static decisions per call shape
         self.batch_refusals: dict = {}  # region -> why it cannot run batched
         self.batch_stats = {"batched": 0, "fallback": 0}  # batched runs / abandoned ones
         # pl.Out parameters whose fill (residue / zero) may wait for the batched launch
@@ -101,6 +104,11 @@ class Machine(TaskRunner):
     def fault(self, message: str, span: Any = None, *, tensor: str | None = None,
               indices: Any = None, hint: str | None = None, note: str | None = None
               ) -> SimulationError:
+        if tensor is not None:
+            # Show the name the user wrote, not the one inlining/SSA made of it.
+            shown = source_name(tensor)
+            message = message.replace(f"'{tensor}'", f"'{shown}'")
+            tensor = shown
         where = []
         if self.region is not None:
             where.append(f"region {self.region}")
@@ -390,3 +398,11 @@ def _strided_like(target: np.ndarray, view: np.ndarray, root: np.ndarray) -> np.
     flat = target.reshape(-1)[off:]
     return np.lib.stride_tricks.as_strided(flat, shape=view.shape, strides=strides)
 
+
+_RENAME_SUFFIX = re.compile(r"(__[A-Za-z_]*\d+)+$")
+
+
+def source_name(name: str) -> str:
+    """`x_flat__hc_head1__3` -> `x_flat`: drop the suffixes the inliner (`__<fn><k>`) and
+    the SSA pass (`__<k>`) append."""
+    return _RENAME_SUFFIX.sub("", name) or name
