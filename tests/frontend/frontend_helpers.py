@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+import pypto.language as pl
+
 KERNELS = Path(__file__).with_name("kernels")
 
 
@@ -68,3 +70,17 @@ def load_kernels(name: str) -> Any:
     sys.modules[mod_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+# Shapes and symbols the rule-test kernels share.
+N = 64
+T = 16
+D = 32
+CHUNK = 4
+B_DYN = pl.dynamic("B_DYN")
+S_DYN = pl.dynamic("S_DYN")
+
+
+def helper(v):
+    """A plain Python function kernels call with run-time values (a rule violation)."""
+    return v

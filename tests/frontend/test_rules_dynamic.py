@@ -5,20 +5,10 @@ from __future__ import annotations
 
 
 import pypto.language as pl
-from frontend_helpers import compile_error
+from frontend_helpers import B_DYN, CHUNK, D, N, S_DYN, T, compile_error
 from pypto.errors import (DynamicShapeError)
 
 HERE = __file__
-N = 64
-T = 16
-D = 32
-CHUNK = 4
-B_DYN = pl.dynamic("B_DYN")
-S_DYN = pl.dynamic("S_DYN")
-
-
-def helper(v):
-    return v
 
 
 

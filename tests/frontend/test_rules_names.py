@@ -7,20 +7,10 @@ import warnings
 
 
 import pypto.language as pl
-from frontend_helpers import compile_error, load_kernels, where
+from frontend_helpers import N, T, compile_error, helper, load_kernels, where
 from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError, UndefinedNameError, UnsupportedFeatureError)
 
 HERE = __file__
-N = 64
-T = 16
-D = 32
-CHUNK = 4
-B_DYN = pl.dynamic("B_DYN")
-S_DYN = pl.dynamic("S_DYN")
-
-
-def helper(v):
-    return v
 
 
 

@@ -2,12 +2,11 @@
 family, the message and the exact line:column of the offending token (`# ERR:<tag>`)."""
 from __future__ import annotations
 
-import warnings
 
 import pytest
 
 import pypto.language as pl
-from frontend_helpers import assert_at, compile_error, where
+from frontend_helpers import N, T, assert_at, compile_error
 from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
                           PyptoError, PyptoSyntaxError, PyptoTypeError, PyptoWarning,
                           ScopeError, UndefinedNameError, UnsupportedFeatureError)
@@ -16,16 +15,6 @@ from pypto.ir.transform import walk
 from pypto.language.enums import CrossCoreSlot, Split, SplitMode
 
 HERE = __file__
-N = 64
-T = 16
-D = 32
-CHUNK = 4
-B_DYN = pl.dynamic("B_DYN")
-S_DYN = pl.dynamic("S_DYN")
-
-
-def helper(v):
-    return v
 
 
 
