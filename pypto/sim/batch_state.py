@@ -20,6 +20,14 @@ class Aff:
         self.base = base
         self.d = d
 
+    # Equal by value: the window memo (`BatchState.window_at`) compares the offsets of
+    # this call with the previous call's, and derived offsets are fresh objects.
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is Aff and self.base == other.base and self.d == other.d
+
+    def __hash__(self) -> int:
+        return hash((self.base, self.d))
+
     def at(self, idx: tuple) -> int:
         v = self.base
         for x, i in zip(self.d, idx):
@@ -128,6 +136,35 @@ class BatchState:
                 return v
         v0 = a[tuple(slice(b, b + s) for b, s in zip(base, shp))]
         return as_strided(v0, shape, strides, writeable=write)
+
+    def window_at(self, site: list, a: np.ndarray, offs: list, shp: tuple, write: bool
+                  ) -> np.ndarray | None:
+        """`window`, remembering at `site` (a one-item list owned by the calling op) the
+        geometry of its last result. When the array's layout, the offsets and the batch
+        shape equal the previous call's, the bounds and overlap checks `window` made then
+        hold now, and the view is built from the remembered shape, strides and byte
+        offset (sim speed: `window` is ~3 us of Python per call)."""
+        g = site[0]
+        if g is not None and type(a) is np.ndarray:
+            try:
+                same = g[0] == offs and g[1] == self.bs and g[2] == a.shape and \
+                    g[3] == a.strides and g[4] == a.dtype
+            except ValueError:  # an array offset compared with an int
+                same = False
+            if same:
+                v = np.ndarray(g[5], a.dtype, a, g[6], g[7])
+                if not write:
+                    v.flags.writeable = False
+                return v
+        v = self.window(a, offs, shp, write)
+        if v is not None and type(a) is np.ndarray and a.flags.c_contiguous and \
+                all(x >= 0 for x in v.strides) and \
+                all(type(o) is Aff or type(o) is int for o in offs):
+            off = v.__array_interface__["data"][0] - a.__array_interface__["data"][0]
+            if off >= 0:
+                site[0] = (list(offs), self.bs, a.shape, a.strides, a.dtype, v.shape, off,
+                           v.strides)
+        return v
 
     def indices(self) -> Any:
         return np.ndindex(*self.bs)
