@@ -11,8 +11,9 @@ examples/intermediate/*.py). `--list FILE` reads one pattern per line.
 Each file runs in its own process the way pypto-lib's CI runs it
 (`python FILE -p a2a3sim`, here `python -m pypto.cli FILE`), from a scratch working
 directory, with PYPTO_GOLDEN_NUM_THREADS=2 and a per-file timeout (`--checks oob`
-sets PYPTO_SIM_CHECKS to skip the simulator's on-chip budget estimates, `--uninit
-zero` sets PYPTO_SIM_UNINIT to zero-fill pl.Out buffers). Files marked
+sets PYPTO_SIM_CHECKS to skip the simulator's on-chip budget estimates; `--uninit
+residue` sets PYPTO_SIM_UNINIT to run device-strict: fresh pl.Out memory as garbage, as
+on a2a3, instead of a2a3sim's zeros). Files marked
 `# ci: no-sim`, `_draft.py` files and files without a `__main__` block are skipped.
 Exit code 0 = pass; the reason column shows the mismatching outputs or the last
 line of the exception otherwise.
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show-output", action="store_true", help="print each failure's output")
     ap.add_argument("--checks", help="simulator checks (PYPTO_SIM_CHECKS), e.g. 'oob' or 'none'")
     ap.add_argument("--uninit", choices=["residue", "zero"],
-                    help="fresh pl.Out memory (PYPTO_SIM_UNINIT); pypto-lib's CPU sim zero-fills")
+                    help="fresh pl.Out memory (PYPTO_SIM_UNINIT); default: the platform's "
+                         "(a2a3sim: zeros, as pypto-lib's CPU simulator)")
     args = ap.parse_args(argv)
 
     root = args.checkout.resolve()

@@ -121,7 +121,10 @@ def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: s
     t0 = time.perf_counter()
     kwargs: dict = dict(golden_fn=golden, rtol=rtol, atol=atol,
                         runtime_cfg={"platform": platform, "sim_checks": tuple(checks),
-                                     "sim_strict": False})
+                                     "sim_strict": False,
+                                     # the workbench shows what the device does: fresh
+                                     # memory is garbage even on the a2a3sim model
+                                     "sim_uninit": "residue"})
     params = inspect.signature(run_jit).parameters
     if "seed" in params:
         kwargs["seed"] = seed

@@ -98,6 +98,9 @@ class OutputCheck:
     mismatch: Mismatch | None = None
     unwritten: Unwritten | None = None
     hints: list = field(default_factory=list)
+    # passed only because fresh memory read as zero here: the elements nothing wrote
+    # (with garbage there, as on the device, the comparison fails)
+    zero_fill: Unwritten | None = None
 
     @property
     def shape(self) -> tuple:
@@ -112,6 +115,13 @@ class OutputCheck:
 
     def lines(self) -> list[str]:
         out = [self.headline()]
+        if self.passed and self.zero_fill is not None:
+            u = self.zero_fill
+            out.append(f"  warning: passes only because fresh memory reads as zeros on this "
+                       f"platform: {u.count} element(s) {u.region_text(self.shape)} of this "
+                       f"pl.Out are never written and hold garbage on the device")
+            for i, fix in enumerate(u.fixes):
+                out.append(("  fix: " if i == 0 else "   or: ") + fix)
         if self.passed:
             return out
         if self.mismatch is not None:
@@ -163,6 +173,9 @@ class RunResult:
     sim: Any = None
     validated: bool = True
     stages: dict = field(default_factory=dict)
+    # things that did not fail the run but may fail it on the device (reads past the end
+    # of a tensor); per-output ones live in OutputCheck.zero_fill
+    warnings: list = field(default_factory=list)
 
     def __str__(self) -> str:
         took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""
@@ -182,6 +195,7 @@ class RunResult:
             lines.extend("  " + ln for ln in self.error.splitlines())
         for check in self.outputs.values():
             lines.extend("  " + ln for ln in check.lines())
+        lines.extend(f"  warning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

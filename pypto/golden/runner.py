@@ -5,10 +5,20 @@ Stages (same order as pypto-lib, so a crashing kernel still leaves saved goldens
 compile -> generate inputs -> compute golden -> simulate -> validate.
 
 Parameter directions come from the compiled entry function, never from the specs:
-a `pl.Out` parameter is not uploaded (the simulator starts it as device residue),
-a `pl.InOut` parameter is uploaded from its spec's `init_value`, and only `Out` /
-`InOut` parameters are copied back - a result written into a plain `pl.Tensor`
-parameter reads back as its initial host value, as on hardware.
+a `pl.Out` parameter is not uploaded (it starts as fresh device memory), a `pl.InOut`
+parameter is uploaded from its spec's `init_value`, and only `Out` / `InOut`
+parameters are copied back - a result written into a plain `pl.Tensor` parameter reads
+back as its initial host value, as on hardware.
+
+Fresh device memory follows the platform asked for (`fresh_memory`): on a device
+platform (`a2a3`, `a5`, and no platform at all, which pypto-lib treats as `a2a3`) it
+is garbage - NaN residue here - so a kernel that leaves part of a `pl.Out` unwritten
+fails where its golden cares; on the CPU-simulator platforms (`a2a3sim`, `a5sim`,
+what `pypto-sim` runs a file on) it is zero, as the fresh pages pypto-lib's simulator
+mallocs are. A run that passes only because unwritten memory read as zero says so,
+per output, with the region and the fixes (`OutputCheck.zero_fill_note`). Reads past
+the end of a tensor do not stop the run either (the device reads whatever follows
+it): they read fresh memory and are listed in `RunResult.warnings`.
 """
 from __future__ import annotations
 
@@ -38,8 +48,8 @@ _RUNTIME_KEYS = {"platform", "device_id", "enable_chip_swimlane", "enable_dump_a
                  "ring_heap", "ring_task_window", "ring_dep_pool", "device_ids",
                  "num_sub_workers",
                  # pypto-lab extensions: simulator checks and strictness (the workbench
-                 # runs every check non-strictly and draws what they find)
-                 "sim_checks", "sim_strict"}
+                 # runs every check non-strictly and draws what they find), fresh memory
+                 "sim_checks", "sim_strict", "sim_uninit"}
 _COMPILE_KEYS = {"dump_passes", "distributed_config", "save_kernels_dir", "output_dir",
                  "compile_profiling", "strategy", "profiling", "skip_ptoas", "backend_type",
                  "platform"}
@@ -193,7 +203,8 @@ def sim_checks() -> tuple | None:
 
 def sim_options() -> dict:
     """Simulator options taken from the environment: PYPTO_SIM_CHECKS and
-    PYPTO_SIM_UNINIT ("residue", the default, or "zero" for zero-filled pl.Out buffers)."""
+    PYPTO_SIM_UNINIT ("residue" or "zero": what fresh pl.Out / create_tensor memory
+    holds, overriding the platform's own, see `fresh_memory`)."""
     opts: dict[str, Any] = {}
     checks = sim_checks()
     if checks is not None:
@@ -206,11 +217,35 @@ def sim_options() -> dict:
     return opts
 
 
-def _simulate(compiled: Any, args: list, platform: str, runtime_cfg: dict | None = None
-              ) -> Any:
+# CPU-simulator platforms: device memory is host malloc, and the fresh pages of a run
+# read as zeros
+ZERO_FILL_PLATFORMS = ("a2a3sim", "a5sim")
+
+
+def fresh_memory(requested: str | None, runtime_cfg: dict | None = None) -> str:
+    """What fresh device memory (pl.Out, create_tensor) holds in a harness run:
+    runtime_cfg["sim_uninit"], else PYPTO_SIM_UNINIT, else the requested platform's
+    own - "zero" on the CPU simulators, "residue" on a device (and when no platform is
+    named: pypto-lib's run_jit then means the a2a3 device)."""
+    cfg = runtime_cfg or {}
+    if cfg.get("sim_uninit") is not None:
+        if cfg["sim_uninit"] not in ("residue", "zero"):
+            raise ValueError(f"runtime_cfg sim_uninit must be 'residue' or 'zero', got "
+                             f"{cfg['sim_uninit']!r}")
+        return cfg["sim_uninit"]
+    env = sim_options().get("uninit")
+    if env is not None:
+        return env
+    return "zero" if requested in ZERO_FILL_PLATFORMS else "residue"
+
+
+def _simulate(compiled: Any, args: list, platform: str, uninit: str,
+              runtime_cfg: dict | None = None) -> Any:
     from pypto.sim import simulate
 
     opts = sim_options()
+    opts["uninit"] = uninit
+    opts["oob_reads"] = "warn"  # the device reads what follows; the report says so
     cfg = runtime_cfg or {}
     if cfg.get("sim_checks") is not None:
         opts["checks"] = tuple(cfg["sim_checks"])
@@ -320,7 +355,12 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
     if compile_only and runtime_dir is not None:
         return fail("runtime_dir is incompatible with compile_only")
-    platform = sim_platform(runtime_cfg.get("platform") or compile_cfg.get("platform"), verbose)
+    requested = runtime_cfg.get("platform") or compile_cfg.get("platform")
+    platform = sim_platform(requested, verbose)
+    try:
+        uninit = fresh_memory(requested, runtime_cfg)
+    except ValueError as err:
+        return fail(str(err))
     if runtime_dir is not None:
         work_dir = Path(runtime_dir)
         if not work_dir.is_dir():
@@ -410,13 +450,16 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
                 for s in specs]
-        sim_cfg = {k: runtime_cfg[k] for k in ("sim_checks", "sim_strict") if k in runtime_cfg}
-        sim = _simulate(compiled, args, platform, sim_cfg) if sim_cfg else \
-            _simulate(compiled, args, platform)
+        sim = _simulate(compiled, args, platform, uninit, runtime_cfg)
         outs = _sim_outputs(sim)
         for s in tensor_specs:
             if directions.get(s.name) in ("Out", "InOut") and s.name in outs:
                 host[s.name] = np.array(io.to_numpy(outs[s.name]), copy=True)
+    warnings = [f"read past the end of a tensor: {r}; the device reads whatever follows "
+                f"the tensor ({'zeros' if uninit == 'zero' else 'residue'} here)"
+                for r in getattr(sim, "oob_reads", None) or ()]
+    for w in warnings:
+        _note(f"[RUN]   warning: {w}", verbose)
     if os.environ.get("PYPTO_BENCH", "").strip() not in ("", "0", "false", "False"):
         _note("[RUN]   benchmark: wall-clock timing is not available on the simulator", verbose)
 
@@ -426,13 +469,19 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         _note(f"[RUN] PASS ({clock.elapsed:.2f}s, validation skipped: no golden_fn or "
               "golden_data)", verbose)
         return RunResult(passed=True, execution_time=clock.elapsed, validated=False,
-                         stages=clock.stages, **base)
+                         stages=clock.stages, warnings=warnings, **base)
     with clock.stage("validate"):
         checks = _validate(tensor_specs, scalars, host, golden, directions, rtol, atol,
-                           compare_fn, torch_run, sim, verbose)
+                           compare_fn, torch_run, sim, verbose, uninit)
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
-                       stages=clock.stages, **base)
+                       stages=clock.stages, warnings=warnings, **base)
+    for c in checks.values():
+        if c.zero_fill is not None:
+            _note(f"[RUN]   warning: '{c.name}' passes only because fresh memory on "
+                  f"{requested} reads as zeros: {c.zero_fill.count} element(s) "
+                  f"{c.zero_fill.region_text(c.shape)} are never written (garbage on the "
+                  f"device); see result.report()", verbose)
     if failed:
         result.error = (f"Output(s) does not match golden: {[c.name for c in failed]}\n"
                         + "\n".join("  " + ln for c in failed for ln in c.lines()))
@@ -468,7 +517,7 @@ def _compute_golden(specs: list, scalars: dict, snapshot: dict, golden_fn: Calla
 
 def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, directions: dict,
               rtol: float, atol: float, compare_fn: dict, torch_run: bool, sim: Any,
-              verbose: bool) -> dict[str, OutputCheck]:
+              verbose: bool, uninit: str = "residue") -> dict[str, OutputCheck]:
     out_specs = [s for s in tensor_specs if s.is_output]
     actual = {s.name: host[s.name] for s in out_specs}
     inputs: dict[str, Any] = {s.name: host[s.name] for s in tensor_specs if not s.is_output}
@@ -487,8 +536,39 @@ def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, direc
                             direction=directions.get(s.name))
         if not ok:
             _diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol)
+        elif uninit == "zero" and check.direction == "Out":
+            _check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap)
         checks[s.name] = check
     return checks
+
+
+def _check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict,
+                     rtol: float, atol: float, compare_fn: dict, inputs: dict,
+                     wrap: Callable) -> None:
+    """A passing pl.Out with elements nothing wrote, on zero-filled fresh memory: does
+    the pass hold when those elements hold garbage, as on the device? If not, note it."""
+    a = check.actual
+    tasks = _last_writer_tasks(sim, spec.name)
+    if tasks is None or tasks.shape != a.shape:
+        return
+    mask = tasks == -1
+    if not mask.any():
+        return
+    garbage = np.array(a, copy=True)
+    if io.is_floating(a.dtype):
+        garbage[mask] = np.nan
+    else:
+        from pypto.sim.memory import residue
+
+        garbage[mask] = residue(a.shape, a.dtype, 0)[mask]
+    cmp = {spec.name: compare_fn[spec.name]} if spec.name in compare_fn else {}
+    verdict = check_outputs(wrap({spec.name: garbage}), wrap({spec.name: golden[spec.name]}),
+                            rtol, atol, cmp, wrap(inputs), echo=False)
+    if verdict[spec.name][0]:
+        return  # the comparison does not look there (valid_rows, NaN golden, ...)
+    u = describe_unwritten(mask, check.expected, "last writer = none")
+    u.fixes = suggest_fixes(u, spec.name, check.comparator)
+    check.zero_fill = u
 
 
 # ----------------------------------------------------------------------------------------

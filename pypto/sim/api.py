@@ -14,6 +14,10 @@ from pypto.sim.memory import check_size
 from pypto.sim.platform import Platform, get_platform
 
 
+_CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
+            "oob_reads": ("fault", "warn")}
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """How to simulate.
@@ -37,6 +41,11 @@ class SimConfig:
     uninit:   contents of fresh device memory (`pl.Out` buffers, `pl.create_tensor`
               without init_value, `pl.create_tile`): "residue" (NaN / garbage, like
               hardware) or "zero".
+    oob_reads: what a read past the end of a global tensor does under the "oob" check:
+              "fault" (raise, naming tensor, region, block and window) or "warn" (record
+              it in `SimResult.oob_reads` and read fresh memory - residue or zeros, per
+              `uninit` - for the overhang, as the device reads whatever follows the
+              tensor). Writes past the end always fault.
     max_work: fail fast past this many loop iterations + blocks in total.
     batch:    run the independent blocks of a `pl.parallel` launch loop / an SPMD launch
               as one vectorised pass when they only differ by affine offsets (same
@@ -50,8 +59,15 @@ class SimConfig:
     seed: int = 0
     padding: str = "zero"
     uninit: str = "residue"
+    oob_reads: str = "fault"
     max_work: int = 10 ** 8
     batch: bool = True
+
+    def __post_init__(self) -> None:
+        for field, allowed in _CHOICES.items():
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"SimConfig.{field} must be one of "
+                                 f"{', '.join(map(repr, allowed))}, got {getattr(self, field)!r}")
 
     @staticmethod
     def from_any(config: Any, **overrides: Any) -> "SimConfig":
@@ -113,6 +129,8 @@ class SimResult:
         #: checks=("uninit",) with strict=False: the reads of unwritten memory, else []
         self.uninit_reads: list = list(machine.uninit.reads) if machine.uninit is not None \
             else []
+        #: oob_reads="warn": the reads past the end of a global tensor (`OobRead`), else []
+        self.oob_reads: list = list(machine.oob_reads.values())
 
     def blame(self, tensor: str, index: Any) -> dict:
         if self.trace is None:
@@ -425,19 +443,21 @@ def config_platform(config: Any) -> str | None:
 def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
              checks: tuple = ("oob", "ub"), trace: bool = True, seed: int = 0,
              padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
-             strict: bool = True, **kwargs: Any) -> SimResult:
+             strict: bool = True, oob_reads: str = "fault", **kwargs: Any) -> SimResult:
     """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
     with `args`, tracing by default. `result.outputs` holds the device arrays of the
     `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
 
     checks: any of "oob", "ub", "race", "uninit" (see `SimConfig`); with strict=False
     races and uninitialized reads are collected into `result.races` /
-    `result.uninit_reads` instead of raising."""
+    `result.uninit_reads` instead of raising; oob_reads="warn" collects reads past the
+    end of a tensor into `result.oob_reads`."""
     plat = get_platform(platform)
     if hasattr(program, "compile") and not hasattr(program, "records"):
         compiled = program.compile(*args, platform=plat.name)
     else:
         compiled = program
     cfg = SimConfig(platform=plat.name, checks=check_names(checks), trace=trace, seed=seed,
-                    padding=padding, uninit=uninit, max_work=max_work, strict=strict)
+                    padding=padding, uninit=uninit, max_work=max_work, strict=strict,
+                    oob_reads=oob_reads)
     return run_compiled(compiled, args, kwargs, cfg)

@@ -98,6 +98,8 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     drop_dims = [int(d) for d in (drop_v or [])] if ok else []
     copy = fc.in_region
     check = m.check_oob
+    warn_reads = m.cfg.oob_reads == "warn"
+    from pypto.sim.sanitizers.oob import note_oob_read
     tname = _name_of(src)
     tracing = m.trace_on
     out_t = e.type if isinstance(e.type, ShapedType) else None
@@ -144,26 +146,29 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
         if clamp_f is not None and clamp_f(env):
             ext = [max(0, min(x, s - o)) for x, s, o in zip(ext, a.shape, off)]
         if check:
-            for ax in range(nd):
-                o, x = off[ax], ext[ax]
-                if o < 0 or o + x > a.shape[ax]:
-                    raise m.fault(
-                        f"out-of-bounds {opname}: window {_fmt_window(off, ext)} of '{tname}' "
-                        f"(shape {list(a.shape)}) runs past axis {ax} (extent {a.shape[ax]})",
-                        span, tensor=tname, indices=_fmt_window(off, ext),
-                        hint="clip the window (valid_shape=[...] with the remaining extent) "
-                             "or pass clamp=True to read zeros past the end",
-                        note="the device reads whatever follows the tensor in GM; without the "
-                             "'oob' check (PYPTO_SIM_CHECKS=ub) the simulator reads residue "
-                             "there" if copy else None)
+            past = [ax for ax in range(nd) if off[ax] < 0 or off[ax] + ext[ax] > a.shape[ax]]
+            if past and copy and warn_reads:
+                note_oob_read(m, span, opname, tname, a.shape, _fmt_window(off, ext),
+                              tuple(past))
+            elif past:
+                ax = past[0]
+                raise m.fault(
+                    f"out-of-bounds {opname}: window {_fmt_window(off, ext)} of '{tname}' "
+                    f"(shape {list(a.shape)}) runs past axis {ax} (extent {a.shape[ax]})",
+                    span, tensor=tname, indices=_fmt_window(off, ext),
+                    hint="clip the window (valid_shape=[...] with the remaining extent) "
+                         "or pass clamp=True to read zeros past the end",
+                    note="the device reads whatever follows the tensor in GM; without the "
+                         "'oob' check (PYPTO_SIM_CHECKS=ub) the simulator reads residue "
+                         "there" if copy else None)
         if uninit is not None and copy:
             uninit.read(a, tuple(slice(o, o + x) for o, x in zip(off, ext)), span, opname, tname)
         partial = ext != shp
         valid = None
         over = copy and any(o < 0 or o + x > d for o, x, d in zip(off, ext, a.shape))
         if over:
-            # Unchecked (checks without "oob"): the DMA reads whatever lies past the
-            # tensor; the window keeps its shape and the overhang is fresh-memory residue.
+            # Unchecked (no "oob" check, or oob_reads="warn"): the DMA reads whatever lies
+            # past the tensor; the window keeps its shape, the overhang is fresh memory.
             w = np.zeros(shp, a.dtype) if m.cfg.uninit == "zero" else m.new_residue(shp, a.dtype)
             lo = [max(0, -o) for o in off]
             hi = [max(lo_, min(x, d - o)) for lo_, x, d, o in zip(lo, ext, a.shape, off)]

@@ -86,6 +86,8 @@ class Machine(TaskRunner):
         self._loc: dict = {}
         self._last_access: dict = {}
         self.interleaver = None
+        # oob_reads="warn": (site, tensor) -> OobRead, one record per reading site
+        self.oob_reads: dict = {}
         if self.uninit is not None:
             self.uninit.reset()
         self.ctx.in_region = False

@@ -38,12 +38,14 @@ class FakeCompiled:
         self.calls = 0
 
 
-def fake_simulate(compiled, args, platform):
+def fake_simulate(compiled, args, platform, uninit="residue", runtime_cfg=None):
     compiled.calls += 1
     device = {}
     for p, a in zip(compiled.program.entry_function.params, args):
         if p.direction is Direction.OUT:
-            device[p.var.name] = _residue(np.shape(a), np.asarray(a).dtype)
+            shape, dtype = np.shape(a), np.asarray(a).dtype
+            device[p.var.name] = np.zeros(shape, dtype) if uninit == "zero" else \
+                _residue(shape, dtype)
         elif isinstance(a, np.ndarray):
             device[p.var.name] = a.copy()
         else:
@@ -51,7 +53,7 @@ def fake_simulate(compiled, args, platform):
     compiled.body(device)
     outputs = {p.var.name: device[p.var.name] for p in compiled.program.entry_function.params
                if p.direction in (Direction.OUT, Direction.INOUT)}
-    return SimpleNamespace(outputs=outputs, trace=None)
+    return SimpleNamespace(outputs=outputs, trace=None, oob_reads=[])
 
 
 def _sim_available() -> bool:
