@@ -10,8 +10,11 @@
   else collected into `SimResult.uninit_reads`.
 
 The other two checks, `"oob"` (bounds of every access) and `"ub"` (on-chip budget of
-every region), live in the interpreter; the core's default is `("oob", "ub")`.
+every region), live in the interpreter; the core's default is `("oob", "ub")`. With
+`SimConfig.oob_reads="warn"` a read past the end of a tensor is recorded (`oob`,
+`SimResult.oob_reads`) instead of faulting.
 """
+from pypto.sim.sanitizers.oob import OobRead  # noqa: F401
 from pypto.sim.sanitizers.races import (Race, RaceError, RaceReport, RaceSide,  # noqa: F401
                                         find_races, happens_before)
 from pypto.sim.sanitizers.uninit import (UninitializedReadError, UninitRead,  # noqa: F401
@@ -20,6 +23,6 @@ from pypto.sim.sanitizers.uninit import (UninitializedReadError, UninitRead,  # 
 ALL_CHECKS = ("oob", "ub", "race", "uninit")
 DEFAULT_CHECKS = ("oob", "ub")
 
-__all__ = ["ALL_CHECKS", "DEFAULT_CHECKS", "Race", "RaceError", "RaceReport", "RaceSide",
+__all__ = ["ALL_CHECKS", "DEFAULT_CHECKS", "OobRead", "Race", "RaceError", "RaceReport", "RaceSide",
            "find_races", "happens_before", "UninitializedReadError", "UninitRead",
            "UninitTracker"]
