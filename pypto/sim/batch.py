@@ -41,12 +41,13 @@ from pypto.sim.trace import TaskRecord
 
 
 class _Entry:
-    __slots__ = ("plan", "cf", "st")
+    __slots__ = ("plan", "cf", "st", "names")
 
     def __init__(self, plan: Plan, cf: Any, st: BatchState):
         self.plan = plan
         self.cf = cf
         self.st = st
+        self.names = [p[0] for p in cf.params]
 
 
 def _entry(m: Any, cf: Any, varying: frozenset) -> _Entry | None:
@@ -70,7 +71,7 @@ def _prepare(m: Any, cf: Any, args: list, bs: tuple, spmd: bool) -> _Entry | Non
     # the static part (plan, separation) is memoised per region, varying steps and batch
     # shape; the tensors themselves are checked on every call
     try:
-        key = (cf.name, spmd, bs) + tuple(a.d if type(a) is Aff else None for a in args)
+        key = (cf.name, spmd, bs, *[a.d if type(a) is Aff else None for a in args])
         hit = m._prep_cache.get(key)
     except TypeError:
         key, hit = None, None
@@ -83,18 +84,20 @@ def _prepare(m: Any, cf: Any, args: list, bs: tuple, spmd: bool) -> _Entry | Non
     entry, written = hit
     if entry is None:
         return None
-    if written:
-        for j in written:
-            a = args[j]
-            if not isinstance(a, np.ndarray):
-                continue
-            if type(a) is not np.ndarray or not a.flags.writeable:
+    for j in written:
+        a = args[j]
+        if not isinstance(a, np.ndarray):
+            continue
+        if type(a) is not np.ndarray or not a.flags.writeable:
+            return None
+        passed = 0
+        for b in args:
+            if b is a:
+                passed += 1
+            elif isinstance(b, np.ndarray) and np.may_share_memory(a, b):
                 return None
-            for b in args:
-                if b is not a and isinstance(b, np.ndarray) and np.may_share_memory(a, b):
-                    return None
-            if sum(1 for b in args if b is a) > 1:
-                return None
+        if passed > 1:
+            return None
     return entry
 
 
@@ -128,15 +131,14 @@ def _run(m: Any, entry: _Entry, args: list, bs: tuple, spmd: bool, label: str, t
     Fallback after undoing what it did."""
     st = entry.st
     st.set(bs, spmd)
-    names = [p[0] for p in entry.cf.params]
-    snaps = _snapshot(entry, names, args)
+    snaps = _snapshot(entry, entry.names, args) if entry.plan.read_written else ()
     ctx = m.ctx
     saved = (m.cur, m.bc, m.block, m.region, ctx.in_region, ctx.block_idx, ctx.block_num,
              ctx.task_id, m.work_mult, m.work)
     proto = bc = log = None
-    had_record = "record" in m.__dict__
-    prev_record = m.__dict__.get("record")
     if m.trace_on:
+        had_record = "record" in m.__dict__
+        prev_record = m.__dict__.get("record")
         proto = TaskRecord(tid, "", "", "", 1)
         bc = dict.fromkeys(proto.cycles, 0.0)
         log = _Log()
@@ -205,7 +207,7 @@ def launch_loop(m: Any, name: str, args: list, bs: tuple, info: dict, span: Any,
     entry = _prepare(m, cf, args, bs, False)
     if entry is None:
         return None
-    names = [p[0] for p in cf.params]
+    names = entry.names
     rets_alias = entry.plan.returns
     for j, o in carries:  # carried tensors must come back as themselves
         if o >= len(rets_alias) or rets_alias[o] != names[j]:
@@ -273,7 +275,7 @@ def _pending_args(m: Any, entry: _Entry, cf: Any, args: list) -> list:
     """The deferred fills among this launch's arguments that may still wait until after
     the batched run (the region only writes them through windows); the other pending
     buffers passed in are filled now."""
-    names = [p[0] for p in cf.params]
+    names = entry.names
     kept = []
     flush = []
     plan = entry.plan
@@ -305,14 +307,14 @@ def _write_only(m: Any, cf: Any, plan: Plan, param: str) -> bool:
 def _fill_unwritten(m: Any, kept: list, wlog: list, st: BatchState) -> None:
     """After a batched run: the deferred fills of `kept`, only where the run wrote
     nothing (nothing when its windows cover the whole buffer)."""
-    from pypto.sim.machine import _strided_like
-
     for item in kept:
         a, seed = item
         mine = [w for w in wlog if w[0] is a or np.may_share_memory(w[0], a)]
         m.pending = [p for p in m.pending if p is not item]
         if all(w[0] is a for w in mine) and _covers(a, mine, st):
             continue
+        from pypto.sim.machine import _strided_like
+
         written = np.zeros(a.shape, dtype=np.bool_)
         for tgt, offs, shp, los in mine:
             wv = written if tgt is a else _strided_like(written, tgt, a)
@@ -330,9 +332,9 @@ _COVERS: dict = {}
 def _covers(a: np.ndarray, writes: list, st: BatchState) -> bool:
     """Do these batched window writes (each a regular tiling of boxes) cover `a`?"""
     try:
-        key = (a.shape, st.bs) + tuple(
-            (tuple((o.base, o.d) if type(o) is Aff else int(o) for o in offs), shp)
-            for _t, offs, shp, los in writes if los is None)
+        # (offsets are ints or Aff, both hashable by value; an array offset raises)
+        key = (a.shape, st.bs, *[(*offs, shp) for _t, offs, shp, los in writes
+                                 if los is None])
     except TypeError:
         return False
     r = _COVERS.get(key)
