@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.sim.machine import source_name
-
 
 @dataclass
 class OobRead:
@@ -49,6 +47,8 @@ class OobRead:
 def note_oob_read(m: Any, span: Any, op: str, tensor: str, shape: tuple, window: str,
                   axes: tuple) -> None:
     """Record a read past the end (once per site and tensor; later ones count)."""
+    from pypto.sim.machine import source_name  # (the machine imports the sanitizers)
+
     key = (span, op, tensor)
     seen = m.oob_reads.get(key)
     if seen is not None:
