@@ -119,19 +119,20 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
             return seq(env)
         return r
 
-    def batched(env: dict) -> Any:
-        if not m.batch_on or m.cur is not None or m.interleaver is not None:
-            return _SEQ
+    # the batch shape, work count and loop variables of the last call, by loop bounds
+    # (the same Aff objects again, so the window memos compare them by identity)
+    shape_memo: list = [None]
+
+    def shape_of(raw: list) -> tuple | None:
         ranges = []
-        for f0, f1, f2 in bounds:
-            a, b, c = int(f0(env)), int(f1(env)), int(f2(env))
+        for a, b, c in raw:
             if c == 0:
-                return _SEQ
+                return None
             ranges.append((a, max(0, -((a - b) // c)), c))
         bs = tuple(n for _, n, _ in ranges)
         B = math.prod(bs)
         if B < 2:
-            return _SEQ
+            return None
         pre = 0
         acc = 1
         for n in bs:
@@ -142,11 +143,25 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
             d = [0] * nl
             d[k] = c
             lv[loop_vars[k]] = Aff(a, tuple(d))
+        return raw, ranges, bs, B, pre, lv
+
+    def batched(env: dict) -> Any:
+        if not m.batch_on or m.cur is not None or m.interleaver is not None:
+            return _SEQ
+        raw = [(int(f0(env)), int(f1(env)), int(f2(env))) for f0, f1, f2 in bounds]
+        shape = shape_memo[0]
+        if shape is None or shape[0] != raw:
+            shape = shape_of(raw)
+            if shape is None:
+                return _SEQ
+            shape_memo[0] = shape
+        _, ranges, bs, B, pre, lv = shape
         carried = [f(env) for f in outer_inits]
         cv = dict(zip(inner_iters, carried))
         args = [f(env, lv, cv) for f in argk]
-        if any(x is None for x in args):
-            return _SEQ
+        for x in args:
+            if x is None:
+                return _SEQ
         r = launch_loop(m, name, args, bs, info, launch.span, pre, carries)
         if r is None:
             return _SEQ
