@@ -14,6 +14,10 @@ from typing import Any, Callable
 from pypto.errors import public_entry
 from pypto.ir.nodes import FunctionKind
 
+# compile_jit's cache key of a kernel without bare-Tensor parameters on the default
+# platform (pypto.compile.DEFAULT_PLATFORM)
+_DEFAULT_KEY = ("a2a3sim", ())
+
 _KIND_NAMES = {
     FunctionKind.ORCHESTRATION: "jit", FunctionKind.INLINE: "jit.inline",
     FunctionKind.INCORE: "jit.incore", FunctionKind.HOST: "jit.host",
@@ -65,11 +69,28 @@ class JITFunction:
 
             raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
                                   "kernels that call it and cannot be run on its own")
+        if config is None and not kwargs and self.__dict__.get("_bare") is False:
+            # sim speed: a kernel without bare-Tensor parameters has one specialisation
+            # per platform; once compiled, go straight to the simulator
+            compiled = self._cache.get(_DEFAULT_KEY)
+            if compiled is not None:
+                return _run_compiled()(compiled, args, kwargs, None)
         from pypto.sim import config_platform, run_compiled
 
         platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
         compiled = self.compile(*args, platform=platform, **kwargs)
         return run_compiled(compiled, args, kwargs, config=config)
+
+
+_RUN: list = []
+
+
+def _run_compiled() -> Callable:
+    if not _RUN:
+        from pypto.sim import run_compiled
+
+        _RUN.append(run_compiled)
+    return _RUN[0]
 
 
 class _JitDecorator:

@@ -315,20 +315,14 @@ def _upload(machine: Any, entry: Function, values: dict, hosts: dict) -> dict:
     # copy) when that cannot be observed: an In array nothing in the program writes is
     # read through a read-only view; Out / InOut arrays are the device buffers themselves
     # when they are C-contiguous, writable and overlap no other argument.
-    params = entry.params
     bound: dict[str, Any] = {}
     written = machine.written_params
-    tensor_hosts = [(n, h) for n, h in hosts.items()]
-
-    def overlaps(name: str, h: np.ndarray) -> bool:
-        return any(n != name and np.may_share_memory(h, o) for n, o in tensor_hosts)
-
-    for p in params:
-        name, t, direction = p.var.name, p.var.type, p.direction.value
+    overlapping = _overlapping(hosts)
+    for name, t, direction, shaped, caster in _param_spec(machine, entry):
         v = values[name]
-        if isinstance(t, ShapedType):
+        if shaped:
             host = hosts[name]
-            in_place = (host.flags.c_contiguous and not overlaps(name, host)
+            in_place = (host.flags.c_contiguous and name not in overlapping
                         and not machine.owns_root(host))
             if direction == "In" and in_place and name not in written:
                 dev = host.view()
@@ -354,14 +348,39 @@ def _upload(machine: Any, entry: Function, values: dict, hosts: dict) -> dict:
             bound[name] = dev
         elif isinstance(t, ScalarType):
             x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
-            dt = t.dtype
-            from pypto.sim.interp import _scalar_caster
-
-            c = _scalar_caster(dt)
-            bound[name] = c(x) if c is not None else x
+            bound[name] = caster(x) if caster is not None else x
         else:
             bound[name] = v
     return bound
+
+
+def _param_spec(machine: Any, entry: Function) -> list:
+    """Per parameter of the entry (name, type, direction, is a tensor, scalar caster),
+    kept on the machine (sim speed: the enum and attribute lookups cost ~1 us each)."""
+    got = machine.__dict__.get("_param_spec")
+    if got is not None and got[0] is entry:
+        return got[1]
+    from pypto.sim.interp import _scalar_caster
+
+    spec = []
+    for p in entry.params:
+        t = p.var.type
+        caster = _scalar_caster(t.dtype) if isinstance(t, ScalarType) else None
+        spec.append((p.var.name, t, p.direction.value, isinstance(t, ShapedType), caster))
+    machine.__dict__["_param_spec"] = (entry, spec)
+    return spec
+
+
+def _overlapping(hosts: dict) -> set:
+    """Names of the argument arrays that may share memory with another argument."""
+    items = list(hosts.items())
+    out = set()
+    for i in range(1, len(items)):
+        for j in range(i):
+            if np.may_share_memory(items[i][1], items[j][1]):
+                out.add(items[i][0])
+                out.add(items[j][0])
+    return out
 
 
 def copy_back(machine: Any) -> None:
@@ -417,8 +436,14 @@ def run_compiled(compiled: Any, args: tuple, kwargs: dict | None = None, config:
                  ) -> SimResult:
     """Run a compiled program on the simulator: `pl.Out` / `pl.InOut` arrays among `args`
     are filled in place; plain `pl.Tensor` arguments are never written."""
-    cfg = config if type(config) is SimConfig else SimConfig.from_any(config)
-    m = _machine(compiled, cfg)
+    if config is None:  # sim speed: no config hashing on the default path
+        cfg = _DEFAULT_CONFIG
+        m = compiled.__dict__.get("_sim_default")
+        if m is None:
+            m = compiled.__dict__["_sim_default"] = _machine(compiled, cfg)
+    else:
+        cfg = config if type(config) is SimConfig else SimConfig.from_any(config)
+        m = _machine(compiled, cfg)
     rets = m.run(tuple(args), dict(kwargs or {}))
     result = SimResult(m, rets)
     if "race" in cfg.checks and m.trace is not None:

@@ -18,7 +18,7 @@ from pypto.errors import PyptoError, SimulationError
 from pypto.ir.nodes import Call, For, Function, Var
 from pypto.ir.transform import walk
 from pypto.ops.registry import Unit, get
-from pypto.ops.numeric import quiet_fp
+from pypto.ops.numeric import _QUIET
 from pypto.sim.memory import (GlobalBuffer, _has_nan, fill_residue, origin_of, residue,
                               root_of)
 from pypto.sim.tasks import TaskRunner
@@ -301,21 +301,25 @@ class Machine(TaskRunner):
         # cost per task grow with the number of tasks.
         # numpy's floating-point error state is set once for the run (op impls skip their
         # own np.errstate then).
+        # (what `quiet_fp` does, with np.errstate: ~1.5 us cheaper than np.seterr twice)
         gc_on = gc.isenabled()
         gc.disable()
+        _QUIET[0] += 1
         try:
-            with quiet_fp():
+            with np.errstate(all="ignore"):
                 return self._run(args, kwargs)
         finally:
+            _QUIET[0] -= 1
             if gc_on:
                 gc.enable()
 
     def _run(self, args: tuple, kwargs: dict) -> Any:
-        from pypto.sim.api import bind_arguments, copy_back
-
+        bind_arguments, copy_back = _api()
         self._reset()
         t0 = time.perf_counter()
-        entry = self.program.entry_function
+        entry = self.__dict__.get("_entry_fn")  # sim speed: Program.function is a search
+        if entry is None:
+            entry = self._entry_fn = self.program.entry_function
         try:
             bound = bind_arguments(self, entry, args, kwargs)
         except BaseException:
@@ -343,6 +347,18 @@ class Machine(TaskRunner):
         if self.trace is not None:
             self.trace.seconds = time.perf_counter() - t0
         return rets
+
+
+_API: list = []
+
+
+def _api() -> tuple:
+    """(bind_arguments, copy_back), imported on first use (pypto.sim.api imports us)."""
+    if not _API:
+        from pypto.sim.api import bind_arguments, copy_back
+
+        _API.extend((bind_arguments, copy_back))
+    return _API[0], _API[1]
 
 
 def _mark_partial_outputs(machine: Machine, err: PyptoError) -> None:
