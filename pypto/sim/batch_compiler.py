@@ -35,6 +35,13 @@ class BatchCompiler(FnCompiler):
         self.in_region = True
         self.dying = _dying(func)
 
+    def body(self, stmts: tuple) -> Callable:
+        if stmts is self.func.body:  # the region's top level: one generated function
+            from pypto.sim.batch_codegen import generate
+
+            return generate(self, stmts)
+        return super().body(stmts)
+
     def vary(self, e: Any) -> bool:
         pv = self.plan.varying
         if isinstance(e, Var):
@@ -58,22 +65,29 @@ class BatchCompiler(FnCompiler):
             if op in WINDOW_READS:
                 src_n, shape_n, off_n = WINDOW_READS[op]
                 if self.vary(a[off_n]):
-                    return self._guard(self.bwindow(e, a[src_n], a[shape_n], a[off_n], op), e)
+                    return self._kept(self.bwindow(e, a[src_n], a[shape_n], a[off_n], op), e)
             else:
                 tgt_n, src_n, off_n = WINDOW_WRITES[op]
                 src = a[src_n] if src_n in a else a.get("tile_")
                 if self.vary(src) or self.vary(a[off_n]):
-                    return self._guard(self.bwrite(e, a[tgt_n], src, a[off_n], op), e)
+                    return self._kept(self.bwrite(e, a[tgt_n], src, a[off_n], op), e)
             return super().call(e, target)
         if op == "get_block_idx" and BLOCK in self.plan.varying:
-            return self._guard(self.bscalar(e, None), e)
+            return self._kept(self.bscalar(e, None), e)
         if not any(self.vary(x) for x in e.args):
             return super().call(e, target)
         if op in SCALAR_AFFINE or op in SCALAR_DIV:
-            return self._guard(self.bscalar(e, _SCALAR[op]), e)
+            return self._kept(self.bscalar(e, _SCALAR[op]), e)
         if op in ELEMENTWISE:
-            return self._guard(self.bop(e), e)
+            return self._kept(self.bop(e), e)
         raise AssertionError(f"batch plan admitted {op}")  # pragma: no cover
+
+    def _kept(self, run: Callable, e: Call) -> Callable:
+        """`run` guarded, still carrying `run.gen` = (kind, core, operand expressions):
+        the generated region body (`pypto.sim.batch_codegen`) calls the core directly."""
+        g = self._guard(run, e)
+        g.gen = run.gen
+        return g
 
     # -- scalars ---------------------------------------------------------------------
 
@@ -84,8 +98,7 @@ class BatchCompiler(FnCompiler):
         acct = self._accountant(e, opdef, list(range(len(e.args)))) if m.trace_on else None
         st = self.st
 
-        def run(env: dict) -> Any:
-            args = [f(env) for f in argfns]
+        def core(args: list) -> Any:
             r = fn(args, st) if e.op != "get_block_idx" else st.blk
             if type(r) is not Aff:
                 r = st.materialize(r)
@@ -93,6 +106,10 @@ class BatchCompiler(FnCompiler):
                 acct(args, 0)
             return r
 
+        def run(env: dict) -> Any:
+            return core([f(env) for f in argfns])
+
+        run.gen = ("args", core, list(e.args))
         return run
 
     # -- ops -------------------------------------------------------------------------
@@ -117,8 +134,7 @@ class BatchCompiler(FnCompiler):
         reuse = None if m.trace_on else self._reuse(e, npdt, static)
         direct = self._direct(e, npdt)
 
-        def run(env: dict) -> Any:
-            args = [f(env) for f in argfns]
+        def core(args: list) -> Any:
             if reuse is not None:
                 r = reuse(args)
                 if r is not None:
@@ -142,6 +158,10 @@ class BatchCompiler(FnCompiler):
                       for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
             return r
 
+        def run(env: dict) -> Any:
+            return core([f(env) for f in argfns])
+
+        run.gen = ("args", core, [e.args[i] for i in public])
         return run
 
     def _direct(self, e: Call, npdt: Any) -> Callable | None:
@@ -261,11 +281,9 @@ class BatchCompiler(FnCompiler):
         copy = p is None or p in self.plan.written
         site = [None]
 
-        def run(env: dict) -> Any:
-            a = src_f(env)
+        def core(a: Any, offs: list) -> Any:
             if type(a) is not np.ndarray:
                 raise Fallback("a tagged source")
-            offs = off_f(env)
             if len(offs) != a.ndim or len(shp) != a.ndim:
                 raise Fallback("rank mismatch")
             w = st.window_at(site, a, offs, shp, False)
@@ -295,6 +313,10 @@ class BatchCompiler(FnCompiler):
                         m.platform.vector_bpc
             return w
 
+        def run(env: dict) -> Any:
+            return core(src_f(env), off_f(env))
+
+        run.gen = ("window", core, [src, offset])
         return run
 
     def _fused(self, source: Any, shp: tuple) -> Callable | None:
@@ -317,17 +339,15 @@ class BatchCompiler(FnCompiler):
         npdt = np.dtype(t.dtype.np)
         if npdt.kind != "f" or npdt.itemsize < 4 or t.static_shape() != shp:
             return None
-        argfns = [self.expr(a) for a in source.args[:n]]
         st = self.st
         srank = len(shp)
         nd_t = np.ndarray
         gen = np.generic
         site = [None]
 
-        def fused(env: dict, tgt: Any, off_f: Callable) -> bool:
+        def fused(tgt: Any, args: list, offs: list) -> bool:
             if tgt.dtype != npdt:
                 return False
-            args = [f(env) for f in argfns]
             shapes = []
             for a in args:
                 ta = type(a)
@@ -343,7 +363,6 @@ class BatchCompiler(FnCompiler):
             bsh = broadcast_shape(shapes)
             if bsh[-srank:] != shp or len(bsh) not in (srank, srank + st.nb):
                 return False
-            offs = off_f(env)
             if len(offs) != tgt.ndim:
                 return False
             view = st.window_at(site, tgt, offs, shp, True)
@@ -371,17 +390,18 @@ class BatchCompiler(FnCompiler):
         from_cube = isinstance(source, Var) and source.name in self.cube_vars or \
             (isinstance(source, Call) and _is_cube(source))
         fused = None if tracing else self._fused(source, shp)
+        # the operands of the fused op, evaluated before the write (pure: names, constants)
+        fused_ops = list(source.args[:FUSE[source.op][1]]) if fused is not None else []
+        fargfns = [self.expr(a) for a in fused_ops]
         site = [None]
 
-        def run(env: dict) -> Any:
-            tgt = tgt_f(env)
-            if fused is not None and fused(env, tgt, off_f):
+        def core(tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
+            if fused is not None and fused(tgt, fargs, offs):
                 return tgt
-            src = src_f(env)
+            src = src_of()
             if type(tgt) is not np.ndarray or not isinstance(src, np.ndarray) or \
                     type(src) is not np.ndarray:
                 raise Fallback("a tagged value")
-            offs = off_f(env)
             nb = st.nb
             if len(offs) != tgt.ndim or src.shape[-srank:] != shp or \
                     src.ndim not in (srank, srank + nb):
@@ -424,6 +444,11 @@ class BatchCompiler(FnCompiler):
                             m.cur.bytes["l0c_drain"] += math.prod(shp) * src.itemsize
             return tgt
 
+        def run(env: dict) -> Any:
+            return core(tgt_f(env), off_f(env), [f(env) for f in fargfns],
+                        lambda: src_f(env))
+
+        run.gen = ("write", core, [target, offset, fused_ops, source])
         return run
 
 
