@@ -41,13 +41,17 @@ from pypto.sim.trace import TaskRecord
 
 
 class _Entry:
-    __slots__ = ("plan", "cf", "st", "names")
+    __slots__ = ("plan", "cf", "st", "names", "written", "write_only")
 
     def __init__(self, plan: Plan, cf: Any, st: BatchState):
         self.plan = plan
         self.cf = cf
         self.st = st
         self.names = [p[0] for p in cf.params]
+        # the parameters the region writes (by position): `_prepare` checks on every call
+        # that each is passed once and overlaps no other argument
+        self.written = tuple(j for j, n in enumerate(self.names) if n in plan.written)
+        self.write_only: dict = {}  # parameter -> batch_plan.write_only (memoised)
 
 
 def _entry(m: Any, cf: Any, varying: frozenset) -> _Entry | None:
@@ -115,7 +119,7 @@ def _prepare_static(m: Any, cf: Any, args: list, bs: tuple, spmd: bool) -> tuple
         deltas[BLOCK] = (1,)
     if not plan.separated(deltas, bs):
         return None, ()
-    return entry, tuple(j for j, n in enumerate(names) if n in plan.written)
+    return entry, entry.written
 
 
 def _snapshot(entry: _Entry, names: list, args: list) -> list:
@@ -278,15 +282,21 @@ def _pending_args(m: Any, entry: _Entry, cf: Any, args: list) -> list:
     names = entry.names
     kept = []
     flush = []
-    plan = entry.plan
     for item in m.pending:
         a = item[0]
-        params = [n for n, x in zip(names, args) if isinstance(x, np.ndarray) and
-                  (x is a or np.may_share_memory(x, a))]
-        if not params:
-            continue
+        # fast: passed as a written parameter, which `_prepare` found passed once and
+        # overlapping no other argument
+        for j in entry.written:
+            if args[j] is a:
+                params = [names[j]]
+                break
+        else:
+            params = [n for n, x in zip(names, args) if isinstance(x, np.ndarray) and
+                      (x is a or np.may_share_memory(x, a))]
+            if not params:
+                continue
         if len(params) == 1 and all(x is a for n, x in zip(names, args) if n in params) and \
-                _write_only(m, cf, plan, params[0]):
+                _write_only(entry, params[0]):
             kept.append(item)
         else:
             flush.append(a)
@@ -295,12 +305,10 @@ def _pending_args(m: Any, entry: _Entry, cf: Any, args: list) -> list:
     return kept
 
 
-def _write_only(m: Any, cf: Any, plan: Plan, param: str) -> bool:
-    cache = m.__dict__.setdefault("_write_only", {})
-    key = (cf.name, id(plan), param)
-    r = cache.get(key)
+def _write_only(entry: _Entry, param: str) -> bool:
+    r = entry.write_only.get(param)
     if r is None:
-        r = cache[key] = write_only(cf.func, plan.alias, param)
+        r = entry.write_only[param] = write_only(entry.cf.func, entry.plan.alias, param)
     return r
 
 
@@ -311,7 +319,7 @@ def _fill_unwritten(m: Any, kept: list, wlog: list, st: BatchState) -> None:
         a, seed = item
         mine = [w for w in wlog if w[0] is a or np.may_share_memory(w[0], a)]
         m.pending = [p for p in m.pending if p is not item]
-        if all(w[0] is a for w in mine) and _covers(a, mine, st):
+        if all(w[0] is a for w in mine) and _covers_memo(a, mine, st):
             continue
         from pypto.sim.machine import _strided_like
 
@@ -327,6 +335,23 @@ def _fill_unwritten(m: Any, kept: list, wlog: list, st: BatchState) -> None:
 
 
 _COVERS: dict = {}
+
+
+def _covers_memo(a: np.ndarray, writes: list, st: BatchState) -> bool:
+    """`_covers`, remembering the last answer on the batch state: the same shape, batch
+    shape and writes (offsets compared by value; the loop-variable Affs are the same
+    objects call after call) give the same answer without hashing them."""
+    sig = [(offs, shp) for _t, offs, shp, los in writes if los is None]
+    last = st.covered
+    if last is not None and len(sig) == len(writes):
+        try:
+            if last[0] == a.shape and last[1] == st.bs and last[2] == sig:
+                return last[3]
+        except ValueError:  # an array offset
+            pass
+    r = _covers(a, writes, st)
+    st.covered = (a.shape, st.bs, sig, r) if len(sig) == len(writes) else None
+    return r
 
 
 def _covers(a: np.ndarray, writes: list, st: BatchState) -> bool:

@@ -61,6 +61,8 @@ class BatchState:
         # the window writes of this run into deferred-fill buffers: (target, offsets,
         # shape, per-block origins or None); set by launch_loop while fills are pending
         self.wlog: list | None = None
+        # (buffer shape, batch shape, writes, answer) of the last coverage check
+        self.covered: tuple | None = None
 
     def set(self, bs: tuple, spmd: bool) -> None:
         self.bs = bs
