@@ -32,7 +32,11 @@ NB7 = [
     """, check=True),
     md("""
     The file's own options pass through (`--help` lists them). `pypto-sim` adds
-    `-p a2a3sim` when the file takes a platform and none is given.
+    `-p a2a3sim` when the file takes a platform and none is given. The platform decides
+    what memory nobody wrote holds: zeros on `a2a3sim` (pypto-lib's CPU simulator
+    mallocs it), garbage on the `a2a3` device. A kernel that passes only thanks to those
+    zeros passes here too, with a warning naming the unwritten region; `-p a2a3` shows
+    what the device would do.
     """),
     code("""
     !pypto-sim kernels/add_rms_norm.py --tokens 5
