@@ -139,16 +139,18 @@ class BatchCompiler(FnCompiler):
                 r = reuse(args)
                 if r is not None:
                     return r
-            for k in shaped:
-                if type(args[k]) is not nd_t:
-                    raise Fallback("a tagged or non-array operand")
+            # (direct gives None unless every operand is a plain array of the op's dtype,
+            # and its result is one again)
             r = direct(args) if direct is not None else None
             if r is None:
+                for k in shaped:
+                    if type(args[k]) is not nd_t:
+                        raise Fallback("a tagged or non-array operand")
                 r = impl(*args)
-            if type(r) is not nd_t:
-                raise Fallback("a tagged result")
-            if r.dtype != npdt:
-                r = r.astype(npdt)
+                if type(r) is not nd_t:
+                    raise Fallback("a tagged result")
+                if r.dtype != npdt:
+                    r = r.astype(npdt)
             nb = st.nb
             if static is None or r.shape[-rank:] != static or r.ndim not in (rank, rank + nb):
                 raise Fallback("unexpected result shape")

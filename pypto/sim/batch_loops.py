@@ -101,6 +101,11 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
         argk.append(f)
     m = fc.m
     bounds = [(fc.expr(lv.start), fc.expr(lv.stop), fc.expr(lv.step)) for lv, _ in levels]
+    # constant loop bounds (the usual case) need no evaluation per call
+    consts = [[fc.const(x) for x in (lv.start, lv.stop, lv.step)] for lv, _ in levels]
+    const_raw = None
+    if all(ok and type(v) is int for c in consts for ok, v in c):
+        const_raw = [tuple(v for _, v in c) for c in consts]
     outer_inits = [fc.expr(i) for i in levels[0][0].inits]
     sp = launch.span
     hint = info.get("name_hint") or launch.func
@@ -148,7 +153,8 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
     def batched(env: dict) -> Any:
         if not m.batch_on or m.cur is not None or m.interleaver is not None:
             return _SEQ
-        raw = [(int(f0(env)), int(f1(env)), int(f2(env))) for f0, f1, f2 in bounds]
+        raw = const_raw or [(int(f0(env)), int(f1(env)), int(f2(env)))
+                            for f0, f1, f2 in bounds]
         shape = shape_memo[0]
         if shape is None or shape[0] != raw:
             shape = shape_of(raw)
@@ -192,8 +198,7 @@ def _arg_fn(fc: Any, a: Any, loop_vars: list, iters: list) -> Callable | None:
             return lambda env, lv, cv: lv[n]
         if n in iters:
             return lambda env, lv, cv: cv[n]
-        f = fc.expr(a, tolerant=True)
-        return lambda env, lv, cv: f(env)
+        return lambda env, lv, cv: env.get(n, UNDEF)  # fc.expr(a, tolerant=True), inlined
     if isinstance(a, Call) and a.op in SCALAR_AFFINE:
         fs = [_arg_fn(fc, x, loop_vars, iters) for x in a.args]
         if any(f is None for f in fs):
