@@ -82,9 +82,10 @@ class BatchState:
 
     # -- windows -------------------------------------------------------------------
 
-    def window(self, a: np.ndarray, offs: list, shp: tuple, write: bool) -> np.ndarray | None:
-        """All blocks' windows of `a` as one strided view (leading batch axes), or None
-        when the offsets are not affine."""
+    def _geometry(self, a: np.ndarray, offs: list, shp: tuple, write: bool) -> tuple | None:
+        """(shape, strides, first element's index) of all blocks' windows of `a` as one
+        strided view, None when the offsets are not affine; raises Fallback when a
+        window leaves `a` or blocks would write the same window."""
         nb, bs = self.nb, self.bs
         st = a.strides
         ashape = a.shape
@@ -121,8 +122,16 @@ class BatchState:
                     raise Fallback("blocks write the same window")
                 bshape.append(1)
                 bstr[k] = 0
-        shape = tuple(bshape) + tuple(shp)
-        strides = tuple(bstr) + st
+        return tuple(bshape) + tuple(shp), tuple(bstr) + st, base
+
+    def window(self, a: np.ndarray, offs: list, shp: tuple, write: bool) -> np.ndarray | None:
+        """All blocks' windows of `a` as one strided view (leading batch axes), or None
+        when the offsets are not affine."""
+        g = self._geometry(a, offs, shp, write)
+        if g is None:
+            return None
+        shape, strides, base = g
+        st = a.strides
         # fast path (sim speed: as_strided costs ~3 us): the view straight on the memory
         # of the array owning it
         root = a.base if a.base is not None else a
@@ -145,7 +154,9 @@ class BatchState:
         geometry of its last result. When the array's layout, the offsets and the batch
         shape equal the previous call's, the bounds and overlap checks `window` made then
         hold now, and the view is built from the remembered shape, strides and byte
-        offset (sim speed: `window` is ~3 us of Python per call)."""
+        offset (sim speed: `window` is ~3 us of Python per call). A C-contiguous array
+        is the buffer of its own windows (a read-only one gives read-only windows, as
+        `window` makes them)."""
         g = site[0]
         if g is not None and type(a) is np.ndarray:
             try:
@@ -158,14 +169,20 @@ class BatchState:
                 if not write:
                     v.flags.writeable = False
                 return v
-        v = self.window(a, offs, shp, write)
-        if v is not None and type(a) is np.ndarray and a.flags.c_contiguous and \
-                all(x >= 0 for x in v.strides) and \
-                all(type(o) is Aff or type(o) is int for o in offs):
-            off = v.__array_interface__["data"][0] - a.__array_interface__["data"][0]
-            if off >= 0:
-                site[0] = (list(offs), self.bs, a.shape, a.strides, a.dtype, v.shape, off,
-                           v.strides)
+        if type(a) is not np.ndarray or not a.flags.c_contiguous:
+            return self.window(a, offs, shp, write)
+        g = self._geometry(a, offs, shp, write)
+        if g is None:
+            return None
+        shape, strides, base = g
+        if not all(x >= 0 for x in strides):
+            return self.window(a, offs, shp, write)
+        off = sum(b * x for b, x in zip(base, a.strides))
+        v = np.ndarray(shape, a.dtype, a, off, strides)
+        if not write:
+            v.flags.writeable = False
+        if all(type(o) is Aff or type(o) is int for o in offs):
+            site[0] = (list(offs), self.bs, a.shape, a.strides, a.dtype, shape, off, strides)
         return v
 
     def indices(self) -> Any:
