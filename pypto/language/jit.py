@@ -69,12 +69,13 @@ class JITFunction:
 
             raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
                                   "kernels that call it and cannot be run on its own")
-        if config is None and not kwargs and self.__dict__.get("_bare") is False:
+        if not kwargs and self.__dict__.get("_bare") is False and \
+                (config is None or (type(config) is _sim()[1] and config.platform is None)):
             # sim speed: a kernel without bare-Tensor parameters has one specialisation
             # per platform; once compiled, go straight to the simulator
             compiled = self._cache.get(_DEFAULT_KEY)
             if compiled is not None:
-                return _run_compiled()(compiled, args, kwargs, None)
+                return _sim()[0](compiled, args, kwargs, config)
         from pypto.sim import config_platform, run_compiled
 
         platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
@@ -82,15 +83,16 @@ class JITFunction:
         return run_compiled(compiled, args, kwargs, config=config)
 
 
-_RUN: list = []
+_SIM: list = []
 
 
-def _run_compiled() -> Callable:
-    if not _RUN:
-        from pypto.sim import run_compiled
+def _sim() -> list:
+    """[run_compiled, SimConfig], imported on first use."""
+    if not _SIM:
+        from pypto.sim import SimConfig, run_compiled
 
-        _RUN.append(run_compiled)
-    return _RUN[0]
+        _SIM.extend((run_compiled, SimConfig))
+    return _SIM
 
 
 class _JitDecorator:

@@ -441,8 +441,19 @@ def run_compiled(compiled: Any, args: tuple, kwargs: dict | None = None, config:
         m = compiled.__dict__.get("_sim_default")
         if m is None:
             m = compiled.__dict__["_sim_default"] = _machine(compiled, cfg)
+    elif type(config) is SimConfig:  # frozen: the same object is the same config
+        by_id = compiled.__dict__.setdefault("_sim_by_id", {})
+        hit = by_id.get(id(config))
+        if hit is not None and hit[0] is config:
+            cfg, m = hit
+        else:
+            cfg = config
+            m = _machine(compiled, cfg)
+            if len(by_id) > 64:
+                by_id.clear()
+            by_id[id(config)] = (config, m)  # (holding the config keeps its id unique)
     else:
-        cfg = config if type(config) is SimConfig else SimConfig.from_any(config)
+        cfg = SimConfig.from_any(config)
         m = _machine(compiled, cfg)
     rets = m.run(tuple(args), dict(kwargs or {}))
     result = SimResult(m, rets)
