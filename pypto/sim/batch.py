@@ -134,7 +134,8 @@ def _run(m: Any, entry: _Entry, args: list, bs: tuple, spmd: bool, label: str, t
     """Run the batched body; returns (rets, log, proto record, proto block costs) or raises
     Fallback after undoing what it did."""
     st = entry.st
-    st.set(bs, spmd)
+    if st.bs is not bs or spmd:
+        st.set(bs, spmd)
     snaps = _snapshot(entry, entry.names, args) if entry.plan.read_written else ()
     ctx = m.ctx
     saved = (m.cur, m.bc, m.block, m.region, ctx.in_region, ctx.block_idx, ctx.block_num,
@@ -227,7 +228,7 @@ def launch_loop(m: Any, name: str, args: list, bs: tuple, info: dict, span: Any,
     w0 = m.work
     m.work += pre_work + B
     tid0 = m.next_tid
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if m.trace_on else 0.0
     kept = _pending_args(m, entry, cf, args) if m.pending else None
     st = entry.st
     st.wlog = [] if kept else None
