@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from pypto.ir.nodes import Assign, Call, CallFunc, Eval, ListExpr, Return, Var
 from pypto.ops.registry import Unit, get
-from pypto.sim.values import RETURN
+from pypto.sim.values import RETURN, UNDEF
 
 
 class _Writer:
@@ -119,4 +119,21 @@ def generate(bc: Any, stmts: tuple) -> Callable:
     return scope["body"]
 
 
-__all__ = ["generate"]
+def generate_call(names: list, body: Callable) -> Callable:
+    """`CompiledFunction.call` for a batched region of parameters `names`: the env
+    built without a loop (UNDEF arguments stay unset, as there)."""
+    params = ", ".join(f"a{i}" for i in range(len(names)))
+    lines = [f"def call(args):",
+             f"    {params}{',' if len(names) == 1 else ''} = args" if names else "    pass",
+             "    env = {" + ", ".join(f"{n!r}: a{i}" for i, n in enumerate(names)) + "}"]
+    for i, n in enumerate(names):
+        lines.append(f"    if a{i} is UNDEF:")
+        lines.append(f"        del env[{n!r}]")
+    lines.append("    body(env)")
+    lines.append("    return env.get('$ret', ())")
+    scope = {"UNDEF": UNDEF, "body": body}
+    exec(compile("\n".join(lines), "<batched region call>", "exec"), scope)
+    return scope["call"]
+
+
+__all__ = ["generate", "generate_call"]

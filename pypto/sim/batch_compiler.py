@@ -35,6 +35,14 @@ class BatchCompiler(FnCompiler):
         self.in_region = True
         self.dying = _dying(func)
 
+    def compile(self) -> Any:
+        from pypto.sim.batch_codegen import generate_call
+
+        cf = super().compile()
+        if len(set(p[0] for p in cf.params)) == len(cf.params):
+            cf.call = generate_call([p[0] for p in cf.params], cf.body)
+        return cf
+
     def body(self, stmts: tuple) -> Callable:
         if stmts is self.func.body:  # the region's top level: one generated function
             from pypto.sim.batch_codegen import generate
