@@ -113,8 +113,10 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
         else f"'{hint}'"
     name = launch.func
     nl = len(levels)
-    level_names = [([v.name for v in lv.iter_args], [v.name for v in lv.results])
-                   for lv, _ in levels]
+    # the names each level's carries land in after the loops: (name, carry index)
+    carry_names = [(n, i) for lv, _ in levels
+                   for i, (it, res) in enumerate(zip(lv.iter_args, lv.results))
+                   for n in (it.name, res.name)]
 
     def loop(env: dict) -> Any:
         r = batched(env)
@@ -148,7 +150,9 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
             d = [0] * nl
             d[k] = c
             lv[loop_vars[k]] = Aff(a, tuple(d))
-        return raw, ranges, bs, B, pre, lv
+        # the loop variables' values after the loops (what the sequential loops leave)
+        last = [(loop_vars[k], a + (n - 1) * c) for k, (a, n, c) in enumerate(ranges)]
+        return raw, last, bs, B, pre, lv
 
     def batched(env: dict) -> Any:
         if not m.batch_on or m.cur is not None or m.interleaver is not None:
@@ -161,7 +165,7 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
             if shape is None:
                 return _SEQ
             shape_memo[0] = shape
-        _, ranges, bs, B, pre, lv = shape
+        _, last, bs, B, pre, lv = shape
         carried = [f(env) for f in outer_inits]
         cv = dict(zip(inner_iters, carried))
         args = [f(env, lv, cv) for f in argk]
@@ -172,12 +176,10 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
         if r is None:
             return _SEQ
         rets, tid = r
-        for k, (a, n, c) in enumerate(ranges):
-            env[loop_vars[k]] = a + (n - 1) * c
-        for iters, results in level_names:
-            for i, (it, res) in enumerate(zip(iters, results)):
-                env[it] = carried[i]
-                env[res] = carried[i]
+        for v, x in last:
+            env[v] = x
+        for it, i in carry_names:
+            env[it] = carried[i]
         if targets is not None:
             for t, x in zip(targets[:-1], rets):
                 env[t] = x
