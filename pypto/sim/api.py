@@ -323,7 +323,7 @@ def _upload(machine: Any, entry: Function, values: dict, hosts: dict) -> dict:
         if shaped:
             host = hosts[name]
             in_place = (host.flags.c_contiguous and name not in overlapping
-                        and not machine.owns_root(host))
+                        and not (machine.buffers and machine.owns_root(host)))
             if direction == "In" and in_place and name not in written:
                 dev = host.view()
                 dev.flags.writeable = False
