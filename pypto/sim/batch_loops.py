@@ -118,13 +118,10 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
                    for i, (it, res) in enumerate(zip(lv.iter_args, lv.results))
                    for n in (it.name, res.name)]
 
-    def loop(env: dict) -> Any:
-        r = batched(env)
-        if r is _SEQ:
-            if m.pending:  # block by block: every deferred fill happens first
-                m.flush_pending()
-            return seq(env)
-        return r
+    def sequential(env: dict) -> Any:
+        if m.pending:  # block by block: every deferred fill happens first
+            m.flush_pending()
+        return seq(env)
 
     # the batch shape, work count and loop variables of the last call, by loop bounds
     # (the same Aff objects again, so the window memos compare them by identity)
@@ -154,16 +151,16 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
         last = [(loop_vars[k], a + (n - 1) * c) for k, (a, n, c) in enumerate(ranges)]
         return raw, last, bs, B, pre, lv
 
-    def batched(env: dict) -> Any:
+    def loop(env: dict) -> Any:  # batched when it can be, else `sequential`
         if not m.batch_on or m.cur is not None or m.interleaver is not None:
-            return _SEQ
+            return sequential(env)
         raw = const_raw or [(int(f0(env)), int(f1(env)), int(f2(env)))
                             for f0, f1, f2 in bounds]
         shape = shape_memo[0]
         if shape is None or shape[0] != raw:
             shape = shape_of(raw)
             if shape is None:
-                return _SEQ
+                return sequential(env)
             shape_memo[0] = shape
         _, last, bs, B, pre, lv = shape
         carried = [f(env) for f in outer_inits]
@@ -171,10 +168,10 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
         args = [f(env, lv, cv) for f in argk]
         for x in args:
             if x is None:
-                return _SEQ
+                return sequential(env)
         r = launch_loop(m, name, args, bs, info, launch.span, pre, carries)
         if r is None:
-            return _SEQ
+            return sequential(env)
         rets, tid = r
         for v, x in last:
             env[v] = x
@@ -188,9 +185,6 @@ def loop_nest(fc: Any, s: For, seq: Callable) -> Callable:
 
     m._nest_fors.add(id(s))
     return loop
-
-
-_SEQ = object()  # loop_nest: run the loop block by block
 
 
 def _arg_fn(fc: Any, a: Any, loop_vars: list, iters: list) -> Callable | None:
