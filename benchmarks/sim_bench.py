@@ -209,6 +209,54 @@ def cases():
            lambda: (c, matmul_numpy(a, b)))
 
 
+# --- what the checks and the trace cost -------------------------------------------------
+
+# (label, extra checks, trace); every run also has the kernel's default checks
+CHECK_MODES = (("no checks", None, False), ("default checks", (), False),
+               ("+uninit", ("uninit",), False), ("+race", ("race",), False),
+               ("trace", (), True), ("all four + trace", ("uninit", "race"), True))
+
+
+def blocked(fns: dict, repeats: int) -> dict:
+    """Median seconds per function, each timed in its own block after two warm-up calls
+    (switching configurations call by call would measure machine setup instead)."""
+    out = {}
+    for k, f in fns.items():
+        f()
+        f()
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t0)
+        out[k] = statistics.median(times)
+    return out
+
+
+def check_costs(repeats: int) -> list:
+    """Per kernel: median seconds of a call in each CHECK_MODES mode."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((AM, AN)).astype(np.float32)
+    xs = rng.standard_normal((SM, SN)).astype(np.float32)
+    xr = rng.standard_normal((RM, RN)).astype(np.float32)
+    wr = rng.standard_normal((1, RN)).astype(np.float32)
+    a = rng.standard_normal((MM, MK)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((MK, MN)).astype(ml_dtypes.bfloat16)
+    kernels = [("add", add_scalar, (x, np.zeros_like(x)), ("oob",)),
+               ("softmax", softmax, (xs, np.zeros_like(xs)), ("oob", "ub")),
+               ("rms_norm", rms_norm, (xr, wr, np.zeros_like(xr)), ("oob", "ub")),
+               ("matmul", matmul, (a, b, np.zeros((MM, MN), np.float32)), ("oob", "ub"))]
+    rows = []
+    for key, kernel, args, base in kernels:
+        fns = {}
+        for label, extra, trace in CHECK_MODES:
+            checks = () if extra is None else base + extra
+            cfg = sim.SimConfig(checks=checks, trace=trace)
+            fns[label] = (lambda k=kernel, c=cfg: k(*args, config=c))
+        rows.append((key, blocked(fns, repeats)))
+    return rows
+
+
 # --- cold start -------------------------------------------------------------------------
 
 _COLD = r"""
@@ -335,6 +383,16 @@ def main(argv: list | None = None) -> int:
           + ", ".join(f"{r['trace_over_sim']:.1f}x" for r in rows))
     print("* peers' figures on these machines (same tilings), quoted, not measured here; "
           "add-scalar runs with the bounds check only (its 256 KiB of tiles exceed the UB)")
+    print()
+    print("what checks and tracing cost: ms per call (x = over no checks); uninit and race "
+          "run block by block, race implies the trace")
+    costs = check_costs(3 if args.quick else 9)
+    labels = [m[0] for m in CHECK_MODES]
+    print(f"  {'kernel':<10} " + " ".join(f"{lb:>20}" for lb in labels))
+    for key, t in costs:
+        base = t["no checks"]
+        print(f"  {key:<10} " + " ".join(
+            f"{t[lb] * 1e3:>12.2f} ({t[lb] / base:4.1f}x)" for lb in labels))
     cold = {}
     print()
     print("cold start, ms, fresh process, bytecode cached (a normal install): numpy + "
@@ -361,6 +419,7 @@ def main(argv: list | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"kernels": rows, "geomean_sim_over_loop": geo, "cold_start": cold,
+                       "check_costs_s": {k: t for k, t in costs},
                        "scaling_s_per_task": [{"tasks": n, **per} for n, per in scal]}, f,
                       indent=2)
     return 0
