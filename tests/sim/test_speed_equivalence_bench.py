@@ -15,3 +15,4 @@ def test_sim_bench_quick_runs():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "pypto-sim" in out.stdout and "sim/loop" in out.stdout
     assert "cold start" in out.stdout and "task scaling" in out.stdout
+    assert "what checks and tracing cost" in out.stdout and "all four + trace" in out.stdout
