@@ -1,0 +1,116 @@
+"""Explaining a harness run's outputs: where a failing output disagrees with its golden
+and whether that is a `pl.Out` region nothing wrote (with the fixes that fit), and
+whether a passing output rests on fresh memory reading as zeros (`check_zero_fill`).
+The unwritten elements come from the trace's last writers when there is a trace, else
+from the residue pattern the simulator fills fresh memory with."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pypto.golden import _interop as io
+from pypto.golden.report import (
+    OutputCheck,
+    describe_unwritten,
+    suggest_fixes,
+    summarize_mismatch,
+)
+from pypto.golden.spec import TensorSpec
+from pypto.golden.validation import check_outputs, isclose
+
+
+def last_writer_tasks(sim: Any, name: str) -> np.ndarray | None:
+    trace = getattr(sim, "trace", None)
+    writers = getattr(trace, "writers", None) if trace is not None else None
+    if not writers or name not in writers:
+        return None
+    return np.asarray(writers[name].task)
+
+
+def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
+                    ) -> tuple[np.ndarray | None, str]:
+    """Elements of a pl.Out output nothing wrote, and how we know."""
+    tasks = last_writer_tasks(sim, name)
+    if tasks is not None and tasks.shape == actual.shape:
+        return tasks == -1, "last writer = none"
+    if io.is_floating(actual.dtype):
+        return np.isnan(io.to_f32(actual)), "NaN residue"
+    try:
+        from pypto.sim.memory import residue
+
+        return actual == residue(actual.shape, actual.dtype, seed), "residue pattern"
+    except Exception:  # noqa: BLE001 - the diagnosis is best effort
+        return None, ""
+
+
+def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | None,
+              rtol: float, atol: float) -> None:
+    a, e = check.actual, check.expected
+    if a.shape != e.shape:
+        return
+    try:
+        if cmp is not None and hasattr(cmp, "bad_mask"):
+            bad = cmp.bad_mask(a, e, rtol, atol)
+        elif a.dtype == e.dtype:
+            bad = ~isclose(a, e, rtol=rtol, atol=atol)
+        else:
+            bad = ~isclose(io.to_f32(a), io.to_f32(e), rtol=rtol, atol=atol)
+        check.mismatch = summarize_mismatch(a, e, bad)
+    except Exception:  # noqa: BLE001 - a custom rule we cannot mirror
+        bad = None
+    d = check.direction
+    if d == "In":
+        check.hints.append(
+            f"'{spec.name}' is a plain pl.Tensor parameter (In): it is never copied back, so "
+            f"the host still holds its initial value. Annotate it pl.Out[...] (or "
+            f"pl.InOut[...] if the kernel also reads it).")
+        return
+    if d == "Out" and spec.init_value is not None and not _all_zero_init(spec):
+        check.hints.append(
+            f"'{spec.name}' is pl.Out, so its init_value is not uploaded; declare it "
+            f"pl.InOut[...] if the kernel updates existing contents.")
+    if d != "Out" or sim is None:
+        return
+    mask, source = unwritten_mask(sim, spec.name, a, 0)
+    if mask is None or not mask.any():
+        return
+    if bad is not None and not (mask & np.broadcast_to(bad, mask.shape)).any():
+        return
+    u = describe_unwritten(mask, e, source)
+    u.fixes = suggest_fixes(u, spec.name, check.comparator)
+    check.unwritten = u
+
+
+def _all_zero_init(spec: TensorSpec) -> bool:
+    return isinstance(spec.init_value, (int, float)) and spec.init_value == 0
+
+
+def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict,
+                     rtol: float, atol: float, compare_fn: dict, inputs: dict,
+                     wrap: Callable) -> None:
+    """A passing pl.Out with elements nothing wrote, on zero-filled fresh memory: does
+    the pass hold when those elements hold garbage, as on the device? If not, note it."""
+    a = check.actual
+    tasks = last_writer_tasks(sim, spec.name)
+    if tasks is None or tasks.shape != a.shape:
+        return
+    mask = tasks == -1
+    if not mask.any():
+        return
+    garbage = np.array(a, copy=True)
+    if io.is_floating(a.dtype):
+        garbage[mask] = np.nan
+    else:
+        from pypto.sim.memory import residue
+
+        garbage[mask] = residue(a.shape, a.dtype, 0)[mask]
+    cmp = {spec.name: compare_fn[spec.name]} if spec.name in compare_fn else {}
+    verdict = check_outputs(wrap({spec.name: garbage}), wrap({spec.name: golden[spec.name]}),
+                            rtol, atol, cmp, wrap(inputs), echo=False)
+    if verdict[spec.name][0]:
+        return  # the comparison does not look there (valid_rows, NaN golden, ...)
+    u = describe_unwritten(mask, check.expected, "last writer = none")
+    u.fixes = suggest_fixes(u, spec.name, check.comparator)
+    check.zero_fill = u
