@@ -218,6 +218,9 @@ class RunResult:
                      "<th>rule</th><th>details</th></tr>" + "".join(rows) + "</table>")
         elif self.error:
             table = f"<pre>{html.escape(self.error)}</pre>"
+        if self.warnings:
+            table += "".join(f"<div style='color:#8a6d3b'>warning: {html.escape(w)}</div>"
+                             for w in self.warnings)
         return (f"<div><b style='color:{color}'>{'PASS' if self.passed else 'FAIL'}</b> "
                 f"{html.escape(self.name or '')}{took}{table}</div>")
 

@@ -166,6 +166,7 @@ def test_harness_runs_an_over_reading_kernel_and_warns(capsys):
         assert w.startswith(f"read past the end of a tensor: slice of 'x'[0:{WIDE}, 0:{COLS}]")
         assert w.endswith(f"({'zeros' if cfg else 'residue'} here)")
         assert f"warning: {w}" in r.report()
+        assert "warning: read past the end of a tensor" in r._repr_html_()
         assert f"[RUN]   warning: {w}" in capsys.readouterr().out
 
 
