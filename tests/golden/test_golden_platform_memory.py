@@ -173,3 +173,29 @@ def test_harness_runs_an_over_reading_kernel_and_warns(capsys):
 def test_sim_config_rejects_unknown_modes():
     with pytest.raises(ValueError, match="SimConfig.oob_reads must be one of 'fault', 'warn'"):
         simulate(over_read, _x(T), np.zeros((T, COLS), np.float32), oob_reads="ignore")
+
+
+@pl.jit
+def double_head_int(x: pl.Tensor[[ROWS, COLS], pl.INT32],
+                    y: pl.Out[pl.Tensor[[ROWS, COLS], pl.INT32]]):
+    for r in pl.parallel(0, VALID, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double_rows"):
+            t = x[r : r + 16, :]
+            y[r : r + 16, :] = pl.add(t, t)
+    return y
+
+
+def test_integer_output_resting_on_zero_fill_is_reported():
+    specs_ = [TensorSpec("x", [ROWS, COLS], np.int32,
+                         init_value=lambda: np.arange(ROWS * COLS, dtype=np.int32).reshape(
+                             ROWS, COLS)),
+              TensorSpec("y", [ROWS, COLS], np.int32, is_output=True)]
+
+    def golden(v):
+        v["y"][:VALID] = v["x"][:VALID] * 2
+
+    r = run_jit(double_head_int, specs_, golden, runtime_cfg=SIM, verbose=False)
+    assert r.passed, r.error
+    assert r.outputs["y"].zero_fill.count == (ROWS - VALID) * COLS
+    strict = run_jit(double_head_int, specs_, golden, verbose=False)
+    assert not strict.passed and strict.outputs["y"].unwritten.tail_start == VALID
