@@ -35,6 +35,8 @@ USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
 Run a pypto-lib kernel file on the pypto-lab simulator: `import golden` resolves to
 pypto.golden, `-p a2a3sim` is added when the file takes a platform and none is given.
 ARGS go to the file's own argument parser (try: pypto-sim KERNEL.py --help).
+On a2a3sim memory nothing wrote reads as zeros (as in pypto-lib's simulator; a pass
+that rests on it is reported); `-p a2a3` runs with the device's garbage instead.
 """
 
 DEFAULT_SIM_PLATFORM = "a2a3sim"
