@@ -49,16 +49,44 @@ def _matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=
     return like(a, shape=shape, dtype=dt, valid_shape=None)
 
 
+def _exact_float_acc(lhs: np.dtype, rhs: np.dtype, k: int) -> Any:
+    """A float dtype whose BLAS matmul gives the exact integer sums of an integer matmul
+    with inner extent `k`, else None.
+
+    numpy's integer matmul is a naive loop (no BLAS): an int8 [64,128] @ [64,128,512]
+    takes ~0.5 s. When every product and every partial sum is an integer below the float's
+    2**mantissa bound, a float matmul is exact in any summation order, so its result
+    equals the int64 accumulation bit for bit."""
+    if lhs.kind not in "iu" or rhs.kind not in "iu" or lhs.itemsize > 2 or rhs.itemsize > 2:
+        return None
+    la, lb = np.iinfo(lhs), np.iinfo(rhs)
+    bound = k * max(-la.min, la.max) * max(-lb.min, lb.max)
+    if bound <= 2 ** 24:
+        return np.float32
+    if bound <= 2 ** 53:
+        return np.float64
+    return None
+
+
 def _mm(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool) -> np.ndarray:
-    acc = np.int64 if lhs.dtype.kind in "iu" else np.float32
+    if lhs.dtype.kind not in "iu":
+        return _product(lhs, rhs, a_trans, b_trans, np.float32)
+    k = lhs.shape[-2] if a_trans and lhs.ndim >= 2 else lhs.shape[-1]
+    acc = _exact_float_acc(lhs.dtype, rhs.dtype, k) or np.int64
+    # the int64 accumulation wraps to int32; an exact float result is that same integer
+    return _product(lhs, rhs, a_trans, b_trans, acc).astype(np.int64, copy=False) \
+        .astype(np.int32)
+
+
+def _product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool, acc: Any
+              ) -> np.ndarray:
     a = lhs.astype(acc, copy=False)
     b = rhs.astype(acc, copy=False)
     if a_trans:
         a = np.swapaxes(a, -1, -2)
     if b_trans:
         b = np.swapaxes(b, -1, -2)
-    out = np.matmul(a, b)
-    return out.astype(np.int32) if acc is np.int64 else out
+    return np.matmul(a, b)
 
 
 defop("matmul", unit=Unit.CUBE,

@@ -258,6 +258,21 @@ def test_matmul_int8_accumulates_in_int32():
     assert got.dtype == np.int32 and got[0, 0] == 127 * 127 * 300
 
 
+@pytest.mark.parametrize("dt, k", [(np.int8, 1024), (np.int8, 1025), (np.uint8, 300),
+                                   (np.int16, 4096), (np.int16, 1 << 21 | 1), (np.int32, 64)])
+def test_matmul_integer_is_exact_int64_accumulation_wrapped(dt, k):
+    # small integer operands take an exact float BLAS path; it must equal int64 sums
+    # wrapped to int32, including the extreme values and a transposed batched rhs
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max, (3, k), dtype=dt, endpoint=True)
+    b = rng.integers(info.min, info.max, (2, 5, k), dtype=dt, endpoint=True)
+    a[0] = info.min
+    b[:, 0] = info.min
+    want = (a.astype(np.int64) @ np.swapaxes(b, -1, -2).astype(np.int64)).astype(np.int32)
+    got = impl("matmul", a, b, b_trans=True)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+
+
 def test_matmul_family():
     a, b = A[:, :4], B[:4, :]
     acc = np.ones((4, 8), np.float32)
