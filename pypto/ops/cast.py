@@ -87,13 +87,28 @@ def _round_int(q: np.ndarray, mode: str) -> np.ndarray:
         return np.where(inexact & even, t + np.sign(q), t)
 
 
+_DTYPE_NAMES: dict = {}  # dtype -> dtype.name, which numpy computes in Python each time
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    r = _DTYPE_NAMES.get(dt)
+    if r is None:
+        r = _DTYPE_NAMES[dt] = dt.name
+    return r
+
+
 _NO_INF = {"float8_e4m3fn", "float4_e2m1fn"}
+_FLOAT_LIMITS: dict = {}  # float dtype -> (nmant, minexp, max): ml_dtypes.finfo is slow
 
 
 def _round_to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
     """Round exact float64 values into float format `target` with `mode`."""
-    fi = ml_dtypes.finfo(target)
-    nmant, emin, fmax = int(fi.nmant), int(fi.minexp), float(fi.max)
+    limits = _FLOAT_LIMITS.get(target)
+    if limits is None:
+        fi = ml_dtypes.finfo(target)
+        limits = _FLOAT_LIMITS[target] = int(fi.nmant), int(fi.minexp), float(fi.max)
+    nmant, emin, fmax = limits
+    target_name = _dtype_name(target)
     x = np.asarray(x, dtype=np.float64)
     finite = np.isfinite(x) & (x != 0)
     with np.errstate(all="ignore"):
@@ -105,7 +120,7 @@ def _round_to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
     over = finite & (np.abs(out) > fmax)
     if over.any():
         pos = out > 0
-        if target.name in _NO_INF:
+        if target_name in _NO_INF:
             big = np.copysign(fmax, out)
         elif mode in ("round", "rint", "none"):
             big = np.copysign(np.inf, out)
@@ -116,9 +131,9 @@ def _round_to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
         else:  # trunc, odd: toward zero never reaches infinity
             big = np.copysign(fmax, out)
         out = np.where(over, big, out)
-    if target.name in _NO_INF:
+    if target_name in _NO_INF:
         inf = np.isinf(x)
-        if target.name == "float4_e2m1fn":  # no NaN either: NaN -> 0, inf saturates
+        if target_name == "float4_e2m1fn":  # no NaN either: NaN -> 0, inf saturates
             out = np.where(np.isnan(x), 0.0, np.where(inf, np.copysign(fmax, x), out))
         else:
             out = np.where(inf, np.nan, out)
@@ -138,27 +153,46 @@ def _saturate_float_to_int(r: np.ndarray, target: np.dtype) -> np.ndarray:
     return out
 
 
+# (source, target) integer dtypes -> None when the target holds every source value, else
+# the (lo, hi) bounds to clip to (np.iinfo costs ~1 us a call, casts run per op)
+_INT_BOUNDS: dict = {}
+
+
+def _int_bounds(src_dt: np.dtype, target: np.dtype) -> tuple | None:
+    key = (src_dt, target)
+    if key not in _INT_BOUNDS:
+        src, dst = np.iinfo(src_dt), np.iinfo(target)
+        wide = np.iinfo(np.int64)
+        _INT_BOUNDS[key] = None if src.min >= dst.min and src.max <= dst.max else \
+            (max(int(dst.min), int(wide.min)), min(int(dst.max), int(wide.max)))
+    return _INT_BOUNDS[key]
+
+
 def _saturate_int(a: np.ndarray, target: np.dtype) -> np.ndarray:
-    src = np.iinfo(a.dtype)
-    dst = np.iinfo(target)
-    if src.min >= dst.min and src.max <= dst.max:
+    bounds = _int_bounds(a.dtype, target)
+    if bounds is None:
         return a.astype(target)
+    lo, hi = bounds
     if a.dtype == np.uint64:
-        return np.minimum(a, np.uint64(dst.max)).astype(target)
-    wide = a.astype(np.int64)
-    lo = max(int(dst.min), int(np.iinfo(np.int64).min))
-    hi = min(int(dst.max), int(np.iinfo(np.int64).max))
-    return np.clip(wide, lo, hi).astype(target)
+        return np.minimum(a, np.uint64(hi)).astype(target)
+    return np.clip(a.astype(np.int64), lo, hi).astype(target)
+
+
+_INT_DTYPES: dict = {}  # dtype -> is it an integer format (int4 / uint4 included)
 
 
 def _is_int_np(dt: np.dtype) -> bool:
-    return dt.kind in "iu" or dt.name in ("int4", "uint4")
+    r = _INT_DTYPES.get(dt)
+    if r is None:
+        r = _INT_DTYPES[dt] = dt.kind in "iu" or dt.name in ("int4", "uint4")
+    return r
 
 
 def cast_array(x: Any, dt: DType, mode: str = "round") -> np.ndarray:
     """Convert array `x` to dtype `dt` with rounding mode `mode` (see module doc)."""
     a = np.asarray(x)
     target = dt.np
+    target_name = _dtype_name(target)
     if a.dtype == np.bool_:
         a = a.astype(np.int8)
     if dt == dtypes.BOOL:
@@ -167,20 +201,21 @@ def cast_array(x: Any, dt: DType, mode: str = "round") -> np.ndarray:
     if _is_int_np(target):
         if src_float:
             r = _round_int(a.astype(np.float64), mode)
-            if target.name in ("int4", "uint4"):
+            if target_name in ("int4", "uint4"):
                 info = ml_dtypes.iinfo(target)
                 return np.clip(np.nan_to_num(r), int(info.min), int(info.max)).astype(target)
             return _saturate_float_to_int(r, target)
-        if target.name in ("int4", "uint4") or a.dtype.name in ("int4", "uint4"):
+        if target_name in ("int4", "uint4") or _dtype_name(a.dtype) in ("int4", "uint4"):
             info = ml_dtypes.iinfo(target)
             return np.clip(a.astype(np.int64), int(info.min), int(info.max)).astype(target)
         return _saturate_int(a, target)
     # float target
-    if target.name == "float8_e8m0fnu":
+    if target_name == "float8_e8m0fnu":
         return a.astype(np.float32).astype(target)
     if a.dtype == target:
         return a.copy()
-    if src_float and a.dtype.itemsize < target.itemsize and a.dtype.name != "float8_e8m0fnu":
+    if src_float and a.dtype.itemsize < target.itemsize and \
+            _dtype_name(a.dtype) != "float8_e8m0fnu":
         return a.astype(target)  # widening float conversions are exact
     if not src_float and a.dtype.itemsize > 4 and a.size and np.abs(a).max() > 2 ** 53:
         # 64-bit integers beyond 2**53: go through Python ints to stay exact.
