@@ -192,16 +192,18 @@ class LastWriter:
 class BoxIndex:
     """Boxes accessed in one buffer by earlier tasks, searchable for overlaps.
 
-    Reads and writes are kept apart and bucketed along one axis (the axis and bucket size
-    of the first box's smallest extent), so finding the overlaps of a box costs about the
-    number of boxes near it, not the number of earlier tasks: the trace stays linear in
-    the number of tasks. Boxes spanning more than `WIDE` buckets are kept in a list
-    scanned by every query."""
+    Reads and writes are kept apart and bucketed along one axis (the axis that the first
+    box divides into the most buckets of its extent, which is the buffer's extent over the
+    box's: an axis the box spans whole, like the 1 of a [N, 1] column, would put every box
+    in one bucket), so finding the overlaps of a box costs about the number of boxes near
+    it, not the number of earlier tasks: the trace stays linear in the number of tasks.
+    Boxes spanning more than `WIDE` buckets are kept in a list scanned by every query."""
 
     WIDE = 64
 
-    def __init__(self, rank: int):
+    def __init__(self, rank: int, shape: tuple | None = None):
         self.rank = rank
+        self.shape = shape  # the buffer's, when known
         self.n = 0
         self.axis = -1
         self.size = 1
@@ -218,9 +220,12 @@ class BoxIndex:
     def add(self, tid: int, write: bool, lo: tuple, hi: tuple) -> None:
         lo, hi = tuple(int(x) for x in lo), tuple(int(x) for x in hi)
         if self.axis < 0 and self.rank:
-            ext = [h - l for l, h in zip(lo, hi)]
-            self.axis = min(range(self.rank), key=lambda i: ext[i])
-            self.size = max(1, ext[self.axis])
+            ext = [max(1, h - l) for l, h in zip(lo, hi)]
+            dims = self.shape if self.shape is not None and len(self.shape) == self.rank \
+                else (1,) * self.rank
+            # most buckets first, then the smallest extent (the only rule without a shape)
+            self.axis = min(range(self.rank), key=lambda i: (-dims[i] // ext[i], ext[i]))
+            self.size = ext[self.axis]
         w = 1 if write else 0
         keys = self._keys(lo, hi)
         item = (lo, hi, tid)
@@ -339,7 +344,8 @@ class Trace:
         for uid, a in mine:
             idx = self._boxes.get(uid)
             if idx is None:
-                idx = self._boxes[uid] = BoxIndex(len(a.lo))
+                shape = next((b.array.shape for b in buffers.values() if b.uid == uid), None)
+                idx = self._boxes[uid] = BoxIndex(len(a.lo), shape)
             idx.add(rec.id, a.mode == "W", a.lo, a.hi)
 
     # -- reading -------------------------------------------------------------------
