@@ -9,6 +9,8 @@ the exact box, or else the bounding box of the elements touched.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -29,14 +31,34 @@ def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple
     start = off // item + sum(int(l) * s // item for l, s in zip(lo, strides))
     if not 0 <= start < root.size:
         return whole
-    runs = [(s // item, int(e)) for s, e in zip(strides, ext) if int(e) > 1]
+    runs = tuple((s // item, int(e)) for s, e in zip(strides, ext) if int(e) > 1)
+    # the box depends on nothing else; a traced run asks for the same windows block
+    # after block (~10 us each to derive)
+    key = (start, runs, shape)
+    box = _BOXES.get(key)
+    if box is None:
+        if len(_BOXES) >= _BOXES_MAX:
+            _BOXES.clear()
+        box = _BOXES[key] = _box_of(start, runs, shape, whole)
+    return box
+
+
+_BOXES: dict = {}  # (first element, runs, root shape) -> (lo, hi)
+_BOXES_MAX = 1 << 16
+
+
+def _box_of(start: int, runs: tuple, shape: tuple, whole: tuple) -> tuple:
+    """The exact box of the elements `start + sum(i * stride)` over `runs`
+    ((stride, extent) in elements) in a C-contiguous array of `shape`, else their
+    bounding box, else `whole`."""
+    size = math.prod(shape)
     box = _exact(start, runs, shape)
     if box is not None:
         return box
     # not a box: the bounding box of the first and last element of every run
     last = start + sum((e - 1) * s for s, e in runs if s > 0)
     first = start + sum((e - 1) * s for s, e in runs if s < 0)
-    if not (0 <= first and last < root.size):
+    if not (0 <= first and last < size):
         return whole
     # every element between two flat indices lies in this box (C order)
     a = [int(v) for v in np.unravel_index(first, shape)]
