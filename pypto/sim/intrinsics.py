@@ -339,15 +339,15 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
                 m.record(tgt, buf, origin, tuple(off), tuple(ext), True, m.trace.site(*site_key),
                          atomic_add)
                 if in_region and m.cur is not None:
-                    nbytes = int(np.prod(ext)) * tgt.itemsize
+                    nbytes = math.prod(ext) * tgt.itemsize
                     _note_mte(m, "gm_write", nbytes, _mte2_cost(m, tgt, ext, nbytes))
                     if from_cube:
                         p = m.platform
-                        rows = int(np.prod(ext[:-1])) if len(ext) > 1 else 1
+                        rows = math.prod(ext[:-1]) if len(ext) > 1 else 1
                         row_bytes = (ext[-1] if ext else 1) * src.itemsize
                         m.bc["fix"] += p.fix_fixed_cycles + rows * max(p.fix_row_floor,
                                                                        row_bytes / p.fix_bpc)
-                        m.cur.bytes["l0c_drain"] += int(np.prod(ext)) * src.itemsize
+                        m.cur.bytes["l0c_drain"] += math.prod(ext) * src.itemsize
             elif in_region and m.cur is not None:
                 m.bc["vector"] += m.platform.vector_issue_cycles + data.nbytes / \
                     m.platform.vector_bpc
