@@ -178,6 +178,10 @@ def _saturate_int(a: np.ndarray, target: np.dtype) -> np.ndarray:
     return np.clip(a.astype(np.int64), lo, hi).astype(target)
 
 
+def _is_sub_byte(dt: np.dtype) -> bool:
+    return _dtype_name(dt) in ("int4", "uint4")
+
+
 _INT_DTYPES: dict = {}  # dtype -> is it an integer format (int4 / uint4 included)
 
 
@@ -224,8 +228,21 @@ def cast_array(x: Any, dt: DType, mode: str = "round") -> np.ndarray:
     return _round_to_float(a.astype(np.float64), target, mode)
 
 
+_INT64 = np.dtype(np.int64)
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
 def _cast_impl(x, target_type, mode="round"):
     m = mode if isinstance(mode, str) else MODE_NAMES.get(int(mode), "round")
+    tx = type(x)
+    if (tx is int or tx is bool) and _INT64_MIN <= x <= _INT64_MAX:
+        # a Python integer into an integer dtype (scalar index arithmetic in loops): the
+        # int64 -> target saturation below, without building 0-d arrays (~10 us)
+        target = target_type.np
+        if target.kind in "iu" and not _is_sub_byte(target):
+            bounds = _int_bounds(_INT64, target)
+            x = int(x)
+            return x if bounds is None else min(max(x, bounds[0]), bounds[1])
     if isinstance(x, (bool, int, float, np.generic)):
         if isinstance(x, float) or isinstance(x, np.floating):
             src = np.asarray(x, dtype=np.float64)
