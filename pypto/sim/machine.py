@@ -10,6 +10,7 @@ import re
 import gc
 import os
 import time
+from operator import add as _add
 from typing import Any
 
 import numpy as np
@@ -254,8 +255,8 @@ class Machine(TaskRunner):
             # disjoint parts through a reshape stay disjoint (pypto.sim.sanitizers)
             glo, ghi = view_box(a, buf.array, lo, ext)
         else:
-            glo = tuple(o + l for o, l in zip(origin, lo))
-            ghi = tuple(g + e for g, e in zip(glo, ext))
+            glo = tuple(map(_add, origin, lo))
+            ghi = tuple(map(_add, glo, ext))
         mode = "W" if write else "R"
         blk = -1 if self.block is None else self.block
         rec = self.cur
@@ -390,19 +391,25 @@ def _merge(acc: Access, lo: tuple, hi: tuple) -> bool:
     """Grow `acc` to cover the box [lo, hi) when the union is still a box (contained, or
     adjacent along one axis with equal extents elsewhere); False when it is not."""
     alo, ahi = acc.lo, acc.hi
-    if all(a <= l and h <= b for a, b, l, h in zip(alo, ahi, lo, hi)):
+    if alo == lo and ahi == hi:  # the same box again (a loop re-reading a window)
         return True
+    # one pass: is it contained, and which axes differ (traced runs merge per access)
+    inside = True
     diff = -1
-    for ax, (a, b, l, h) in enumerate(zip(alo, ahi, lo, hi)):
+    for ax in range(len(lo)):
+        a, b, l, h = alo[ax], ahi[ax], lo[ax], hi[ax]
         if a == l and b == h:
             continue
-        if diff >= 0:
-            return False
-        if l > b or h < a:
-            return False
-        diff = ax
-    if diff < 0:
+        if inside and not (a <= l and h <= b):
+            inside = False
+        if diff >= 0 or l > b or h < a:
+            diff = -2  # two differing axes, or apart along one: not a box unless contained
+        elif diff == -1:
+            diff = ax
+    if inside:
         return True
+    if diff < 0:
+        return False
     acc.lo = alo[:diff] + (min(alo[diff], lo[diff]),) + alo[diff + 1:]
     acc.hi = ahi[:diff] + (max(ahi[diff], hi[diff]),) + ahi[diff + 1:]
     return True

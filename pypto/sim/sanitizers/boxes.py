@@ -17,7 +17,7 @@ import numpy as np
 def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple:
     """(lo, hi) in `root`'s coordinates of the window `view[lo:lo + ext]`, where `view`
     shares `root`'s memory (`root` C-contiguous)."""
-    shape = tuple(int(s) for s in root.shape)
+    shape = root.shape
     whole = ((0,) * root.ndim, shape)
     item = root.itemsize
     if view.itemsize != item or not root.flags.c_contiguous or root.size == 0:
@@ -25,7 +25,7 @@ def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple
     if any(int(e) <= 0 for e in ext):
         return whole
     off = (view.__array_interface__["data"][0] - root.__array_interface__["data"][0])
-    strides = [int(s) for s in view.strides]
+    strides = view.strides
     if off % item or any(s % item for s in strides):
         return whole
     start = off // item + sum(int(l) * s // item for l, s in zip(lo, strides))
@@ -61,8 +61,8 @@ def _box_of(start: int, runs: tuple, shape: tuple, whole: tuple) -> tuple:
     if not (0 <= first and last < size):
         return whole
     # every element between two flat indices lies in this box (C order)
-    a = [int(v) for v in np.unravel_index(first, shape)]
-    b = [int(v) for v in np.unravel_index(last, shape)]
+    a = _unravel(first, shape)
+    b = _unravel(last, shape)
     k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(shape))
     lo = tuple(a[:k]) + ((a[k],) if k < len(shape) else ()) + (0,) * max(0, len(shape) - k - 1)
     hi = tuple(x + 1 for x in a[:k]) + ((b[k] + 1,) if k < len(shape) else ()) + \
@@ -75,7 +75,7 @@ def _exact(start: int, runs: list, shape: tuple) -> tuple | None:
     rstride = [1] * nd
     for j in range(nd - 2, -1, -1):
         rstride[j] = rstride[j + 1] * shape[j + 1]
-    coord = [int(c) for c in np.unravel_index(start, shape)]
+    coord = _unravel(start, shape)
     lo = list(coord)
     hi = [c + 1 for c in coord]
     used = [False] * nd
@@ -106,6 +106,14 @@ def _exact(start: int, runs: list, shape: tuple) -> tuple | None:
             e //= shape[j]
             j -= 1
     return tuple(lo), tuple(hi)
+
+
+def _unravel(flat: int, shape: tuple) -> list:
+    """np.unravel_index for one in-range flat index, in Python ints (~10x cheaper)."""
+    coord = [0] * len(shape)
+    for j in range(len(shape) - 1, -1, -1):
+        flat, coord[j] = divmod(flat, shape[j])
+    return coord
 
 
 __all__ = ["view_box"]
