@@ -210,12 +210,17 @@ class BoxIndex:
         self.buckets: tuple = ({}, {})  # [read, write]: bucket -> [(lo, hi, tid)]
         self.wide: tuple = ([], [])
 
-    def _keys(self, lo: tuple, hi: tuple) -> range | None:
+    def _span(self, lo: tuple, hi: tuple) -> range:
+        """The buckets the box [lo, hi) meets."""
         if self.rank == 0:
             return range(0, 1)
         ax = self.axis
-        a, b = lo[ax] // self.size, (max(hi[ax], lo[ax] + 1) - 1) // self.size + 1
-        return range(a, b) if b - a <= self.WIDE else None
+        return range(lo[ax] // self.size, (max(hi[ax], lo[ax] + 1) - 1) // self.size + 1)
+
+    def _keys(self, lo: tuple, hi: tuple) -> range | None:
+        """The buckets a box is filed under; None: too many, it goes to the wide list."""
+        keys = self._span(lo, hi)
+        return keys if len(keys) <= self.WIDE else None
 
     def add(self, tid: int, write: bool, lo: tuple, hi: tuple) -> None:
         lo, hi = tuple(int(x) for x in lo), tuple(int(x) for x in hi)
@@ -246,14 +251,17 @@ class BoxIndex:
         """(task ids, is-write flags) of the earlier boxes overlapping [lo, hi)."""
         found: dict = {}
         if self.n:
-            keys = self._keys(lo, hi) if self.axis >= 0 or not self.rank else None
+            span = self._span(lo, hi) if self.axis >= 0 or not self.rank else None
             for w in ((1,) if writes_only else (0, 1)):
                 b = self.buckets[w]
                 groups = [self.wide[w]]
-                if keys is None:
+                if span is None:
                     groups.extend(b.values())
-                else:
-                    groups.extend(b[k] for k in keys if k in b)
+                elif len(span) <= len(b):
+                    groups.extend(b[k] for k in span if k in b)
+                else:  # a query wider than the buckets there are: only those it meets
+                    first, stop = span.start, span.stop
+                    groups.extend(g for k, g in b.items() if first <= k < stop)
                 for g in groups:
                     for l2, h2, t in g:
                         for a, c, x, y in zip(l2, h2, lo, hi):
