@@ -52,6 +52,24 @@ def _fmt_window(off: list, ext: list) -> str:
     return "[" + ", ".join(f"{o}:{o + e}" for o, e in zip(off, ext)) + "]"
 
 
+class _SiteId:
+    """The trace's number of one op call site, remembered for the trace it came from:
+    `Trace.site` hashes the span (a dataclass, ~1 us) on every traced access."""
+
+    __slots__ = ("key", "sid", "trace")
+
+    def __init__(self, span: Any, op: str):
+        self.key = (span, op)
+        self.trace = None
+        self.sid = -1
+
+    def of(self, trace: Any) -> int:
+        if self.trace is not trace:
+            self.sid = trace.site(*self.key)
+            self.trace = trace
+        return self.sid
+
+
 def _mte2_cost(m: Any, a: np.ndarray, ext: list, nbytes: int) -> float:
     p = m.platform
     g = p.gm_granule
@@ -104,7 +122,7 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     tracing = m.trace_on
     out_t = e.type if isinstance(e.type, ShapedType) else None
     out_static = out_t.static_shape() if out_t is not None else None
-    site_key = (span, opname)
+    site = _SiteId(span, opname)
     ok, shp_v = fc.const(shape)
     shp_c = [int(d) for d in shp_v] if ok else None
     uninit = m.uninit  # checks=("uninit",): pypto.sim.sanitizers.uninit
@@ -126,7 +144,7 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
                 if copy:
                     w = w.copy()
                     if tracing and m.cur is not None:
-                        _trace_read(m, a, off, shp, site_key)
+                        _trace_read(m, a, off, shp, site)
                 if out_static is not None and w.shape != out_static:
                     w = w.reshape(out_static)
                 return w
@@ -193,7 +211,7 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
             w = a[tuple(slice(o, h) for o, h in zip(off, hi))]
             valid = ext
         if copy and tracing and m.cur is not None:
-            _trace_read(m, a, off, ext, site_key)
+            _trace_read(m, a, off, ext, site)
         if drop_dims:
             w = w.reshape([s for i, s in enumerate(w.shape) if i not in drop_dims])
             if valid is not None:
@@ -209,11 +227,11 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     return run
 
 
-def _trace_read(m: Any, a: np.ndarray, off: list, ext: list, site_key: tuple) -> None:
+def _trace_read(m: Any, a: np.ndarray, off: list, ext: list, site: _SiteId) -> None:
     buf, origin = m.locate(a)
     nbytes = math.prod(ext) * a.itemsize
     if buf is not None:
-        m.record(a, buf, origin, tuple(off), tuple(ext), False, m.trace.site(*site_key))
+        m.record(a, buf, origin, tuple(off), tuple(ext), False, site.of(m.trace))
         _note_mte(m, "gm_read", nbytes, _mte2_cost(m, a, ext, nbytes))
     else:  # a tile read from another tile: an on-chip copy
         m.bc["vector"] += m.platform.vector_issue_cycles + nbytes / m.platform.vector_bpc
@@ -256,7 +274,7 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
     check = m.check_oob
     tname = _name_of(target)
     tracing = m.trace_on
-    site_key = (span, opname)
+    site = _SiteId(span, opname)
     from_cube = isinstance(source, Var) and source.name in fc.cube_vars or \
         (isinstance(source, Call) and _is_cube(source))
     in_region = fc.in_region
@@ -336,7 +354,7 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
         if tracing:
             buf, origin = m.locate(tgt)
             if buf is not None:
-                m.record(tgt, buf, origin, tuple(off), tuple(ext), True, m.trace.site(*site_key),
+                m.record(tgt, buf, origin, tuple(off), tuple(ext), True, site.of(m.trace),
                          atomic_add)
                 if in_region and m.cur is not None:
                     nbytes = math.prod(ext) * tgt.itemsize
@@ -411,6 +429,7 @@ def _read(fc: Any, e: Call, target: Any) -> Callable:
     cast = fc.caster(e.type, "pl.read", e.span)
     check = m.check_oob
     tracing = m.trace_on
+    site = _SiteId(span, "read")
 
     uninit = m.uninit
 
@@ -423,8 +442,7 @@ def _read(fc: Any, e: Call, target: Any) -> Callable:
         if tracing:
             buf, origin = m.locate(arr)
             if buf is not None:
-                m.record(arr, buf, origin, idx, (1,) * len(idx), False,
-                         m.trace.site(span, "read"))
+                m.record(arr, buf, origin, idx, (1,) * len(idx), False, site.of(m.trace))
         return cast(v) if cast is not None else v
 
     return run
@@ -438,6 +456,7 @@ def _write(fc: Any, e: Call, target: Any) -> Callable:
     tname = _name_of(a["dst"])
     check = m.check_oob
     tracing = m.trace_on
+    site = _SiteId(span, "write")
 
     def run(env: dict) -> Any:
         arr = dst_f(env)
@@ -448,8 +467,7 @@ def _write(fc: Any, e: Call, target: Any) -> Callable:
         if tracing:
             buf, origin = m.locate(arr)
             if buf is not None:
-                m.record(arr, buf, origin, idx, (1,) * len(idx), True,
-                         m.trace.site(span, "write"))
+                m.record(arr, buf, origin, idx, (1,) * len(idx), True, site.of(m.trace))
         return arr
 
     return run
