@@ -126,7 +126,7 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     ok, shp_v = fc.const(shape)
     shp_c = [int(d) for d in shp_v] if ok else None
     uninit = m.uninit  # checks=("uninit",): pypto.sim.sanitizers.uninit
-    simple = valid_f is None and clamp_f is None and not drop_dims and uninit is None
+    simple = clamp_f is None and not drop_dims and uninit is None
     nd_t = np.ndarray
     add = operator.add
 
@@ -134,8 +134,11 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
         a = src_f(env)
         shp = shp_c if shp_c is not None else [int(d) for d in shape_f(env)]
         off = [int(o) for o in off_f(env)]
-        if simple and type(a) is nd_t and len(off) == a.ndim == len(shp):
-            # fast path: a plain, fully valid, in-bounds window
+        vs = None
+        if simple and type(a) is nd_t and len(off) == a.ndim == len(shp) and (
+                valid_f is None or _covers(vs := valid_f(env), shp)):
+            # fast path: a plain, fully valid (no valid shape, or one covering the whole
+            # window: the tail tiles' guard in full tiles), in-bounds window
             for o, s, d in zip(off, shp, a.shape):
                 if o < 0 or o + s > d:
                     break
@@ -157,7 +160,8 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
                           f"{len(off)} offsets", span, tensor=tname)
         ext = shp
         if valid_f is not None:
-            vs = valid_f(env)
+            if vs is None:  # (evaluated once: it may count ops in the trace)
+                vs = valid_f(env)
             ext = [min(s, int(v)) for s, v in zip(ext, vs)]
         if sv is not None and len(sv) == nd:
             ext = [max(0, min(x, int(v) - o)) for x, v, o in zip(ext, sv, off)]
@@ -225,6 +229,16 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
         return w
 
     return run
+
+
+def _covers(valid: Any, shp: list) -> bool:
+    """Does the valid shape `valid` cover the whole window `shp`?"""
+    if len(valid) != len(shp):
+        return False
+    for v, s in zip(valid, shp):
+        if int(v) < s:
+            return False
+    return True
 
 
 def _trace_read(m: Any, a: np.ndarray, off: list, ext: list, site: _SiteId) -> None:
