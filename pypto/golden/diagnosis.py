@@ -18,7 +18,7 @@ from pypto.golden.report import (
     summarize_mismatch,
 )
 from pypto.golden.spec import TensorSpec
-from pypto.golden.validation import check_outputs, isclose
+from pypto.golden.validation import check_outputs, default_compare, isclose
 
 
 def last_writer_tasks(sim: Any, name: str) -> np.ndarray | None:
@@ -51,13 +51,20 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
     if a.shape != e.shape:
         return
     try:
-        if cmp is not None and hasattr(cmp, "bad_mask"):
+        own_rule = cmp is not None and hasattr(cmp, "bad_mask")
+        if own_rule:
             bad = cmp.bad_mask(a, e, rtol, atol)
         elif a.dtype == e.dtype:
             bad = ~isclose(a, e, rtol=rtol, atol=atol)
         else:
             bad = ~isclose(io.to_f32(a), io.to_f32(e), rtol=rtol, atol=atol)
-        check.mismatch = summarize_mismatch(a, e, bad)
+        if own_rule or cmp is default_compare or bad.any():
+            check.mismatch = summarize_mismatch(a, e, bad)
+        else:
+            # a custom comparator failed on its own terms (a ratio, a mapping, a top-k
+            # pairing) while every element is allclose: "0 mismatched" would contradict
+            # it, so its own text (check.detail) is the whole story
+            bad = None
     except Exception:  # noqa: BLE001 - a custom rule we cannot mirror
         bad = None
     d = check.direction

@@ -307,3 +307,20 @@ def test_sim_options_from_environment(monkeypatch):
     monkeypatch.setenv("PYPTO_SIM_UNINIT", "garbage")
     with pytest.raises(ValueError):
         sim_options()
+
+
+def test_custom_comparator_failing_on_its_own_terms_is_not_contradicted(fake_kernel):
+    # every element is allclose, but the comparator's own rule (here: a sum) rejects it;
+    # the report shows its text and no "0/32 mismatched" line
+    k = fake_kernel("scale", [("x", "In"), ("a", "In"), ("y", "Out")], scale_body())
+
+    def total_must_be_odd(actual, expected, **kw):
+        return float(np.sum(actual)) % 2 == 1, "sum of y is even (want odd)"
+
+    r = run_jit(k, scale_specs(), scale_golden, compare_fn={"y": total_must_be_odd},
+                verbose=False)
+    assert not r.passed
+    check = r.outputs["y"]
+    assert check.mismatch is None and check.unwritten is None
+    assert "sum of y is even (want odd)" in r.report()
+    assert "mismatched" not in r.report()
