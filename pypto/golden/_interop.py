@@ -160,5 +160,15 @@ def is_floating(dtype: np.dtype) -> bool:
     return dtype.kind == "f" or dtype.name.startswith(("float", "bfloat"))
 
 
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
 def to_f32(a: np.ndarray) -> np.ndarray:
-    return np.asarray(a).astype(np.float32)
+    a = np.asarray(a)
+    if a.dtype == _BF16:
+        # bf16 is the top half of an fp32: widening the bits is exact and ~8x faster
+        # than ml_dtypes' elementwise cast (seconds on a 100M-element output)
+        wide = a.view(np.uint16).astype(np.uint32)
+        wide <<= 16
+        return wide.view(np.float32)
+    return a.astype(np.float32)
