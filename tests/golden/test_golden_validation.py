@@ -332,3 +332,36 @@ def test_error_distribution_strict_fails_on_nan(capsys):
     a[0] = np.nan
     assert call(error_distribution(), a, e)[0]
     assert not call(error_distribution(always_pass=False), a, e)[0]
+
+
+def test_reldiff_chunks_match_the_formula_bit_for_bit():
+    from pypto.golden.validation import _reldiff
+
+    rng = np.random.default_rng(5)
+    n = 7 * 28091  # several chunks (of 65536) and a ragged last one
+    a = rng.standard_normal(n).astype(np.float32)
+    e = a + rng.standard_normal(n).astype(np.float32) * np.float32(1e-3)
+    a[:4] = [np.nan, np.inf, 0.0, -np.inf]
+    e[:4] = [1.0, np.inf, 0.0, 5.0]
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a - e)
+        floor = np.float32((1.0 / (1 << 14)) / 2e-3)
+        denom = np.maximum(np.maximum(np.abs(a), np.abs(e)), floor) + np.float32(1e-9)
+        want = np.where(diff < 2e-3, diff, diff / denom)
+        got_diff, got = _reldiff(a.reshape(7, -1), e.reshape(7, -1), 2e-3)
+    assert got.shape == (7, n // 7)
+    assert np.array_equal(got_diff.reshape(-1), diff, equal_nan=True)
+    assert np.array_equal(got.reshape(-1), want, equal_nan=True)
+
+
+def test_bf16_widens_to_fp32_exactly():
+    from pypto.golden import _interop as io
+
+    bits = np.arange(1 << 16, dtype=np.uint16)  # every bf16 value
+    x = bits.view(ml_dtypes.bfloat16)
+    got, want = io.to_f32(x), x.astype(np.float32)
+    finite = ~np.isnan(want)
+    assert np.array_equal(got[finite].view(np.uint32), want[finite].view(np.uint32))
+    assert np.isnan(got[~finite]).all()
+    assert np.array_equal(io.to_f32(x.reshape(256, 256)[:, ::3]), want.reshape(256, 256)[:, ::3],
+                          equal_nan=True)
