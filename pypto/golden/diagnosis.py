@@ -13,6 +13,7 @@ import numpy as np
 from pypto.golden import _interop as io
 from pypto.golden.report import (
     OutputCheck,
+    Unwritten,
     describe_unwritten,
     suggest_fixes,
     summarize_mismatch,
@@ -29,12 +30,27 @@ def last_writer_tasks(sim: Any, name: str) -> np.ndarray | None:
     return np.asarray(writers[name].task)
 
 
-def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
-                    ) -> tuple[np.ndarray | None, str]:
-    """Elements of a pl.Out output nothing wrote, and how we know."""
+def never_written(sim: Any, name: str, shape: tuple) -> np.ndarray | None:
+    """Elements of an output no task wrote, from the trace's last writers (None when the
+    run kept no trace of it)."""
     tasks = last_writer_tasks(sim, name)
-    if tasks is not None and tasks.shape == actual.shape:
-        return tasks == -1, "last writer = none"
+    return tasks == -1 if tasks is not None and tasks.shape == shape else None
+
+
+def explain_unwritten(mask: np.ndarray, expected: np.ndarray, source: str, name: str,
+                      comparator: str) -> Unwritten:
+    """The unwritten region's shape with the fixes that fit it."""
+    u = describe_unwritten(mask, expected, source)
+    u.fixes = suggest_fixes(u, name, comparator)
+    return u
+
+
+def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
+                   ) -> tuple[np.ndarray | None, str]:
+    """Elements of a pl.Out output nothing wrote, and how we know."""
+    mask = never_written(sim, name, actual.shape)
+    if mask is not None:
+        return mask, "last writer = none"
     if io.is_floating(actual.dtype):
         return np.isnan(io.to_f32(actual)), "NaN residue"
     try:
@@ -85,9 +101,7 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
         return
     if bad is not None and not (mask & np.broadcast_to(bad, mask.shape)).any():
         return
-    u = describe_unwritten(mask, e, source)
-    u.fixes = suggest_fixes(u, spec.name, check.comparator)
-    check.unwritten = u
+    check.unwritten = explain_unwritten(mask, e, source, spec.name, check.comparator)
 
 
 def _all_zero_init(spec: TensorSpec) -> bool:
@@ -100,11 +114,8 @@ def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict
     """A passing pl.Out with elements nothing wrote, on zero-filled fresh memory: does
     the pass hold when those elements hold garbage, as on the device? If not, note it."""
     a = check.actual
-    tasks = last_writer_tasks(sim, spec.name)
-    if tasks is None or tasks.shape != a.shape:
-        return
-    mask = tasks == -1
-    if not mask.any():
+    mask = never_written(sim, spec.name, a.shape)
+    if mask is None or not mask.any():
         return
     fn = compare_fn.get(spec.name)
     if not (io.is_floating(a.dtype) and _nan_anywhere_fails(fn)):
@@ -122,9 +133,8 @@ def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict
                                 wrap(inputs), echo=False)
         if verdict[spec.name][0]:
             return  # the comparison does not look there (valid_rows, NaN golden, ...)
-    u = describe_unwritten(mask, check.expected, "last writer = none")
-    u.fixes = suggest_fixes(u, spec.name, check.comparator)
-    check.zero_fill = u
+    check.zero_fill = explain_unwritten(mask, check.expected, "last writer = none",
+                                        spec.name, check.comparator)
 
 
 def _nan_anywhere_fails(fn: Callable | None) -> bool:

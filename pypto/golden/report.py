@@ -67,6 +67,10 @@ class Unwritten:
     slice_count: int = 0
     fixes: list = field(default_factory=list)
 
+    def fix_lines(self) -> list[str]:
+        """The fixes as report lines, best first."""
+        return [("  fix: " if i == 0 else "   or: ") + fix for i, fix in enumerate(self.fixes)]
+
     def region_text(self, shape: tuple) -> str:
         if self.tail_axis is not None:
             n = shape[self.tail_axis]
@@ -120,8 +124,7 @@ class OutputCheck:
             out.append(f"  warning: passes only because fresh memory reads as zeros on this "
                        f"platform: {u.count} element(s) {u.region_text(self.shape)} of this "
                        f"pl.Out are never written and hold garbage on the device")
-            for i, fix in enumerate(u.fixes):
-                out.append(("  fix: " if i == 0 else "   or: ") + fix)
+            out.extend(u.fix_lines())
         if self.passed:
             return out
         if self.mismatch is not None:
@@ -136,8 +139,7 @@ class OutputCheck:
         for hint in self.hints:
             out.append("  " + hint)
         if self.unwritten is not None:
-            for i, fix in enumerate(self.unwritten.fixes):
-                out.append(("  fix: " if i == 0 else "   or: ") + fix)
+            out.extend(self.unwritten.fix_lines())
         if self.detail and (self.mismatch is None or _detail_adds(self.comparator)):
             out.extend("  " + ln.strip() for ln in self.detail.splitlines()[:8] if ln.strip())
         return out

@@ -16,7 +16,7 @@ is garbage - NaN residue here - so a kernel that leaves part of a `pl.Out` unwri
 fails where its golden cares; on the CPU-simulator platforms (`a2a3sim`, `a5sim`,
 what `pypto-sim` runs a file on) it is zero, as the fresh pages pypto-lib's simulator
 mallocs are. A run that passes only because unwritten memory read as zero says so,
-per output, with the region and the fixes (`OutputCheck.zero_fill_note`). Reads past
+per output, with the region and the fixes (`OutputCheck.zero_fill`). Reads past
 the end of a tensor do not stop the run either (the device reads whatever follows
 it): they read fresh memory and are listed in `RunResult.warnings`.
 """
