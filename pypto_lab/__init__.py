@@ -2,8 +2,9 @@
 
 `%load_ext pypto_lab` registers the `%%pypto` cell magic. The same views work
 without IPython: `show_graph`, `inspect`, `heatmap`, `timeline`, `pipeline_view`
-(imported lazily so `import pypto_lab` stays light). `set_plotlyjs("none")` keeps
-saved notebooks small (figures as plotly's own mimetype, no inlined plotly.js).
+(imported lazily so `import pypto_lab` stays light). Figures travel as plotly's own
+mimetype; `set_plotlyjs` says where their HTML twin gets plotly.js from (once per
+session by default, `"none"`: never).
 """
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from pypto_lab.magics import PyptoMagics
 
     ipython.register_magics(PyptoMagics(ipython))
+    if getattr(ipython, "kernel", None) is not None:  # a notebook, not a terminal
+        from pypto_lab.views import open_plotlyjs_slot
+
+        open_plotlyjs_slot()
 
 
 def unload_ipython_extension(ipython: Any) -> None:

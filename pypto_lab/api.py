@@ -6,15 +6,15 @@ import html
 from typing import Any
 
 from pypto.ir.printer import print_program
-from pypto_lab.figures.heatmap import METRICS, heatmap_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.region_graph import graph_figure
 from pypto_lab.figures.timeline import timeline_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
+from pypto_lab.heatmap_view import HeatmapView, heatmap as _heatmap  # noqa: F401
 from pypto_lab.model import KernelModel
-from pypto_lab.runs import LabRun
+from pypto_lab.runs import LabRun, from_run_result
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
-from pypto_lab.views import FigureView, HtmlView, Panel, View, table_html, table_text
+from pypto_lab.views import FigureView, HtmlView, Panel, Raw, View, table_html, table_text
 
 
 # --- coercion -----------------------------------------------------------------------
@@ -35,17 +35,20 @@ def compiled_of(obj: Any) -> Any:
 
 
 def run_of(obj: Any) -> LabRun:
-    """The `LabRun` held by `obj` (a `LabRun`, a kernel result or a cell result)."""
+    """The `LabRun` held by `obj`: a `LabRun`, the `RunResult` of `pypto.golden.run_jit`
+    (run with a trace, the default), a kernel result or a `%%pypto` cell result."""
     if isinstance(obj, LabRun):
         return obj
+    if hasattr(obj, "outputs") and hasattr(obj, "sim") and hasattr(obj, "report"):
+        return from_run_result(obj, obj.name or "kernel", obj.platform or "a2a3sim")
     run = getattr(obj, "run", None)
     if isinstance(run, LabRun):
         return run
     for k in getattr(obj, "kernels", ()):
         if isinstance(getattr(k, "run", None), LabRun):
             return k.run
-    raise ValueError("no simulated run here: use %%pypto --run SPECS [GOLDEN], or "
-                     "pypto_lab.run(kernel, specs, golden)")
+    raise ValueError("no simulated run here: pass the result of pypto.golden.run_jit, or "
+                     "run the kernel in a cell with %%pypto --run SPECS [GOLDEN]")
 
 
 # --- summary ------------------------------------------------------------------------
@@ -126,75 +129,7 @@ def show_graph(obj: Any, *, max_tasks: int = 60) -> View:
 
 # --- heatmap ------------------------------------------------------------------------
 
-
-class HeatmapView(FigureView):
-    """Mismatch heatmap with controls: output, leading-dim slice, metric."""
-
-    interactive = True
-
-    def __init__(self, run: LabRun, output: str | None = None, metric: str = "abs",
-                 lead: tuple[int, ...] | None = None):
-        if not run.outputs:
-            raise ValueError(f"run of {run.kernel} has no checked outputs (no golden?)")
-        self.run = run
-        failing = [o.name for o in run.outputs if not o.passed]
-        self.output = output or (failing[0] if failing else run.outputs[0].name)
-        self.metric = metric
-        out = run.output(self.output)
-        self.lead = tuple(lead) if lead is not None else (0,) * max(0, out.actual.ndim - 2)
-        fig = heatmap_figure(out, metric, self.lead)
-        lines = out.lines or [f"'{out.name}': {'PASS' if out.passed else 'FAIL'}"]
-        super().__init__(fig, f"heatmap {run.kernel}.{self.output}", "\n".join(lines))
-
-    def widget(self) -> Any:
-        import ipywidgets as w
-
-        names = [o.name for o in self.run.outputs]
-        pick = w.Dropdown(options=names, value=self.output, description="output")
-        metric = w.ToggleButtons(options=list(METRICS), value=self.metric, description="metric")
-        dims = w.HBox()
-        out = w.Output()
-
-        def lead_sliders(name: str) -> list:
-            arr = self.run.output(name).actual
-            return [w.IntSlider(value=0, min=0, max=arr.shape[i] - 1, description=f"dim {i}",
-                                continuous_update=False) for i in range(max(0, arr.ndim - 2))]
-
-        def redraw(*_: Any) -> None:
-            lead = tuple(s.value for s in dims.children)
-            view = HeatmapView(self.run, pick.value, metric.value, lead)
-            # replace, not add: clear_output(wait=True) only waits for outputs that arrive
-            # as kernel messages, and append_display_data sets the trait directly
-            out.outputs = ()
-            out.append_display_data(_FigureOnly(view))
-
-        def on_output(change: Any) -> None:
-            dims.children = lead_sliders(change["new"])
-            for s in dims.children:
-                s.observe(redraw, "value")
-            redraw()
-
-        dims.children = lead_sliders(self.output)
-        for s in dims.children:
-            s.observe(redraw, "value")
-        pick.observe(on_output, "value")
-        metric.observe(redraw, "value")
-        out.append_display_data(_FigureOnly(self))
-        return w.VBox([w.HBox([pick, metric]), dims, out])
-
-
-class _FigureOnly:
-    def __init__(self, view: FigureView):
-        self.view = view
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return self.view.figure_bundle()
-
-
-def heatmap(obj: Any, output: str | None = None, metric: str = "abs",
-            lead: tuple[int, ...] | None = None) -> HeatmapView:
-    """Golden-mismatch heatmap of a run's output (the first failing one by default)."""
-    return HeatmapView(run_of(obj), output, metric, lead)
+heatmap = _heatmap
 
 
 # --- timeline -----------------------------------------------------------------------
@@ -234,31 +169,20 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
 # --- pipeline -----------------------------------------------------------------------
 
 
-class PipelineView(View):
-    """The passes with their IR diffs (tabs in a widget, details in HTML), and the
-    run-time pipelines of the kernel."""
+class PassesView(View):
+    """The passes with their IR diffs: a slider over them live, `<details>` in HTML."""
 
     interactive = True
 
-    def __init__(self, compiled: Any):
-        self.compiled = compiled
-        self.records = list(compiled.records)
-        self.model = KernelModel.of(compiled)
-        self.stages = stages_figure(self.model)
-        self.title = f"pipeline {compiled.program.name}"
-
-    def has_figure(self) -> bool:
-        return self.stages is not None
+    def __init__(self, title: str, records: list):
+        self.title = title
+        self.records = records
 
     def text(self) -> str:
         rows = pass_table(self.records)
-        out = [self.title, table_text(rows, ["#", "pass", "changed", "summary"])]
-        if self.stages is not None:
-            out.append("run-time pipelines: " + ", ".join(
-                dict.fromkeys(y for y in self.stages.data[0].y)))
-        return "\n".join(out)
+        return "\n".join([self.title, table_text(rows, ["#", "pass", "changed", "summary"])])
 
-    def html(self, include_js: bool = True) -> str:
+    def html(self) -> str:
         parts = [f"<b>{html.escape(self.title)}</b>"]
         for i, r in enumerate(self.records):
             _, diff = pass_diff(r)
@@ -266,8 +190,6 @@ class PipelineView(View):
             parts.append(f"<details{opened}><summary>{i}. <b>{html.escape(r.name)}</b> — "
                          f"{html.escape(r.summary)} ({'changed' if r.changed else 'no change'})"
                          f"</summary>{diff}</details>")
-        if self.stages is not None:
-            parts.append(FigureView(self.stages, "stages").html(include_js))
         return "<div>" + "".join(parts) + "</div>"
 
     def widget(self) -> Any:
@@ -289,12 +211,25 @@ class PipelineView(View):
 
         slider.observe(show, "value")
         show({"new": names[0]})
-        kids = [slider, summary, diff]
+        return w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), slider, summary, diff])
+
+
+class PipelineView(Panel):
+    """The passes with their IR diffs, and the run-time pipelines of the kernel
+    (`pl.pipeline` buffers, the cube↔vector ping-pong) as a figure of their own."""
+
+    def __init__(self, compiled: Any):
+        self.compiled = compiled
+        self.records = list(compiled.records)
+        self.model = KernelModel.of(compiled)
+        self.stages = stages_figure(self.model)
+        title = f"pipeline {compiled.program.name}"
+        parts: list[View] = [PassesView(title, self.records)]
         if self.stages is not None:
-            out = w.Output()
-            out.append_display_data(_FigureOnly(FigureView(self.stages, "stages")))
-            kids.append(out)
-        return w.VBox(kids)
+            lanes = ", ".join(dict.fromkeys(y for y in self.stages.data[0].y))
+            parts.append(FigureView(self.stages, f"run-time pipelines {compiled.program.name}",
+                                    f"run-time pipelines: {lanes}"))
+        super().__init__(title, parts)
 
 
 def pipeline_view(obj: Any) -> PipelineView:

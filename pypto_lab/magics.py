@@ -34,29 +34,42 @@ class PyptoMagics(Magics):
             args = MagicArgs.from_namespace(magic_arguments.parse_argstring(self.pypto, line))
         except ArgsError as err:
             raise UsageError(str(err)) from None
-        return run_cell(cell, args, self.shell.user_ns, line=line, progress=_progress())
+        progress = _Progress()
+        try:
+            result = run_cell(cell, args, self.shell.user_ns, line=line, progress=progress)
+        except BaseException:
+            progress.clear()
+            raise
+        result.progress_slot = progress.handle
+        return result
 
 
-def _progress() -> Any:
-    """A progress bar that appears only if the cell takes longer than a moment."""
-    import time
+class _Progress:
+    """A progress bar that appears only if the cell takes longer than a moment; the
+    result's first output replaces it (`CellResult._ipython_display_`)."""
 
-    from IPython.display import display
+    def __init__(self) -> None:
+        import time
 
-    state: dict = {"t0": time.perf_counter(), "handle": None}
+        self.t0 = time.perf_counter()
+        self.handle: Any = None
 
-    def update(stage: str, frac: float) -> None:
-        if state["handle"] is None and time.perf_counter() - state["t0"] < 0.5:
+    def __call__(self, stage: str, frac: float) -> None:
+        import time
+
+        from IPython.display import HTML, display
+
+        if frac >= 1.0 or (self.handle is None and time.perf_counter() - self.t0 < 0.5):
             return
-        from IPython.display import HTML
-
         bar = HTML(f"<progress value='{frac:.2f}' max='1' style='width:240px'></progress> "
                    f"<small>{stage}</small>")
-        if state["handle"] is None:
-            state["handle"] = display(bar, display_id=True)
-        elif frac >= 1.0:
-            state["handle"].update(HTML(""))
+        if self.handle is None:
+            self.handle = display(bar, display_id=True)
         else:
-            state["handle"].update(bar)
+            self.handle.update(bar)
 
-    return update
+    def clear(self) -> None:
+        from IPython.display import HTML
+
+        if self.handle is not None:
+            self.handle.update(HTML(""))

@@ -67,3 +67,6 @@ def broken(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP3
         y[0:64, :] = pl.exp(undefined_name)
     return y
 '''
+
+# Writes every row of a 64-row pl.Out in four tasks: passes.
+FULL = PARTIAL.replace("pl.parallel(0, 48, 16)", "pl.parallel(0, 64, 16)")

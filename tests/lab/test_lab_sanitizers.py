@@ -82,7 +82,7 @@ def _trace(fig: dict, name: str) -> dict | None:
 
 def _task_fig(kernel) -> dict:
     panel = pypto_lab.show_graph(kernel)
-    return panel.parts[1].figure.to_dict()
+    return panel.children[1].to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_races_are_red_edges_between_the_two_tasks(racy):
 
 
 def test_races_outlined_on_the_heatmap(racy):
-    fig = pypto_lab.heatmap(racy).figure.to_dict()
+    fig = pypto_lab.heatmap(racy).to_dict()
     shapes = [s for s in fig["layout"].get("shapes", []) if s.get("name") == "race"]
     assert len(shapes) == 2 and all(s["line"]["color"] == "#d62728" for s in shapes)
     assert {(s["y0"], s["y1"]) for s in shapes} == {(15.5, 31.5), (31.5, 47.5)}
@@ -147,12 +147,12 @@ def test_uninitialized_read_markers():
     assert marker["marker"]["symbol"] == "triangle-up"
     assert "y[32:48, 0:64]" in marker["hovertext"][0] and "pl.Out" in marker["hovertext"][0]
     assert _trace(fig, "race edge") is None
-    heat = pypto_lab.heatmap(k).figure.to_dict()
+    heat = pypto_lab.heatmap(k).to_dict()
     (shape,) = [s for s in heat["layout"]["shapes"] if s.get("name") == "uninitialized read"]
     assert shape["line"]["dash"] == "dashdot" and (shape["y0"], shape["y1"]) == (31.5, 47.5)
     (label,) = [a["text"] for a in heat["layout"]["annotations"]
                 if a.get("name") == "uninitialized read label"]
-    assert "task 1 'update' block 0" in label and "line 12" in label
+    assert "task 1 'update' block 0" in label and ":12:" in label
     assert "read(s) of unwritten memory" in k.run.report
 
 
