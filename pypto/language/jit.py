@@ -76,9 +76,10 @@ class JITFunction:
             compiled = self._cache.get(_DEFAULT_KEY)
             if compiled is not None:
                 return _sim()[0](compiled, args, kwargs, config)
-        from pypto.sim import config_platform, run_compiled
+        from pypto.sim import config_platform, host_args, run_compiled
 
         platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
+        args = host_args(args)  # torch CPU tensors: numpy views of their memory
         compiled = self.compile(*args, platform=platform, **kwargs)
         return run_compiled(compiled, args, kwargs, config=config)
 
@@ -187,9 +188,10 @@ class ProgramDef:
 
     @public_entry
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
-        from pypto.sim import config_platform, run_compiled
+        from pypto.sim import config_platform, host_args, run_compiled
 
         platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
+        args = host_args(args)  # torch CPU tensors: numpy views of their memory
         compiled = self.compile(*args, platform=platform, **kwargs)
         return run_compiled(compiled, args, kwargs, config=config)
 
