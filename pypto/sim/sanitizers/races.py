@@ -248,6 +248,7 @@ class _StaticInfo:
 def _manual_dep_tensors(program: Any) -> set:
     from pypto.ir.nodes import Assign, Call, Const, Attr
     from pypto.ir.transform import walk
+    from pypto.ops.facts import Role
     from pypto.ops.registry import get
 
     out: set = set()
@@ -256,8 +257,8 @@ def _manual_dep_tensors(program: Any) -> set:
     for f in program.functions:
         for s in walk(f.body):
             if isinstance(s, Assign) and isinstance(s.value, Call) and \
-                    s.value.op == "create_tensor" and len(s.targets) == 1:
-                args = dict(zip(get("create_tensor").params, s.value.args))
+                    get(s.value.op).role is Role.ALLOC_TENSOR and len(s.targets) == 1:
+                args = dict(zip(get(s.value.op).params, s.value.args))
                 md = args.get("manual_dep")
                 if isinstance(md, (Const, Attr)) and md.value:
                     out.add(s.targets[0].name)
