@@ -49,12 +49,17 @@ task pair and tensor), which `SimResult.races` holds; a strict run raises
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ir.nodes import Assign, Attr, Call, Const
+from pypto.ir.transform import walk
+from pypto.ops.facts import Role
+from pypto.ops.registry import get
 
 
 class RaceError(SimulationError):
@@ -246,11 +251,6 @@ class _StaticInfo:
 
 
 def _manual_dep_tensors(program: Any) -> set:
-    from pypto.ir.nodes import Assign, Call, Const, Attr
-    from pypto.ir.transform import walk
-    from pypto.ops.facts import Role
-    from pypto.ops.registry import get
-
     out: set = set()
     if program is None:
         return out
@@ -349,8 +349,6 @@ def happens_before(trace: Any, compiled: Any) -> tuple:
 
 def find_races(trace: Any, compiled: Any, *, max_races: int = 200) -> RaceReport:
     """Every race in a traced run (see the module docstring)."""
-    import time
-
     t0 = time.perf_counter()
     views, anc, n_edges = happens_before(trace, compiled)
     by_pos = {v.pos: v for v in views.values()}
