@@ -69,14 +69,11 @@ KNOWN_CIRCLES: dict[frozenset, str] = {
                "pypto.sim.sanitizers.uninit", "pypto.sim.statements", "pypto.sim.tasks"}):
         "h13-sim (the simulator's restructure)",
 }
-KNOWN_LAYER_BREAKS: dict[tuple[str, str], str] = {
-    ("pypto.ir.printer", "pypto.ops.registry"): "h13-sim (the printer's op import)",
-}
+KNOWN_LAYER_BREAKS: dict[tuple[str, str], str] = {}
 _H13_SIM = "h13-sim"
 _GATE = "h13-front, mechanical, with the lint gate"
 KNOWN_LAZY: dict[tuple[str, str], str] = {
     **{pair: _H13_SIM for pair in [
-        ("pypto.ir.printer", "pypto.ops.registry"),
         ("pypto.ops.memory", "pypto.ir.nodes"),
         ("pypto.ops.padding", "ml_dtypes"),
         ("pypto.ops.registry", "dataclasses"),
@@ -110,10 +107,6 @@ KNOWN_LAZY: dict[tuple[str, str], str] = {
         ("pypto.sim.machine", "pypto.sim.sanitizers.uninit"),
         ("pypto.sim.memory", "ml_dtypes"),
         ("pypto.sim.sanitizers.oob", "pypto.sim.machine"),
-        ("pypto.sim.sanitizers.races", "pypto.ir.nodes"),
-        ("pypto.sim.sanitizers.races", "pypto.ir.transform"),
-        ("pypto.sim.sanitizers.races", "pypto.ops.registry"),
-        ("pypto.sim.sanitizers.races", "time"),
         ("pypto.sim.sanitizers.uninit", "pypto.ir.nodes"),
         ("pypto.sim.sanitizers.uninit", "pypto.ir.types"),
         ("pypto.sim.sanitizers.uninit", "pypto.ops.registry"),
