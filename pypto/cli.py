@@ -9,9 +9,10 @@ The file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
   simulator platform `a2a3sim` is passed (the files default to the `a2a3` device,
   and their `choices=` still accept `a2a3sim`); an explicit hardware platform is
   mapped to its simulator twin by the harness with a one-line notice. The platform
-  decides what fresh device memory holds: zeros on `a2a3sim` (as in pypto-lib's CPU
-  simulator; a pass that rests on them is reported), garbage on `a2a3` / `a5` (see
-  `pypto.golden.runner.fresh_memory`);
+  decides what fresh device memory holds, by the L2 guide's rule: NaN / garbage on
+  `a2a3sim`, so a golden that asserts zeros over an unwritten `pl.Out` region fails
+  with the diagnosis; zeros on `a2a3` / `a5` ("often zero"), where a pass that rests
+  on them is reported (see `pypto.golden.runner.fresh_memory`);
 * torch, when the file uses it, runs with PYPTO_GOLDEN_NUM_THREADS threads
   (default 2 here).
 
@@ -35,8 +36,9 @@ USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
 Run a pypto-lib kernel file on the pypto-lab simulator: `import golden` resolves to
 pypto.golden, `-p a2a3sim` is added when the file takes a platform and none is given.
 ARGS go to the file's own argument parser (try: pypto-sim KERNEL.py --help).
-On a2a3sim memory nothing wrote reads as zeros (as in pypto-lib's simulator; a pass
-that rests on it is reported); `-p a2a3` runs with the device's garbage instead.
+On a2a3sim memory nothing wrote reads as NaN / garbage (a golden expecting zeros there
+fails, with the region and the fixes); `-p a2a3` reads it as zeros, as the device
+often does, and reports a pass that rests on them.
 """
 
 DEFAULT_SIM_PLATFORM = "a2a3sim"

@@ -16,19 +16,24 @@ from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDepreca
                           PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
                           UnsupportedFeatureError)
 from pypto.frontend.annotations import AnnotationError, to_type
-from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
-from pypto.ir.nodes import (Assign, CallFunc, Direction, DynDim, Eval, Function, FunctionKind,
-                            Param, Scope, ScopeKind, Var)
+from pypto.frontend.values import contains_ir, is_ir
+from pypto.ir.dtypes import from_numpy
+from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, DynDim, Eval, Function,
+                            FunctionKind, ListExpr, Param, Return, Scope, ScopeKind, Var)
 from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType
-from pypto.language.jit import FunctionDef, JITFunction
+from pypto.language.kernels import FunctionDef
+from pypto.ops.facts import Role
+from pypto.ops.registry import get
 
-_PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
+PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
                   FunctionType.InCore: FunctionKind.INCORE, FunctionType.AIC: FunctionKind.INCORE,
                   FunctionType.AIV: FunctionKind.INCORE, FunctionType.Inline: FunctionKind.INLINE,
@@ -73,8 +78,6 @@ class ProgramBuilder:
         src = get_source(fn)
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
-            from pypto.frontend.calls import SelfProgram
-
             p.self_object = SelfProgram(self_object)
         if in_region:
             p.region_stack.append("caller")
@@ -155,8 +158,6 @@ class ProgramBuilder:
                                   "its shape comes from the argument, so compile() needs example "
                                   "arrays", node, hint="call kernel.compile(x, y, ...) or give "
                                   "the annotation a shape")
-                from pypto.ir.dtypes import from_numpy
-
                 return TensorType(tuple(int(d) for d in given.shape), from_numpy(given.dtype))
             return declared
         if given is _NOARG:
@@ -264,7 +265,7 @@ class ProgramBuilder:
                           f"function {callee.__name__}", p.span(node),
                           hint="keep one form per kernel: @pl.jit with @pl.jit.inline helpers, "
                                "or a @pl.program class")
-            kind = _PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
+            kind = PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
             # Outside a program the method still takes `self`; it reaches no siblings.
@@ -326,16 +327,23 @@ class _NoProgram:
     functions: dict = {}
 
 
-_WRITES_INTO = {"assemble": 0, "write": 0, "store": 2}  # op -> index of the buffer written
+def _is_reshape(e: Any) -> bool:
+    return isinstance(e, Call) and get(e.op).role is Role.RESHAPE
+
+
+def _written_buffer(e: Any) -> Any:
+    """The argument an in-place op (assemble, store, write: its registry `writes`) writes
+    into and returns, else None."""
+    if not isinstance(e, Call):
+        return None
+    op = get(e.op)
+    return e.args[op.params.index(op.writes)] if op.writes is not None else None
 
 
 def _check_reshape_back(func: Function, call_span: Span) -> None:
     """An inline nested in another inline must not end by reshaping a view of one of its
     parameters back with a run-time shape: the data is already in the caller's buffer, and
     the reshaped-back value carries a dynamic shape the runtime cannot map."""
-    from pypto.ir.nodes import Call, Const, ListExpr, Return
-    from pypto.ir.transform import walk
-
     if not func.body or not isinstance(func.body[-1], Return):
         return
     defs: dict[int, Any] = {}
@@ -346,7 +354,7 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
     ret = func.body[-1]
     for value in ret.values:
         e = defs.get(value.uid, value) if isinstance(value, Var) else value
-        if not (isinstance(e, Call) and e.op == "reshape"):
+        if not _is_reshape(e):
             continue
         shape = e.args[1]
         if not (isinstance(shape, ListExpr) and
@@ -359,11 +367,11 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
             d = defs[src.uid]
             if isinstance(d, Var):
                 src = d
-            elif isinstance(d, Call) and d.op == "reshape":
+            elif _is_reshape(d):
                 views += 1
                 src = d.args[0]
-            elif isinstance(d, Call) and d.op in _WRITES_INTO:
-                src = d.args[_WRITES_INTO[d.op]]
+            elif _written_buffer(d) is not None:
+                src = _written_buffer(d)
             elif isinstance(d, CallFunc):
                 src = next((a for a in d.args if isinstance(a, Var) and a.type == d.type), None)
             else:
