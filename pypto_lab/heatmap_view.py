@@ -13,6 +13,7 @@ import numpy as np
 
 from pypto_lab.figures.heatmap import heatmap_figure
 from pypto_lab.figures.mismatch import MAX_SIDE, METRICS, slice_2d
+from pypto_lab.coerce import run_of
 from pypto_lab.runs import LabRun
 from pypto_lab.views import FigureView, Raw
 
@@ -170,6 +171,4 @@ def heatmap(obj: Any, output: str | None = None, metric: str | None = None,
     """Golden-mismatch heatmap of a run's output (the first failing one by default).
     `metric`: abs, rel, ulp, or the ownership views task / block; `window`: (r0, r1,
     c0, c1) to draw that part at full resolution."""
-    from pypto_lab.api import run_of
-
     return HeatmapView(run_of(obj), output, metric, lead, window)
