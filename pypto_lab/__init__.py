@@ -17,9 +17,11 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", "se
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext pypto_lab`."""
-    from pypto_lab.magics import PyptoMagics
+    from pypto_lab.magics import PyptoMagics, help_transformer
 
     ipython.register_magics(PyptoMagics(ipython))
+    if help_transformer not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(help_transformer)
     if getattr(ipython, "kernel", None) is not None:  # a notebook, not a terminal
         from pypto_lab.views import open_plotlyjs_slot
 
@@ -28,7 +30,12 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """`%unload_ext pypto_lab`: drop the magic."""
+    from pypto_lab.magics import help_transformer
+
     ipython.magics_manager.magics["cell"].pop("pypto", None)
+    ipython.magics_manager.magics["line"].pop("pypto", None)
+    if help_transformer in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(help_transformer)
 
 
 def __getattr__(name: str) -> Any:

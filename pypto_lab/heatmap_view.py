@@ -57,20 +57,6 @@ class HeatmapView(FigureView):
                           for r, c in zip(rows, cols)})
         return corners
 
-    def show(self) -> None:
-        """Controls, then the figure as its own output, which the controls redraw in
-        place (a figure inside an Output widget collapses when the window resizes)."""
-        from IPython.display import display
-
-        try:
-            import ipywidgets  # noqa: F401
-        except ImportError:
-            display(self.bundle(), raw=True)
-            return
-        slot: dict = {}
-        display(self.controls(lambda view: slot["handle"].update(Raw(view.static_bundle()))))
-        slot["handle"] = display(Raw(self.static_bundle()), display_id=True)
-
     def widget(self) -> Any:
         import ipywidgets as w
 
@@ -84,6 +70,12 @@ class HeatmapView(FigureView):
 
         draw(self)
         return w.VBox([self.controls(draw), out])
+
+    def bundle(self) -> dict:
+        """The live form (controls over the figure, in a widget: only an Output widget
+        receives what a control's callback displays) and the figure itself as plotly
+        JSON and HTML, which a reopened notebook draws without the kernel."""
+        return FigureView.bundle(self)
 
     def controls(self, draw: Any) -> Any:
         """Output, metric, leading indices, full-resolution window; `draw(view)` shows

@@ -5,7 +5,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from pypto_lab.args import VIEWS, ArgsError, MagicArgs
 from pypto_lab.session import run_cell
@@ -27,21 +27,48 @@ class PyptoMagics(Magics):
     @magic_arguments.argument("--seed", type=int, default=0, help="input generation seed")
     @magic_arguments.argument("--rtol", type=float, default=1e-5, help="golden rtol")
     @magic_arguments.argument("--atol", type=float, default=1e-5, help="golden atol")
-    @cell_magic
-    def pypto(self, line: str, cell: str) -> Any:
+    @line_cell_magic
+    def pypto(self, line: str, cell: str | None = None) -> Any:
         """Run the cell as Python, compile its @pl.jit kernels and show a summary."""
+        if cell is None or _asks_help(line):
+            print(usage())
+            return None
         try:
             args = MagicArgs.from_namespace(magic_arguments.parse_argstring(self.pypto, line))
         except ArgsError as err:
             raise UsageError(str(err)) from None
         progress = _Progress()
         try:
-            result = run_cell(cell, args, self.shell.user_ns, line=line, progress=progress)
+            result = run_cell(cell, args, self.shell.user_ns, line=line, progress=progress,
+                              number=self.shell.execution_count - 1)  # In[n] (counted on)
         except BaseException:
             progress.clear()
             raise
         result.progress_slot = progress.handle
         return result
+
+
+def usage() -> str:
+    """The magic's help: what `%%pypto --help` prints."""
+    doc = PyptoMagics.pypto.__doc__ or ""
+    return ("%%pypto [options]: a cell of ordinary Python defining @pl.jit kernels.\n"
+            "Every kernel the cell defines is compiled and summarised; with --run it is also\n"
+            "simulated and compared with its golden.\n\n"
+            "  %%pypto --run specs golden --show heatmap,timeline\n\n"
+            + doc.split("\n", 1)[-1].replace("::", ":").replace("%pypto [", "%%pypto ["))
+
+
+def _asks_help(line: str) -> bool:
+    return any(tok in ("-h", "--help") for tok in line.split())
+
+
+def help_transformer(lines: list[str]) -> list[str]:
+    """`%%pypto --help` alone in a cell: IPython refuses a cell magic with an empty body
+    before the magic sees it, so turn it into the line magic, which prints the usage."""
+    if lines and lines[0].lstrip().startswith("%%pypto") and _asks_help(lines[0]) \
+            and not "".join(lines[1:]).strip():
+        return ["%pypto --help\n"]
+    return lines
 
 
 class _Progress:

@@ -53,6 +53,9 @@ class CellResult(View):
     diagnostics: list[DiagnosticView] = field(default_factory=list)
     views: list[View] = field(default_factory=list)
     title: str = "%%pypto"
+    warnings: list[str] = field(default_factory=list)
+    """Warnings raised while the cell ran (each once) besides the kernels' own, which
+    the summary lists."""
     progress_slot: Any = field(default=None, repr=False, compare=False)
     """The progress bar's display handle, if the cell showed one."""
 
@@ -74,7 +77,8 @@ class CellResult(View):
     def _panel(self) -> Panel:
         head = (f"%%pypto: {len(self.kernels)} kernel(s) compiled"
                 + (f", {len(self.diagnostics)} error(s)" if self.diagnostics else ""))
-        return Panel(self.title, [*self.diagnostics, *self.views], header_text=head,
+        extra = [warnings_view(self.warnings)] if self.warnings else []
+        return Panel(self.title, [*self.diagnostics, *extra, *self.views], header_text=head,
                      header_html=f"<div style='color:#555'><small>{html.escape(head)}"
                                  "</small></div>")
 
@@ -113,6 +117,13 @@ class CellResult(View):
 
     def __repr__(self) -> str:
         return self.text()
+
+
+def warnings_view(warnings: list[str]) -> HtmlView:
+    text = "warnings:\n" + "\n".join("  " + w for w in warnings)
+    body = "".join(f"<div style='color:#8a6d3b;white-space:pre-wrap'>⚠ {html.escape(w)}</div>"
+                   for w in warnings)
+    return HtmlView("warnings", text, f"<div style='margin:4px 0'>{body}</div>")
 
 
 def run_report_view(run: LabRun) -> HtmlView:

@@ -275,9 +275,58 @@ class Lab:
             if tall:
                 page.set_viewport_size(size)
 
+    def shoot_views(self, cells: list[CellReport], folder: Path, prefix: str) -> list[Path]:
+        """Screenshot every cell that shows workbench views: `<prefix>-cellNN.png`."""
+        folder.mkdir(parents=True, exist_ok=True)
+        shots = []
+        for c in cells:
+            if is_view_cell(c):
+                shots.append(folder / f"{prefix}-cell{c.index:02d}.png")
+                self.shoot(c.index, shots[-1])
+        return shots
+
+    def heatmap_controls_redraw(self) -> list[str]:
+        """The metric buttons above the first heatmap redraw it in place."""
+        page = self.page
+        titles = ("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                  ".map(t => t.textContent)")
+        before = page.evaluate(titles)
+        plots = page.locator(".js-plotly-plot").count()
+        page.locator(".widget-toggle-buttons").first.get_by_role("button", name="rel").click()
+        try:
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                ".some(t => t.textContent.includes('relative error'))", timeout=30_000)
+        except Exception:  # noqa: BLE001 - reported as a problem
+            return [f"the metric button did not redraw the heatmap (titles {before})"]
+        if page.locator(".js-plotly-plot").count() != plots:
+            return ["the metric button added a figure instead of redrawing it"]
+        return []
+
     def shutdown_kernel(self) -> None:
+        """Stop this notebook's kernel and close it without saving (the page moves on)."""
         self.page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
-        self.page.evaluate("window.jupyterapp.commands.execute('application:close-all')")
+        self.page.evaluate("(() => { const w = window.jupyterapp.shell.currentWidget;"
+                           " w.context.model.dirty = false; w.dispose(); })()")
+
+
+def check_cells(cells: list[CellReport]) -> list[str]:
+    """What a user would call broken: errors, stderr, a figure drawn as text or not
+    drawn, a plot squashed to nothing."""
+    problems = []
+    for c in cells:
+        where = f"cell {c.index} ({c.first_line[:50]!r})"
+        problems += [f"{where} raised {e}" for e in c.errors]
+        problems += [f"{where} wrote to stderr: {s[:300]}" for s in c.stderr]
+        problems += [f"{where} shows a figure as text: {t.splitlines()[0]}"
+                     for t in c.text_fallbacks]
+        drawn = [p for p in c.plots if p.traces > 0]
+        if len(drawn) < len(c.heads):
+            problems.append(f"{where}: {len(c.heads)} figure(s) sent ({', '.join(c.heads)}), "
+                            f"{len(drawn)} drawn with content")
+        problems += [f"{where}: plot {p.title[:40]!r} is {p.width}x{p.height} px"
+                     for p in c.plots if p.height < 100 or p.width < 200]
+    return problems
 
 
 def _report(c: dict) -> CellReport:

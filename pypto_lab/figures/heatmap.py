@@ -53,13 +53,13 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
     h, w = p.size
     plot_h = int(min(560, max(160, 640 * h / max(w, 1))))
     fig = {"data": traces, "layout": layout(
-        title, height=plot_h + 110, margin={"l": 56, "r": 20, "t": 40, "b": 70},
+        title, height=plot_h + 130, margin={"l": 56, "r": 20, "t": 40, "b": 90},
         xaxis={"title": {"text": "column"}, "constrain": "domain", "showgrid": False,
                "zeroline": False, "range": [p.origin[1] - 0.5, p.origin[1] + w - 0.5]},
         yaxis={"title": {"text": "row"}, "autorange": "reversed", "showgrid": False,
                "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
-        legend={"orientation": "h", "y": -0.02, "yanchor": "top", "x": 0,
-                "traceorder": "normal"})}
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                "x": 0, "traceorder": "normal"})}
     shapes, notes = [], []
     _outline_unwritten(out, lead, shapes, notes)
     _outline_sanitizers(out, lead, shapes, notes)

@@ -76,3 +76,83 @@ class TestRun:
         assert r.run is not None and not r.run.passed
         titles = [v.title for v in r.views]
         assert "heatmap partial.y" in titles and "timeline partial" in titles
+
+
+class TestCellErrors:
+    """Issue 12 item 7: errors in cells, one compact located style."""
+
+    def test_python_syntax_error_is_a_located_diagnostic(self, ip):
+        r = ip.run_cell("%%pypto\nimport pypto.language as pl\nx = (1,\ny = 2\n",
+                        store_history=True)
+        assert r.error_in_exec is None, "no traceback through magics.py / session.py"
+        (d,) = r.result.diagnostics
+        span = d.error.span
+        assert (span.line, span.col) == (3, 5)  # the editor's line: %%pypto is line 1
+        text = repr(r.result)
+        assert "error[E002]: SyntaxError: '(' was never closed" in text
+        assert span.file == f"<pypto-cell-{r.execution_count}>"  # named like its In[n]
+        assert "3 | x = (1," in text and "Traceback" not in text
+
+    def test_help_prints_the_usage(self, ip, capsys):
+        r = ip.run_cell("%%pypto --help\n")
+        assert r.error_before_exec is None and r.error_in_exec is None
+        out = capsys.readouterr().out
+        assert "%%pypto [-s VIEWS] [--run NAME [NAME ...]]" in out and "--platform" in out
+
+    def test_the_line_magic_prints_the_usage(self, ip, capsys):
+        ip.run_line_magic("pypto", "")
+        assert "%%pypto [options]" in capsys.readouterr().out
+
+    @needs_sim
+    def test_specs_are_checked_against_the_signature_before_the_golden(self, ip):
+        cell = PARTIAL.replace('TensorSpec("x", [64, 64]', 'TensorSpec("x", [64, 32]') + \
+            "\ndef golden(v):\n    raise AssertionError('the golden must not run')\n"
+        r = ip.run_cell_magic("pypto", "--run specs golden", cell)
+        (d,) = r.diagnostics
+        assert d.error.code == "E102" and r.run is None
+        assert str(d.error.message).startswith(
+            "specs[0] (TensorSpec 'x') has shape [64, 32], but 'x' is "
+            "pl.Tensor[[64, 64], pl.FP32]: axis 1 is 32, the kernel says 64")
+        line = PARTIAL.splitlines().index(next(ln for ln in PARTIAL.splitlines()
+                                               if ln.startswith("def partial")))
+        assert d.error.span.line == line + 2  # body line + the %%pypto line: the editor's
+
+    @needs_sim
+    def test_spec_names_order_and_dtype(self, ip):
+        swapped = PARTIAL.replace('TensorSpec("y", [64, 64], np.float32',
+                                  'TensorSpec("y", [64, 64], np.float16')
+        (d,) = ip.run_cell_magic("pypto", "--run specs golden", swapped).diagnostics
+        assert "specs[1] (TensorSpec 'y') has dtype float16" in d.error.message
+        renamed = PARTIAL.replace('TensorSpec("x"', 'TensorSpec("inp"')
+        (d,) = ip.run_cell_magic("pypto", "--run specs golden", renamed).diagnostics
+        assert "no spec for x; no parameter named inp" in d.error.message
+
+    def test_a_warning_is_shown_once(self, ip, capsys):
+        cell = MIXED.replace("y: pl.Out[pl.Tensor[[128, 128], pl.FP16]]",
+                             "y: pl.Tensor[[128, 128], pl.FP16]")
+        r = ip.run_cell_magic("pypto", "", cell)
+        text = repr(r)
+        assert text.count("declared as an input") == 1
+        assert "declared as an input" not in capsys.readouterr().err
+
+    @needs_sim
+    def test_views_take_run_jit_results(self, tmp_path, monkeypatch):
+        import importlib
+
+        import pypto_lab
+        from pypto.golden import run_jit
+
+        (tmp_path / "partial_kernel.py").write_text(PARTIAL)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        ns = vars(importlib.import_module("partial_kernel"))
+        result = run_jit(ns["partial"], ns["specs"], ns["golden"], verbose=False)
+        assert "timeline partial" in pypto_lab.timeline(result).text()
+        assert pypto_lab.heatmap(result).output == "y"
+
+    def test_no_hint_names_a_missing_function(self):
+        import pypto_lab
+
+        with pytest.raises(ValueError) as info:
+            pypto_lab.heatmap(object())
+        assert "pypto_lab.run(" not in str(info.value)
+        assert "pypto.golden.run_jit" in str(info.value)
