@@ -25,6 +25,7 @@ from pypto_lab.specs import check_specs
 
 Progress = Callable[[str, float], None]
 _cells = itertools.count(1)
+_used: set[str] = set()
 
 
 class CellSyntaxError(UserError):
@@ -89,7 +90,7 @@ def _compile_cell(source: str, line: str, number: int | None) -> Any:
     """Compile the body so that line numbers match the editor's (line 1 is the
     `%%pypto` line), with the text in linecache so kernels' sources and diagnostics can
     be read. A Python syntax error becomes a located `CellSyntaxError`."""
-    filename = f"<pypto-cell-{number if number is not None else next(_cells)}>"
+    filename = _cell_name(number)
     lines = [f"%%pypto {line}".rstrip() + "\n"] + source.splitlines(keepends=True)
     linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
     try:
@@ -105,6 +106,19 @@ def _compile_cell(source: str, line: str, number: int | None) -> Any:
         raise CellSyntaxError(f"{kind}: {err.msg}", span,
                               hint="the cell must be valid Python before anything is "
                                    "compiled; fix the line marked above") from None
+
+
+def _cell_name(number: int | None) -> str:
+    """`<pypto-cell-N>` after the cell's In[N]. Numbers repeat when cells run without
+    history (nbval, `run_cell(store_history=False)`): a repeat gets `.2`, `.3`, ... so no
+    cell's text replaces another's in linecache (kernels are parsed from it later)."""
+    base = str(number if number is not None else next(_cells))
+    name, k = f"<pypto-cell-{base}>", 1
+    while name in _used:
+        k += 1
+        name = f"<pypto-cell-{base}.{k}>"
+    _used.add(name)
+    return name
 
 
 def _is_kernel(v: Any) -> bool:

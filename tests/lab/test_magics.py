@@ -156,3 +156,15 @@ class TestCellErrors:
             pypto_lab.heatmap(object())
         assert "pypto_lab.run(" not in str(info.value)
         assert "pypto.golden.run_jit" in str(info.value)
+
+    def test_cells_run_without_history_keep_their_own_source(self, ip):
+        """nbval runs cells without history: the execution count repeats. A kernel
+        that failed to compile in one cell still reads its own text after another cell
+        ran (it is parsed again on the next compile)."""
+        from pypto.errors import UndefinedNameError
+
+        first = ip.run_cell("%%pypto\n" + BAD, store_history=False).result
+        ip.run_cell("%%pypto\n" + MIXED, store_history=False)
+        with pytest.raises(UndefinedNameError) as info:
+            ip.user_ns["broken"].compile()
+        assert info.value.span == first.diagnostics[0].error.span

@@ -84,7 +84,8 @@ def test_sanitize_file_parses():
 
     assert clean("PASS k on a2a3sim in 0.08s") == clean("PASS k on a2a3sim in 12.50s")
     assert clean("[RUN] PASS (0.27s)") == clean("[RUN] PASS (1.20s)")
-    assert clean("<pypto-cell-3>:9:33") == clean("<pypto-cell-12>:9:33")
+    assert clean("<pypto-cell-3>:9:33") == clean("<pypto-cell-12>:9:33") == \
+        clean("<pypto-cell-12.2>:9:33")
     assert clean("makespan 0.284 us") == "makespan 0.284 us"
 
 
