@@ -29,8 +29,9 @@ from pypto.sim.config import SimConfig, config_platform
 from pypto.sim.device.fill import residue
 from pypto.sim.entry import run_compiled, simulate
 from pypto.sim.result import SimResult
+from pypto.sim.runtime.transfers import host_args
 from pypto.sim.trace.trace import COST_MODEL, TaskRecord, Trace
 
 __all__ = ["SimulationError", "run_compiled", "simulate", "SimConfig", "SimResult", "Platform",
            "get_platform", "PLATFORMS", "A2A3SIM", "A5SIM", "Trace", "TaskRecord", "COST_MODEL",
-           "config_platform", "residue"]
+           "config_platform", "residue", "host_args"]

@@ -18,6 +18,7 @@ from pypto.sim.checks.races import RaceError, find_races
 from pypto.sim.config import DEFAULT_CONFIG, SimConfig, Settings, check_names
 from pypto.sim.result import SimResult
 from pypto.sim.runtime.executable import Compiled, Executable
+from pypto.sim.runtime.transfers import host_args
 from pypto.platform import get_platform
 
 
@@ -112,6 +113,7 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     `result.uninit_reads` instead of raising; oob_reads="warn" collects reads past the
     end of a tensor into `result.oob_reads`."""
     plat = get_platform(platform)
+    args = host_args(args)
     if hasattr(program, "compile") and not hasattr(program, "records"):
         compiled = program.compile(*args, platform=plat.name)
     else:

@@ -21,21 +21,55 @@ by block (`pypto.sim.batch.run`), which reports what it always reported.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from pypto.ir.nodes import Assign, Call, CallFunc, Eval, ListExpr, Return, Var
+from pypto.ir.nodes import Assign, Call, CallFunc, Eval, Function, ListExpr, Return, Var
 from pypto.ir.nodes import Stmt as IRStmt
 from pypto.sim.engine.function import Call as CallFn
-from pypto.sim.engine.values import FRAME, RETURN, UNDEF, Stmt
+from pypto.sim.engine.values import FRAME, RETURN, UNDEF, Expr, Stmt
 
-if TYPE_CHECKING:
-    from pypto.sim.batch.compiler import BatchCompiler
+
+@dataclass(frozen=True)
+class Core:
+    """A batched op call: `fn(frame, ...)` with, per `kind`, the evaluated `operands`:
+    "args" `fn(f, [values])`; "window" `fn(f, tensor, offsets)`; "write"
+    `fn(f, target, offsets, [fused operands], lambda: source)`."""
+
+    kind: str
+    fn: Callable[..., Any]
+    operands: list
+
+
+class BatchCompiling(Protocol):
+    """What the generator needs from the compiler of the region (`BatchCompiler`)."""
+
+    func: Function
+    cube_vars: set[str]
+
+    def const(self, e: Any) -> tuple[bool, Any]:
+        """(True, value) of a compile-time constant, else (False, None)."""
+
+    def expr(self, e: Any, tolerant: bool = False) -> Expr:
+        """The closure of expression `e`."""
+
+    def core(self, e: Call) -> Core | None:
+        """The batched core of the op call `e`, or None when it is uniform."""
+
+    def call(self, e: Call, target: str | None = None) -> Expr:
+        """The closure of the op call `e`."""
+
+    def stmt(self, s: IRStmt) -> Stmt:
+        """The closure of statement `s`."""
+
+    def note_cube(self, name: str, v: Call) -> None:
+        """`name` is assigned the result of `v` (a cube result stays in L0C)."""
 
 
 class _Writer:
     """The source of one generated body and the objects it refers to."""
 
-    def __init__(self, bc: BatchCompiler):
+    def __init__(self, bc: BatchCompiling):
         self.bc = bc
         self.lines: list[str] = ["def body(env):", f"    f = env[{FRAME!r}]"]
         self.names: dict[str, Any] = {"RETURN": RETURN}
@@ -105,7 +139,7 @@ class _Writer:
         return True
 
 
-def generate(bc: BatchCompiler, stmts: tuple) -> Stmt:
+def generate(bc: BatchCompiling, stmts: tuple) -> Stmt:
     """The region body `stmts` compiled by `bc` as one function."""
     w = _Writer(bc)
     for s in stmts:
@@ -137,4 +171,4 @@ def generate_call(names: list[str], body: Stmt) -> CallFn:
     return call
 
 
-__all__ = ["generate", "generate_call"]
+__all__ = ["generate", "generate_call", "Core", "BatchCompiling"]

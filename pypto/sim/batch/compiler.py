@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from pypto.ir.nodes import Call, Function, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
-from pypto.sim.batch.codegen import generate, generate_call
+from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.plan import BLOCK, Plan, index_symbol, window_read, window_write
 from pypto.sim.batch.scalars import SCALAR
@@ -30,17 +29,6 @@ from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.intrinsics.common import SiteId, is_cube
 from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
-
-
-@dataclass(frozen=True)
-class Core:
-    """A batched op call: `fn(frame, ...)` with, per `kind`, the evaluated `operands`:
-    "args" `fn(f, [values])`; "window" `fn(f, tensor, offsets)`; "write"
-    `fn(f, target, offsets, [fused operands], lambda: source)`."""
-
-    kind: str
-    fn: Callable[..., Any]
-    operands: list
 
 
 class BatchCompiler(FnCompiler):
@@ -321,4 +309,4 @@ class BatchCompiler(FnCompiler):
         return Core("write", core, [target, offset, fused_ops, source])
 
 
-__all__ = ["BatchCompiler", "Core"]
+__all__ = ["BatchCompiler"]

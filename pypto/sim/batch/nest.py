@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pypto.ir.nodes import Assign, Call, CallFunc, Const, Eval, For, ListExpr, LoopKind, Var, Yield
 from pypto.ops.registry import get
@@ -20,11 +20,8 @@ from pypto.sim.batch.plan import AFFINE_SYMBOLS, index_symbol
 from pypto.sim.batch.scalars import SCALAR, NeedArray, is_int
 from pypto.sim.batch.state import Aff
 from pypto.sim.engine.compiler import launch_site
-from pypto.sim.engine.function import LaunchSite
+from pypto.sim.engine.function import Compiler, LaunchSite
 from pypto.sim.engine.values import UNDEF, Env, Expr
-
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
 
 ArgFn = Callable[[Env, dict, dict], Any]  # (env, loop variables, carries) -> argument
 
@@ -127,7 +124,7 @@ def _free_vars(e: Any, out: set[str]) -> set[str]:
     return out
 
 
-def nest_of(fc: FnCompiler, s: For) -> Nest | None:
+def nest_of(fc: Compiler, s: For) -> Nest | None:
     """The `Nest` of the parallel loop `s`, or None when it has another shape."""
     levels = []
     cur = s
@@ -208,7 +205,7 @@ def nest_of(fc: FnCompiler, s: For) -> Nest | None:
                 const_raw, outer_inits, carry_names)
 
 
-def _arg_fn(fc: FnCompiler, a: Any, loop_vars: list[str], iters: list[str]) -> ArgFn | None:
+def _arg_fn(fc: Compiler, a: Any, loop_vars: list[str], iters: list[str]) -> ArgFn | None:
     if isinstance(a, Var):
         n = a.name
         if n in loop_vars:

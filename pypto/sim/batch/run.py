@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -37,12 +37,9 @@ from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
 from pypto.sim.batch.state import Aff, BatchState, Fallback, LoggedAccess, lo_at
 from pypto.sim.device.memory import PendingFill
-from pypto.sim.engine.function import CompiledFunction, LaunchSite
+from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.trace.trace import TaskRecord
-
-if TYPE_CHECKING:
-    from pypto.sim.engine.function import Host
 
 
 class BatchedRegion:

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -65,8 +65,11 @@ from pypto.ops.registry import get
 from pypto.passes.regions import LoopInfo
 from pypto.sim.trace.trace import TaskRecord, Trace
 
-if TYPE_CHECKING:
-    from pypto.sim.result import SimResult
+
+class _Result(Protocol):
+    """The completed run a strict race check fails (`pypto.sim.result.SimResult`)."""
+
+    races: RaceReport | None
 
 
 class RaceError(SimulationError):
@@ -77,7 +80,7 @@ class RaceError(SimulationError):
 
     code = "S011"
 
-    def __init__(self, report: RaceReport, result: SimResult | None = None):
+    def __init__(self, report: RaceReport, result: _Result | None = None):
         first = report.races[0]
         more = len(report.races) - 1
         msg = (f"data race: {first.headline()}"

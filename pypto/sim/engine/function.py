@@ -3,16 +3,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pypto.ir.nodes import For, Function
 from pypto.ir.span import Span
+from pypto.ir.types import Type
 from pypto.sim.config import Settings
-from pypto.sim.engine.values import FRAME, UNDEF, Env, Stmt
+from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt
 from pypto.sim.machine.frame import TaskFrame
-
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
 
 Call = Callable[[list, TaskFrame], tuple]  # (arguments, frame) -> the returned values
 
@@ -65,6 +63,24 @@ class LaunchSite:
         return LaunchSite(func, hint, kind, label, span)
 
 
+class Compiler(Protocol):
+    """What the compiler of one function (`FnCompiler`) offers the code compiling a part
+    of it (the memory intrinsics, the launch nests)."""
+
+    settings: Settings
+    in_region: bool
+    cube_vars: set[str]  # values held in L0C
+
+    def expr(self, e: Any, tolerant: bool = False) -> Expr:
+        """The closure computing expression `e` (`tolerant`: UNDEF for an unbound name)."""
+
+    def const(self, e: Any) -> tuple[bool, Any]:
+        """(True, value) when `e` is a compile-time constant, else (False, None)."""
+
+    def caster(self, t: Type | None, what: str) -> Callable[[Any], Any] | None:
+        """The cast of a result to type `t` (None: keep it)."""
+
+
 class Host(Protocol):
     """What compiled code needs from the runtime it runs in (`pypto.sim.runtime`)."""
 
@@ -80,9 +96,9 @@ class Host(Protocol):
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         """The `ub` check of region `cf`, launched as `label` (once per region)."""
 
-    def parallel_nest(self, fc: FnCompiler, s: For, seq: Stmt) -> Stmt:
+    def parallel_nest(self, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         """The closure running the `pl.parallel` loop `s` of orchestration (compiled as
         the sequential loop `seq`): batched when it is a launch nest that can be."""
 
 
-__all__ = ["CompiledFunction", "LaunchSite", "Host", "Call"]
+__all__ = ["CompiledFunction", "LaunchSite", "Host", "Compiler", "Call"]

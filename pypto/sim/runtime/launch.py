@@ -15,7 +15,7 @@ the caller's frame is left as it was.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -23,16 +23,19 @@ from pypto.ir.nodes import For
 from pypto.ir.span import Span
 from pypto.ir.types import ShapedType
 from pypto.sim.batch.nest import nest_of
-from pypto.sim.batch.run import launch_loop, run_spmd, task_args
-from pypto.sim.engine.compiler import FnCompiler
-from pypto.sim.engine.function import CompiledFunction, LaunchSite
+from pypto.sim.batch.run import BatchCache, launch_loop, run_spmd, task_args
+from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
 from pypto.sim.engine.values import FRAME, Env, Stmt
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.interleave import Interleaver
 from pypto.sim.trace.trace import TaskRecord
 
-if TYPE_CHECKING:
-    from pypto.sim.runtime.executable import Executable
+
+class Executable(Host, Protocol):
+    """What launching needs of the executable it runs (`pypto.sim.runtime.executable`)."""
+
+    batch: BatchCache  # batching decisions about its regions
+    nest_fors: set[int]  # ids of the For statements that are launch nests
 
 
 def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
@@ -115,7 +118,7 @@ def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: l
     return results[-1] if results else ()
 
 
-def parallel_nest(exe: Executable, fc: FnCompiler, s: For, seq: Stmt) -> Stmt:
+def parallel_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     """The closure running the orchestration `pl.parallel` loop `s` (compiled as `seq`):
     when it is a launch nest (`nest_of`), batched when this run can, else `seq`."""
     nest = nest_of(fc, s)

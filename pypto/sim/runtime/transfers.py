@@ -9,10 +9,12 @@ they are C-contiguous, writable and overlap no other argument.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+import ml_dtypes
 import numpy as np
 
 from pypto.errors import SimulationError
@@ -24,9 +26,6 @@ from pypto.sim.device.fill import check_size
 from pypto.sim.engine.values import scalar_caster
 from pypto.sim.machine.run import Run
 from pypto.sim.trace.trace import LastWriter
-
-if TYPE_CHECKING:
-    from pypto.sim.runtime.executable import Executable
 
 
 @dataclass(frozen=True)
@@ -63,15 +62,60 @@ def static_spec(entry: Function) -> list[tuple] | None:
     return spec
 
 
+class Executable(Protocol):
+    """What binding needs of the executable it binds for (`pypto.sim.runtime.executable`)."""
+
+    entry: Function
+    params: list[ParamSpec]
+    static_spec: list[tuple] | None
+
+    @property
+    def written_params(self) -> frozenset[str]:
+        """Entry parameters the program may write."""
+
+    @property
+    def deferrable(self) -> frozenset[str]:
+        """Out parameters whose fill may wait for a batched launch."""
+
+
+# torch dtypes numpy cannot hold: moved through a same-width integer view of their bits
+_TORCH_BIT_VIEWS = {"bfloat16": "int16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8",
+                    "float8_e8m0fnu": "uint8"}
+
+
+def host_array(value: Any) -> Any:
+    """A CPU torch tensor as a numpy array sharing its memory (so a kernel filling a
+    `pl.Out` fills the tensor), bf16 / fp8 through a view of their bits as the
+    `ml_dtypes` type; anything else is returned unchanged. torch is never imported:
+    a tensor can only come from a caller that imported it."""
+    if type(value).__module__.split(".")[0] != "torch" or not hasattr(value, "detach"):
+        return value
+    torch = sys.modules["torch"]
+    t = value.detach()
+    if t.device.type != "cpu":
+        return value  # not host memory: left to the caller's error
+    name = str(t.dtype).split(".", 1)[1]
+    bits = _TORCH_BIT_VIEWS.get(name)
+    if bits is not None and hasattr(ml_dtypes, name):
+        return t.view(getattr(torch, bits)).numpy().view(getattr(ml_dtypes, name))
+    return t.numpy()
+
+
+def host_args(args: tuple) -> tuple:
+    """`args` with every CPU torch tensor turned into a numpy array sharing its memory
+    (`host_array`); the same tuple when there is none."""
+    if all(type(a) is np.ndarray or type(a).__module__.split(".")[0] != "torch"
+           for a in args):
+        return args
+    return tuple(host_array(a) for a in args)
+
+
 def _as_host_array(value: Any, name: str, direction: str, span: Span | None) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
-    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a CPU torch tensor
-        try:
-            host: np.ndarray = value.detach().numpy()
-            return host
-        except Exception:  # noqa: BLE001 - e.g. bf16 torch tensors
-            pass
+    value = host_array(value)
+    if isinstance(value, np.ndarray):
+        return value
     if direction != "In":
         raise SimulationError(
             f"argument '{name}' is pl.{direction}: pass a numpy array the kernel can fill in "
@@ -275,4 +319,5 @@ def copy_back(run: Run) -> None:
                                                           trace))
 
 
-__all__ = ["bind_arguments", "copy_back", "param_specs", "static_spec", "ParamSpec"]
+__all__ = ["bind_arguments", "copy_back", "param_specs", "static_spec", "ParamSpec",
+           "host_args", "host_array"]

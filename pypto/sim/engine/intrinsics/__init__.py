@@ -14,7 +14,6 @@ with a `Window` fact or one of the roles below, else None.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pypto.ir.nodes import Call
 from pypto.ops.facts import Role
@@ -23,12 +22,10 @@ from pypto.sim.engine.intrinsics.alloc import create_tensor, create_tile, set_va
 from pypto.sim.engine.intrinsics.elements import element_read, element_write
 from pypto.sim.engine.intrinsics.windows import window_read
 from pypto.sim.engine.intrinsics.writes import window_write
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import Expr
 
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
-
-Factory = Callable[["FnCompiler", Call, "str | None"], Expr]
+Factory = Callable[[Compiler, Call, "str | None"], Expr]
 
 _BY_ROLE: dict[Role, Factory] = {
     Role.ELEMENT_READ: element_read,

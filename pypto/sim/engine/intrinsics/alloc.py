@@ -1,7 +1,7 @@
 """Allocation (pl.create_tensor / pl.create_tile), valid shapes and task handles."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -9,14 +9,12 @@ from pypto.ir.nodes import Call, Var
 from pypto.ops.numeric import plain, with_valid
 from pypto.sim.device.fill import check_size
 from pypto.sim.engine.intrinsics.common import args_of, is_none
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import FRAME, Env, Expr, flatten_deps
 from pypto.sim.faults import source_name
 
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
 
-
-def create_tensor(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def create_tensor(fc: Compiler, e: Call, target: str | None) -> Expr:
     """A fresh GM tensor (registered as a global buffer in orchestration): filled with
     init_value, or fresh memory (residue / zeros) the uninit check tracks."""
     a = args_of(e)
@@ -47,7 +45,7 @@ def create_tensor(fc: FnCompiler, e: Call, target: str | None) -> Expr:
     return run
 
 
-def create_tile(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def create_tile(fc: Compiler, e: Call, target: str | None) -> Expr:
     """A fresh on-chip tile: fresh memory (residue / zeros) the uninit check tracks."""
     a = args_of(e)
     shape_f = fc.expr(a["shape"])
@@ -68,7 +66,7 @@ def create_tile(fc: FnCompiler, e: Call, target: str | None) -> Expr:
     return run
 
 
-def set_validshape(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def set_validshape(fc: Compiler, e: Call, target: str | None) -> Expr:
     """A new valid shape over the same tile (it must lie inside the physical shape)."""
     a = args_of(e)
     x_f = fc.expr(a["x"])
@@ -90,7 +88,7 @@ def set_validshape(fc: FnCompiler, e: Call, target: str | None) -> Expr:
     return run
 
 
-def task_join(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def task_join(fc: Compiler, e: Call, target: str | None) -> Expr:
     """pl.system.task_dummy: a task that only joins its dependencies."""
     deps_f = [fc.expr(d, tolerant=True) for d in e.args]
     span = e.span

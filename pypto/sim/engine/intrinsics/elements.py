@@ -1,19 +1,17 @@
 """Element access (pl.read / pl.write): one element of a tensor, by index or flat index."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from pypto.ir.nodes import Call, Var
 from pypto.ir.span import Span
 from pypto.sim.engine.intrinsics.common import SiteId
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import FRAME, Env, Expr
 from pypto.sim.faults import source_name
 from pypto.sim.machine.frame import TaskFrame
-
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
 
 
 def _element_index(fr: TaskFrame, a: np.ndarray, offset: Any, span: Span | None, tname: str,
@@ -43,7 +41,7 @@ def _name(x: Any) -> str:
     return source_name(x.name) if isinstance(x, Var) else "<temporary>"
 
 
-def element_read(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def element_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     """pl.read: one element of a tensor (the tensor is its first argument)."""
     src, offset = e.args[0], e.args[1]
     src_f, off_f = fc.expr(src), fc.expr(offset)
@@ -72,7 +70,7 @@ def element_read(fc: FnCompiler, e: Call, target: str | None) -> Expr:
     return run
 
 
-def element_write(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def element_write(fc: Compiler, e: Call, target: str | None) -> Expr:
     """pl.write: one element of a tensor, in place (`dst, offset, value`)."""
     dst, offset, value = e.args[0], e.args[1], e.args[2]
     dst_f, off_f, val_f = fc.expr(dst), fc.expr(offset), fc.expr(value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,16 +22,14 @@ from pypto.ops.registry import get
 from pypto.sim.device.fill import fill_outside, pad_scalar
 from pypto.sim.engine.intrinsics.common import (SiteId, args_of, falsy_const, fmt_window,
                                                 is_none)
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import FRAME, Env, Expr, pad_mode
 from pypto.sim.faults import source_name
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.trace.costs import gm_cycles, note_gm, note_onchip_copy
 
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
 
-
-def window_read(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def window_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     """slice / load: a window read as a view in orchestration (a load copies: it makes a
     tile) and as a copy in a region."""
     op = get(e.op)
@@ -49,7 +47,7 @@ def window_read(fc: FnCompiler, e: Call, target: str | None) -> Expr:
     return load_copy
 
 
-def _window(fc: FnCompiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any,
+def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any,
             clamp: Any, pad: Any, drop: Any, opname: str) -> Expr:
     st = fc.settings
     span = e.span

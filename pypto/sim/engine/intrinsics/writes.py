@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,15 +17,13 @@ from pypto.ir.nodes import Call, Var
 from pypto.ops.numeric import plain
 from pypto.ops.registry import get
 from pypto.sim.engine.intrinsics.common import SiteId, args_of, fmt_window, is_cube, is_none
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import FRAME, Env, Expr
 from pypto.sim.faults import source_name
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
-if TYPE_CHECKING:
-    from pypto.sim.engine.compiler import FnCompiler
 
-
-def window_write(fc: FnCompiler, e: Call, target: str | None) -> Expr:
+def window_write(fc: Compiler, e: Call, target: str | None) -> Expr:
     """assemble / store: a value written into a window of a tensor."""
     w = get(e.op).window
     assert w is not None and w.source is not None
@@ -34,7 +32,7 @@ def window_write(fc: FnCompiler, e: Call, target: str | None) -> Expr:
                    atomic=a.get("atomic"), shapes=a.get("shapes"), opname=e.op)
 
 
-def _writer(fc: FnCompiler, e: Call, *, target: Any, source: Any, offset: Any, atomic: Any,
+def _writer(fc: Compiler, e: Call, *, target: Any, source: Any, offset: Any, atomic: Any,
             shapes: Any, opname: str) -> Expr:
     st = fc.settings
     span = e.span
