@@ -1,8 +1,12 @@
 """Row / column reductions and broadcasts (vector unit).
 
 Row reductions collapse the last axis to size 1 (`[M, N] -> [M, 1]`), column
-reductions axis -2 (`-> [1, N]`). They reduce over the whole *physical* tile:
-padding participates unless the kernel `fillpad`s first.
+reductions axis -2 (`-> [1, N]`). Only the valid region takes part: a tile narrowed to
+a valid shape `[r, c]` reduces its first `c` columns (row reductions) or `r` rows
+(column reductions), as the hardware's TROW*/TCOL* instructions do and the real
+toolchain's tests assert; the result's valid shape is `[r, 1]` / `[1, c]`, so a store
+writes only those rows / columns. (The elements of the result past that valid shape
+reduce the same valid columns / rows of the padding; they are never stored.)
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ops.facts import Ufunc
-from pypto.ops.numeric import _QUIET, _widen, compute_dtype, elementwise
+from pypto.ops.numeric import (_QUIET, _widen, compute_dtype, elementwise, plain, valid_shape,
+                                with_valid)
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ir.types import TileType
 from pypto.ops.rules import like, same_family, scalar_like, scratch, shaped, type_of
@@ -32,7 +37,29 @@ def _reduced(x: Any, axis: int, arg: str = "x"):
         raise OpError("column reductions need a tensor of rank >= 2", arg=arg)
     shape = list(t.shape)
     shape[axis] = 1
-    return like(t, shape=tuple(shape), valid_shape=None)
+    valid = None
+    if t.valid_shape is not None:  # the reduced axis keeps its one element
+        valid = list(t.valid_shape)
+        valid[axis] = 1
+        valid = None if tuple(valid) == tuple(shape) else tuple(valid)
+    return like(t, shape=tuple(shape), valid_shape=valid)
+
+
+def _valid_part(x: np.ndarray, axis: int) -> tuple[np.ndarray, tuple | None]:
+    """The part of `x` a reduction along `axis` reads (its valid extent on that axis;
+    the other axes whole), and the result's valid shape (None: fully valid)."""
+    v = valid_shape(x)
+    data = plain(x)
+    if v == data.shape:
+        return data, None
+    n = v[axis]
+    if 0 < n < data.shape[axis]:
+        index = [slice(None)] * data.ndim
+        index[axis] = slice(0, n)
+        data = data[tuple(index)]
+    out_valid = list(v)
+    out_valid[axis] = 1
+    return data, tuple(out_valid)
 
 
 _UFUNC = {np.sum: np.add.reduce, np.max: np.maximum.reduce, np.min: np.minimum.reduce,
@@ -53,10 +80,20 @@ def _reduce_impl(fn: Callable, axis: int) -> Callable:
                 return red(x, axis=axis, keepdims=True)
             with np.errstate(all="ignore"):
                 return red(x, axis=axis, keepdims=True)
+        data, valid = _valid_part(x, axis)  # a valid-shape tag: reduce the valid part
         if quiet[0]:  # the simulator ignores floating-point errors for the whole run
-            return fn(x, axis=axis, keepdims=True)
+            return with_valid(red(data, axis=axis, keepdims=True), valid)
         with np.errstate(all="ignore"):
-            return fn(x, axis=axis, keepdims=True)
+            return with_valid(red(data, axis=axis, keepdims=True), valid)
+
+    return run
+
+
+def _arg_impl(fn: Callable, axis: int) -> Callable:
+    def run(x: Any, tmp_tile: Any = None) -> np.ndarray:
+        data, valid = _valid_part(np.asanyarray(x), axis)
+        idx = fn(data.astype(compute_dtype(data.dtype)), axis=axis)
+        return with_valid(np.expand_dims(idx, axis).astype(np.int32), valid)
 
     return run
 
@@ -123,10 +160,7 @@ for _name, _fn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmi
 
     _sig.__doc__ = (f"`{_name}`: INT32 index of the extreme element along axis {_axis} (the "
                     "first one on ties; NaN counts as the extreme).")
-    defop(_name, unit=Unit.VECTOR,
-          impl=lambda x, tmp_tile=None, _fn=_fn, _axis=_axis:
-          np.expand_dims(_fn(np.asarray(x).astype(compute_dtype(np.asarray(x).dtype)), axis=_axis), _axis).astype(np.int32),
-          names=_names(_name))(_sig)
+    defop(_name, unit=Unit.VECTOR, impl=_arg_impl(_fn, _axis), names=_names(_name))(_sig)
 
 
 # --- row / column broadcasts --------------------------------------------------------
