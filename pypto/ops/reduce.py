@@ -115,7 +115,45 @@ def _col_sum(x, tmp_tile=None):
     return _reduced(x, -2)
 
 
-defop("col_sum", unit=Unit.VECTOR, impl=_reduce_impl(np.sum, -2), batchable=True,
+def _col_sum_impl() -> Callable:
+    wide = _reduce_impl(np.sum, -2)
+
+    def run(x: Any, tmp_tile: Any = None) -> np.ndarray:
+        a = np.asanyarray(x)
+        if compute_dtype(a.dtype) is a.dtype:
+            return wide(a)
+        return _narrow_col_sum(a, tree=tmp_tile is not None)
+
+    return run
+
+
+def _narrow_col_sum(a: np.ndarray, tree: bool) -> np.ndarray:
+    """col_sum of an fp16 / bf16 tile: the vector unit (TCOLSUM) adds rows in the tile's
+    own precision, rounding every add - one row after another, or, given a scratch
+    tile, as a binary tree (rows paired 0+1, 2+3, ...; an odd last row joins row 0)."""
+    data, valid = _valid_part(a, -2)
+    dt = data.dtype
+    buf = data.astype(np.float32)
+
+    def add(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return (p + q).astype(dt).astype(np.float32)
+
+    n = buf.shape[-2]
+    if not tree:
+        acc = buf[..., 0:1, :]
+        for i in range(1, n):
+            acc = add(acc, buf[..., i:i + 1, :])
+        return with_valid(acc.astype(dt), valid)
+    while n > 1:
+        half = n // 2
+        buf[..., :half, :] = add(buf[..., 0:2 * half:2, :], buf[..., 1:2 * half:2, :])
+        if n % 2:
+            buf[..., 0:1, :] = add(buf[..., 0:1, :], buf[..., n - 1:n, :])
+        n = half
+    return with_valid(buf[..., 0:1, :].astype(dt), valid)
+
+
+defop("col_sum", unit=Unit.VECTOR, impl=_col_sum_impl(), batchable=True,
       ufunc=Ufunc(np.add, 1, -2), names=_names("col_sum"))(_col_sum)
 
 for _name, _fn in (("col_max", np.max), ("col_min", np.min), ("col_prod", np.prod)):

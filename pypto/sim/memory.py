@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ops.padding import pad_scalar as fill_value
 
 GIB = 1 << 30
 MAX_TENSOR_BYTES = 8 * GIB
@@ -156,27 +157,11 @@ def origin_of(view: np.ndarray, root: np.ndarray) -> tuple | None:
 
 
 def pad_scalar(dt: np.dtype, mode: str) -> Any:
-    """The fill value of PadValue `mode` ('zero', 'max', 'min', 'nan') for dtype `dt`."""
-    if mode == "zero":
-        return 0
+    """The fill value of PadValue `mode` ('zero', 'max', 'min', 'nan') for dtype `dt`:
+    the one `fillpad` uses (`pypto.ops.padding.pad_scalar`), or NaN poison."""
     if mode == "nan":
         return np.nan if _has_nan(dt) else 0
-    if dt == np.bool_:
-        return mode == "max"
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-    else:
-        info = _finfo(dt)
-    return info.max if mode == "max" else info.min
-
-
-def _finfo(dt: np.dtype) -> Any:
-    try:
-        return np.finfo(dt)
-    except (TypeError, ValueError):
-        import ml_dtypes
-
-        return ml_dtypes.finfo(dt)
+    return fill_value(np.dtype(dt), mode)
 
 
 def fill_outside(a: np.ndarray, valid: tuple, value: Any) -> None:

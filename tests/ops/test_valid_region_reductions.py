@@ -91,3 +91,24 @@ def test_kernel_stores_the_valid_rows_of_a_row_min():
     RowMinValid(x, out)
     assert np.array_equal(out[:VR, 0], x[:VR, :VC].min(axis=1))
     assert (out[VR:] == 7.0).all()  # rows past the valid shape are not stored
+
+
+def test_fp16_col_sum_rounds_every_add_in_the_tiles_order():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((32, 64)).astype(np.float16)
+
+    def add(p, q):
+        return (p.astype(np.float32) + q.astype(np.float32)).astype(np.float16)
+
+    seq = x[0:1].copy()
+    for i in range(1, 32):
+        seq = add(seq, x[i:i + 1])
+    assert np.array_equal(impl("col_sum", x), seq)
+    buf, n = x.copy(), 32
+    while n > 1:
+        buf[:n // 2] = add(buf[0:n - n % 2:2], buf[1:n - n % 2:2])
+        n //= 2
+    tree = impl("col_sum", x, np.empty_like(x))
+    assert np.array_equal(tree, buf[0:1])
+    wide = x.astype(np.float32).sum(axis=0, keepdims=True).astype(np.float16)
+    assert not np.array_equal(seq, wide)  # the rounding order shows in the bits
