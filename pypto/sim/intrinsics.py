@@ -25,8 +25,8 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto.ir.nodes import Attr, Call, Const, Var
-from pypto.ir.types import ShapedType
-from pypto.ops.numeric import plain, with_valid
+from pypto.ir.types import ShapedType, TileType
+from pypto.ops.numeric import plain, tile_window, with_valid
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.memory import check_size, fill_outside, pad_scalar
@@ -117,7 +117,10 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
     default_pad = m.cfg.padding
     ok, drop_v = fc.const(drop) if drop is not None else (True, None)
     drop_dims = [int(d) for d in (drop_v or [])] if ok else []
-    copy = fc.in_region
+    # in a region a window of a GM tensor is a load into a new tile (a copy); a window of
+    # an on-chip tile (pl.tile.slice) is a view of that tile's storage
+    of_tile = fc.in_region and isinstance(getattr(src, "type", None), TileType)
+    copy = fc.in_region and not of_tile
     check = m.check_oob
     warn_reads = m.cfg.oob_reads == "warn"
     from pypto.sim.sanitizers.oob import note_oob_read
@@ -153,7 +156,7 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
                         _trace_read(m, a, off, shp, site)
                 if out_static is not None and w.shape != out_static:
                     w = w.reshape(out_static)
-                return w
+                return tile_window(w) if of_tile else w
         sv = getattr(a, "valid", None)
         if type(a) is not np.ndarray:
             a = plain(a)
@@ -229,7 +232,7 @@ def _window(fc: Any, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any, 
                 valid = [1] * (len(out_static) - len(valid)) + list(valid)
         if valid is not None:
             w = with_valid(w, valid)
-        return w
+        return tile_window(w) if of_tile else w
 
     return run
 
