@@ -52,6 +52,9 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "the frontend below it never imports the front door",
     ("pypto.language.jit", "pypto.sim"):
         "the pl front door runs the simulator on the first call with arrays",
+    ("pypto.language", "pypto.frontend.text"):
+        "pl.parse reads text with the frontend, imported on first use (`import pypto.language` "
+        "stays cheap)",
     ("pypto.golden.runner", "torch"):
         "torch is imported only when the caller hands us torch data",
 }
