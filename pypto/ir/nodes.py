@@ -307,6 +307,13 @@ class FunctionKind(Enum):
     AIV = "AIV"
     GROUP = "Group"
 
+    @property
+    def is_region(self) -> bool:
+        """Code that runs on a core (an InCore kernel, or one side of a mixed one), as
+        opposed to orchestration, host and inline code."""
+        return self in (FunctionKind.INCORE, FunctionKind.AIC, FunctionKind.AIV,
+                        FunctionKind.GROUP)
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
