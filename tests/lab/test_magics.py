@@ -127,9 +127,14 @@ class TestCellErrors:
                                   'TensorSpec("y", [64, 64], np.float16')
         (d,) = ip.run_cell_magic("pypto", "--run specs golden", swapped).diagnostics
         assert "specs[1] (TensorSpec 'y') has dtype float16" in d.error.message
-        renamed = PARTIAL.replace('TensorSpec("x"', 'TensorSpec("inp"')
+        swapped = PARTIAL.replace('TensorSpec("x"', 'TensorSpec("tmp"').replace(
+            'TensorSpec("y"', 'TensorSpec("x"').replace('TensorSpec("tmp"', 'TensorSpec("y"')
+        (d,) = ip.run_cell_magic("pypto", "--run specs golden", swapped).diagnostics
+        assert "(the same names in a different order)" in d.error.message
+        # specs bind by position: another name is fine, its shape is still checked
+        renamed = PARTIAL.replace('TensorSpec("x", [64, 64]', 'TensorSpec("inp", [64, 8]')
         (d,) = ip.run_cell_magic("pypto", "--run specs golden", renamed).diagnostics
-        assert "no spec for x; no parameter named inp" in d.error.message
+        assert "specs[0] (TensorSpec 'inp', bound to 'x') has shape [64, 8]" in d.error.message
 
     def test_a_warning_is_shown_once(self, ip, capsys):
         cell = MIXED.replace("y: pl.Out[pl.Tensor[[128, 128], pl.FP16]]",
