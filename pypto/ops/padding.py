@@ -53,10 +53,10 @@ def pad_scalar(dtype: np.dtype, kind: str) -> Any:
     if dtype == np.bool_:
         return kind == "max"
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-    else:
-        info = ml_dtypes.finfo(dtype)
-    return info.max if kind == "max" else info.min
+        ints = np.iinfo(dtype)
+        return ints.max if kind == "max" else ints.min
+    floats = ml_dtypes.finfo(dtype)
+    return floats.max if kind == "max" else floats.min
 
 
 def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
