@@ -52,10 +52,7 @@ def pad_scalar(dtype: np.dtype, kind: str) -> Any:
         return np.zeros((), dtype=dtype)[()]
     if dtype == np.bool_:
         return kind == "max"
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-    else:
-        info = ml_dtypes.finfo(dtype)
+    info = np.iinfo(dtype) if dtype.kind in "iu" else ml_dtypes.finfo(dtype)
     return info.max if kind == "max" else info.min
 
 

@@ -7,16 +7,16 @@ padding participates unless the kernel `fillpad`s first.
 from __future__ import annotations
 
 import math
-
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from pypto.ir import dtypes
+from pypto.ir.types import TileType
 from pypto.ops.facts import Ufunc
 from pypto.ops.numeric import _QUIET, _widen, compute_dtype, elementwise
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ir.types import TileType
 from pypto.ops.rules import like, same_family, scalar_like, scratch, shaped, type_of
 
 _NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
@@ -124,8 +124,9 @@ for _name, _fn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmi
     _sig.__doc__ = (f"`{_name}`: INT32 index of the extreme element along axis {_axis} (the "
                     "first one on ties; NaN counts as the extreme).")
     defop(_name, unit=Unit.VECTOR,
-          impl=lambda x, tmp_tile=None, _fn=_fn, _axis=_axis:
-          np.expand_dims(_fn(np.asarray(x).astype(compute_dtype(np.asarray(x).dtype)), axis=_axis), _axis).astype(np.int32),
+          impl=lambda x, tmp_tile=None, _fn=_fn, _axis=_axis: np.expand_dims(
+              _fn(np.asarray(x).astype(compute_dtype(np.asarray(x).dtype)), axis=_axis),
+              _axis).astype(np.int32),
           names=_names(_name))(_sig)
 
 

@@ -51,4 +51,4 @@ def mark_partial_outputs(err: PyptoError, names: tuple[str, ...]) -> None:
         err.note = f"{err.note}\n{text}" if err.note else text
 
 
-__all__ = ["fault", "source_name", "mark_partial_outputs"]
+__all__ = ["fault", "mark_partial_outputs", "source_name"]

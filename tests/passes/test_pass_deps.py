@@ -30,7 +30,7 @@ def explicit(x: pl.Tensor[[128, 64], pl.FP32], y: pl.Out[pl.Tensor[[128, 64], pl
 
 @pl.jit
 def accumulate(x: pl.Tensor[[64, 64], pl.FP32], y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
-    for i in pl.range(4):
+    for _i in pl.range(4):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="acc"):
             y[0:64, 0:64] = pl.add(y[0:64, 0:64], x[0:64, 0:64])
     return y
@@ -63,11 +63,11 @@ def test_three_regions_edges_and_directions():
     # bottom writes y after a sibling already did (R-prior): InOut
     assert _dirs(bottom) == {"x": "Input", "y": "InOut"}
     assert _dirs(use) == {"y": "Input", "z": "OutputExisting"}
-    ya = [a for a in top.args if a.root == "y"][0]
+    ya = next(a for a in top.args if a.root == "y")
     assert ya.write == ((0, 64), (0, 64)) and not ya.reads
-    yb = [a for a in bottom.args if a.root == "y"][0]
+    yb = next(a for a in bottom.args if a.root == "y")
     assert yb.write == ((64, 128), (0, 64))
-    yu = [a for a in use.args if a.root == "y"][0]
+    yu = next(a for a in use.args if a.root == "y")
     assert yu.read == ((0, 64), (0, 64)) and not yu.writes
 
 

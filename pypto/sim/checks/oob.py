@@ -78,4 +78,4 @@ def _region_name(label: str | None) -> str:
     return label
 
 
-__all__ = ["OobRead", "OobLog"]
+__all__ = ["OobLog", "OobRead"]

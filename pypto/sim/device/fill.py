@@ -126,5 +126,12 @@ def fill_outside(a: np.ndarray, valid: Any, value: Any) -> None:
             a[tuple(idx)] = value
 
 
-__all__ = ["residue", "fill_residue", "has_nan", "check_size", "pad_scalar", "fill_outside",
-           "MAX_TENSOR_BYTES"]
+__all__ = [
+    "MAX_TENSOR_BYTES",
+    "check_size",
+    "fill_outside",
+    "fill_residue",
+    "has_nan",
+    "pad_scalar",
+    "residue",
+]
