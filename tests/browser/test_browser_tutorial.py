@@ -94,7 +94,7 @@ _ERRORS = ("(() => { const out = []; const nb = window.jupyterapp.shell.currentW
 def test_tutorial_renders_figures_and_widgets(lab):
     from playwright.sync_api import sync_playwright
 
-    chromium, url, _folder = lab
+    chromium, url, folder = lab
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)

@@ -198,7 +198,7 @@ def tile_kernel(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP
 
 @pl.jit
 def form_c(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
-    y, _tid = pl.spmd_submit(tile_kernel, x, y, core_num=N // TM)
+    y, tid = pl.spmd_submit(tile_kernel, x, y, core_num=N // TM)
     return y
 
 

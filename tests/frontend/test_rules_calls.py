@@ -80,7 +80,7 @@ def test_incore_kernel_called_inside_a_region():
 @pl.jit
 def submit_in_region(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
-        y, _tid = pl.spmd_submit(one_block, x, y, core_num=4)  # ERR:submit_in_region
+        y, tid = pl.spmd_submit(one_block, x, y, core_num=4)  # ERR:submit_in_region
     return y
 
 

@@ -228,7 +228,7 @@ def test_dynamic_spmd_core_num_times_constant_is_fine():
 def unroll_dynamic(x: pl.Tensor[[B_DYN, D], pl.FP32], y: pl.Out[pl.Tensor[[B_DYN, D], pl.FP32]]):
     x.bind_dynamic(0, B_DYN)
     n = pl.tensor.dim(x, 0)
-    for _i in pl.unroll(n):  # ERR:unroll
+    for i in pl.unroll(n):  # ERR:unroll
         pass
     return y
 

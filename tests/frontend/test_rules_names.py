@@ -305,7 +305,7 @@ def test_python_function_with_runtime_values():
 
 @pl.jit
 def break_in_parallel(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
-    for _i in pl.parallel(4):
+    for i in pl.parallel(4):
         break  # ERR:break
     return y
 
@@ -319,7 +319,7 @@ def test_break_in_parallel():
 def bare_yield(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
         acc = x[0:T, :]
-        for _i, (c,) in pl.range(4, init_values=(acc,)):
+        for i, (c,) in pl.range(4, init_values=(acc,)):
             c2 = pl.exp(c)
             pl.yield_(c2)  # ERR:bare_yield
         y[0:T, :] = acc
@@ -335,7 +335,7 @@ def test_bare_yield():
 def yield_without_carry(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
         acc = x[0:T, :]
-        for _i in pl.range(4):
+        for i in pl.range(4):
             acc = pl.yield_(acc)  # ERR:yield_nocarry
         y[0:T, :] = acc
     return y
@@ -347,7 +347,7 @@ def test_yield_outside_a_carried_loop():
 
 
 @pl.jit
-def bad_annotation(x: pl.Tensor[[N, N], fp32],  # ERR:ann  # noqa: F821 - the typo under test
+def bad_annotation(x: pl.Tensor[[N, N], "fp32"],  # ERR:ann  # noqa: UP037, F821 - a str dtype
                    y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     return y
 

@@ -85,7 +85,7 @@ def constructs(x: pl.Tensor[[N, 64], pl.FP32], y: pl.Out[pl.Tensor[[N, 64], pl.F
         for (k, s) in pl.while_(init_values=(0, acc)):
             pl.cond(k < 3)
             s2 = pl.mul(s, 0.5)
-            _k2, s3 = pl.yield_(k + 1, s2)
+            k2, s3 = pl.yield_(k + 1, s2)
         z[:, :] = s3
     for b in pl.spmd(4, name_hint="rows"):
         y[b * 16:b * 16 + 16, :] = pl.exp(x[b * 16:b * 16 + 16, :])
@@ -156,7 +156,7 @@ def test_undefined_carries_keep_their_type():
     @pl.jit
     def escaping(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
         with pl.at(level=pl.Level.CORE_GROUP):
-            for _i in pl.range(2):
+            for i in pl.range(2):
                 t = pl.mul(x, 2.0)
             y[:, :] = t
         return y

@@ -30,7 +30,7 @@ def explicit(x: pl.Tensor[[128, 64], pl.FP32], y: pl.Out[pl.Tensor[[128, 64], pl
 
 @pl.jit
 def accumulate(x: pl.Tensor[[64, 64], pl.FP32], y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
-    for _i in pl.range(4):
+    for i in pl.range(4):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="acc"):
             y[0:64, 0:64] = pl.add(y[0:64, 0:64], x[0:64, 0:64])
     return y

@@ -31,7 +31,7 @@ def explicit_carry(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64]
     with pl.at(level=pl.Level.CORE_GROUP):
         acc = pl.full([64, 64], pl.FP32, 0.0)
         n = 0
-        for _k, (a,) in pl.range(3, init_values=(acc,)):
+        for k, (a,) in pl.range(3, init_values=(acc,)):
             t = pl.add(a, x)
             n = n + 1
             (a_out,) = pl.yield_(t)
@@ -42,7 +42,7 @@ def explicit_carry(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64]
 @pl.jit
 def escaping(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        for _i in pl.range(2):
+        for i in pl.range(2):
             t = pl.mul(x, 2.0)
         y[0:64, 0:64] = t
     return y
@@ -65,7 +65,7 @@ def countdown(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.
             pl.cond(n > 0)
             b = pl.add(a, x)
             n2 = n - 1
-            (_n_out, a_out) = pl.yield_(n2, b)
+            (n_out, a_out) = pl.yield_(n2, b)
         y[0:64, 0:64] = a_out
     return y
 

@@ -182,7 +182,7 @@ def too_big_tile(x: pl.Tensor[[64, 4096], pl.FP32], y: pl.Out[pl.Tensor[[64, 409
 @pl.jit
 def endless(x: pl.Tensor[[8, 8], pl.FP32], n: pl.Scalar[pl.INDEX],
             y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
-    for _i in pl.range(0, n):
+    for i in pl.range(0, n):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="step"):
             y[:, :] = x[:, :]
     return y
@@ -281,7 +281,7 @@ def while_carry(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], p
             pl.cond(i < 5)
             acc2 = pl.add(acc, 1.0)
             i2 = i + 1
-            _i_out, acc_out = pl.yield_(i2, acc2)
+            i_out, acc_out = pl.yield_(i2, acc2)
         y[:, :] = acc_out
     return y
 
@@ -313,7 +313,7 @@ def early_break(x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[64, 16], p
 def loop_carry(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="acc"):
         acc = pl.full([16, 16], pl.FP32, 0.0)
-        for _k, (a,) in pl.range(0, 4, init_values=(acc,)):
+        for k, (a,) in pl.range(0, 4, init_values=(acc,)):
             a2 = pl.add(a, x[:, :])
             a_out = pl.yield_(a2)
         y[:, :] = a_out

@@ -18,17 +18,17 @@ def bump(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
 def kernel(x: pl.Tensor[[N, N], pl.FP32], flag: pl.Tensor[[1, 1], pl.INT32],
            y: pl.Out[pl.Tensor[[N, N], pl.FP32]], s: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
     tmp = pl.create_tensor([N, N], pl.FP32)
-    tmp, _tid = pl.spmd_submit(bump, x, tmp, core_num=N // T)
+    tmp, tid = pl.spmd_submit(bump, x, tmp, core_num=N // T)
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="carry"):
         acc = pl.full([T, N], pl.FP32, 0.0)
-        for _k, (a,) in pl.range(0, STEPS, init_values=(acc,)):
+        for k, (a,) in pl.range(0, STEPS, init_values=(acc,)):
             a2 = pl.add(a, tmp[0:T, :])
             a_out = pl.yield_(a2)
         for (i, w) in pl.while_(init_values=(0, a_out)):
             pl.cond(i < 2)
             w2 = pl.mul(w, 0.5)
             i2 = i + 1
-            _i_out, w_out = pl.yield_(i2, w2)
+            i_out, w_out = pl.yield_(i2, w2)
         y[0:T, :] = w_out
     f = pl.read(flag, [0, 0])
     if f > 0:
