@@ -93,7 +93,7 @@ class _Lowering:
         cont = Var(f"__cont{k}", _BOOL, span=span) if "continue" in exits else None
         flags = [f for f in (brk, cont) if f is not None]
         self.flags = (brk, cont)
-        tail = ()
+        tail: tuple = ()
         if body and isinstance(body[-1], Yield):
             body, tail = body[:-1], (body[-1],)
         guarded = self.guard(body, brk, cont, flags)

@@ -205,14 +205,14 @@ class Dataflow:
                     self.aliases.append((a.name, i))
             if isinstance(s, While):
                 self.ref(s.cond)
-            sink: list = []
-            self._block(s.body, sink)
+            body_sink: list = []
+            self._block(s.body, body_sink)
             # carried values stay live to the end of the loop
             for a in s.iter_args:
                 self._use(a.name)
             self._stack.pop()
             span.end = self.pos
-            ys = sink[-1] if sink else []
+            ys = body_sink[-1] if body_sink else []
             for a, r, y in zip(s.iter_args, s.results, ys + [None] * len(s.iter_args)):
                 self._define(r.name, r.type)
                 self.aliases.append((r.name, a.name))

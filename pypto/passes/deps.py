@@ -226,10 +226,10 @@ def callee_accesses(f: Function, env: dict) -> dict[str, tuple]:
 
     for op in flow.ops:
         d = get(op.op)
-        w = d.window
-        if w is not None and not w.write:  # slice / load
-            touch(op.operand(w.tensor), False, _rect(_ints(op.arg(w.offset), env),
-                                                     _ints(op.arg(w.shape), env)))
+        rd, w = d.window_read, d.window_write
+        if rd is not None:  # slice / load
+            touch(op.operand(rd.tensor), False, _rect(_ints(op.arg(rd.offset), env),
+                                                      _ints(op.arg(rd.shape), env)))
         elif w is not None:  # assemble / store (a reshaping store gives its shapes)
             src_t = flow.types.get(op.operand(w.source) or "")
             shape = _ints(op.arg("shapes"), env) or (
@@ -387,7 +387,7 @@ class _GraphBuilder:
     def orch_op(self, target: Var | None, call: Call, span: Span) -> None:
         d = get(call.op)
         args = dict(zip(d.params, call.args))
-        w = d.window
+        w = d.window_read
         if d.view is View.WINDOW and w is not None and target is not None:  # a slice
             src = args[w.tensor]
             if isinstance(src, Var) and src.name in self.root:

@@ -324,6 +324,7 @@ class _FunctionSSA:
         if is_for:
             return For(var, start, stop, step, s.kind, body, tuple(iter_args), inits,
                        tuple(results), attrs, s.span)
+        assert cond is not None
         return While(cond, body, tuple(iter_args), inits, tuple(results), s.span)
 
     def _body_with_yield(self, stmts: tuple) -> tuple[tuple, list]:
@@ -351,7 +352,7 @@ class _FunctionSSA:
         else_body, else_y = self._body_with_yield(s.else_body)
         else_env = self.env
         self.env = dict(before)
-        merged = []
+        merged: list[tuple[str, Var | Attr, Var | Attr]] = []
         arms = assigned_in(s.then_body)
         for name, var in assigned_in(s.else_body).items():
             arms.setdefault(name, var)
@@ -361,7 +362,13 @@ class _FunctionSSA:
             tv, ev = then_env.get(name), else_env.get(name)
             if tv is ev:
                 continue
-            merged.append((name, tv or _undefined(ev), ev or _undefined(tv)))
+            if tv is None:
+                assert ev is not None
+                merged.append((name, _undefined(ev), ev))
+            elif ev is None:
+                merged.append((name, tv, _undefined(tv)))
+            else:
+                merged.append((name, tv, ev))
         then_vals = tuple(then_y) + tuple(t for _, t, _ in merged)
         else_vals = tuple(else_y) + tuple(e for _, _, e in merged)
         if then_vals and not _terminates(then_body):
@@ -373,8 +380,8 @@ class _FunctionSSA:
             new = self.fresh(r)
             self.env[r.name] = new
             results.append(new)
-        for name, tv, ev in merged:
-            t = tv.type if isinstance(tv, Var) else ev.type
+        for name, then_v, else_v in merged:
+            t = then_v.type if isinstance(then_v, Var) else else_v.type
             new = self.fresh(Var(name, t, span=s.span))
             self.env[name] = new
             results.append(new)

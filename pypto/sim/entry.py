@@ -43,7 +43,11 @@ def _table(compiled: Compiled) -> _Executables:
         return got[1]
     table = _Executables()
     key = id(compiled)
-    _TABLES[key] = (weakref.ref(compiled, lambda _r, k=key: _TABLES.pop(k, None)), table)
+
+    def forget(_ref: weakref.ref) -> None:  # the program is gone: so are its executables
+        _TABLES.pop(key, None)
+
+    _TABLES[key] = (weakref.ref(compiled, forget), table)
     return table
 
 

@@ -50,6 +50,16 @@ def test_out_residue_read():
     assert "pl.InOut" in e.hint
 
 
+def test_an_untraced_run_names_the_reading_task_too():
+    # without the trace there is no task record: the task frame names region and task
+    args = _args(k.out_half_written)
+    (r,) = sim.simulate(k.out_half_written, *args, checks=("uninit",), strict=False,
+                        trace=False).uninit_reads
+    (t,) = reads(k.out_half_written)
+    assert (r.region, r.task, r.block, r.ranges) == (t.region, t.task, t.block, t.ranges)
+    assert r.region == "all" and r.task == 1
+
+
 def test_partly_written_out_names_the_missing_rows():
     (r,) = reads(k.out_half_written)
     assert r.region == "all" and r.task == 1 and r.ranges == [(48, 64), (0, 64)]

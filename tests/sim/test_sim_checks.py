@@ -111,6 +111,10 @@ def test_on_chip_budget():
     assert "bytes of UB (Vec) at its peak, more than the 188,416 bytes usable on a2a3sim" \
         in e.message
     assert "live tiles at the peak: t (1,048,576 B)" in e.message
+    # located at the statement of the peak (the compiler's buffer estimate knows it)
+    assert e.span.file.endswith("sim_kernels.py") and \
+        "t = x[:, :]" in Path(e.span.file).read_text().splitlines()[e.span.line - 1]
+    assert "estimate from the compiler's buffer analysis" in e.note
     assert "shrink the tiles" in e.hint
     assert "pl.split" not in e.hint  # pl.split only applies to mixed cube+vector regions
 

@@ -33,7 +33,6 @@ from pypto.ir.nodes import (
     Yield,
 )
 from pypto.ops.registry import get
-from pypto.sim.batch.plan import window_write
 from pypto.sim.batch.state import Aff, BatchState, WindowWrite
 from pypto.sim.device.memory import DeviceMemory, PendingFill
 from pypto.sim.device.views import strided_like
@@ -58,7 +57,7 @@ def write_only(func: Function, alias: dict[str, str], param: str) -> bool:
         if isinstance(e, Call):
             op = get(e.op)
             names = op.params
-            w = window_write(op)
+            w = op.window_write
             tgt = w.tensor if w is not None else None
             res = False
             for n, a in zip(names, e.args):

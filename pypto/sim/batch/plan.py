@@ -37,12 +37,13 @@ from pypto.ir.nodes import (
     Return,
     Scope,
     ScopeKind,
+    Stmt,
     Var,
     While,
     Yield,
 )
-from pypto.ir.types import ScalarType, ShapedType, TileType
-from pypto.ops.facts import Role, Window
+from pypto.ir.types import ScalarType, ShapedType, TileType, Type
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.intrinsics.common import falsy_const
 
@@ -66,14 +67,6 @@ def index_symbol(op: OpDef) -> str | None:
     return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
 
 
-def window_read(op: OpDef) -> Window | None:
-    w = op.window
-    return w if w is not None and not w.write else None
-
-
-def window_write(op: OpDef) -> Window | None:
-    w = op.window
-    return w if w is not None and w.write else None
 
 
 class NotBatchable(Exception):
@@ -84,7 +77,7 @@ class NotBatchable(Exception):
 class Access:
     tensor: str  # the parameter it resolves to
     forms: list  # per axis: (const, {symbol: coef}) or None
-    ext: tuple  # static window extents
+    ext: tuple | None  # static window extents (None: unknown)
     write: bool
 
 
@@ -125,13 +118,13 @@ class Plan:
         return True
 
 
-def _static_shape(t: Any) -> tuple | None:
+def _static_shape(t: Type | None) -> tuple | None:
     if isinstance(t, ShapedType):
         return t.static_shape()
     return None
 
 
-def _has_valid(t: Any) -> bool:
+def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
@@ -213,7 +206,7 @@ class _Analyzer:
             return self.alias.get(e.name)
         if isinstance(e, Call):
             op = get(e.op)
-            w = window_write(op)
+            w = op.window_write
             if w is not None:
                 return self.resolve(dict(zip(op.params, e.args))[w.tensor])
         return None
@@ -229,7 +222,7 @@ class _Analyzer:
         if opdef.role in UNSAFE:
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
-        rd, wr = window_read(opdef), window_write(opdef)
+        rd, wr = opdef.window_read, opdef.window_write
         if rd is not None:
             src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
             src = a[src_n]
@@ -324,11 +317,11 @@ class _Analyzer:
 
     # -- statements ----------------------------------------------------------------
 
-    def body(self, stmts: Any) -> None:
+    def body(self, stmts: tuple[Stmt, ...]) -> None:
         for s in stmts:
             self.stmt(s)
 
-    def stmt(self, s: Any) -> None:
+    def stmt(self, s: Stmt) -> None:
         if isinstance(s, Assign):
             v = s.value
             if isinstance(v, CallFunc):
@@ -423,7 +416,7 @@ def _const_list(e: Any) -> tuple | None:
     return tuple(out)
 
 
-def _last_yield(stmts: Any) -> Yield | None:
+def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
     for s in reversed(stmts):
         if isinstance(s, Yield):
             return s
@@ -463,7 +456,7 @@ def analyze(func: Function, varying: set) -> Plan | str:
                 lo = hi = None
                 ok = True
                 for a in accs:
-                    if len(a.forms) != rank or len(a.ext) != rank:
+                    if len(a.forms) != rank or a.ext is None or len(a.ext) != rank:
                         ok = False
                         break
                     const, coefs = a.forms[ax]
@@ -473,7 +466,7 @@ def analyze(func: Function, varying: set) -> Plan | str:
                     coef = coefs[sym]
                     lo = const if lo is None else min(lo, const)
                     hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
-                if ok and coef is not None:
+                if ok and coef is not None and lo is not None and hi is not None:
                     seps.append((sym, ax, coef, hi - lo))
         plan.separators[t] = seps
     return plan
@@ -488,6 +481,4 @@ __all__ = [
     "Plan",
     "analyze",
     "index_symbol",
-    "window_read",
-    "window_write",
 ]

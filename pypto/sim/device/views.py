@@ -70,7 +70,7 @@ def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple
     strides = view.strides
     if off % item or any(s % item for s in strides):
         return whole
-    start = off // item + sum(int(low) * s // item for low, s in zip(lo, strides))
+    start = off // item + sum(int(lo_) * s // item for lo_, s in zip(lo, strides))
     if not 0 <= start < root.size:
         return whole
     runs = tuple((s // item, int(e)) for s, e in zip(strides, ext) if int(e) > 1)
@@ -112,7 +112,7 @@ def _box_of(start: int, runs: tuple, shape: tuple, whole: tuple) -> tuple:
     return lo, hi
 
 
-def _exact(start: int, runs: list, shape: tuple) -> tuple | None:
+def _exact(start: int, runs: tuple, shape: tuple) -> tuple | None:
     nd = len(shape)
     rstride = [1] * nd
     for j in range(nd - 2, -1, -1):

@@ -272,19 +272,17 @@ class FnCompiler(StmtCompiler):
             return missing
         names = op.params
         public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
-        argfns: list[Expr] | None = [self.expr(e.args[i]) for i in public]
+        argfns = [self.expr(e.args[i]) for i in public]
         consts = [self.const(e.args[i]) for i in public]
         cast = self.caster(e.type, f"pl op '{e.op}'")
         wants_ctx = op.wants_ctx
         acct = self.accountant(e, op, public) if self.settings.trace else None
         tag = self._typed_valid(e.type)
-        cvals = None
-        if all(c for c, _ in consts):
-            cvals = [v for _, v in consts]
-            argfns = None
+        # all arguments constant: evaluated once, here
+        cvals = [v for _, v in consts] if all(c for c, _ in consts) else None
 
         def run(env: Env) -> Any:
-            args = cvals if argfns is None else [f(env) for f in argfns]
+            args = cvals if cvals is not None else [f(env) for f in argfns]
             if wants_ctx:
                 fr = env[FRAME]
                 fr.span = span

@@ -40,7 +40,7 @@ _BY_ROLE: dict[Role, Factory] = {
 def intrinsic(op: OpDef) -> Factory | None:
     """The memory model's factory for `op`, or None when its registry impl runs it."""
     if op.window is not None:
-        return window_write if op.window.write else window_read
+        return window_write if op.window_write is not None else window_read
     return _BY_ROLE.get(op.role) if op.role is not None else None
 
 

@@ -32,8 +32,8 @@ def window_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     """slice / load: a window read as a view in orchestration (a load copies: it makes a
     tile) and as a copy in a region."""
     op = get(e.op)
-    w = op.window
-    assert w is not None and w.shape is not None
+    w = op.window_read
+    assert w is not None
     a = args_of(e)
     inner = _window(fc, e, src=a[w.tensor], shape=a[w.shape], offset=a[w.offset],
                     valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),

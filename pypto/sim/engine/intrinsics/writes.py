@@ -25,8 +25,8 @@ from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_co
 
 def window_write(fc: Compiler, e: Call, target: str | None) -> Expr:
     """assemble / store: a value written into a window of a tensor."""
-    w = get(e.op).window
-    assert w is not None and w.source is not None
+    w = get(e.op).window_write
+    assert w is not None
     a = args_of(e)
     return _writer(fc, e, target=a[w.tensor], source=a[w.source], offset=a[w.offset],
                    atomic=a.get("atomic"), shapes=a.get("shapes"), opname=e.op)
