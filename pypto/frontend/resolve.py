@@ -4,7 +4,8 @@ annotations), then the function's module globals, then builtins."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.language.kernels import decoration_scope
 
@@ -29,7 +30,7 @@ class PythonScope:
         self.decorating = decoration_scope(fn) if fn is not None else []
 
     @classmethod
-    def of_namespace(cls, names: dict) -> "PythonScope":
+    def of_namespace(cls, names: dict) -> PythonScope:
         """The scope of code whose globals are `names` (text read by `pl.parse`)."""
         scope = cls(None)
         scope.globals = names

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.ir.nodes import FunctionKind
 

@@ -11,17 +11,24 @@ reduce the same valid columns / rows of the padding; they are never stored.)
 from __future__ import annotations
 
 import math
-
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ops.facts import Ufunc
-from pypto.ops.numeric import (_QUIET, _widen, compute_dtype, elementwise, plain, valid_shape,
-                                with_valid)
-from pypto.ops.registry import OpError, Unit, defop
 from pypto.ir.types import TileType
+from pypto.ops.facts import Ufunc
+from pypto.ops.numeric import (
+    _QUIET,
+    _widen,
+    compute_dtype,
+    elementwise,
+    plain,
+    valid_shape,
+    with_valid,
+)
+from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import like, same_family, scalar_like, scratch, shaped, type_of
 
 _NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
