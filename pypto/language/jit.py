@@ -16,8 +16,13 @@ from typing import Any
 from pypto.errors import PyptoDeprecationWarning, public_entry
 from pypto.ir.nodes import FunctionKind
 from pypto.language.dsl import KernelOnlyError
-from pypto.language.kernels import (KIND_NAMES, FunctionDef, KernelFunction, caller_names,
-                                    remember_scope)
+from pypto.language.kernels import (
+    KIND_NAMES,
+    FunctionDef,
+    KernelFunction,
+    caller_names,
+    remember_scope,
+)
 
 # compile_jit's cache key of a kernel without bare-Tensor parameters on the default
 # platform (pypto.compile.DEFAULT_PLATFORM)

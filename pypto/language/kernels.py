@@ -56,7 +56,7 @@ class FunctionDef:
 
 # decorated Python function -> the local namespaces of the frames that decorated it,
 # innermost first (a @pl.program method: its class body, then the program's frame)
-_SCOPES: "weakref.WeakKeyDictionary[Callable, list[dict]]" = weakref.WeakKeyDictionary()
+_SCOPES: weakref.WeakKeyDictionary[Callable, list[dict]] = weakref.WeakKeyDictionary()
 
 
 def caller_names(depth: int) -> dict | None:
