@@ -6,17 +6,17 @@ import html
 from typing import Any
 
 from pypto.ir.printer import print_program
+from pypto_lab.coerce import compiled_of, run_of
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.region_graph import graph_figure
 from pypto_lab.figures.timeline import timeline_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
-from pypto_lab.heatmap_view import HeatmapView, heatmap as _heatmap  # noqa: F401
+from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
+from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
-from pypto_lab.coerce import compiled_of, run_of  # noqa: F401 - re-exported
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
-from pypto_lab.views import FigureView, HtmlView, Panel, Raw, View, table_html, table_text
-
+from pypto_lab.views import FigureView, HtmlView, Panel, View, table_html, table_text
 
 # --- summary ------------------------------------------------------------------------
 

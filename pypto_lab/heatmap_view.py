@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from pypto_lab.coerce import run_of
 from pypto_lab.figures.heatmap import heatmap_figure
 from pypto_lab.figures.mismatch import MAX_SIDE, METRICS, slice_2d
-from pypto_lab.coerce import run_of
 from pypto_lab.runs import LabRun
 from pypto_lab.views import FigureView, Raw
 

@@ -12,8 +12,9 @@ import inspect
 import io
 import linecache
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import itertools
 import linecache
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.errors import InternalWarning, PyptoError, UserError
 from pypto.ir.span import Span
@@ -45,7 +46,7 @@ def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
         warnings.simplefilter("always")
         try:
             code = _compile_cell(source, line, number)
-            exec(code, user_ns)  # noqa: S102 - the user's own cell
+            exec(code, user_ns)
         except PyptoError as err:
             result.diagnostics.append(DiagnosticView(err, "cell"))
             result.warnings = _unique(caught)

@@ -2,8 +2,8 @@
 
 A `%%pypto --run SPECS` cell checks the count, order, ranks, static dims and dtypes of
 the specs against the compiled entry function first (specs bind by position, as in the
-golden harness; the same names in another order are an error), so a spec that does not fit the kernel
-is one located error naming the spec and the parameter, not a traceback from deep in
+golden harness; the same names in another order are an error), so a spec that does not
+fit the kernel is one located error naming the spec and the parameter, not a traceback from deep in
 the user's golden function or the simulator. `pl.dynamic` dims take any size, but one
 symbol must get one size across all specs.
 """
@@ -81,7 +81,7 @@ def _check_one(param: Any, spec: Any, where: str, sizes: dict) -> None:
         if seen[0] != got:
             raise SpecMismatchError(
                 f"{label}: axis {axis} ({symbol}) is {got}, but '{seen[1]}' gave {symbol} "
-                f"= {seen[0]}", span, hint=f"one pl.dynamic symbol is one size in a run")
+                f"= {seen[0]}", span, hint="one pl.dynamic symbol is one size in a run")
     dtype = _np_dtype(getattr(spec, "dtype", None))
     want = t.dtype.np
     # the harness reads a signed array as the unsigned parameter type of the same width

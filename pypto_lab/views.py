@@ -93,7 +93,7 @@ class View:
         """The static HTML twin (figures drawn only when plotly.js is available)."""
         return f"<pre>{_html.escape(self.text())}</pre>"
 
-    def parts(self) -> list["View"]:
+    def parts(self) -> list[View]:
         """The views shown as separate outputs (a panel: its children's parts)."""
         return [self]
 

@@ -205,7 +205,7 @@ class Lab:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
 
-    def __enter__(self) -> "Lab":
+    def __enter__(self) -> Lab:
         return self
 
     def __exit__(self, *exc: object) -> None:

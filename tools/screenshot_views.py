@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lab_browser import MODES, ROOT, Lab, check_cells, stage_notebooks  # noqa: E402
+from lab_browser import MODES, ROOT, Lab, check_cells, stage_notebooks
 
 
 def main() -> int:

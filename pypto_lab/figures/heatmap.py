@@ -18,12 +18,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_lab.figures.mismatch import METRICS, NONFINITE, OWNERSHIP, STATUS_NAMES, \
-    UNWRITTEN, Pooled, pool
-from pypto_lab.figures.style import ERROR_SCALE, NAN_COLOR, PALETTE, PASS_COLOR, RACE_COLOR, \
-    UNINIT_COLOR, UNWRITTEN_COLOR, UNWRITTEN_OUTLINE, layout
+from pypto_lab.figures.mismatch import (
+    METRICS,
+    NONFINITE,
+    OWNERSHIP,
+    STATUS_NAMES,
+    Pooled,
+    pool,
+)
+from pypto_lab.figures.style import (
+    ERROR_SCALE,
+    NAN_COLOR,
+    PALETTE,
+    PASS_COLOR,
+    RACE_COLOR,
+    UNINIT_COLOR,
+    UNWRITTEN_COLOR,
+    UNWRITTEN_OUTLINE,
+    esc,
+    layout,
+)
 from pypto_lab.figures.typed import typed
-from pypto_lab.figures.style import esc
 from pypto_lab.runs import LabOutput
 
 _STATUS_COLORS = (PASS_COLOR, "#f5b7b1", NAN_COLOR, UNWRITTEN_COLOR)
@@ -134,7 +149,8 @@ def _writer_traces(out: LabOutput, p: Pooled, metric: str, lead: tuple) -> list[
         traces.append({"type": "heatmap", "name": _group_name(out, k), "z": typed(z),
                        "customdata": typed(custom), **axis, "colorscale": _STATUS_SCALE,
                        "zmin": -0.5, "zmax": 3.5, "showscale": False, "hoverongaps": False,
-                       "hovertemplate": head + _writer_text(out, k, loops, len(columns) - len(loops))
+                       "hovertemplate": head + _writer_text(out, k, loops,
+                                                            len(columns) - len(loops))
                        + "<extra></extra>"})
     return traces
 
@@ -216,7 +232,7 @@ def _outline_unwritten(out: LabOutput, lead: tuple, shapes: list, notes: list) -
     box = _plane_box(out.unwritten_bounds or [], lead)
     if box is None:
         return
-    (r0, r1), (c0, c1) = box
+    (r0, _), (c0, c1) = box
     shapes.append(_rect(box, UNWRITTEN_OUTLINE, "dash", "unwritten region"))
     span = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in out.unwritten_bounds) + "]"
     text = f"unwritten pl.Out {span}"
@@ -239,7 +255,7 @@ def _outline_sanitizers(out: LabOutput, lead: tuple, shapes: list, notes: list) 
         box = _plane_box([tuple(b) for b in ranges], lead)
         if box is None:
             continue
-        (r0, r1), (c0, c1) = box
+        (_, r1), (c0, c1) = box
         shapes.append(_rect(box, color, dash, name))
         notes.append(_note((c0 + c1) / 2 - 0.5, r1 - 0.5, esc(text), color, "top",
                            f"{name} label"))

@@ -70,7 +70,7 @@ def slice_2d(a: np.ndarray, lead: tuple[int, ...]) -> np.ndarray:
 def _work_dtype(dtype: np.dtype) -> type:
     """float32 for the narrow float types (the difference is exact enough to draw and
     half the memory traffic of float64); float64 for wide and integer types."""
-    return np.float32 if dtype.kind == "f" and dtype.itemsize <= 4 or \
+    return np.float32 if (dtype.kind == "f" and dtype.itemsize <= 4) or \
         dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else np.float64
 
 

@@ -16,7 +16,7 @@ _DTYPES = {v: k for k, v in _CODES.items()}
 def typed(a: np.ndarray) -> dict:
     """`a` (float64 becomes float32, int64 becomes int32) as a typed-array spec."""
     a = np.asarray(a)
-    if a.dtype == np.float64 or a.dtype.kind == "f" and a.dtype not in _CODES:
+    if a.dtype == np.float64 or (a.dtype.kind == "f" and a.dtype not in _CODES):
         a = a.astype(np.float32)
     elif a.dtype.kind in "iub" and a.dtype not in _CODES:
         a = a.astype(np.int32)

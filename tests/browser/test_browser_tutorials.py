@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from lab_browser import MODES, Lab, chromium_path, check_cells, stage_notebooks  # noqa: E402
+from lab_browser import MODES, Lab, check_cells, chromium_path, stage_notebooks  # noqa: E402
 
 OUT_DIR = ROOT / "test-output" / "browser"
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))

@@ -5,13 +5,13 @@ import json
 
 import numpy as np
 import pytest
+from lab_cells import MIXED, PARTIAL, needs_sim, simulator_available
 
 import pypto_lab
 from pypto_lab.args import MagicArgs
-from pypto_lab.session import run_cell
-from lab_cells import MIXED, PARTIAL, needs_sim, simulator_available
 from pypto_lab.figures.heatmap import heatmap_figure
 from pypto_lab.figures.typed import decode
+from pypto_lab.session import run_cell
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,8 @@ class TestHeatmap:
         (view,) = drawn
         # the window starts at the first mismatch, kept inside the plane
         assert view.window == (352, 512, 0, 160) and (row.value, col.value) == (352, 0)
-        assert full.value and "rows 352:512, cols 0:160" in view.to_dict()["layout"]["title"]["text"]
+        title = view.to_dict()["layout"]["title"]["text"]
+        assert full.value and "rows 352:512, cols 0:160" in title
         err = _trace(view.to_dict(), "never written")
         assert err["dy"] == 1 and err["y0"] == 496  # full resolution: rows 496:512
 

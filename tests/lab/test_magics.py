@@ -5,9 +5,9 @@ import re
 
 import pytest
 from IPython.core.error import UsageError
+from lab_cells import BAD, MIXED, PARTIAL, needs_sim
 
 from pypto_lab.result import CellResult
-from lab_cells import needs_sim, BAD, MIXED, PARTIAL
 
 
 class TestDefineAndCompile:

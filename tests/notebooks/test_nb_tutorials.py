@@ -167,7 +167,7 @@ def test_a_panel_shows_each_figure_as_its_own_plotly_output(plotlyjs):
     outer = plotlyjs.Panel("cell", [plotlyjs.HtmlView("s", "summary", "<b>s</b>"), inner],
                            header_html="<i>head</i>", header_text="head")
     bundles = [p.bundle() for p in outer.parts()]
-    assert len(bundles) == 3 and "<i>head</i><b>s</b>" == bundles[0]["text/html"]
+    assert len(bundles) == 3 and bundles[0]["text/html"] == "<i>head</i><b>s</b>"
     assert all("application/vnd.plotly.v1+json" in b for b in bundles[1:])
 
 
