@@ -225,7 +225,7 @@ def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:
     u = getattr(check, "unwritten", None)
     if u is not None:
         out.unwritten_bounds = [tuple(int(v) for v in b) for b in u.bounds]
-        out.unwritten_fix = u.fixes[0] if getattr(u, "fixes", None) else ""
+        out.unwritten_fix = getattr(u, "kernel_fix", "") or (u.fixes[0] if u.fixes else "")
     return out
 
 
