@@ -2,7 +2,9 @@
 a run or a `%%pypto` result, and returns a display object (`views.View`)."""
 from __future__ import annotations
 
+import base64
 import html
+import json
 from typing import Any
 
 from pypto.ir.printer import print_program
@@ -16,7 +18,7 @@ from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
-from pypto_lab.views import FigureView, HtmlView, Panel, View, table_html, table_text
+from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_html, table_text
 
 # --- summary ------------------------------------------------------------------------
 
@@ -103,7 +105,10 @@ heatmap = _heatmap
 
 
 class TimelineView(FigureView):
-    """Estimated swimlane; `.chrome_trace()` / `.save(path)` export it for Perfetto."""
+    """Estimated swimlane; the Perfetto export is a link in the view (and
+    `.chrome_trace()` / `.save(path)`)."""
+
+    interactive = True
 
     def __init__(self, run: LabRun, schedule: Schedule):
         self.run = run
@@ -121,6 +126,43 @@ class TimelineView(FigureView):
         """Write Chrome/Perfetto trace JSON; open it in ui.perfetto.dev."""
         return write_chrome_trace(self.schedule, path, self.run.kernel)
 
+    def export_html(self) -> str:
+        """A download link carrying the trace (no kernel needed), or how to save it."""
+        data = json.dumps(self.chrome_trace(), separators=(",", ":"))
+        name = f"{self.run.kernel}.perfetto.json"
+        if len(data) > _MAX_LINK_BYTES:
+            return (f"<small>Perfetto export: <code>pypto_lab.timeline(...).save("
+                    f"'{html.escape(name)}')</code>, then open it in ui.perfetto.dev</small>")
+        b64 = base64.b64encode(data.encode()).decode("ascii")
+        return (f"<small><a download='{html.escape(name)}' href='data:application/json;"
+                f"base64,{b64}'>⤓ {html.escape(name)}</a> (Chrome trace JSON: open it in "
+                f"ui.perfetto.dev or chrome://tracing)</small>")
+
+    def html(self) -> str:
+        return super().html() + self.export_html()
+
+    def widget(self) -> Any:
+        import ipywidgets as w
+
+        return w.VBox([w.HTML(self.export_html()), output_of(self)])
+
+
+_MAX_LINK_BYTES = 2_000_000
+
+
+def pipeline_stages(run: LabRun) -> dict[str, int]:
+    """Region function → `pl.pipeline` stage count, for regions launched inside such a
+    loop (their tasks overlap in the timeline)."""
+    compiled = getattr(run.raw, "compiled", None)
+    if compiled is None:
+        return {}
+    out: dict[str, int] = {}
+    for site in KernelModel.of(compiled).sites:
+        for frame in site.loops:
+            if frame.kind == "pipeline" and frame.stage:
+                out[site.region] = max(out.get(site.region, 0), int(frame.stage))
+    return out
+
 
 def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
     """Estimated timeline of a simulated run from the trace's cost model."""
@@ -129,7 +171,8 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
     sched = estimate(run.tasks, aic=getattr(platform, "aic_cores", 24),
                      aiv=getattr(platform, "aiv_cores", 48),
                      clock_ghz=getattr(platform, "clock_ghz", 1.8),
-                     pickup_us=pickup_us if pickup_us is not None else 0.0)
+                     pickup_us=pickup_us if pickup_us is not None else 0.0,
+                     stages=pipeline_stages(run))
     return TimelineView(run, sched)
 
 
