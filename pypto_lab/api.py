@@ -9,8 +9,10 @@ from typing import Any
 
 from pypto.ir.printer import print_program
 from pypto_lab.coerce import compiled_of, run_of
+from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.region_graph import graph_figure
+from pypto_lab.figures.task_grid import task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
 from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
@@ -70,30 +72,59 @@ def ir_view(compiled: Any) -> HtmlView:
 
 
 def show_graph(obj: Any, *, max_tasks: int = 60) -> View:
-    """Region graph of a kernel; with a simulated run, also its task-level graph."""
+    """Region graph of a kernel, with the data path of each mixed region; with a
+    simulated run, also its tasks laid over the output's tiles (and the task graph with
+    the sanitizer findings, when there are any)."""
     compiled = compiled_of(obj)
     model = KernelModel.of(compiled)
     g = region_graph(model)
     summary = (f"nodes: {', '.join(sorted(g.nodes))}\nedges: "
                + ", ".join(f"{u}->{v}:{d['kind']}" for u, v, d in sorted(g.edges(data=True))))
-    view = FigureView(graph_figure(g, f"region graph · {model.name}"),
-                      f"region graph {model.name}", summary)
+    views: list[View] = [FigureView(graph_figure(g, f"region graph · {model.name}"),
+                                    f"region graph {model.name}", summary)]
+    views += data_path_views(compiled, model)
     try:
         run = run_of(obj)
     except ValueError:
-        return view
+        return views[0] if len(views) == 1 else Panel(f"graphs {model.name}", views)
+    platform = getattr(run.trace, "platform", None)
+    grid = task_grid_figure(run, f"tasks · {model.name}",
+                            clock_ghz=getattr(platform, "clock_ghz", 1.8))
+    if grid is not None:
+        n = len({t.task for t in run.tasks})
+        views.append(FigureView(grid, f"task grid {model.name}",
+                                f"{n} task(s) over the output's tiles, by estimated cost"))
+    if grid is None or run.races or run.uninit_reads:
+        views.append(_task_graph_view(model, run, max_tasks))
+    return Panel(f"graphs {model.name}", views)
+
+
+def _task_graph_view(model: KernelModel, run: LabRun, max_tasks: int) -> FigureView:
     tg = task_graph(model, run.tasks, max_nodes=max_tasks, races=run.races,
                     uninit=run.uninit_reads)
     found = ""
     if run.races or run.uninit_reads:
         found = (f"; {len(run.races)} race(s), {len(run.uninit_reads)} uninitialized "
                  "read site(s)")
-    task_view = FigureView(graph_figure(tg, f"task graph · {model.name} "
-                                            f"(one node per {tg.graph['fold']}){found}"),
-                           f"task graph {model.name}",
-                           f"{tg.number_of_nodes()} nodes, {tg.number_of_edges()} edges, "
-                           f"folded per {tg.graph['fold']}{found}")
-    return Panel(f"graphs {model.name}", [view, task_view])
+    return FigureView(graph_figure(tg, f"task graph · {model.name} "
+                                       f"(one node per {tg.graph['fold']}){found}"),
+                      f"task graph {model.name}",
+                      f"{tg.number_of_nodes()} nodes, {tg.number_of_edges()} edges, "
+                      f"folded per {tg.graph['fold']}{found}")
+
+
+def data_path_views(compiled: Any, model: KernelModel) -> list[View]:
+    """GM → L1 → L0 → cube → L0C → pipe → UB → vector → GM for each mixed region."""
+    infos = {getattr(r, "function", None): r for r in getattr(compiled, "regions", ()) or ()}
+    out: list[View] = []
+    for r in model.regions:
+        if r.classification != "mixed":
+            continue
+        info = infos.get(r.name)
+        out.append(FigureView(data_path_figure(r, info, f"data path · {r.label}"),
+                              f"data path {r.label}",
+                              "GM > L1 > L0A/L0B > cube > L0C > pipe > UB > vector > GM"))
+    return out
 
 
 # --- heatmap ------------------------------------------------------------------------

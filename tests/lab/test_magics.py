@@ -36,7 +36,9 @@ class TestDefineAndCompile:
     def test_views_via_show_flag(self, ip):
         r = ip.run_cell_magic("pypto", "-s ir -s passes --show graph", MIXED)
         titles = [v.title for v in r.views]
-        assert titles == ["summary mlp", "IR", "pipeline mlp", "region graph mlp"]
+        assert titles == ["summary mlp", "IR", "pipeline mlp", "graphs mlp"]
+        graphs = r.views[-1].children
+        assert [v.title for v in graphs] == ["region graph mlp", "data path mm_act"]
 
 
 class TestErrors:

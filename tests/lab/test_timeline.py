@@ -8,9 +8,9 @@ import base64
 import json
 
 import pytest
+from lab_cells import MIXED_RUN, PARTIAL, needs_sim
 
 import pypto_lab
-from lab_cells import MIXED_RUN, PARTIAL, needs_sim
 from pypto_lab.args import MagicArgs
 from pypto_lab.session import run_cell
 
