@@ -17,8 +17,8 @@ The model (a planning estimate, not an allocator):
   tile slice or view, else its declared memory (`pl.Mem.*`); for tensor-level values the
   side that produces or consumes them (§2.1, see `units.py`): a matmul result is
   Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
-  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor directly stages it (implicit load) in the
-  consumer's space for that op. Tensor-level matmul operands are not counted in
+  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor
+  directly stages it (implicit load) in the consumer's space for that op. Tensor-level matmul operands are not counted in
   Left/Right: the compiler tiles them to fit L0 (AutoTileMatmulL0); only explicit
   `pl.Mem.Left`/`Right` tiles count there.
 * **Liveness.** Statements are numbered in program order; a buffer is live from
