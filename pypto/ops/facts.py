@@ -100,4 +100,4 @@ class Role(Enum):
     ARRAY_SET = "array_set"  # a scalar array with one element replaced
 
 
-__all__ = ["View", "Window", "WindowRead", "WindowWrite", "Matmul", "Ufunc", "Role"]
+__all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]

@@ -14,7 +14,6 @@ from pypto.ir.types import MemorySpace, ScalarType, TileType
 from pypto.ops.facts import Role, View, WindowRead, WindowWrite
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.numeric import valid_shape as valid_shape_of
-
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
     dims_arg,
@@ -278,8 +277,9 @@ def _move(tile_, target_memory, blayout=None, slayout=None):
     return TileType(t.shape, t.dtype, t.valid_shape, mem)
 
 
-defop("move", unit=Unit.MTE, memory_param="target_memory", impl=lambda tile_, target_memory, blayout=None, slayout=None:
-      tile_.copy(), names=("pl.move", "pl.tile.move"))(_move)
+defop("move", unit=Unit.MTE, memory_param="target_memory",
+      impl=lambda tile_, target_memory, blayout=None, slayout=None: tile_.copy(),
+      names=("pl.move", "pl.tile.move"))(_move)
 
 
 def _transpose_view(tile_):

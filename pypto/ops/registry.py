@@ -18,9 +18,10 @@ returns the result type or raises `OpError`.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 from pypto.ops.facts import Matmul, Role, Ufunc, View, Window, WindowRead, WindowWrite
 

@@ -23,8 +23,21 @@ import itertools
 from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Break, Call, Const, Continue, For, If, LoopKind, Program,
-                            Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    Const,
+    Continue,
+    For,
+    If,
+    LoopKind,
+    Program,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.transform import map_bodies
 from pypto.ir.types import ScalarType
 from pypto.passes.base import Pass, PassContext

@@ -17,13 +17,26 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Eval, For, Function, GetItem, If, ListExpr,
-                            Return, Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.span import Span
 from pypto.ir.types import TensorType, TileType
 from pypto.ops.facts import View
 from pypto.ops.registry import get
-
 
 
 @dataclass
@@ -308,4 +321,4 @@ def returned_param_sets(f: Function) -> list[frozenset[str]]:
             else frozenset() for v in rets[-1].values]
 
 
-__all__ = ["Dataflow", "OpNode", "LoopSpan", "Storage", "returned_param_sets"]
+__all__ = ["Dataflow", "LoopSpan", "OpNode", "Storage", "returned_param_sets"]

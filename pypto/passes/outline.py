@@ -18,8 +18,25 @@ import itertools
 from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Call, CallFunc, Direction, Eval, For, Function, FunctionKind,
-                            If, LoopKind, Param, Program, Return, Scope, ScopeKind, Var, While)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Direction,
+    Eval,
+    For,
+    Function,
+    FunctionKind,
+    If,
+    LoopKind,
+    Param,
+    Program,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+)
 from pypto.ir.transform import map_bodies, walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType
 from pypto.ops.facts import View

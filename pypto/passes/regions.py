@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (CallFunc, Const, For, FunctionKind, If, Program, Scope, While)
+from pypto.ir.nodes import CallFunc, Const, For, FunctionKind, If, Program, Scope, While
 from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
@@ -234,5 +234,12 @@ class AnalyzeRegions(Pass):
         return program
 
 
-__all__ = ["AnalyzeRegions", "RegionInfo", "PipeInfo", "LoopInfo", "LaunchSite",
-           "launch_sites", "loop_info"]
+__all__ = [
+    "AnalyzeRegions",
+    "LaunchSite",
+    "LoopInfo",
+    "PipeInfo",
+    "RegionInfo",
+    "launch_sites",
+    "loop_info",
+]

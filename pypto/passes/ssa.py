@@ -40,11 +40,27 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Attr, Break, Continue, DynDim, Eval, For, Function, If,
-                            LoopKind, Param, Program, Return, Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Attr,
+    Break,
+    Continue,
+    DynDim,
+    Eval,
+    For,
+    Function,
+    If,
+    LoopKind,
+    Param,
+    Program,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.transform import substitute, walk
 from pypto.passes.base import Pass, PassContext
-
 
 # --- helpers on named IR ------------------------------------------------------------
 
@@ -247,9 +263,7 @@ class _FunctionSSA:
             body = self.block(s.body)
             out.append(dataclasses.replace(s, var=var, start=start, stop=stop, step=step,
                                            body=body, attrs=attrs))
-        elif isinstance(s, For):
-            out.append(self.loop(s))
-        elif isinstance(s, While):
+        elif isinstance(s, (For, While)):
             out.append(self.loop(s))
         elif isinstance(s, If):
             out.append(self.branch(s))
@@ -287,7 +301,7 @@ class _FunctionSSA:
             self.env[a.name] = new
             iter_args.append(new)
         for name, rep in carried:
-            t = (self.env[name] if name in self.env else rep).type
+            t = (self.env.get(name, rep)).type
             new = self.fresh(Var(name, t, span=rep.span))
             self.env[name] = new
             iter_args.append(new)
@@ -342,7 +356,7 @@ class _FunctionSSA:
         arms = assigned_in(s.then_body)
         for name, var in assigned_in(s.else_body).items():
             arms.setdefault(name, var)
-        for name, rep in arms.items():
+        for name, _rep in arms.items():
             if name in explicit or name not in live_after:
                 continue
             tv, ev = then_env.get(name), else_env.get(name)
@@ -391,4 +405,4 @@ class ConvertToSSA(Pass):
         return Program(program.name, funcs, program.entry, program.span)
 
 
-__all__ = ["ConvertToSSA", "assigned_in", "Param"]
+__all__ = ["ConvertToSSA", "Param", "assigned_in"]

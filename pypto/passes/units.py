@@ -116,7 +116,7 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
             if g in seen:
                 continue
             seen.add(g)
-            for op, param in consumers.get(g, ()):
+            for op, _param in consumers.get(g, ()):
                 d = get(op.op)
                 if d.unit is Unit.CUBE:
                     out.add(CUBE)
@@ -237,5 +237,12 @@ class ClassifyUnits(Pass):
         return program
 
 
-__all__ = ["ClassifyUnits", "UnitReport", "Crossing", "classify", "CUBE", "VECTOR",
-           "CUBE_SPACES"]
+__all__ = [
+    "CUBE",
+    "CUBE_SPACES",
+    "VECTOR",
+    "ClassifyUnits",
+    "Crossing",
+    "UnitReport",
+    "classify",
+]

@@ -61,4 +61,4 @@ def mark_partial_outputs(err: PyptoError, names: tuple[str, ...]) -> None:
         err.note = f"{err.note}\n{text}" if err.note else text
 
 
-__all__ = ["fault", "source_name", "region_name", "mark_partial_outputs"]
+__all__ = ["fault", "mark_partial_outputs", "region_name", "source_name"]

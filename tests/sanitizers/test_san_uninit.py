@@ -1,11 +1,12 @@
 """checks=("uninit",): reads of memory nothing wrote name the reading task and range."""
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+import san_kernels as k
 
 import pypto.sim as sim
-import san_kernels as k
 from pypto.sim.checks import UninitializedReadError
 
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -39,7 +40,7 @@ def test_out_residue_read():
     (r,) = reads(k.out_residue)
     assert (r.tensor, r.memory, r.region, r.task, r.block) == ("y", "pl.Out", "acc", 0, 0)
     assert r.ranges == [(0, 32), (0, 64)] and r.elements == 32 * 64 and r.gm
-    src = open(r.source.split(":")[0]).read().splitlines()[r.line - 1]
+    src = Path(r.source.split(":")[0]).read_text().splitlines()[r.line - 1]
     assert "pl.add(y[0:32, :]" in src
     e = raised(k.out_residue)
     assert isinstance(e, sim.SimulationError) and e.code == "S010"

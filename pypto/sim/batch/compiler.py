@@ -250,7 +250,7 @@ class BatchCompiler(FnCompiler):
         tracing = self.settings.trace
         platform = self.settings.platform
         sid = SiteId(e.span, opname)
-        from_cube = isinstance(source, Var) and source.name in self.cube_vars or \
+        from_cube = (isinstance(source, Var) and source.name in self.cube_vars) or \
             (isinstance(source, Call) and is_cube(source))
         into = None if tracing or not isinstance(source, Call) or not self.vary(source) \
             else fused(source, shp)

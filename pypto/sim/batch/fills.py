@@ -14,8 +14,24 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Continue, Eval, For, Function,
-                            GetItem, If, ListExpr, Return, Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Continue,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ops.registry import get
 from pypto.sim.batch.state import Aff, BatchState, WindowWrite
 from pypto.sim.device.memory import DeviceMemory, PendingFill
@@ -62,9 +78,8 @@ def write_only(func: Function, alias: dict[str, str], param: str) -> bool:
             return False
         if isinstance(e, CallFunc):
             raise _Read()
-        if isinstance(e, (list, tuple)):
-            if any(val(i) for i in e):
-                raise _Read()
+        if isinstance(e, (list, tuple)) and any(val(i) for i in e):
+            raise _Read()
         return False
 
     def flows(value: Any, target: Any) -> None:
@@ -219,4 +234,4 @@ def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -
     return vol == a.size
 
 
-__all__ = ["write_only", "fill_unwritten", "covers"]
+__all__ = ["covers", "fill_unwritten", "write_only"]

@@ -21,9 +21,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Const, Continue, Eval, For, Function,
-                            GetItem, If, ListExpr, Return, Scope, ScopeKind, Stmt, Var, While,
-                            Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Const,
+    Continue,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    ScopeKind,
+    Stmt,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit, get
@@ -84,7 +102,7 @@ class Plan:
                 if n <= 1:
                     continue
                 ok = False
-                for sym, axis, coef, width in self.separators.get(t, ()):
+                for sym, _axis, coef, width in self.separators.get(t, ()):
                     d = sym_deltas.get(sym)
                     if d is None or d[k] == 0:
                         continue
@@ -325,9 +343,9 @@ class _Analyzer:
                 raise NotBatchable("a call inside the region")
             self.is_var(s.expr)
         elif isinstance(s, (For, While)):
-            if isinstance(s, For):
-                if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
-                    raise NotBatchable("loop bounds differ per block")
+            if isinstance(s, For) and (self.is_var(s.start) or self.is_var(s.stop)
+                                       or self.is_var(s.step)):
+                raise NotBatchable("loop bounds differ per block")
             for it, init in zip(s.iter_args, s.inits):
                 self.mark(it.name, self.is_var(init))
                 r = self.resolve(init)
@@ -454,5 +472,13 @@ def analyze(func: Function, varying: set) -> Plan | str:
     return plan
 
 
-__all__ = ["Plan", "Access", "analyze", "BLOCK", "index_symbol", "AFFINE_SYMBOLS", "DIV_SYMBOLS",
-           "NotBatchable"]
+__all__ = [
+    "AFFINE_SYMBOLS",
+    "BLOCK",
+    "DIV_SYMBOLS",
+    "Access",
+    "NotBatchable",
+    "Plan",
+    "analyze",
+    "index_symbol",
+]

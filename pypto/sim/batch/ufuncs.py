@@ -216,5 +216,11 @@ def broadcast_shape(shapes: list) -> tuple:
     return r
 
 
-__all__ = ["elementwise_ufunc", "direct", "reuse", "fused", "dying_operands",
-           "broadcast_shape"]
+__all__ = [
+    "broadcast_shape",
+    "direct",
+    "dying_operands",
+    "elementwise_ufunc",
+    "fused",
+    "reuse",
+]

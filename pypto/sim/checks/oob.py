@@ -69,4 +69,4 @@ class OobLog:
         return list(self._by_site.values())
 
 
-__all__ = ["OobRead", "OobLog"]
+__all__ = ["OobLog", "OobRead"]

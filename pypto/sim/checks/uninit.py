@@ -47,7 +47,7 @@ class UninitializedReadError(SimulationError):
     code = "S010"
 
     def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
-                 note: str | None = None, *, read: "UninitRead | None" = None, **kw: Any):
+                 note: str | None = None, *, read: UninitRead | None = None, **kw: Any):
         super().__init__(message, span, hint, note, **kw)
         self.read = read
 
@@ -239,4 +239,4 @@ def _over(bm: np.ndarray, a: np.ndarray, root: np.ndarray) -> np.ndarray | None:
         return None
 
 
-__all__ = ["UninitTracker", "UninitRead", "UninitializedReadError"]
+__all__ = ["UninitRead", "UninitTracker", "UninitializedReadError"]

@@ -100,7 +100,7 @@ def _box_of(start: int, runs: tuple, shape: tuple, whole: tuple) -> tuple:
     # not a box: the bounding box of the first and last element of every run
     last = start + sum((e - 1) * s for s, e in runs if s > 0)
     first = start + sum((e - 1) * s for s, e in runs if s < 0)
-    if not (0 <= first and last < size):
+    if not (first >= 0 and last < size):
         return whole
     # every element between two flat indices lies in this box (C order)
     a = _unravel(first, shape)
@@ -158,4 +158,4 @@ def _unravel(flat: int, shape: tuple) -> list:
     return coord
 
 
-__all__ = ["root_of", "origin_of", "strided_like", "view_box"]
+__all__ = ["origin_of", "root_of", "strided_like", "view_box"]

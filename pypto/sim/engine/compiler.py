@@ -22,8 +22,18 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import PyptoError, SimulationError
-from pypto.ir.nodes import (Attr, Call, CallFunc, Const, DynDim, For, Function, GetItem,
-                            ListExpr, Var)
+from pypto.ir.nodes import (
+    Attr,
+    Call,
+    CallFunc,
+    Const,
+    DynDim,
+    For,
+    Function,
+    GetItem,
+    ListExpr,
+    Var,
+)
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
@@ -32,8 +42,7 @@ from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.intrinsics import intrinsic
 from pypto.sim.engine.statements import StmtCompiler
-from pypto.sim.engine.values import (FRAME, UNDEF, Env, Expr, Stmt, flatten_deps,
-                                     scalar_caster)
+from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt, flatten_deps, scalar_caster
 from pypto.sim.faults import source_name
 from pypto.sim.trace.costs import Accountant, accountant
 
@@ -215,7 +224,7 @@ class FnCompiler(StmtCompiler):
                 raise env[FRAME].fault(
                     f"pl op '{op}' divides by zero", span,
                     hint="guard the divisor; its value is only known at run time") from None
-            except Exception as exc:  # noqa: BLE001 - an impl failed on these values
+            except Exception as exc:  # an impl failed on these values
                 raise env[FRAME].fault(f"pl op '{op}' failed while simulating: "
                                        f"{type(exc).__name__}: {exc}", span) from exc
 

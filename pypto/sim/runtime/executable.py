@@ -183,4 +183,4 @@ class Executable:
         return run, rets
 
 
-__all__ = ["Executable", "Compiled"]
+__all__ = ["Compiled", "Executable"]

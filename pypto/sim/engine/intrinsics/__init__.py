@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pypto.ir.nodes import Call
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.intrinsics.alloc import create_tensor, create_tile, set_validshape, task_join
 from pypto.sim.engine.intrinsics.elements import element_read, element_write
 from pypto.sim.engine.intrinsics.windows import window_read
 from pypto.sim.engine.intrinsics.writes import window_write
-from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import Expr
 
 Factory = Callable[[Compiler, Call, "str | None"], Expr]
@@ -44,4 +44,4 @@ def intrinsic(op: OpDef) -> Factory | None:
     return _BY_ROLE.get(op.role) if op.role is not None else None
 
 
-__all__ = ["intrinsic", "Factory"]
+__all__ = ["Factory", "intrinsic"]
