@@ -40,4 +40,4 @@ class CrossCoreSlot(Optimization):
     slot_num: int = 2
 
 
-__all__ = ["SplitMode", "PadValue", "Optimization", "Split", "CrossCoreSlot"]
+__all__ = ["CrossCoreSlot", "Optimization", "PadValue", "Split", "SplitMode"]

@@ -4,8 +4,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 
 from pypto.ir.nodes import FunctionKind
-from pypto.ir.options import (CrossCoreSlot, Optimization, PadValue, Split,  # noqa: F401
-                              SplitMode)
+from pypto.ir.options import CrossCoreSlot, Optimization, PadValue, Split, SplitMode  # noqa: F401
 from pypto.ir.types import MemorySpace
 
 Mem = MemorySpace
