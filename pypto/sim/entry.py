@@ -35,16 +35,28 @@ class _Executables:
 
 
 _TABLES: dict[int, tuple[weakref.ref, _Executables]] = {}
+_TABLES_LOCK = threading.Lock()  # one table per program, also when first calls race
 
 
 def _table(compiled: Compiled) -> _Executables:
     got = _TABLES.get(id(compiled))
     if got is not None and got[0]() is compiled:
         return got[1]
-    table = _Executables()
     key = id(compiled)
-    _TABLES[key] = (weakref.ref(compiled, lambda _r, k=key: _TABLES.pop(k, None)), table)
+    with _TABLES_LOCK:
+        got = _TABLES.get(key)
+        if got is not None and got[0]() is compiled:
+            return got[1]
+        table = _Executables()
+        _TABLES[key] = (weakref.ref(compiled, lambda r, k=key: _forget(k, r)), table)
     return table
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    """A compiled program died: drop its table (unless the id is taken by a new one)."""
+    got = _TABLES.get(key)
+    if got is not None and got[0] is ref:
+        _TABLES.pop(key, None)
 
 
 def executable(compiled: Compiled, config: SimConfig) -> Executable:
