@@ -113,8 +113,10 @@ class ProgramBuilder:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
             if given is not _NOARG and not is_ir(given) and not _is_array(given):
-                if kind is FunctionKind.INLINE or kind is FunctionKind.OPAQUE:
-                    p.env[node.arg] = given  # a compile-time argument, folded into the body
+                # a compile-time argument of an inline helper, folded into its body; an
+                # entry's values (any kind, @pl.jit.opaque too) are run-time arguments
+                if kind is FunctionKind.INLINE and not entry:
+                    p.env[node.arg] = given
                     continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
