@@ -10,11 +10,18 @@ from __future__ import annotations
 import ast
 import inspect
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
-                          PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.parser import FunctionParser
@@ -23,8 +30,23 @@ from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, DynDim, Eval, Function,
-                            FunctionKind, ListExpr, Param, Return, Scope, ScopeKind, Var)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Const,
+    Direction,
+    DynDim,
+    Eval,
+    Function,
+    FunctionKind,
+    ListExpr,
+    Param,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+)
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
@@ -326,7 +348,7 @@ class _NoProgram:
     """`self` of a @pl.function called from outside any @pl.program."""
 
     __name__ = "<no @pl.program>"
-    functions: dict = {}
+    functions: ClassVar[dict] = {}
 
 
 def _is_reshape(e: Any) -> bool:

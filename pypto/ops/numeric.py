@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class quiet_fp:
 
     __slots__ = ("_old",)
 
-    def __enter__(self) -> "quiet_fp":
+    def __enter__(self) -> quiet_fp:
         self._old = np.seterr(all="ignore")
         _QUIET.depth += 1
         return self

@@ -14,18 +14,18 @@ import threading
 import weakref
 from typing import Any
 
+from pypto.platform import get_platform
 from pypto.sim.checks.races import RaceError, find_races
-from pypto.sim.config import DEFAULT_CONFIG, SimConfig, Settings, check_names
+from pypto.sim.config import DEFAULT_CONFIG, Settings, SimConfig, check_names
 from pypto.sim.result import SimResult
 from pypto.sim.runtime.executable import Compiled, Executable
 from pypto.sim.runtime.transfers import host_args
-from pypto.platform import get_platform
 
 
 class _Executables:
     """The executables of one compiled program, by configuration."""
 
-    __slots__ = ("default", "by_id", "by_config", "lock")
+    __slots__ = ("by_config", "by_id", "default", "lock")
 
     def __init__(self) -> None:
         self.default: Executable | None = None  # config=None
@@ -136,4 +136,4 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     return run_compiled(compiled, args, kwargs, cfg)
 
 
-__all__ = ["run_compiled", "simulate", "executable"]
+__all__ = ["executable", "run_compiled", "simulate"]
