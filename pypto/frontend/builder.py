@@ -134,12 +134,12 @@ class ProgramBuilder:
             if given is _NOARG and defaults[i] is not None:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
-            if given is not _NOARG and not is_ir(given) and not _is_array(given):
-                # a compile-time argument of an inline helper, folded into its body; an
-                # entry's values (any kind, @pl.jit.opaque too) are run-time arguments
-                if kind is FunctionKind.INLINE and not entry:
-                    p.env[node.arg] = given
-                    continue
+            # a compile-time argument of an inline helper, folded into its body; an
+            # entry's values (any kind, @pl.jit.opaque too) are run-time arguments
+            if given is not _NOARG and not is_ir(given) and not _is_array(given) and \
+                    kind is FunctionKind.INLINE and not entry:
+                p.env[node.arg] = given
+                continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "

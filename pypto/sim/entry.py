@@ -48,15 +48,16 @@ def _table(compiled: Compiled) -> _Executables:
         if got is not None and got[0]() is compiled:
             return got[1]
         table = _Executables()
-        _TABLES[key] = (weakref.ref(compiled, lambda r, k=key: _forget(k, r)), table)
+
+        def forget(ref: weakref.ref) -> None:
+            # the program is gone: so are its executables (unless a new program that
+            # took the id already has a table of its own)
+            got = _TABLES.get(key)
+            if got is not None and got[0] is ref:
+                _TABLES.pop(key, None)
+
+        _TABLES[key] = (weakref.ref(compiled, forget), table)
     return table
-
-
-def _forget(key: int, ref: weakref.ref) -> None:
-    """A compiled program died: drop its table (unless the id is taken by a new one)."""
-    got = _TABLES.get(key)
-    if got is not None and got[0] is ref:
-        _TABLES.pop(key, None)
 
 
 def executable(compiled: Compiled, config: SimConfig) -> Executable:

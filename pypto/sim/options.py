@@ -113,4 +113,4 @@ def validated(cfg: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CHECKS", "CHOICES", "check_names", "validated", "shown", "did_you_mean"]
+__all__ = ["CHECKS", "CHOICES", "check_names", "did_you_mean", "shown", "validated"]

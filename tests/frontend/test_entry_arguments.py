@@ -81,4 +81,5 @@ def test_program_with_bare_tensors_needs_example_arrays():
     assert "parameter 'x' is a bare pl.Tensor: its shape comes from the argument, so " \
            "compile() needs example arrays" in err.message
     assert err.span.file == __file__
-    assert "def main(self, x: pl.Tensor" in open(__file__).read().splitlines()[err.span.line - 1]
+    with open(__file__) as f:
+        assert "def main(self, x: pl.Tensor" in f.read().splitlines()[err.span.line - 1]

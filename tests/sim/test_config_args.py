@@ -43,7 +43,7 @@ def test_check_spellings_that_mean_oob(given):
     assert "oob" in cfg.checks and set(cfg.checks) <= {"oob", "ub"}
     # and the check does run: the out-of-bounds slice faults
     x, y = _arrays()
-    with pytest.raises(SimulationError, match="out of bounds|past the end|outside"):
+    with pytest.raises(SimulationError, match=r"out of bounds|past the end|outside"):
         shifted(x, 8, y, config=cfg)
 
 
@@ -139,7 +139,7 @@ def test_config_argument_forms():
         scaled(x, 2, y, config={"chekcs": "race"})
     assert "unknown simulator option(s) 'chekcs' in config=" in ei.value.message
     assert "did you mean 'checks'?" in ei.value.hint
-    with pytest.raises(ConfigError, match="SimConfig.trace must be True or False"):
+    with pytest.raises(ConfigError, match=r"SimConfig\.trace must be True or False"):
         scaled(x, 2, y, config={"trace": "on"})
     r = scaled(x, 2, y, config={"trace": True, "checks": "OOB"})
     assert r.config.checks == ("oob",) and r.trace is not None
@@ -150,7 +150,7 @@ def test_simulate_validates_its_options():
     x, y = _arrays()
     with pytest.raises(ConfigError, match="unknown simulator check"):
         simulate(scaled, x, 2, y, checks=("oob", "ub", "uninitialized"))
-    with pytest.raises(ConfigError, match="SimConfig.seed must be an integer"):
+    with pytest.raises(ConfigError, match=r"SimConfig\.seed must be an integer"):
         simulate(scaled, x, 2, y, seed="a")
 
 

@@ -31,8 +31,8 @@ from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
-from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
 from pypto.sim.runtime.switches import pause_gc, resume_gc
+from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
 from pypto.sim.runtime.written import written_entry_params
 
 

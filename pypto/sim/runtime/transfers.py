@@ -275,7 +275,10 @@ def scalar_argument(v: Any, name: str, t: ScalarType, span: Span | None) -> Any:
                                   tensor=name, hint=f"pass an integer, e.g. int({name})")
         if not isinstance(x, int) or isinstance(x, bool):
             raise _scalar_error(name, t, "an integer", x, span)
-        lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed_int()             else (0, (1 << dt.bits) - 1)
+        if dt.is_signed_int():
+            lo, hi = -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << dt.bits) - 1
         if not lo <= x <= hi:
             raise SimulationError(f"argument '{name}' is {t} but {x} is out of its range "
                                   f"[{lo}, {hi}]", span, tensor=name)
