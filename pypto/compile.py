@@ -41,7 +41,7 @@ class CompiledProgram:
         return self.program.function(name)
 
     def __repr__(self) -> str:
-        kinds = {}
+        kinds: dict[str, int] = {}
         for f in self.program.functions:
             kinds[f.kind.value] = kinds.get(f.kind.value, 0) + 1
         return (f"<CompiledProgram {self.program.name} on {self.platform}: "
@@ -49,7 +49,7 @@ class CompiledProgram:
 
 
 def _arg_key(values: tuple) -> tuple:
-    key = []
+    key: list[tuple] = []
     nd = np.ndarray
     for v in values:
         if type(v) is nd:  # sim speed: str(dtype) costs ~4 us; the dtype is its own key

@@ -23,7 +23,7 @@ class SourceInfo:
     file: str
     first_line: int  # 1-based line of the `def` (or first decorator) in the file
     indent: int  # columns removed by dedenting
-    tree: ast.FunctionDef
+    tree: ast.FunctionDef | ast.AsyncFunctionDef
 
     def span(self, node: Any) -> Span:
         """The file span of an AST node of this function."""
@@ -73,7 +73,7 @@ def _fast_source(fn: Callable) -> tuple | None:
             mod = ast.parse(key)
         except (SyntaxError, ValueError):
             return None
-        defs = {}
+        defs: dict[int, list] = {}
         # definitions are statements: only statement lists are searched (ast.walk over
         # every expression of the file cost ~10 ms of a cold start)
         stack = [mod]

@@ -44,11 +44,11 @@ def _reduced(x: Any, axis: int, arg: str = "x"):
         raise OpError("column reductions need a tensor of rank >= 2", arg=arg)
     shape = list(t.shape)
     shape[axis] = 1
-    valid = None
+    valid: tuple | None = None
     if t.valid_shape is not None:  # the reduced axis keeps its one element
-        valid = list(t.valid_shape)
-        valid[axis] = 1
-        valid = None if tuple(valid) == tuple(shape) else tuple(valid)
+        kept = list(t.valid_shape)
+        kept[axis] = 1
+        valid = None if tuple(kept) == tuple(shape) else tuple(kept)
     return like(t, shape=tuple(shape), valid_shape=valid)
 
 
