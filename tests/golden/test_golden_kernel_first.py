@@ -31,7 +31,9 @@ def _golden(v):
 
 
 def _line(text: str) -> int:
-    src = open(__file__).read().splitlines()
+    from pathlib import Path
+
+    src = Path(__file__).read_text().splitlines()
     return next(n for n, ln in enumerate(src, 1) if ln.strip().startswith(text))
 
 

@@ -5,9 +5,9 @@ sit on nodes; hover text escaped once."""
 from __future__ import annotations
 
 import pytest
+from lab_cells import MIXED, MIXED_RUN, PARTIAL, needs_sim
 
 import pypto_lab
-from lab_cells import MIXED, MIXED_RUN, PARTIAL, needs_sim
 from pypto_lab.args import MagicArgs
 from pypto_lab.session import run_cell
 
