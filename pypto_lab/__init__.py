@@ -22,7 +22,9 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(PyptoMagics(ipython))
     if help_transformer not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(help_transformer)
-    if getattr(ipython, "kernel", None) is not None:  # a notebook, not a terminal
+    # in a notebook cell (not a terminal, nor a kernel's start-up extensions, whose output
+    # no cell would receive): an output for plotly.js to go to once
+    if getattr(ipython, "kernel", None) is not None and getattr(ipython, "parent_header", None):
         from pypto_lab.views import open_plotlyjs_slot
 
         open_plotlyjs_slot()

@@ -185,3 +185,27 @@ def test_widgets_never_carry_plotlyjs(plotlyjs):
 def test_unknown_mode_is_rejected(plotlyjs):
     with pytest.raises(ValueError, match="once, inline, none"):
         plotlyjs.set_plotlyjs("cdn")
+
+
+def test_once_mode_in_a_real_kernel(tmp_path):
+    """Default mode in a notebook: plotly.js lands once, in the output %load_ext opened;
+    the cell showing a figure stays small and its HTML twin draws with that plotly.js."""
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext pypto_lab\nimport pypto_lab"),
+                nbformat.v4.new_code_cell(
+                    "import plotly.graph_objects as go\nfrom pypto_lab.views import FigureView\n"
+                    "FigureView(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), 'f', 'summary')"),
+                nbformat.v4.new_code_cell(
+                    "FigureView(go.Figure(go.Scatter(x=[1, 2], y=[4, 3])), 'g', 'summary')")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    sizes = [len(json.dumps(c.outputs)) for c in nb.cells]
+    assert sizes[0] > 1_000_000, "plotly.js went into the %load_ext output"
+    assert sizes[1] < 20_000 and sizes[2] < 20_000
+    for c in nb.cells[1:]:
+        (out,) = c.outputs
+        assert "application/vnd.plotly.v1+json" in out["data"]
+        assert "Plotly.newPlot" in out["data"]["text/html"]
