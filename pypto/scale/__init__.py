@@ -14,4 +14,4 @@ evaluating one sweep point - is plain Python a worker calls. See docs/scale.md.
 from pypto.scale.corpus import CorpusFile, collect
 from pypto.scale.runfile import FileOptions, run_file
 
-__all__ = ["CorpusFile", "collect", "FileOptions", "run_file"]
+__all__ = ["CorpusFile", "FileOptions", "collect", "run_file"]

@@ -12,6 +12,7 @@ from pypto.scale import conformance, report
 from pypto.scale.cluster import ScaleError, default_workers, describe, open_client, parse_bytes
 from pypto.scale.corpus import CorpusError, CorpusFile, collect
 from pypto.scale.runfile import FileOptions, run_file
+from pypto.scale.sweep_cli import run_sweep_command
 
 USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
        pypto-sim [OPTIONS] TARGET... [-- ARGS...]
@@ -234,9 +235,10 @@ def main(argv: list[str], run_path: Callable[[Path, list[str]], int]) -> int:
         inv = parse(argv)
         if not inv.targets and not inv.get("--list"):
             raise UsageError("no file given")
+        sweep_only = [o for o in ("--kernel", "--specs", "--golden") if inv.get(o)]
+        if sweep_only and not inv.get("--sweep"):
+            raise UsageError(f"{', '.join(sweep_only)} only go with --sweep")
         if inv.get("--sweep"):
-            from pypto.scale.sweep_cli import run_sweep_command
-
             return run_sweep_command(inv, lambda s: print(s, flush=True))
         first = Path(inv.targets[0] if inv.targets else "")
         single = len(inv.targets) == 1 and not first.is_dir() and not (_MANY & set(inv.options))
