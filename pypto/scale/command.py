@@ -15,7 +15,7 @@ from pypto.scale.runfile import FileOptions, run_file
 from pypto.scale.sweep_cli import run_sweep_command
 
 USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
-       pypto-sim [OPTIONS] TARGET... [-- ARGS...]
+       pypto-sim [OPTIONS] TARGET... [ARGS...] [-- ARGS...]
        pypto-sim --sweep NAME=V1,V2,... [--sweep ...] [OPTIONS] KERNEL.py
 
 Run a pypto-lib kernel file on the pypto-lab simulator: `import golden` resolves to
@@ -30,7 +30,7 @@ path or glob a line) - run as Dask tasks, each file in its own process as pypto-
 CI runs it; per file: pass / diagnosed / fail / timeout / killed / skip, the reason,
 wall time and peak memory. Exit 0 when every file passes (or is skipped).
 
-options (before the first TARGET):
+options (anywhere before `--`; other arguments after the files go to each file):
   --workers N         local Dask cluster of N worker processes (default: one per core)
   --memory-limit SIZE per worker, e.g. 4GiB; a file above it is killed
                       (default: the machine's memory shared among the workers)
@@ -81,9 +81,15 @@ def _is_target(arg: str) -> bool:
 
 
 def parse(argv: list[str]) -> Invocation:
+    """pypto-sim's own options are taken wherever they stand before `--`; the leading
+    run of paths are the targets; everything else goes to each file's own parser."""
     inv, i = Invocation(), 0
-    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
-        name, eq, value = argv[i].partition("=")
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            inv.file_args += argv[i + 1:]
+            break
         if name in _FLAGS and not eq:
             inv.options[_FLAGS[name]] = True
         elif name in _VALUED:
@@ -96,19 +102,14 @@ def parse(argv: list[str]) -> Invocation:
                 inv.options.setdefault(name, []).append(value)
             else:
                 inv.options[name] = value
+        elif not inv.targets and arg.startswith("-"):
+            raise UsageError(f"unknown option {arg} (a file's own options go after it)")
+        elif not inv.file_args and (not inv.targets or _is_target(arg)) \
+                and not arg.startswith("-"):
+            inv.targets.append(arg)
         else:
-            raise UsageError(f"unknown option {argv[i]} (options go before the files; "
-                             "a file's own options go after it)")
+            inv.file_args.append(arg)
         i += 1
-    while i < len(argv):
-        if argv[i] == "--":
-            i += 1
-            break
-        if inv.targets and (argv[i].startswith("-") or not _is_target(argv[i])):
-            break
-        inv.targets.append(argv[i])
-        i += 1
-    inv.file_args = argv[i:]
     return inv
 
 

@@ -23,6 +23,7 @@ from pypto.scale.constants import (
     module_constants,
     with_constants,
 )
+from pypto.scale.estimate import makespan_us
 from pypto.scale.pyptolib import install_golden_alias, library_root
 
 
@@ -48,7 +49,8 @@ class SweepPoint:
     fits: bool | None = None  # None: never compiled
     matches: bool | None = None  # None: not simulated (no compile, no fit, no golden)
     verdict: str = ""  # pass | diagnosed | fail | compile error | over budget | fault | ...
-    est_us: float | None = None
+    est_us: float | None = None  # estimated makespan (pypto.scale.estimate)
+    est_us_serial: float | None = None  # the tasks' estimates summed (the trace's totals)
     reason: str = ""
     over_budget: list = field(default_factory=list)
     seconds: float = 0.0
@@ -197,7 +199,8 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
     p.over_budget = over_budget(first)
     p.fits = not p.over_budget
     if not p.fits:
-        p.verdict, p.reason = "over budget", "; ".join(p.over_budget)
+        p.verdict = "over budget"
+        p.reason = "over the on-chip budget: " + "; ".join(p.over_budget)
     else:
         try:
             _seed_inputs()
@@ -205,7 +208,9 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
                              atol=case.atol, verbose=False)
             rec = summarize(result)
             p.matches = bool(result.passed) if golden is not None else None
-            p.verdict, p.reason, p.est_us = rec["verdict"], rec["reason"], rec["est_us"]
+            p.verdict, p.reason, p.est_us_serial = rec["verdict"], rec["reason"], rec["est_us"]
+            trace = getattr(result.sim, "trace", None)
+            p.est_us = makespan_us(trace) if trace is not None else None
             if golden is None:
                 p.verdict, p.reason = "no golden", "no golden_fn: outputs not checked"
         except PyptoError as err:
