@@ -1,6 +1,5 @@
 """Fixtures for the scale tests: corpus directories of small kernel files."""
 import pytest
-
 from scale_kernels import write
 
 

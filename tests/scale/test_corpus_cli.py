@@ -6,9 +6,9 @@ import sys
 import time
 
 import pytest
+from scale_kernels import write
 
 from pypto.scale.corpus import CorpusError, collect
-from scale_kernels import write
 
 
 def pypto_sim(*args, cwd, timeout=240):

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from dask_cluster import Cluster  # noqa: E402
-from scale_kernels import write  # noqa: E402
+from dask_cluster import Cluster
+from scale_kernels import write
 
-from pypto.scale.sweep import sweep  # noqa: E402
+from pypto.scale.sweep import sweep
 
 
 def pypto_sim(*args, cwd, timeout=300):

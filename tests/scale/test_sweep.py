@@ -3,10 +3,10 @@ reports, and the errors a user sees."""
 import importlib.util
 
 import pytest
+from scale_kernels import kernel_source, write
 
 from pypto.scale.constants import ConstantError, harness_tolerances, with_constants
 from pypto.scale.sweep import grid_points, sweep
-from scale_kernels import kernel_source, write
 
 SOURCE = """A = 4
 B: int = 8  # tile
