@@ -11,9 +11,10 @@ One file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
   simulator platform `a2a3sim` is passed (the files default to the `a2a3` device,
   and their `choices=` still accept `a2a3sim`); an explicit hardware platform is
   mapped to its simulator twin by the harness with a one-line notice. The platform
-  decides what fresh device memory holds: zeros on `a2a3sim` (as in pypto-lib's CPU
-  simulator; a pass that rests on them is reported), garbage on `a2a3` / `a5` (see
-  `pypto.golden.runner.fresh_memory`);
+  decides what fresh device memory holds, by the L2 guide's rule: NaN / garbage on
+  `a2a3sim`, so a golden that asserts zeros over an unwritten `pl.Out` region fails
+  with the diagnosis; zeros on `a2a3` / `a5` ("often zero"), where a pass that rests
+  on them is reported (see `pypto.golden.runner.fresh_memory`);
 * torch, when the file uses it, runs with PYPTO_GOLDEN_NUM_THREADS threads
   (default 2 here).
 

@@ -8,7 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from pypto.frontend import PROGRAM_KINDS, ProgramBuilder
 from pypto.ir.nodes import FunctionKind, Program
+from pypto.language.enums import FunctionType
+from pypto.language.typing import Tensor
+from pypto.passes import PassContext, default_pipeline, run_pipeline
 
 DEFAULT_PLATFORM = "a2a3sim"
 
@@ -76,8 +80,6 @@ def _bare_params(fn: Any) -> bool:
 
 
 def _bare_params_uncached(fn: Any) -> bool:
-    from pypto.language.typing import Tensor
-
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -95,8 +97,6 @@ def compile_jit(jitfn: Any, args: tuple, kwargs: dict, platform: str | None = No
     cached = jitfn._cache.get(key)
     if cached is not None:
         return cached
-    from pypto.frontend.builder import ProgramBuilder
-
     builder = ProgramBuilder(platform)
     kind = jitfn.kind if jitfn.kind is not FunctionKind.INLINE else FunctionKind.ORCHESTRATION
     name = jitfn.fn.__name__
@@ -114,12 +114,10 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
     cached = getattr(progdef, "_compiled", {}).get(platform)
     if cached is not None:
         return cached
-    from pypto.frontend.builder import _PROGRAM_KINDS, ProgramBuilder
-
     builder = ProgramBuilder(platform)
     entry = _program_entry(progdef)
     fdef = progdef.functions[entry]
-    kind = _PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
+    kind = PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
     builder.parse_function(fdef.fn, kind, entry, args=list(args) or None, entry=True,
                            self_object=progdef)
     program = Program(progdef.__name__, tuple(builder.functions.values()), entry)
@@ -129,8 +127,6 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
 
 
 def _program_entry(progdef: Any) -> str:
-    from pypto.language.enums import FunctionType
-
     orch = [n for n, f in progdef.functions.items() if f.type is FunctionType.Orchestration]
     if orch:
         return orch[0]
@@ -140,8 +136,6 @@ def _program_entry(progdef: Any) -> str:
 
 
 def _finish(program: Program, builder: Any, platform: str, source: Any) -> CompiledProgram:
-    from pypto.passes import PassContext, default_pipeline, run_pipeline
-
     ctx = PassContext(platform=platform, warnings=list(builder.warnings))
     final, records = run_pipeline(program, default_pipeline(), ctx)
     return CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from pypto.diagnostics import render_html, render_text
+
 if TYPE_CHECKING:
     from pypto.ir.span import Span
 
@@ -37,13 +39,9 @@ class PyptoError(Exception):
         self.note = note
 
     def __str__(self) -> str:  # the plain-text rendering with snippet and caret
-        from pypto.diagnostics import render_text
-
         return render_text(self)
 
     def _repr_html_(self) -> str:
-        from pypto.diagnostics import render_html
-
         return render_html(self)
 
 

@@ -16,19 +16,22 @@ from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDepreca
                           PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
                           UnsupportedFeatureError)
 from pypto.frontend.annotations import AnnotationError, to_type
-from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
-from pypto.ir.nodes import (Assign, CallFunc, Direction, DynDim, Eval, Function, FunctionKind,
-                            Param, Scope, ScopeKind, Var)
+from pypto.frontend.values import contains_ir, is_ir
+from pypto.ir.dtypes import from_numpy
+from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, DynDim, Eval, Function,
+                            FunctionKind, ListExpr, Param, Return, Scope, ScopeKind, Var)
 from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType
-from pypto.language.jit import FunctionDef, JITFunction
+from pypto.language.kernels import FunctionDef
 
-_PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
+PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
                   FunctionType.InCore: FunctionKind.INCORE, FunctionType.AIC: FunctionKind.INCORE,
                   FunctionType.AIV: FunctionKind.INCORE, FunctionType.Inline: FunctionKind.INLINE,
@@ -73,8 +76,6 @@ class ProgramBuilder:
         src = get_source(fn)
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
-            from pypto.frontend.calls import SelfProgram
-
             p.self_object = SelfProgram(self_object)
         if in_region:
             p.region_stack.append("caller")
@@ -155,8 +156,6 @@ class ProgramBuilder:
                                   "its shape comes from the argument, so compile() needs example "
                                   "arrays", node, hint="call kernel.compile(x, y, ...) or give "
                                   "the annotation a shape")
-                from pypto.ir.dtypes import from_numpy
-
                 return TensorType(tuple(int(d) for d in given.shape), from_numpy(given.dtype))
             return declared
         if given is _NOARG:
@@ -264,7 +263,7 @@ class ProgramBuilder:
                           f"function {callee.__name__}", p.span(node),
                           hint="keep one form per kernel: @pl.jit with @pl.jit.inline helpers, "
                                "or a @pl.program class")
-            kind = _PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
+            kind = PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
             # Outside a program the method still takes `self`; it reaches no siblings.
@@ -333,9 +332,6 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
     """An inline nested in another inline must not end by reshaping a view of one of its
     parameters back with a run-time shape: the data is already in the caller's buffer, and
     the reshaped-back value carries a dynamic shape the runtime cannot map."""
-    from pypto.ir.nodes import Call, Const, ListExpr, Return
-    from pypto.ir.transform import walk
-
     if not func.body or not isinstance(func.body[-1], Return):
         return
     defs: dict[int, Any] = {}

@@ -1,37 +1,26 @@
-"""Calls: ops from the registry, kernels and inline bodies, and the language
-constructs that appear in expression position (`pl.const`, `pl.spmd_submit`…)."""
+"""Calls in a kernel body: registry ops (`pl.add`), kernels and inline bodies (through
+the program builder), language constructs in expression position (through the
+construct table), and Python functions folded on compile-time arguments."""
 from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 from typing import Any
 
 from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, ScopeError, UnsupportedFeatureError)
-from pypto.frontend.expressions import contains_ir, fold, is_ir
-from pypto.ir import dtypes
-from pypto.ir.nodes import Call, Const, Expr, FunctionKind
-from pypto.ir.types import ScalarType, ShapedType, TensorType
+                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.frontend.dispatch import CALL_CONSTRUCTS, expression, lookup
+from pypto.frontend.opcall import call_op
+from pypto.frontend.values import contains_ir, fold, is_ir, is_static
+from pypto.ir.dtypes import DType
+from pypto.ir.nodes import FunctionKind
+from pypto.ir.types import TensorType
 from pypto.language import dsl
 from pypto.language.dsl import Construct
-from pypto.language.jit import FunctionDef, JITFunction
+from pypto.language.kernels import FunctionDef, KernelFunction
 from pypto.language.ops import OpStub
-from pypto.ops.registry import OpError, Unit, get
-
-
-class SelfProgram:
-    """What `self` means inside a `@pl.program` method: access to sibling functions."""
-
-    def __init__(self, program: Any):
-        self.program = program
-
-    def member(self, p: Any, name: str, node: ast.AST) -> Any:
-        fdef = self.program.functions.get(name)
-        if fdef is None:
-            raise p.error(InvalidOperationError, f"program {self.program.__name__} has no "
-                          f"function '{name}'", node)
-        return fdef
+from pypto.language.typing import DynVar
+from pypto.ops.registry import get
 
 
 def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
@@ -61,21 +50,20 @@ def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
     return args, kwargs, arg_nodes, kw_nodes
 
 
+@expression(ast.Call)
 def visit_call(p: Any, node: ast.Call) -> Any:
     func = node.func
     if isinstance(func, ast.Attribute) and func.attr == "bind_dynamic":
         return _bind_dynamic(p, node)
     callee = p.visit_expr(func)
     if isinstance(callee, Construct):
-        from pypto.frontend.constructs import construct_call
-
-        return construct_call(p, callee, node)
+        return _construct_call(p, callee, node)
     args, kwargs, arg_nodes, kw_nodes = _args(p, node)
     if isinstance(callee, OpStub):
         _check_shape_args(p, callee, args, kwargs, arg_nodes, kw_nodes, node)
         return call_op(p, callee.op, args, kwargs, node, arg_nodes, kw_nodes,
                        public=callee.public_name)
-    if isinstance(callee, (JITFunction, FunctionDef)):
+    if isinstance(callee, (KernelFunction, FunctionDef)):
         return p.builder.call_function(p, callee, args, kwargs, node)
     if callable(callee):
         if contains_ir(args) or contains_ir(list(kwargs.values())):
@@ -87,8 +75,6 @@ def visit_call(p: Any, node: ast.Call) -> Any:
                                        "kernel values; Python functions may only compute "
                                        "compile-time constants")
         return fold(p, node, callee, *args, **kwargs)
-    from pypto.ir.dtypes import DType
-
     hint = ("a dtype is not a function: convert with pl.cast(x, target_type=...) or make a typed "
             "literal with pl.const(value, dtype)") if isinstance(callee, DType) else None
     raise p.error(InvalidOperationError, f"'{ast.unparse(func)}' is not callable", node,
@@ -142,12 +128,10 @@ def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes:
 def _leads_static(p: Any, node: ast.BinOp) -> bool:
     """True when the leftmost operand of an arithmetic chain is a compile-time value
     (`C * s`), the form the dynamic-shape rules forbid in a create_tensor shape."""
-    from pypto.frontend.slicing import _is_static
-
     left: ast.expr = node
     while isinstance(left, ast.BinOp):
         left = left.left
-    return _is_static(p, left)
+    return is_static(p, left)
 
 
 _BUILTIN_HINTS = {
@@ -162,104 +146,12 @@ _BUILTIN_HINTS = {
 }
 
 
-def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
-            arg_nodes: list | None = None, kw_nodes: dict | None = None,
-            public: str | None = None) -> Expr:
-    """Bind arguments to the op's signature, run its type rule, build the Call."""
-    opdef = get(op_name)
-    public = public or (opdef.names[0] if opdef.names else op_name)
-    ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
-               for i, a in enumerate(args)]
-    ir_kwargs = {k: p.to_ir(v, (kw_nodes or {}).get(k, node)) for k, v in kwargs.items()}
-    try:
-        bound = opdef.signature.bind(*ir_args, **ir_kwargs)
-    except TypeError as exc:
-        raise _bind_error(p, public, opdef.signature, exc, node, arg_nodes) from None
-    bound.apply_defaults()
-    try:
-        result_type = opdef.type_rule(**bound.arguments)
-    except OpError as exc:
-        where = _arg_node(opdef, exc.arg, arg_nodes, kw_nodes) or node
-        raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
-                      hint=exc.hint or f"signature: {public}{opdef.signature}") from None
-    values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
-    # Scalar arithmetic (pl.cast(0, pl.INT32), pl.max(a, b)) is control-plane work even
-    # when the op's tensor form is vector work.
-    scalar = isinstance(result_type, ScalarType) and not any(
-        is_ir(v) and isinstance(v.type, ShapedType) for v in values)
-    _check_placement(p, opdef, public, node, scalar)
-    # A unified op whose tile form is a different IR op (pl.cmp on tiles -> tile.cmp).
-    resolve = opdef.extra.get("resolve")
-    if resolve is not None:
-        op_name = resolve(result_type) or op_name
-    return Call(op_name, values, (), result_type, p.span(node))
-
-
-def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, node: ast.AST,
-                arg_nodes: list | None) -> Any:
-    """A located error for arguments that do not fit an op's signature: an unknown
-    keyword points at that keyword, surplus positionals at the first extra one."""
-    import difflib
-    import re
-
-    msg = str(exc)
-    where: ast.AST = node
-    hint = f"signature: {public}{sig}"
-    m = re.search(r"unexpected keyword argument '(\w+)'", msg)
-    if m and isinstance(node, ast.Call):
-        bad = m.group(1)
-        where = next((k for k in node.keywords if k.arg == bad), node)
-        close = difflib.get_close_matches(bad, list(sig.parameters), n=1, cutoff=0.6)
-        msg = f"{public}() got an unexpected keyword argument '{bad}'"
-        if close:
-            hint = f"did you mean {close[0]}=? signature: {public}{sig}"
-    elif "too many positional arguments" in msg:
-        npos = sum(1 for q in sig.parameters.values()
-                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))
-        if arg_nodes and npos < len(arg_nodes):
-            where = arg_nodes[npos]
-        msg = f"{public}() takes at most {npos} positional arguments"
-    else:
-        msg = f"{public}(): {msg}"
-    return p.error(InvalidOperationError, msg, where, hint=hint)
-
-
-def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,
-              kw_nodes: dict | None) -> ast.AST | None:
-    if arg is None:
-        return None
-    if kw_nodes and arg in kw_nodes:
-        return kw_nodes[arg]
-    params = list(opdef.params)
-    if arg in params and arg_nodes:
-        i = params.index(arg)
-        if i < len(arg_nodes):
-            return arg_nodes[i]
-    return None
-
-
-def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST,
-                     scalar: bool = False) -> None:
-    if p.in_region and opdef.orch_only:
-        raise p.error(ScopeError, f"{public} is control-plane work and cannot run inside an "
-                      "InCore region", node, hint="move it before the pl.at / pl.spmd block")
-    compute = opdef.unit in (Unit.VECTOR, Unit.CUBE) and not scalar
-    if compute and not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
-                                                  FunctionKind.HOST, FunctionKind.OPAQUE):
-        raise p.error(ScopeError, f"{public} is a compute op and cannot run in orchestration "
-                      "code", node,
-                      hint="wrap it in `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):` "
-                           "or a pl.spmd block")
-
-
 def _bind_dynamic(p: Any, node: ast.Call) -> None:
     base = p.visit_expr(node.func.value)
     args = [p.visit_expr(a) for a in node.args]
     if p.kind is not FunctionKind.ORCHESTRATION or not is_ir(base) or len(args) != 2:
         raise p.error(PyptoSyntaxError, "x.bind_dynamic(axis, DYN) is only valid on a parameter "
                       "of the @pl.jit entry", node)
-    from pypto.language.typing import DynVar
-
     axis, dyn = args
     if not isinstance(axis, int) or not isinstance(dyn, DynVar):
         raise p.error(PyptoSyntaxError, "bind_dynamic takes (axis: int, dyn: pl.dynamic symbol)",
@@ -275,19 +167,29 @@ def _bind_dynamic(p: Any, node: ast.Call) -> None:
     return None
 
 
-def const_call(p: Any, node: ast.Call) -> Const:
-    args = [p.visit_expr(a) for a in node.args]
-    kwargs = {k.arg: p.visit_expr(k.value) for k in node.keywords}
-    try:
-        sig = inspect.signature(lambda value, dtype: None).bind(*args, **kwargs)
-    except TypeError as exc:
-        raise p.error(PyptoSyntaxError, f"pl.const(): {exc}", node) from None
-    value, dtype = sig.arguments["value"], sig.arguments["dtype"]
-    if contains_ir(value) or not isinstance(dtype, dtypes.DType):
-        raise p.error(PyptoSyntaxError, "pl.const(value, dtype) takes a literal and a pl dtype",
-                      node)
-    v = float(value) if dtype.is_float() else int(value) if dtype.is_int() else bool(value)
-    return Const(v, ScalarType(dtype), p.span(node))
+def _construct_call(p: Any, construct: Construct, node: ast.Call) -> Any:
+    handler = lookup(CALL_CONSTRUCTS, construct)
+    if handler is None:
+        where = {dsl.yield_: "as `outs = pl.yield_(...)` at the end of a loop or if arm",
+                 dsl.cond: "as the first statement of a pl.while_ body",
+                 dsl.spmd_submit: "as `outs..., tid = pl.spmd_submit(kernel, ...)`",
+                 dsl.submit: "as `outs..., tid = pl.submit(self.kernel, ...)`"}.get(
+            construct, "as a loop iterator or a with-scope")
+        raise p.error(PyptoSyntaxError, f"{construct.name}(...) can only be used {where}", node,
+                      hint=_USAGE.get(construct.name))
+    return handler(p, node)
 
 
-__all__ = ["visit_call", "call_op", "SelfProgram", "const_call", "dsl"]
+_USAGE = {
+    "pl.range": "write `for i in pl.range(n):`",
+    "pl.parallel": "write `for i in pl.parallel(n):`",
+    "pl.unroll": "write `for i in pl.unroll(N):`",
+    "pl.pipeline": "write `for i in pl.pipeline(0, n, TILE, stage=2):`",
+    "pl.spmd": "write `for b in pl.spmd(n):` or `with pl.spmd(n):`",
+    "pl.while_": "write `for (a,) in pl.while_(init_values=(a0,)):`",
+    "pl.at": "write `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):`",
+    "pl.yield_": "write `outs = pl.yield_(...)` as the last statement of the loop or if arm",
+    "pl.cond": "write `pl.cond(<condition>)` as the first statement of a pl.while_ body",
+    "pl.spmd_submit": "write `outs..., tid = pl.spmd_submit(kernel, *args, core_num=N)`",
+    "pl.submit": "write `outs..., tid = pl.submit(self.kernel, *args)`",
+}

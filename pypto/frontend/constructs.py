@@ -4,49 +4,44 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import sys
 from typing import Any
 
 from pypto.errors import PyptoSyntaxError, ScopeError
-from pypto.frontend.calls import const_call
-from pypto.frontend.expressions import contains_ir, is_ir
+from pypto.frontend.dispatch import assign_construct, call_construct
+from pypto.frontend.scopes import deps_attr
+from pypto.frontend.values import contains_ir, is_ir, is_number
 from pypto.ir import dtypes
-from pypto.ir.nodes import Assign, Scope, ScopeKind, Var
+from pypto.ir.nodes import Assign, Const, Eval, Scope, ScopeKind, Var
 from pypto.ir.types import NONE, ScalarType, TupleType
 from pypto.language import dsl
-from pypto.language.jit import FunctionDef, JITFunction
+from pypto.language.kernels import FunctionDef, KernelFunction
 
 _TASK = ScalarType(dtypes.TASK_ID)
 
 
-def construct_call(p: Any, construct: Any, node: ast.Call) -> Any:
-    handler = _HANDLERS.get(construct)
-    if handler is None:
-        where = {dsl.yield_: "as `outs = pl.yield_(...)` at the end of a loop or if arm",
-                 dsl.cond: "as the first statement of a pl.while_ body",
-                 dsl.spmd_submit: "as `outs..., tid = pl.spmd_submit(kernel, ...)`",
-                 dsl.submit: "as `outs..., tid = pl.submit(self.kernel, ...)`"}.get(
-            construct, "as a loop iterator or a with-scope")
-        raise p.error(PyptoSyntaxError, f"{construct.name}(...) can only be used {where}", node,
-                      hint=_USAGE.get(construct.name))
-    return handler(p, node)
+@call_construct(dsl.const)
+def _const(p: Any, node: ast.Call) -> Const:
+    args = [p.visit_expr(a) for a in node.args]
+    kwargs = {k.arg: p.visit_expr(k.value) for k in node.keywords}
+    try:
+        sig = inspect.signature(lambda value, dtype: None).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise p.error(PyptoSyntaxError, f"pl.const(): {exc}", node) from None
+    value, dtype = sig.arguments["value"], sig.arguments["dtype"]
+    if contains_ir(value) or not is_number(value) or not isinstance(dtype, dtypes.DType):
+        raise p.error(PyptoSyntaxError, "pl.const(value, dtype) takes a literal and a pl dtype",
+                      node)
+    try:
+        v = float(value) if dtype.is_float() else int(value) if dtype.is_int() else bool(value)
+    except (OverflowError, ValueError) as exc:
+        raise p.error(PyptoSyntaxError, f"pl.const(): {value!r} is not a {dtype!r} value: {exc}",
+                      node) from None
+    return Const(v, ScalarType(dtype), p.span(node))
 
 
-_USAGE = {
-    "pl.range": "write `for i in pl.range(n):`",
-    "pl.parallel": "write `for i in pl.parallel(n):`",
-    "pl.unroll": "write `for i in pl.unroll(N):`",
-    "pl.pipeline": "write `for i in pl.pipeline(0, n, TILE, stage=2):`",
-    "pl.spmd": "write `for b in pl.spmd(n):` or `with pl.spmd(n):`",
-    "pl.while_": "write `for (a,) in pl.while_(init_values=(a0,)):`",
-    "pl.at": "write `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):`",
-    "pl.yield_": "write `outs = pl.yield_(...)` as the last statement of the loop or if arm",
-    "pl.cond": "write `pl.cond(<condition>)` as the first statement of a pl.while_ body",
-    "pl.spmd_submit": "write `outs..., tid = pl.spmd_submit(kernel, *args, core_num=N)`",
-    "pl.submit": "write `outs..., tid = pl.submit(self.kernel, *args)`",
-}
-
-
+@call_construct(dsl.static_assert)
 def _static_assert(p: Any, node: ast.Call) -> None:
     if not node.args or len(node.args) > 2:
         raise p.error(PyptoSyntaxError, "pl.static_assert(cond, 'message')", node)
@@ -66,6 +61,7 @@ def _static_assert(p: Any, node: ast.Call) -> None:
     return None
 
 
+@call_construct(dsl.static_print)
 def _static_print(p: Any, node: ast.Call) -> None:
     if not node.args:
         raise p.error(PyptoSyntaxError, "pl.static_print needs at least one argument", node)
@@ -77,12 +73,14 @@ def _static_print(p: Any, node: ast.Call) -> None:
     return None
 
 
+@call_construct(dsl.no_dep)
 def _no_dep(p: Any, node: ast.Call) -> Any:
     if len(node.args) != 1:
         raise p.error(PyptoSyntaxError, "pl.no_dep(tensor) takes one argument", node)
     return p.visit_expr(node.args[0])
 
 
+@call_construct(dsl.dump_tag)
 def _dump_tag(p: Any, node: ast.Call) -> None:
     if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
         raise p.error(PyptoSyntaxError, "pl.dump_tag takes a bare tensor name", node)
@@ -90,6 +88,7 @@ def _dump_tag(p: Any, node: ast.Call) -> None:
     return None
 
 
+@call_construct(dsl.func_attr)
 def _func_attr(p: Any, node: ast.Call) -> None:
     if len(node.args) != 1 or not isinstance(node.args[0], ast.Dict):
         raise p.error(PyptoSyntaxError, "pl.func_attr takes one dict literal", node)
@@ -105,13 +104,9 @@ def _func_attr(p: Any, node: ast.Call) -> None:
     return None
 
 
-_HANDLERS = {
-    dsl.const: const_call, dsl.static_assert: _static_assert, dsl.static_print: _static_print,
-    dsl.no_dep: _no_dep, dsl.dump_tag: _dump_tag, dsl.func_attr: _func_attr,
-}
-
-
-def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> None:
+@assign_construct(dsl.spmd_submit, dsl.submit)
+def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
+                  node: ast.AST) -> None:
     """`outs..., tid = pl.spmd_submit(kernel, *args, core_num=N, deps=[...])`: one task of N
     blocks running `kernel`; the last target receives the task's TaskId."""
     if p.in_region:
@@ -124,12 +119,10 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node
     if construct is dsl.submit and not isinstance(kernel, FunctionDef):
         raise p.error(PyptoSyntaxError, "pl.submit takes `self.<kernel>` of a @pl.program", call,
                       hint="under @pl.jit use `with pl.at(...) as tid:` or pl.spmd_submit")
-    if not isinstance(kernel, (JITFunction, FunctionDef)):
+    if not isinstance(kernel, (KernelFunction, FunctionDef)):
         raise p.error(PyptoSyntaxError, f"{construct.name}'s first argument must be a kernel "
                       "(@pl.jit.incore or a @pl.program InCore function)", call.args[0],
                       hint="decorate the per-block body with @pl.jit.incore and pass it first")
-    from pypto.frontend.scopes import _deps
-
     attrs: list = []
     core_num: Any = 1
     kw_nodes = {}
@@ -156,7 +149,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node
     attrs.append(("core_num", p.to_ir(core_num, call)))
     attrs.append(("name_hint", getattr(kernel, "__name__", "")))
     if "deps" in kw_nodes:
-        attrs.append(("deps", _deps(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
+        attrs.append(("deps", deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
     if "allow_early_resolve" in kw_nodes:
         attrs.append(("allow_early_resolve", bool(p.visit_expr(kw_nodes["allow_early_resolve"]))))
     args = [p.visit_expr(a) for a in call.args[1:]]
@@ -177,13 +170,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call, node
                       f"names", target)
     outs = tuple(Var(n.id, t, span=p.span(n)) for n, t in zip(names[:-1], out_types))
     task = Var(names[-1].id, _TASK, span=p.span(names[-1]))
-    body.append(Assign(outs, launched, p.span(call)) if outs else _eval(launched, p.span(call)))
+    body.append(Assign(outs, launched, p.span(call)) if outs else Eval(launched, p.span(call)))
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     for v in (*outs, task):
         p.env[v.name] = v
-
-
-def _eval(expr: Any, span: Any) -> Any:
-    from pypto.ir.nodes import Eval
-
-    return Eval(expr, span)

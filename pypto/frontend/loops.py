@@ -9,15 +9,14 @@ from typing import Any
 
 from pypto.errors import (DynamicShapeError, PyptoSyntaxError, PyptoTypeError, ScopeError,
                           UnsupportedFeatureError)
-from pypto.frontend.expressions import contains_ir, is_ir
-from pypto.frontend.parser import _INDEX, const
-from pypto.frontend.statements import assigned_names
+from pypto.frontend.dispatch import (LOOP_ITERATORS, assign_construct, lookup, loop_iterator,
+                                     statement)
+from pypto.frontend.statements import assigned_names, check_compatible
+from pypto.frontend.values import INDEX, contains_ir, dim_value, is_ir
 from pypto.ir.nodes import For, LoopKind, Var, While, Yield
 from pypto.ir.types import ScalarType
 from pypto.language import dsl
 
-_KINDS = {dsl.range: LoopKind.RANGE, dsl.parallel: LoopKind.PARALLEL, dsl.unroll: LoopKind.UNROLL,
-          dsl.pipeline: LoopKind.PIPELINE, dsl.spmd: LoopKind.SPMD}
 _LOOP_KW = {LoopKind.RANGE: {"init_values", "attrs"}, LoopKind.PARALLEL: {"init_values", "attrs"},
             LoopKind.UNROLL: set(), LoopKind.PIPELINE: {"init_values", "stage", "attrs"},
             LoopKind.SPMD: {"name_hint", "sync_start", "optimizations", "allow_early_resolve",
@@ -33,6 +32,7 @@ class LoopCtx:
     extra: dict = field(default_factory=dict)
 
 
+@statement(ast.For)
 def visit_for(p: Any, node: ast.For) -> None:
     it = node.iter
     callee = p.visit_expr(it.func) if isinstance(it, ast.Call) else None
@@ -43,33 +43,27 @@ def visit_for(p: Any, node: ast.For) -> None:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, "
                       "pl.unroll, pl.pipeline, pl.spmd or pl.while_", it,
                       hint=f"write `for ... in pl.range({', '.join(ast.unparse(a) for a in it.args)})`")
-    if callee is dsl.while_:
-        _while(p, node)
-        return
-    if callee is dsl.split_aiv:
-        from pypto.frontend.scopes import split_aiv_loop
-
-        split_aiv_loop(p, node)
-        return
-    kind = _KINDS.get(callee)
-    if kind is None:
+    handler = lookup(LOOP_ITERATORS, callee)
+    if handler is None:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, pl.unroll, "
                       "pl.pipeline, pl.spmd or pl.while_", node.iter,
                       hint="to walk a compile-time sequence write `for i in pl.unroll(len(seq)):` "
                            "and index seq[i]")
-    if kind is LoopKind.SPMD:
-        from pypto.frontend.scopes import spmd_loop
-
-        spmd_loop(p, node)
-        return
-    _counted(p, node, kind)
+    handler(p, node)
 
 
-def dim_value(p: Any, value: Any, node: ast.AST) -> Any:
-    """A pl.dynamic symbol used as a loop bound reads the run-time extent it names."""
-    from pypto.language.typing import DimExpr
+def _counted_loop(kind: LoopKind):
+    def handler(p: Any, node: ast.For) -> None:
+        _counted(p, node, kind)
 
-    return p.to_ir(value, node) if isinstance(value, DimExpr) else value
+    handler.__qualname__ = f"counted_loop[{kind.value}]"
+    return handler
+
+
+loop_iterator(dsl.range)(_counted_loop(LoopKind.RANGE))
+loop_iterator(dsl.parallel)(_counted_loop(LoopKind.PARALLEL))
+loop_iterator(dsl.unroll)(_counted_loop(LoopKind.UNROLL))
+loop_iterator(dsl.pipeline)(_counted_loop(LoopKind.PIPELINE))
 
 
 def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, dict]:
@@ -130,7 +124,7 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
     rebound = assigned_names(node.body)
     p.materialize(rebound, node)
     before = {n: p.env.get(n) for n in rebound}
-    var = Var(target.id, _INDEX, span=p.span(target))
+    var = Var(target.id, INDEX, span=p.span(target))
     body = _loop_body(p, node, LoopCtx(kind), {target.id: var})
     _check_implicit_carries(p, node, before)
     p.emit(For(var, p.to_ir(start, node), p.to_ir(stop, node), p.to_ir(step, node), kind,
@@ -140,8 +134,6 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
 def _check_implicit_carries(p: Any, node: ast.For, before: dict) -> None:
     """A name read in the body before it is rebound there is carried to the next
     iteration (ConvertToSSA makes it an iter_arg): its type must not change."""
-    from pypto.frontend.statements import check_compatible
-
     for name, old in before.items():
         new = p.env.get(name)
         if new is old or not (is_ir(old) and is_ir(new)):
@@ -222,7 +214,7 @@ def _carried_loop(p: Any, node: ast.For, kind: LoopKind, start: Any, stop: Any, 
                       f"{len(init_vals)} init_values", target)
     ir_inits = tuple(p.to_ir(v, init_node) for v in init_vals)
     iter_args = tuple(Var(n.id, i.type, span=p.span(n)) for n, i in zip(names, ir_inits))
-    var = Var(target.elts[0].id, _INDEX, span=p.span(target.elts[0]))
+    var = Var(target.elts[0].id, INDEX, span=p.span(target.elts[0]))
     ctx = LoopCtx(kind, has_init=True)
     ctx.extra["iter_names"] = [a.name for a in iter_args]
     ctx.extra["iter_types"] = [a.type for a in iter_args]
@@ -238,7 +230,9 @@ def _carried_loop(p: Any, node: ast.For, kind: LoopKind, start: Any, stop: Any, 
         p.env[r.name] = r
 
 
-def yield_assign(p: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> None:
+@assign_construct(dsl.yield_)
+def yield_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
+                 node: ast.AST) -> None:
     """`a, b = pl.yield_(x, y)`: the yielded values become the loop's (or branch's) results."""
     values = tuple(p.to_ir(p.visit_expr(a), a) for a in call.args)
     names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
@@ -254,8 +248,6 @@ def yield_assign(p: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> Non
         if len(values) != len(carried):
             raise p.error(PyptoSyntaxError, f"pl.yield_ yields {len(values)} values but the loop "
                           f"carries {len(carried)}", call)
-        from pypto.frontend.statements import check_compatible
-
         for name, want, v, a in zip(carried, ctx.extra.get("iter_types", []), values, call.args):
             # the next iteration sees the yielded value where the loop declared the carry
             check_compatible(p, want, v.type, a, f"pl.yield_ value for the carried '{name}':")
@@ -267,17 +259,7 @@ def yield_assign(p: Any, target: ast.expr, call: ast.Call, node: ast.AST) -> Non
     p.emit(Yield(values, p.span(call)))
 
 
-def branch(p: Any, body: list[ast.stmt]) -> tuple[list, list]:
-    """Parse one arm of a run-time if; returns (statements, yielded result vars)."""
-    p.branch_stack.append([])
-    try:
-        with p.block() as stmts:
-            p.visit_body(body)
-    finally:
-        yielded = p.branch_stack.pop()
-    return stmts, (yielded[-1] if yielded else [])
-
-
+@loop_iterator(dsl.while_)
 def _while(p: Any, node: ast.For) -> None:
     call = node.iter
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
@@ -324,6 +306,3 @@ def _while(p: Any, node: ast.For) -> None:
     p.emit(While(cond, tuple(body), iter_args, ir_inits, results, p.span(node)))
     for r in results:
         p.env[r.name] = r
-
-
-__all__ = ["visit_for", "yield_assign", "branch", "loop_bounds", "const", "ScopeError"]

@@ -1,11 +1,12 @@
 """The parser: a Python function's AST becomes an IR `Function`.
 
-Statements and expressions are dispatched through two handler tables
-(`statements.HANDLERS`, `expressions.HANDLERS`) keyed by AST node class. The two
-`visit_*` methods are the single choke point: they attach the node's span to
-errors, let user errors (`PyptoError`) through, turn anything else into an
-`InternalError`, and reject AST nodes no handler knows with a located
-`UnsupportedFeatureError` naming the construct.
+Statements and expressions are dispatched through two tables keyed by AST node
+class (`dispatch.STATEMENTS`, `dispatch.EXPRESSIONS`), which the handler modules
+fill when `pypto.frontend` is imported. The two `visit_*` methods are the single
+choke point: they attach the node's span to errors, let user errors
+(`PyptoError`) through, turn anything else into an `InternalError`, and reject AST
+nodes no handler knows with a located `UnsupportedFeatureError` naming the
+construct.
 
 The IR produced here is *named*: rebinding a name creates a new `Var` with the
 same name, and loop-carried values are implicit. The SSA pass makes both
@@ -14,31 +15,23 @@ explicit.
 from __future__ import annotations
 
 import ast
+import difflib
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from pypto.errors import (InternalError, PyptoError, UndefinedNameError,
                           UnsupportedFeatureError, UserError)
+from pypto.frontend.dispatch import EXPRESSIONS, STATEMENTS
+from pypto.frontend.opcall import dynvar_value
 from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
-from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Attr, Const, Expr, FunctionKind, ListExpr, Param, Var)
+from pypto.frontend.values import const, is_number
+from pypto.ir.nodes import (Assign, Attr, Call, Direction, Expr, FunctionKind, ListExpr, Param,
+                            Var)
 from pypto.ir.span import Span
-from pypto.ir.types import ScalarType, Type
-
-_INDEX = ScalarType(dtypes.INDEX)
-
-
-def const(value: Any, span: Span | None = None) -> Const:
-    """A Python number as an IR literal: ints are INDEX, floats FP32, bools BOOL."""
-    if isinstance(value, bool):
-        t = ScalarType(dtypes.BOOL)
-    elif isinstance(value, int):
-        t = _INDEX
-    else:
-        t = ScalarType(dtypes.FP32)
-        value = float(value)
-    return Const(value, t, span or Span.unknown())
+from pypto.ir.transform import walk
+from pypto.ir.types import Type
+from pypto.language.typing import DimExpr
 
 
 class FunctionParser:
@@ -87,9 +80,7 @@ class FunctionParser:
     # -- the choke points --------------------------------------------------------
 
     def visit_stmt(self, node: ast.stmt) -> None:
-        from pypto.frontend.statements import HANDLERS
-
-        handler = HANDLERS.get(type(node))
+        handler = STATEMENTS.get(type(node))
         if handler is None:
             raise self.error(UnsupportedFeatureError,
                              f"the Python statement '{_construct(node)}' is not supported in a "
@@ -99,9 +90,7 @@ class FunctionParser:
     def visit_expr(self, node: ast.expr) -> Any:
         """Evaluate an expression: an IR `Expr` for run-time values, a Python object
         for compile-time ones (constants, modules, dtypes, kernels, ops)."""
-        from pypto.frontend.expressions import HANDLERS
-
-        handler = HANDLERS.get(type(node))
+        handler = EXPRESSIONS.get(type(node))
         if handler is None:
             raise self.error(UnsupportedFeatureError,
                              f"the Python expression '{_construct(node)}' is not supported in a "
@@ -150,8 +139,6 @@ class FunctionParser:
             return self.self_object
         value = self.py.lookup(name)
         if value is MISSING:
-            import difflib
-
             known = [n for n in (*self.env, *self.py.closure, *self.py.globals)
                      if not n.startswith("__")]
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
@@ -163,7 +150,7 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> Any:
         """Bind `name` to `value`. Run-time values get a Var and an Assign; Python
         values stay compile-time unless the name is carried across a loop or branch."""
-        if isinstance(value, Expr) or (name in self.force_ir and _is_number(value)):
+        if isinstance(value, Expr) or (name in self.force_ir and is_number(value)):
             ir = self.to_ir(value, node)
             self._check_out_rebind(name, ir, node)
             var = Var(name, ir.type, span=self.span(node))
@@ -176,9 +163,6 @@ class FunctionParser:
     def _check_out_rebind(self, name: str, value: Expr, node: ast.AST) -> None:
         """`out = pl.exp(x)` on an Out/InOut parameter rebinds the name and writes nothing
         to the caller's buffer (`out = f(out, ...)` and `out[...] = v` are writes)."""
-        from pypto.ir.nodes import Call, Direction
-        from pypto.ir.transform import walk
-
         prev = self.env.get(name)
         if not isinstance(prev, Var) or not isinstance(value, Call):
             return
@@ -200,7 +184,7 @@ class FunctionParser:
         for name in sorted(names):
             self.force_ir.add(name)
             value = self.env.get(name)
-            if value is not None and _is_number(value):
+            if value is not None and is_number(value):
                 self.bind(name, value, node)
 
     # -- conversions -------------------------------------------------------------
@@ -211,15 +195,11 @@ class FunctionParser:
         span = self.span(node)
         if isinstance(value, Expr):
             return value
-        if _is_number(value):
+        if is_number(value):
             return const(value, span)
         if isinstance(value, (list, tuple)):
             return ListExpr(tuple(self.to_ir(v, node) for v in value), span=span)
-        from pypto.language.typing import DimExpr
-
         if isinstance(value, DimExpr):
-            from pypto.frontend.expressions import dynvar_value
-
             return dynvar_value(self, value, node)
         return Attr(value, span=span)
 
@@ -229,12 +209,6 @@ class FunctionParser:
     @property
     def in_region(self) -> bool:
         return bool(self.region_stack) or self.kind is FunctionKind.INCORE
-
-
-def _is_number(v: Any) -> bool:
-    import numpy as np
-
-    return isinstance(v, (bool, int, float, np.integer, np.floating))
 
 
 def _construct(node: ast.AST) -> str:

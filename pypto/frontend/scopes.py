@@ -3,17 +3,16 @@ and the loop forms that open a region (`for i in pl.spmd(n)`, `pl.split_aiv`).""
 from __future__ import annotations
 
 import ast
-import warnings
 from typing import Any
 
 from pypto.errors import (DynamicShapeError, PyptoDeprecationWarning, PyptoSyntaxError,
                           PyptoTypeError, ScopeError, UnsupportedFeatureError)
-from pypto.frontend.expressions import contains_ir, is_ir
-from pypto.frontend.parser import _INDEX
+from pypto.frontend.dispatch import WITH_SCOPES, lookup, loop_iterator, statement, with_scope
 from pypto.frontend.statements import assigned_names
+from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
-from pypto.ir.types import ScalarType
+from pypto.ir.types import ArrayType, ScalarType
 from pypto.language import dsl
 from pypto.language.enums import CrossCoreSlot, Level, Split, SplitMode
 
@@ -68,7 +67,8 @@ def _optimizations(p: Any, value: Any, node: ast.AST) -> tuple:
     return tuple(out)
 
 
-def _deps(p: Any, value: Any, node: ast.AST) -> tuple:
+def deps_attr(p: Any, value: Any, node: ast.AST) -> tuple:
+    """The `deps=` of a region or a submitted task: TaskIds only."""
     items = value if isinstance(value, (list, tuple)) else [value]
     out = []
     for item in items:
@@ -76,8 +76,6 @@ def _deps(p: Any, value: Any, node: ast.AST) -> tuple:
             continue
         ir = p.to_ir(item, node)
         t = ir.type
-        from pypto.ir.types import ArrayType
-
         ok = (isinstance(t, ScalarType) and t.dtype == dtypes.TASK_ID) or \
             (isinstance(t, ArrayType) and t.dtype == dtypes.TASK_ID)
         if not ok:
@@ -108,13 +106,14 @@ def _region_guard(p: Any, node: ast.AST, what: str) -> None:
                            "its body")
 
 
+@statement(ast.With)
 def visit_with(p: Any, node: ast.With) -> None:
     if len(node.items) != 1:
         raise p.error(UnsupportedFeatureError, "a kernel `with` takes exactly one scope", node)
     item = node.items[0]
     call = item.context_expr
     callee = p.visit_expr(call.func) if isinstance(call, ast.Call) else None
-    handler = _WITH.get(callee)
+    handler = lookup(WITH_SCOPES, callee)
     if handler is None:
         raise p.error(PyptoSyntaxError, f"'{ast.unparse(call)}' is not a kernel scope", call,
                       hint="kernel scopes are pl.at, pl.spmd, pl.scope, pl.manual_scope and "
@@ -148,6 +147,7 @@ def _region_body(p: Any, node: Any, tag: str, body: list[ast.stmt], bindings: di
     return stmts
 
 
+@with_scope(dsl.at)
 def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
     if call.args:
         raise p.error(PyptoSyntaxError, "pl.at takes keyword arguments only "
@@ -171,7 +171,7 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
     if "deps" in kw:
-        attrs.append(("deps", _deps(p, *kw["deps"])))
+        attrs.append(("deps", deps_attr(p, *kw["deps"])))
     if "allow_early_resolve" in kw:
         v, vnode = kw["allow_early_resolve"]
         if not isinstance(v, bool):
@@ -194,8 +194,6 @@ def _level_str(level: Any) -> str:
 
 def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
     kw = _kwargs(p, call, _SPMD_KW, "pl.spmd")
-    from pypto.frontend.loops import dim_value
-
     args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     if args and "core_num" in kw:
         raise p.error(PyptoSyntaxError, "pl.spmd got core_num twice", call)
@@ -243,6 +241,7 @@ def _check_spmd_factor(p: Any, cnode: ast.AST) -> None:
                            "pl.spmd(t_dim * BLOCKS_PER_TOKEN)")
 
 
+@loop_iterator(dsl.spmd)
 def spmd_loop(p: Any, node: ast.For) -> None:
     kw, attrs = _spmd_common(p, node.iter, node)
     if "deps" in kw:
@@ -251,20 +250,19 @@ def spmd_loop(p: Any, node: ast.For) -> None:
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.spmd loop target must be a single name (the "
                       "block index)", node.target)
-    var = Var(node.target.id, _INDEX, span=p.span(node.target))
+    var = Var(node.target.id, INDEX, span=p.span(node.target))
     p.materialize(assigned_names(node.body), node)
     body = _region_body(p, node, "spmd", node.body, {var.name: var})
     core_num = dict(attrs)["core_num"]
-    from pypto.frontend.parser import const
-
     p.emit(For(var, const(0), core_num, const(1), LoopKind.SPMD, tuple(body),
                attrs=tuple(attrs), span=p.span(node)))
 
 
+@with_scope(dsl.spmd)
 def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
     kw, attrs = _spmd_common(p, call, node)
     if "deps" in kw:
-        attrs.append(("deps", _deps(p, *kw["deps"])))
+        attrs.append(("deps", deps_attr(p, *kw["deps"])))
     task = _task_var(p, target)
     p.materialize(assigned_names(node.body), node)
     calls: list = []
@@ -309,6 +307,7 @@ def _runtime_scope(kind: ScopeKind, name: str):
     return handler
 
 
+@loop_iterator(dsl.split_aiv)
 def split_aiv_loop(p: Any, node: ast.For) -> None:
     call = node.iter
     args = [p.visit_expr(a) for a in call.args]
@@ -319,21 +318,13 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
         raise p.error(PyptoSyntaxError, "pl.split_aiv needs mode=pl.SplitMode...", call)
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.split_aiv target must be a name", node.target)
-    var = Var(node.target.id, _INDEX, span=p.span(node.target))
+    var = Var(node.target.id, INDEX, span=p.span(node.target))
     body = _region_body(p, node, "split_aiv", node.body, {var.name: var})
-    from pypto.frontend.parser import const
-
     p.emit(Scope(ScopeKind.SPLIT_AIV, (For(var, const(0), const(2), const(1), LoopKind.RANGE,
                                            tuple(body), span=p.span(node)),),
                  (("mode", kw["mode"]),), None, p.span(node)))
 
 
-_WITH = {
-    dsl.at: _at,
-    dsl.spmd: _spmd_with,
-    dsl.scope: _runtime_scope(ScopeKind.RUNTIME, "pl.scope"),
-    dsl.manual_scope: _runtime_scope(ScopeKind.MANUAL, "pl.manual_scope"),
-    dsl.cluster: _runtime_scope(ScopeKind.CLUSTER, "pl.cluster"),
-}
-
-__all__ = ["visit_with", "spmd_loop", "split_aiv_loop", "warnings"]
+with_scope(dsl.scope)(_runtime_scope(ScopeKind.RUNTIME, "pl.scope"))
+with_scope(dsl.manual_scope)(_runtime_scope(ScopeKind.MANUAL, "pl.manual_scope"))
+with_scope(dsl.cluster)(_runtime_scope(ScopeKind.CLUSTER, "pl.cluster"))

@@ -7,13 +7,44 @@ subscript write is `x = pl.assemble(x, y, offsets)`.
 from __future__ import annotations
 
 import ast
+import operator
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, PyptoSyntaxError, PyptoTypeError,
-                          UnsupportedFeatureError)
-from pypto.frontend.expressions import contains_ir, is_ir, scalar_binop, shape_dim
-from pypto.ir.nodes import Expr
-from pypto.ir.types import ShapedType, TileType
+from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
+                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.frontend.dispatch import expression
+from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
+from pypto.frontend.values import contains_ir, fold, is_ir, is_static
+from pypto.ir.nodes import Expr, GetItem
+from pypto.ir.types import ArrayType, ShapedType, TileType, TupleType
+
+
+@expression(ast.Subscript)
+def _subscript(p: Any, node: ast.Subscript) -> Any:
+    base = p.visit_expr(node.value)
+    if not is_ir(base):
+        key = p.visit_expr(node.slice) if not isinstance(node.slice, ast.Slice) else \
+            slice(*(p.visit_expr(x) if x is not None else None
+                    for x in (node.slice.lower, node.slice.upper, node.slice.step)))
+        if contains_ir(key) and isinstance(base, (list, tuple)):
+            raise p.error(UnsupportedFeatureError, "indexing a compile-time list with a run-time "
+                          "index", node, hint="use a pl.array for run-time indexing")
+        return fold(p, node, operator.getitem, base, key)
+    t = base.type
+    if isinstance(t, ArrayType):
+        return call_op(p, "array.get_element", [base, p.visit_expr(node.slice)], {}, node)
+    if isinstance(t, TupleType):
+        idx = p.visit_expr(node.slice)
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise p.error(PyptoSyntaxError, "a tuple is indexed by a constant integer", node)
+        if not -len(t.items) <= idx < len(t.items):
+            raise p.error(PyptoTypeError, f"index {idx} is out of range for a tuple of "
+                          f"{len(t.items)} values", node.slice)
+        idx %= len(t.items)
+        return GetItem(base, idx, t.items[idx], p.span(node))
+    if isinstance(t, ShapedType):
+        return read_subscript(p, base, node)
+    raise p.error(InvalidOperationError, f"a {t} value cannot be subscripted", node)
 
 
 def _elements(node: ast.Subscript) -> list[ast.expr]:
@@ -67,25 +98,12 @@ def _affine(p: Any, node: ast.expr) -> tuple[dict, int] | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         a = _affine(p, node.operand)
         return None if a is None else ({t: -v for t, v in a[0].items()}, -a[1])
-    if _is_static(p, node):
+    if is_static(p, node):
         value = p.visit_expr(node)
         if isinstance(value, int) and not isinstance(value, bool):
             return {}, value
         return None
     return {ast.dump(node): 1}, 0
-
-
-def _is_static(p: Any, node: ast.expr) -> bool:
-    """True when every name in `node` is a compile-time value (no side effects to fear)."""
-    from pypto.frontend.resolve import MISSING
-    from pypto.language.typing import DimExpr
-
-    for leaf in ast.walk(node):
-        if isinstance(leaf, ast.Name):
-            value = p.env[leaf.id] if leaf.id in p.env else p.py.lookup(leaf.id)
-            if value is MISSING or is_ir(value) or isinstance(value, DimExpr):
-                return False
-    return True
 
 
 def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
@@ -151,8 +169,6 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
 
 
 def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
-    from pypto.frontend.calls import call_op
-
     sizes, offsets, dropped, all_scalar = parse_index(p, base, node, tiling=True)
     if all_scalar:
         return call_op(p, "read", [base, offsets], {}, node)
@@ -164,8 +180,6 @@ def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
 
 def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) -> None:
     """`dst[slices] = src` → `dst = pl.assemble(dst, src, offsets)`."""
-    from pypto.frontend.calls import call_op
-
     if not isinstance(target.value, ast.Name):
         raise p.error(PyptoSyntaxError, "the target of a subscript assignment must be a plain "
                       "name", target.value, hint="name the tensor first: `t = ...` then "
@@ -176,8 +190,6 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
                       f"'{target.value.id}'", target.value,
                       hint="only tensors, tiles and pl.array values can be written in a kernel")
     t = base.type
-    from pypto.ir.types import ArrayType
-
     if isinstance(t, ArrayType):
         idx = p.visit_expr(target.slice)
         new = call_op(p, "array.update_element", [base, idx, value], {}, stmt)

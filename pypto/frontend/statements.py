@@ -4,13 +4,17 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.errors import (PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError, UserError)
-from pypto.frontend.expressions import contains_ir, is_ir, scalar_binop
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError, UserError
+from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.dispatch import ASSIGN_CONSTRUCTS, lookup, statement
+from pypto.frontend.opcall import scalar_binop
 from pypto.frontend.slicing import write_subscript
+from pypto.frontend.values import BINOPS, contains_ir, fold, is_ir
 from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Break, Continue, Eval, If, Return, Var, Yield)
+from pypto.ir.nodes import Assign, Break, Continue, Eval, If, LoopKind, Return, Var
 from pypto.ir.types import ScalarType, ShapedType, TupleType
 from pypto.language import dsl
+from pypto.language.kernels import KernelFunction
 
 
 def assigned_names(body: list[ast.stmt]) -> set[str]:
@@ -43,6 +47,7 @@ def _construct_of(p: Any, node: ast.expr) -> Any:
 # --- simple statements --------------------------------------------------------------
 
 
+@statement(ast.Expr)
 def _expr(p: Any, node: ast.Expr) -> None:
     if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
         return  # docstring or string comment
@@ -52,26 +57,20 @@ def _expr(p: Any, node: ast.Expr) -> None:
         p.emit(Eval(value, p.span(node)))
 
 
+@statement(ast.Pass)
 def _pass(p: Any, node: ast.Pass) -> None:
     return None
 
 
+@statement(ast.Assign)
 def _assign(p: Any, node: ast.Assign) -> None:
     construct = _construct_of(p, node.value)
-    if construct is dsl.yield_:
-        from pypto.frontend.loops import yield_assign
-
-        if len(node.targets) != 1:
-            raise p.error(PyptoSyntaxError, "bind pl.yield_ results to one target list", node)
-        yield_assign(p, node.targets[0], node.value, node)
-        return
-    if construct in (dsl.spmd_submit, dsl.submit):
-        from pypto.frontend.constructs import submit_assign
-
+    bind_results = lookup(ASSIGN_CONSTRUCTS, construct)
+    if bind_results is not None:
         if len(node.targets) != 1:
             raise p.error(PyptoSyntaxError, f"bind {construct.name} results to one target list",
                           node)
-        submit_assign(p, construct, node.targets[0], node.value, node)
+        bind_results(p, construct, node.targets[0], node.value, node)
         return
     value = p.visit_expr(node.value)
     if value is None and isinstance(node.value, ast.Call):
@@ -82,10 +81,8 @@ def _assign(p: Any, node: ast.Assign) -> None:
 
 def _reject_void_inline(p: Any, call: ast.Call) -> None:
     """`y = helper(x)` where the inline helper returns nothing."""
-    from pypto.language.jit import JITFunction
-
     callee = p.visit_expr(call.func)
-    if isinstance(callee, JITFunction) and callee.fn.__name__ in p.builder.no_return:
+    if isinstance(callee, KernelFunction) and callee.fn.__name__ in p.builder.no_return:
         raise p.builder.no_return_error(p, callee.fn.__name__, call)
 
 
@@ -130,14 +127,13 @@ def _unpack(p: Any, target: ast.Tuple | ast.List, value: Any, node: ast.AST) -> 
         assign_target(p, n, v, node)
 
 
+@statement(ast.AnnAssign)
 def _ann_assign(p: Any, node: ast.AnnAssign) -> None:
     if node.value is None:
         raise p.error(PyptoSyntaxError, "a bare annotation declares nothing in a kernel", node,
                       hint="give it a value, e.g. `a: pl.Scalar[pl.INDEX] = 0`")
     value = p.visit_expr(node.value)
     ann = p.visit_expr(node.annotation)
-    from pypto.frontend.annotations import AnnotationError, to_type
-
     try:
         want, _ = to_type(ann)
     except AnnotationError as exc:
@@ -171,15 +167,14 @@ def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> N
                           hint="insert a pl.cast or fix the annotation")
 
 
+@statement(ast.AugAssign)
 def _aug_assign(p: Any, node: ast.AugAssign) -> None:
     if not isinstance(node.target, ast.Name):
         raise p.error(UnsupportedFeatureError, "augmented assignment works on plain scalar "
                       "names only", node.target, hint="write x = pl.add(x, y) for tensors")
-    from pypto.frontend.expressions import _BINOPS, fold
-
     current = p.lookup(node.target.id, node.target)
     rhs = p.visit_expr(node.value)
-    sym, fn = _BINOPS[type(node.op)]
+    sym, fn = BINOPS[type(node.op)]
     if not contains_ir(current) and not contains_ir(rhs):
         value = fold(p, node, fn, current, rhs)
     else:
@@ -187,6 +182,7 @@ def _aug_assign(p: Any, node: ast.AugAssign) -> None:
     p.bind(node.target.id, value, node.target)
 
 
+@statement(ast.Return)
 def _return(p: Any, node: ast.Return) -> None:
     if node.value is None:
         values: tuple = ()
@@ -201,19 +197,19 @@ def _return(p: Any, node: ast.Return) -> None:
     p.emit(Return(values, p.span(node)))
 
 
+@statement(ast.Break)
 def _break(p: Any, node: ast.Break) -> None:
     _check_loop_control(p, node, "break")
     p.emit(Break(p.span(node)))
 
 
+@statement(ast.Continue)
 def _continue(p: Any, node: ast.Continue) -> None:
     _check_loop_control(p, node, "continue")
     p.emit(Continue(p.span(node)))
 
 
 def _check_loop_control(p: Any, node: ast.AST, word: str) -> None:
-    from pypto.ir.nodes import LoopKind
-
     if not p.loop_stack:
         raise p.error(PyptoSyntaxError, f"'{word}' outside a loop", node)
     kind = p.loop_stack[-1].kind
@@ -222,6 +218,7 @@ def _check_loop_control(p: Any, node: ast.AST, word: str) -> None:
                       f"loops, not in pl.{kind.value if hasattr(kind, 'value') else kind}", node)
 
 
+@statement(ast.If)
 def _if(p: Any, node: ast.If) -> None:
     cond = p.visit_expr(node.test)
     if not contains_ir(cond):
@@ -234,8 +231,6 @@ def _if(p: Any, node: ast.If) -> None:
         raise p.error(PyptoTypeError, f"an if condition must be a BOOL scalar, got {t}", node.test,
                       hint="compare it explicitly, e.g. `if n != 0:`")
     p.materialize(assigned_names(node.body) | assigned_names(node.orelse), node)
-    from pypto.frontend.loops import branch
-
     before = dict(p.env)
     then_body, then_results = branch(p, node.body)
     then_env = p.env
@@ -256,6 +251,7 @@ def _if(p: Any, node: ast.If) -> None:
     p.emit(If(cond, tuple(then_body), tuple(else_body), results, p.span(node)))
 
 
+@statement(ast.Assert)
 def _assert(p: Any, node: ast.Assert) -> None:
     cond = p.visit_expr(node.test)
     if contains_ir(cond):
@@ -267,22 +263,12 @@ def _assert(p: Any, node: ast.Assert) -> None:
                       hint="the condition is evaluated when the kernel is compiled")
 
 
-def _for(p: Any, node: ast.For) -> None:
-    from pypto.frontend.loops import visit_for
-
-    visit_for(p, node)
-
-
-def _with(p: Any, node: ast.With) -> None:
-    from pypto.frontend.scopes import visit_with
-
-    visit_with(p, node)
-
-
-HANDLERS = {
-    ast.Expr: _expr, ast.Pass: _pass, ast.Assign: _assign, ast.AnnAssign: _ann_assign,
-    ast.AugAssign: _aug_assign, ast.Return: _return, ast.Break: _break,
-    ast.Continue: _continue, ast.If: _if, ast.Assert: _assert, ast.For: _for, ast.With: _with,
-}
-
-__all__ = ["HANDLERS", "assigned_names", "assign_target", "check_compatible", "Yield"]
+def branch(p: Any, body: list[ast.stmt]) -> tuple[list, list]:
+    """Parse one arm of a run-time if; returns (statements, yielded result vars)."""
+    p.branch_stack.append([])
+    try:
+        with p.block() as stmts:
+            p.visit_body(body)
+    finally:
+        yielded = p.branch_stack.pop()
+    return stmts, (yielded[-1] if yielded else [])

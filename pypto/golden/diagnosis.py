@@ -102,6 +102,9 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
     if bad is not None and not (mask & np.broadcast_to(bad, mask.shape)).any():
         return
     check.unwritten = explain_unwritten(mask, e, source, spec.name, check.comparator)
+    if bad is not None:
+        bad_all = np.broadcast_to(bad, mask.shape)
+        check.unwritten.explains_all = bool(bad_all.any()) and not (bad_all & ~mask).any()
 
 
 def _all_zero_init(spec: TensorSpec) -> bool:

@@ -9,8 +9,9 @@ The verdict is one of
   "pass"       every checked output matches (warnings may say it holds only on the
                simulator's zero-filled memory, or reads past a tensor's end);
   "diagnosed"  the run failed, and every failing output is explained by a rule of the
-               programming model the harness diagnoses: a `pl.Out` region no task wrote
-               (fresh device memory is garbage; the golden looked there);
+               programming model the harness diagnoses: every mismatch lies in a
+               `pl.Out` region no task wrote (allocator residue by the L2 guide's rule,
+               which the golden asserted values over: `Unwritten.explains_all`);
   "fail"       anything else (a mismatch nothing explains, a binding error).
 A new diagnosis belongs in `_explained` below, so every supervisor agrees on it.
 """
@@ -27,7 +28,7 @@ _emitted = [0]  # harness runs finished in this process (pypto-sim: "did the fil
 def _explained(check: Any) -> str | None:
     """The diagnosis that explains a failing output, or None."""
     u = getattr(check, "unwritten", None)
-    if u is not None:
+    if u is not None and u.explains_all:
         return (f"unwritten pl.Out region: '{check.name}' {u.region_text(check.shape)}, "
                 f"{u.count} element(s) never written")
     return None

@@ -13,6 +13,9 @@ import numpy as np
 from pypto.golden import _interop as io
 
 MAX_FIRST_BAD = 5
+# the words a failing output's report uses when its unwritten pl.Out region is the whole
+# failure (benchmarks/conformance.py counts such files apart: "fails by the guide's rule")
+UNWRITTEN_ONLY = "every mismatch lies there"
 
 
 @dataclass
@@ -66,6 +69,9 @@ class Unwritten:
     slices: list = field(default_factory=list)  # their leading indices (first few)
     slice_count: int = 0
     fixes: list = field(default_factory=list)
+    # every mismatched element of the failing output lies in this region (the failure is
+    # the unwritten region and nothing else)
+    explains_all: bool = False
 
     def fix_lines(self) -> list[str]:
         """The fixes as report lines, best first."""
@@ -123,7 +129,8 @@ class OutputCheck:
             u = self.zero_fill
             out.append(f"  warning: passes only because fresh memory reads as zeros on this "
                        f"platform: {u.count} element(s) {u.region_text(self.shape)} of this "
-                       f"pl.Out are never written and hold garbage on the device")
+                       f"pl.Out are never written; they are allocator residue (often zero "
+                       f"on a2a3, NaN on a2a3sim), so the pass is platform luck")
             out.extend(u.fix_lines())
         if self.passed:
             return out
@@ -135,7 +142,12 @@ class OutputCheck:
         if self.unwritten is not None:
             u = self.unwritten
             out.append(f"  unwritten pl.Out region: {u.region_text(self.shape)}, "
-                       f"{u.count} element(s) never written ({u.source})")
+                       f"{u.count} element(s) never written ({u.source})"
+                       + (f"; {UNWRITTEN_ONLY}" if u.explains_all else ""))
+            if u.golden_zero:
+                out.append("  the golden asserts zeros there, a value the kernel never "
+                           "promised: an unwritten pl.Out region is allocator residue "
+                           "(often zero on a2a3, NaN on a2a3sim)")
         for hint in self.hints:
             out.append("  " + hint)
         if self.unwritten is not None:

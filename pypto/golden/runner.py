@@ -10,15 +10,17 @@ parameter is uploaded from its spec's `init_value`, and only `Out` / `InOut`
 parameters are copied back - a result written into a plain `pl.Tensor` parameter reads
 back as its initial host value, as on hardware.
 
-Fresh device memory follows the platform asked for (`fresh_memory`): on a device
-platform (`a2a3`, `a5`, and no platform at all, which pypto-lib treats as `a2a3`) it
-is garbage - NaN residue here - so a kernel that leaves part of a `pl.Out` unwritten
-fails where its golden cares; on the CPU-simulator platforms (`a2a3sim`, `a5sim`,
-what `pypto-sim` runs a file on) it is zero, as the fresh pages pypto-lib's simulator
-mallocs are. A run that passes only because unwritten memory read as zero says so,
-per output, with the region and the fixes (`OutputCheck.zero_fill`). Reads past
-the end of a tensor do not stop the run either (the device reads whatever follows
-it): they read fresh memory and are listed in `RunResult.warnings`.
+Fresh device memory follows the platform asked for (`fresh_memory`), by the L2 guide's
+rule: the runtime neither uploads nor clears a pure `pl.Out` buffer, so what the kernel
+does not write is allocator residue - "often zero on a2a3, garbage or NaN on a2a3sim".
+On the simulator platforms (`a2a3sim`, `a5sim`, and no platform at all: the simulator's
+own default, `a2a3sim`) it is NaN residue here, so a golden that asserts zeros over a
+region the kernel never writes fails, with the unwritten-region diagnosis and its fixes.
+On a device platform (`a2a3`, `a5`) it reads as zeros, and a run that passes only
+because of them says so, per output, with the region and the fixes
+(`OutputCheck.zero_fill`): the pass is platform luck. Reads past the end of a tensor
+do not stop the run either (the device reads whatever follows it): they read fresh
+memory and are listed in `RunResult.warnings`.
 """
 from __future__ import annotations
 
@@ -213,16 +215,17 @@ def sim_options() -> dict:
     return opts
 
 
-# CPU-simulator platforms: device memory is host malloc, and the fresh pages of a run
-# read as zeros
-ZERO_FILL_PLATFORMS = ("a2a3sim", "a5sim")
+# device platforms: the device pool's fresh pages are "often zero" (the guide); the
+# simulator platforms' are garbage or NaN
+ZERO_FILL_PLATFORMS = ("a2a3", "a5")
 
 
 def fresh_memory(requested: str | None, runtime_cfg: dict | None = None) -> str:
     """What fresh device memory (pl.Out, create_tensor) holds in a harness run:
     runtime_cfg["sim_uninit"], else PYPTO_SIM_UNINIT, else the requested platform's
-    own - "zero" on the CPU simulators, "residue" on a device (and when no platform is
-    named: pypto-lib's run_jit then means the a2a3 device)."""
+    own - "residue" (NaN / garbage) on the simulator platforms and when no platform is
+    named (the simulator's default is a2a3sim), "zero" on a device (a2a3, a5), where a
+    pass resting on those zeros is reported."""
     cfg = runtime_cfg or {}
     if cfg.get("sim_uninit") is not None:
         if cfg["sim_uninit"] not in ("residue", "zero"):
@@ -409,9 +412,10 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     for c in checks.values():
         if c.zero_fill is not None:
             _note(f"[RUN]   warning: '{c.name}' passes only because fresh memory on "
-                  f"{requested} reads as zeros: {c.zero_fill.count} element(s) "
-                  f"{c.zero_fill.region_text(c.shape)} are never written (garbage on the "
-                  f"device); see result.report()", verbose)
+                  f"{requested or platform} reads as zeros: {c.zero_fill.count} element(s) "
+                  f"{c.zero_fill.region_text(c.shape)} are never written (allocator "
+                  f"residue: often zero on a2a3, NaN on a2a3sim); see result.report()",
+                  verbose)
     if failed:
         result.error = (f"Output(s) does not match golden: {[c.name for c in failed]}\n"
                         + "\n".join("  " + ln for c in failed for ln in c.lines()))

@@ -9,38 +9,26 @@ signature. Calling an `@pl.jit` entry with numpy arrays runs it on the simulator
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable
 
-from pypto.errors import public_entry
+from pypto.errors import PyptoDeprecationWarning, public_entry
 from pypto.ir.nodes import FunctionKind
+from pypto.language.dsl import KernelOnlyError
+from pypto.language.kernels import KIND_NAMES, FunctionDef, KernelFunction
 
 # compile_jit's cache key of a kernel without bare-Tensor parameters on the default
 # platform (pypto.compile.DEFAULT_PLATFORM)
 _DEFAULT_KEY = ("a2a3sim", ())
 
-_KIND_NAMES = {
-    FunctionKind.ORCHESTRATION: "jit", FunctionKind.INLINE: "jit.inline",
-    FunctionKind.INCORE: "jit.incore", FunctionKind.HOST: "jit.host",
-    FunctionKind.OPAQUE: "jit.opaque",
-}
 
+class JITFunction(KernelFunction):
+    """A function decorated with one of the `@pl.jit` forms: compile it, or call it with
+    arrays to run it on the simulator.
 
-class JITFunction:
-    """A function decorated with one of the `@pl.jit` forms."""
-
-    def __init__(self, fn: Callable, kind: FunctionKind, options: dict | None = None):
-        self.fn = fn
-        self.kind = kind
-        self.options = dict(options or {})
-        self.__name__ = fn.__name__
-        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-        self.__doc__ = fn.__doc__
-        self.__module__ = getattr(fn, "__module__", None)
-        self.__wrapped__ = fn
-        self._cache: dict = {}
-
-    def __repr__(self) -> str:
-        return f"<pl.{_KIND_NAMES.get(self.kind, 'jit')} {self.__qualname__}>"
+    The toolchain (`pypto.compile`, `pypto.sim`) is imported on first use: this is the
+    `pl` front door, above the toolchain, and importing `pl` must stay cheap.
+    """
 
     # -- compilation -------------------------------------------------------------
 
@@ -52,9 +40,7 @@ class JITFunction:
         declared with `pl.dynamic` stay symbolic, so one compiled program serves
         every size.
         """
-        from pypto.compile import compile_jit
-
-        return compile_jit(self, args, kwargs, platform=platform)
+        return _compiler().compile_jit(self, args, kwargs, platform=platform)
 
     @public_entry
     def lower(self, *args: Any, **kwargs: Any):
@@ -65,34 +51,44 @@ class JITFunction:
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
         """Run the kernel on the simulator; `pl.Out` / `pl.InOut` arrays are filled in place."""
         if self.kind is FunctionKind.INLINE:
-            from pypto.language.dsl import KernelOnlyError
-
             raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
                                   "kernels that call it and cannot be run on its own")
+        sim = _simulator()
         if not kwargs and self.__dict__.get("_bare") is False and \
-                (config is None or (type(config) is _sim()[1] and config.platform is None)):
+                (config is None or (type(config) is sim.SimConfig and config.platform is None)):
             # sim speed: a kernel without bare-Tensor parameters has one specialisation
             # per platform; once compiled, go straight to the simulator
             compiled = self._cache.get(_DEFAULT_KEY)
             if compiled is not None:
-                return _sim()[0](compiled, args, kwargs, config)
-        from pypto.sim import config_platform, run_compiled
-
-        platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
+                return sim.run_compiled(compiled, args, kwargs, config)
+        platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
         compiled = self.compile(*args, platform=platform, **kwargs)
-        return run_compiled(compiled, args, kwargs, config=config)
+        return sim.run_compiled(compiled, args, kwargs, config=config)
 
 
-_SIM: list = []
+# The toolchain, imported on first use: this module is the `pl` front door, above the
+# compiler and the simulator, and `import pypto.language` must stay cheap.
+_TOOLCHAIN: dict[str, Any] = {}
 
 
-def _sim() -> list:
-    """[run_compiled, SimConfig], imported on first use."""
-    if not _SIM:
-        from pypto.sim import SimConfig, run_compiled
+def _compiler() -> Any:
+    """The module `pypto.compile`."""
+    mod = _TOOLCHAIN.get("compile")
+    if mod is None:
+        import pypto.compile as mod
 
-        _SIM.extend((run_compiled, SimConfig))
-    return _SIM
+        _TOOLCHAIN["compile"] = mod
+    return mod
+
+
+def _simulator() -> Any:
+    """The package `pypto.sim`."""
+    mod = _TOOLCHAIN.get("sim")
+    if mod is None:
+        import pypto.sim as mod
+
+        _TOOLCHAIN["sim"] = mod
+    return mod
 
 
 class _JitDecorator:
@@ -105,7 +101,7 @@ class _JitDecorator:
     def __call__(self, fn: Callable | None = None, **options: Any):
         for key in options:
             if key not in self._allowed:
-                raise TypeError(f"@pl.{_KIND_NAMES[self._kind]} got an unexpected keyword "
+                raise TypeError(f"@pl.{KIND_NAMES[self._kind]} got an unexpected keyword "
                                 f"argument {key!r}")
         if fn is None:
             return functools.partial(self.__call__, **options)
@@ -129,29 +125,11 @@ jit = _Jit()
 # --- the @pl.program form -----------------------------------------------------------
 
 
-class FunctionDef:
-    """A method decorated with `@pl.function(type=...)` inside a `@pl.program` class."""
-
-    def __init__(self, fn: Callable, type: Any, options: dict):
-        self.fn = fn
-        self.type = type
-        self.options = options
-        self.__name__ = fn.__name__
-
-    def __call__(self, *args: Any, **kwargs: Any):
-        raise TypeError(f"{self.__name__} is a @pl.function: call it from a function of the "
-                        "same @pl.program as self." + self.__name__ + "(...)")
-
-
 def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
              role: Any = None, attrs: Any = None, auto_scope: bool = True,
              strict_ssa: bool = False, external_source: Any = None):
     """`@pl.function(type=pl.FunctionType.Opaque | Orchestration | InCore)`."""
     if attrs is not None:
-        import warnings
-
-        from pypto.errors import PyptoDeprecationWarning
-
         warnings.warn(PyptoDeprecationWarning("@pl.function(attrs=...) is deprecated; use "
                                               "pl.func_attr({...}) in the body"), stacklevel=2)
     options = {"level": level, "role": role, "attrs": attrs, "auto_scope": auto_scope,
@@ -177,9 +155,7 @@ class ProgramDef:
 
     @public_entry
     def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
-        from pypto.compile import compile_program
-
-        return compile_program(self, args, kwargs, platform=platform)
+        return _compiler().compile_program(self, args, kwargs, platform=platform)
 
     @public_entry
     def lower(self, *args: Any, **kwargs: Any):
@@ -187,11 +163,10 @@ class ProgramDef:
 
     @public_entry
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
-        from pypto.sim import config_platform, run_compiled
-
-        platform = config_platform(config)  # raises for real hardware (a2a3 / a5)
+        sim = _simulator()
+        platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
         compiled = self.compile(*args, platform=platform, **kwargs)
-        return run_compiled(compiled, args, kwargs, config=config)
+        return sim.run_compiled(compiled, args, kwargs, config=config)
 
 
 def program(cls: type | None = None, *, strict_ssa: bool = False):

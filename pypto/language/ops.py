@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+import pypto.ops  # noqa: F401  (registers every op family)
 from pypto.language.dsl import KernelOnlyError
 from pypto.ops.registry import BY_PUBLIC_NAME, REGISTRY
 
@@ -34,8 +35,6 @@ class OpStub:
 
 def build_namespaces() -> dict[str, types.SimpleNamespace | dict]:
     """Map 'pl', 'pl.tensor', 'pl.tile', … to {attribute: OpStub}."""
-    import pypto.ops  # noqa: F401  (registers every op)
-
     spaces: dict[str, dict[str, OpStub]] = {}
     for public, op in BY_PUBLIC_NAME.items():
         space, _, attr = public.rpartition(".")

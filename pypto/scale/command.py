@@ -21,8 +21,9 @@ USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
 Run a pypto-lib kernel file on the pypto-lab simulator: `import golden` resolves to
 pypto.golden, `-p a2a3sim` is added when the file takes a platform and none is given.
 ARGS go to the file's own argument parser (try: pypto-sim KERNEL.py --help).
-On a2a3sim memory nothing wrote reads as zeros (as in pypto-lib's simulator; a pass
-that rests on it is reported); `-p a2a3` runs with the device's garbage instead.
+On a2a3sim memory nothing wrote reads as NaN / garbage (a golden expecting zeros there
+fails, with the region and the fixes); `-p a2a3` reads it as zeros, as the device
+often does, and reports a pass that rests on them.
 A file that defines no kernel or never runs one exits 3 (nothing was simulated).
 
 Many files - TARGET is a file, a directory (every .py under it), a glob or @LIST (one
@@ -43,7 +44,7 @@ options (anywhere before `--`; other arguments after the files go to each file):
   --root DIR          list entries and globs are relative to DIR (default: .)
   --threads N         PYPTO_GOLDEN_NUM_THREADS for each file (default 2)
   --checks C          simulator checks (PYPTO_SIM_CHECKS), e.g. oob or none
-  --uninit residue    device-strict: fresh pl.Out memory is garbage, as on a2a3
+  --uninit zero|residue  fresh pl.Out memory (PYPTO_SIM_UNINIT), over the platform's
   -q, --quiet         no line per finished file, only the summary
 sweep (pypto.scale.sweep; module-level constants of KERNEL.py, see docs/scale.md):
   --sweep NAME=V,...  a tiling constant and its values (repeat for a grid)

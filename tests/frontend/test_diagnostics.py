@@ -229,12 +229,12 @@ def test_user_error_from_a_program_shows_no_compiler_frames():
 
 
 def test_internal_error_is_a_separate_family_with_full_traceback(monkeypatch):
-    from pypto.frontend import statements
+    from pypto.frontend import dispatch
 
     def crash(p, node):
         raise ZeroDivisionError("handler bug")
 
-    monkeypatch.setitem(statements.HANDLERS, ast.Pass, crash)
+    monkeypatch.setitem(dispatch.STATEMENTS, ast.Pass, crash)
 
     @pl.jit
     def has_pass(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):

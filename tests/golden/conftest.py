@@ -11,3 +11,12 @@ def fake_kernel(monkeypatch):
 
     monkeypatch.setattr(runner, "_simulate", fake_simulate)
     return FakeCompiled
+
+
+@pytest.fixture(autouse=True)
+def fresh_notes(monkeypatch):
+    """Each test sees the harness's once-per-process notes afresh (they are printed
+    once per message, and the tests check some of them)."""
+    import pypto.golden.runner as runner
+
+    monkeypatch.setattr(runner, "_warned", set())

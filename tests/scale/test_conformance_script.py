@@ -27,6 +27,13 @@ def test_a_list_runs_with_the_reasons(corpus, tmp_path, capsys):
     listing.write_text("c_wrong.py\nd_tail.py\n")
     code = c.main([str(corpus), "--list", str(listing), "--serial", "--show-output"])
     out = capsys.readouterr().out
-    assert code == 1
+    assert code == 1  # the wrong golden; a diagnosed file alone would be 0
     assert "2 files: 1 diagnosed, 1 fail" in out
     assert "--- c_wrong.py (fail)" in out and "Output(s) does not match golden" in out
+
+
+def test_diagnosed_files_alone_conform(corpus, tmp_path):
+    c = load()
+    out = tmp_path / "mine.json"
+    assert c.main([str(corpus), "d_tail.py", "a_pass.py", "--serial", "--json", str(out)]) == 0
+    assert '"diagnosed": 1' in out.read_text()

@@ -33,10 +33,11 @@ NB7 = [
     md("""
     The file's own options pass through (`--help` lists them). `pypto-sim` adds
     `-p a2a3sim` when the file takes a platform and none is given. The platform decides
-    what memory nobody wrote holds: zeros on `a2a3sim` (pypto-lib's CPU simulator
-    mallocs it), garbage on the `a2a3` device. A kernel that passes only thanks to those
-    zeros passes here too, with a warning naming the unwritten region; `-p a2a3` shows
-    what the device would do.
+    what memory nobody wrote holds, by the L2 guide's rule: allocator residue, NaN or
+    garbage on `a2a3sim`, often zero on the `a2a3` device. A golden that asserts zeros
+    over a `pl.Out` region the kernel never writes fails here, with the region and the
+    fixes; `-p a2a3` reads it as zeros and passes with a warning naming the region,
+    since there the pass is platform luck.
     """),
     code("""
     !pypto-sim kernels/add_rms_norm.py --tokens 5

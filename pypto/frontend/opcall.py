@@ -1,0 +1,148 @@
+"""Calls of registry ops: bind the arguments to the op's signature, run its type
+rule, check where it may run, build the IR `Call`. Python operators on run-time
+scalars and reads of `pl.dynamic` extents become op calls here too."""
+from __future__ import annotations
+
+import ast
+import difflib
+import inspect
+import re
+from typing import Any
+
+from pypto.errors import (DynamicShapeError, InvalidOperationError, ScopeError,
+                          UnsupportedFeatureError)
+from pypto.frontend.values import INDEX, is_ir
+from pypto.ir.nodes import Call, DynDim, Expr, FunctionKind
+from pypto.ir.types import ScalarType, ShapedType
+from pypto.language.typing import DimExpr, DynVar
+from pypto.ops.registry import OpError, Unit, get
+from pypto.ops.scalar import SYMBOL_TO_OP
+
+_TENSOR_OP_FOR = {"+": "pl.add", "-": "pl.sub", "*": "pl.mul", "/": "pl.div", "@": "pl.matmul",
+                  "==": "pl.cmp", "<": "pl.cmp", ">": "pl.cmp"}
+
+
+def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
+            arg_nodes: list | None = None, kw_nodes: dict | None = None,
+            public: str | None = None) -> Expr:
+    """Bind arguments to the op's signature, run its type rule, build the Call."""
+    opdef = get(op_name)
+    public = public or (opdef.names[0] if opdef.names else op_name)
+    ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
+               for i, a in enumerate(args)]
+    ir_kwargs = {k: p.to_ir(v, (kw_nodes or {}).get(k, node)) for k, v in kwargs.items()}
+    try:
+        bound = opdef.signature.bind(*ir_args, **ir_kwargs)
+    except TypeError as exc:
+        raise _bind_error(p, public, opdef.signature, exc, node, arg_nodes) from None
+    bound.apply_defaults()
+    try:
+        result_type = opdef.type_rule(**bound.arguments)
+    except OpError as exc:
+        where = _arg_node(opdef, exc.arg, arg_nodes, kw_nodes) or node
+        raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
+                      hint=exc.hint or f"signature: {public}{opdef.signature}") from None
+    values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
+    # Scalar arithmetic (pl.cast(0, pl.INT32), pl.max(a, b)) is control-plane work even
+    # when the op's tensor form is vector work.
+    scalar = isinstance(result_type, ScalarType) and not any(
+        is_ir(v) and isinstance(v.type, ShapedType) for v in values)
+    _check_placement(p, opdef, public, node, scalar)
+    # A unified op whose tile form is a different IR op (pl.cmp on tiles -> tile.cmp).
+    resolve = opdef.extra.get("resolve")
+    if resolve is not None:
+        op_name = resolve(result_type) or op_name
+    return Call(op_name, values, (), result_type, p.span(node))
+
+
+def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, node: ast.AST,
+                arg_nodes: list | None) -> Any:
+    """A located error for arguments that do not fit an op's signature: an unknown
+    keyword points at that keyword, surplus positionals at the first extra one."""
+    msg = str(exc)
+    where: ast.AST = node
+    hint = f"signature: {public}{sig}"
+    m = re.search(r"unexpected keyword argument '(\w+)'", msg)
+    if m and isinstance(node, ast.Call):
+        bad = m.group(1)
+        where = next((k for k in node.keywords if k.arg == bad), node)
+        close = difflib.get_close_matches(bad, list(sig.parameters), n=1, cutoff=0.6)
+        msg = f"{public}() got an unexpected keyword argument '{bad}'"
+        if close:
+            hint = f"did you mean {close[0]}=? signature: {public}{sig}"
+    elif "too many positional arguments" in msg:
+        npos = sum(1 for q in sig.parameters.values()
+                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD))
+        if arg_nodes and npos < len(arg_nodes):
+            where = arg_nodes[npos]
+        msg = f"{public}() takes at most {npos} positional arguments"
+    else:
+        msg = f"{public}(): {msg}"
+    return p.error(InvalidOperationError, msg, where, hint=hint)
+
+
+def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,
+              kw_nodes: dict | None) -> ast.AST | None:
+    if arg is None:
+        return None
+    if kw_nodes and arg in kw_nodes:
+        return kw_nodes[arg]
+    params = list(opdef.params)
+    if arg in params and arg_nodes:
+        i = params.index(arg)
+        if i < len(arg_nodes):
+            return arg_nodes[i]
+    return None
+
+
+def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST,
+                     scalar: bool = False) -> None:
+    if p.in_region and opdef.orch_only:
+        raise p.error(ScopeError, f"{public} is control-plane work and cannot run inside an "
+                      "InCore region", node, hint="move it before the pl.at / pl.spmd block")
+    compute = opdef.unit in (Unit.VECTOR, Unit.CUBE) and not scalar
+    if compute and not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
+                                                  FunctionKind.HOST, FunctionKind.OPAQUE):
+        raise p.error(ScopeError, f"{public} is a compute op and cannot run in orchestration "
+                      "code", node,
+                      hint="wrap it in `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):` "
+                           "or a pl.spmd block")
+
+
+def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:
+    """A DynVar used as a value in a body reads the runtime extent it names."""
+    if not isinstance(dv, DynVar):
+        raise p.error(DynamicShapeError, "arithmetic on pl.dynamic symbols is not allowed in a "
+                      "kernel body", node,
+                      hint="read each dim into a local with pl.tensor.dim(x, axis) and compute "
+                           "with the locals")
+    if dv.name in p.dyn_dims:
+        p.dynvar_uses.append((dv.name, node))
+        param, axis = p.dyn_dims[dv.name]
+        return call_op(p, "tensor.dim", [param, axis], {}, node)
+    return DynDim(dv.name, INDEX, p.span(node))
+
+
+def shape_dim(p: Any, value: Expr, axis: int, dim: Any, node: ast.AST) -> Any:
+    if isinstance(dim, int):
+        return dim
+    return call_op(p, "tensor.dim", [value, axis], {}, node)
+
+
+def scalar_binop(p: Any, sym: str, lhs: Any, rhs: Any, node: ast.AST) -> Expr:
+    for side in (lhs, rhs):
+        if is_ir(side) and isinstance(side.type, ShapedType):
+            alt = _TENSOR_OP_FOR.get(sym, "the matching pl op")
+            raise p.error(UnsupportedFeatureError, f"Python operator '{sym}' does not apply to "
+                          f"tensors or tiles ({side.type})", node,
+                          hint=f"call {alt}(...) instead")
+        if isinstance(side, DimExpr):
+            raise p.error(DynamicShapeError, "arithmetic on pl.dynamic symbols is not allowed in "
+                          "a kernel body", node,
+                          hint="read each dim into a local with pl.tensor.dim(x, axis) and "
+                               "compute with the locals")
+    op = SYMBOL_TO_OP.get(sym)
+    if op is None:
+        raise p.error(UnsupportedFeatureError, f"operator '{sym}' is not supported on run-time "
+                      "scalars", node, hint="kernels support + - * / // % << >> on scalars")
+    return call_op(p, op, [lhs, rhs], {}, node)
