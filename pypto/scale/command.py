@@ -77,8 +77,9 @@ class Invocation:
         return self.options.get(name, default)
 
 
-def _is_target(arg: str) -> bool:
-    return arg.startswith("@") or any(c in arg for c in "*?[") or Path(arg).exists()
+def _is_target(arg: str, root: str | None = None) -> bool:
+    return arg.startswith("@") or any(c in arg for c in "*?[") or Path(arg).exists() \
+        or (root is not None and (Path(root) / arg).exists())
 
 
 def parse(argv: list[str]) -> Invocation:
@@ -105,7 +106,7 @@ def parse(argv: list[str]) -> Invocation:
                 inv.options[name] = value
         elif not inv.targets and arg.startswith("-"):
             raise UsageError(f"unknown option {arg} (a file's own options go after it)")
-        elif not inv.file_args and (not inv.targets or _is_target(arg)) \
+        elif not inv.file_args and (not inv.targets or _is_target(arg, inv.get("--root"))) \
                 and not arg.startswith("-"):
             inv.targets.append(arg)
         else:

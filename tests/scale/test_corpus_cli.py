@@ -158,3 +158,14 @@ def test_usage_errors(tmp_path, args, message):
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[0] == f"pypto-sim: {message}"
     assert main is not None
+
+
+def test_unwritten_rows_plus_a_wrong_golden_is_a_failure_not_a_diagnosis(tmp_path):
+    from pypto.scale.corpus import CorpusFile
+    from pypto.scale.runfile import run_file
+
+    f = write(tmp_path, "both.py", skip_rows=32, factor=3)
+    r = run_file(CorpusFile(str(f), "both.py"))
+    assert r["status"] == "fail", r
+    assert r["reason"].startswith("'y' 32768/32768 mismatched")
+    assert r["runs"][0]["verdict"] == "fail"
