@@ -30,6 +30,8 @@ from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType
 from pypto.language.kernels import FunctionDef
+from pypto.ops.facts import Role
+from pypto.ops.registry import get
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
@@ -325,7 +327,17 @@ class _NoProgram:
     functions: dict = {}
 
 
-_WRITES_INTO = {"assemble": 0, "write": 0, "store": 2}  # op -> index of the buffer written
+def _is_reshape(e: Any) -> bool:
+    return isinstance(e, Call) and get(e.op).role is Role.RESHAPE
+
+
+def _written_buffer(e: Any) -> Any:
+    """The argument an in-place op (assemble, store, write: its registry `writes`) writes
+    into and returns, else None."""
+    if not isinstance(e, Call):
+        return None
+    op = get(e.op)
+    return e.args[op.params.index(op.writes)] if op.writes is not None else None
 
 
 def _check_reshape_back(func: Function, call_span: Span) -> None:
@@ -342,7 +354,7 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
     ret = func.body[-1]
     for value in ret.values:
         e = defs.get(value.uid, value) if isinstance(value, Var) else value
-        if not (isinstance(e, Call) and e.op == "reshape"):
+        if not _is_reshape(e):
             continue
         shape = e.args[1]
         if not (isinstance(shape, ListExpr) and
@@ -355,11 +367,11 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
             d = defs[src.uid]
             if isinstance(d, Var):
                 src = d
-            elif isinstance(d, Call) and d.op == "reshape":
+            elif _is_reshape(d):
                 views += 1
                 src = d.args[0]
-            elif isinstance(d, Call) and d.op in _WRITES_INTO:
-                src = d.args[_WRITES_INTO[d.op]]
+            elif _written_buffer(d) is not None:
+                src = _written_buffer(d)
             elif isinstance(d, CallFunc):
                 src = next((a for a in d.args if isinstance(a, Var) and a.type == d.type), None)
             else:

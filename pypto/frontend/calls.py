@@ -20,6 +20,7 @@ from pypto.language.dsl import Construct
 from pypto.language.kernels import FunctionDef, KernelFunction
 from pypto.language.ops import OpStub
 from pypto.language.typing import DynVar
+from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
 
@@ -81,20 +82,18 @@ def visit_call(p: Any, node: ast.Call) -> Any:
                   hint=hint)
 
 
-# op -> the parameter holding the shape of the buffer it makes; inside a region that
-# buffer is an on-chip tile, so the shape is a tiling constant.
-_TILE_SHAPE_PARAM = {"slice": "shape", "load": "shapes", "create_tensor": "shape",
-                     "create_tile": "shape", "full": "shape", "tile.full": "shape"}
-
-
 def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes: list,
                       kw_nodes: dict, node: ast.AST) -> None:
     """The dynamic-shape rules on shape lists: tile shapes in a region are static, and a
     `pl.create_tensor` shape holds named values, not composites led by a constant."""
-    pname = _TILE_SHAPE_PARAM.get(stub.op)
+    # the parameter holding the shape of the buffer the op makes (its registry
+    # `shape_param`); inside a region that buffer is an on-chip tile, so the shape is a
+    # tiling constant
+    opdef = get(stub.op)
+    pname = opdef.shape_param
     if pname is None:
         return
-    params = list(get(stub.op).params)
+    params = list(opdef.params)
     i = params.index(pname)
     if i < len(args):
         value, vnode = args[i], arg_nodes[i]
@@ -115,7 +114,7 @@ def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes:
                               "time", enode,
                               hint="use a compile-time tile size and mark the valid part with "
                                    "valid_shape=[...]")
-    if stub.op == "create_tensor":
+    if opdef.role is Role.ALLOC_TENSOR:
         for v, enode in zip(value, elts):
             if contains_ir(v) and isinstance(enode, ast.BinOp) and _leads_static(p, enode):
                 raise p.error(DynamicShapeError, "a composite run-time expression in a "

@@ -1,19 +1,39 @@
-"""Render IR as readable `pl`-style Python text (what the workbench shows)."""
+"""Render IR as readable `pl`-style Python text (what the workbench shows).
+
+The IR does not know the op table (it sits above the IR): how a call of an op is
+spelled - its public name, its signature (for keyword arguments and defaults left
+out), the Python operator of a scalar op - comes from the lookup that `pypto.ops`
+installs with `use_op_spellings` when it loads. Without one, calls print as
+`op(args...)`.
+"""
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Callable
 
 from pypto.ir.nodes import (Assign, Attr, Break, Call, CallFunc, Const, Continue, DynDim, Eval,
                             For, Function, GetItem, If, ListExpr, LoopKind, Program, Return,
                             Scope, ScopeKind, Var, While, Yield)
-from pypto.ir.types import TensorType
 
-_SCALAR_SYMBOLS = {"scalar.add": "+", "scalar.sub": "-", "scalar.mul": "*", "scalar.truediv": "/",
-                   "scalar.floordiv": "//", "scalar.mod": "%", "scalar.lshift": "<<",
-                   "scalar.rshift": ">>", "scalar.eq": "==", "scalar.ne": "!=", "scalar.lt": "<",
-                   "scalar.le": "<=", "scalar.gt": ">", "scalar.ge": ">=", "scalar.and": "and",
-                   "scalar.or": "or"}
+
+
+@dataclass(frozen=True)
+class OpSpelling:
+    """How a call of one op is written."""
+
+    name: str  # the public spelling, e.g. "pl.row_sum"
+    params: tuple[inspect.Parameter, ...]  # the op's signature, in argument order
+    symbol: str | None = None  # a Python operator: infix with two operands, else prefix
+
+
+_SPELLINGS: list[Callable[[str], OpSpelling | None]] = []
+
+
+def use_op_spellings(lookup: Callable[[str], OpSpelling | None]) -> None:
+    """Spell op calls as `lookup(op name)` says (installed by `pypto.ops`)."""
+    _SPELLINGS[:] = [lookup]
 
 
 def expr_str(e: Any) -> str:
@@ -45,19 +65,16 @@ def expr_str(e: Any) -> str:
 
 
 def _call_str(c: Call) -> str:
-    sym = _SCALAR_SYMBOLS.get(c.op)
-    if sym is not None:
+    op = _SPELLINGS[0](c.op) if _SPELLINGS else None
+    if op is None:
+        return f"{c.op}(" + ", ".join(expr_str(a) for a in c.args) + ")"
+    sym = op.symbol
+    if sym is not None and len(c.args) == 2:
         return f"({expr_str(c.args[0])} {sym} {expr_str(c.args[1])})"
-    if c.op == "scalar.neg":
-        return f"-{expr_str(c.args[0])}"
-    if c.op == "scalar.not":
-        return f"not {expr_str(c.args[0])}"
-    from pypto.ops.registry import get
-
-    op = get(c.op)
-    params = list(op.signature.parameters.values())
+    if sym is not None and len(c.args) == 1:
+        return f"{sym}{' ' if sym.isalpha() else ''}{expr_str(c.args[0])}"
     parts = []
-    for p, a in zip(params, c.args):
+    for p, a in zip(op.params, c.args):
         default = p.default
         if isinstance(a, (Attr, Const)) and p.default is not p.empty and a.value == default \
                 and type(a.value) is type(default):
@@ -66,8 +83,7 @@ def _call_str(c: Call) -> str:
             parts.append(expr_str(a))
         else:
             parts.append(f"{p.name}={expr_str(a)}")
-    name = op.names[0] if op.names else c.op
-    return f"{name}(" + ", ".join(parts) + ")"
+    return f"{op.name}(" + ", ".join(parts) + ")"
 
 
 def type_str(t: Any) -> str:
@@ -200,4 +216,4 @@ def print_program(prog: Program) -> str:
     return "\n".join(p.lines)
 
 
-__all__ = ["print_program", "print_function", "expr_str", "TensorType"]
+__all__ = ["print_program", "print_function", "expr_str", "OpSpelling", "use_op_spellings"]

@@ -254,5 +254,5 @@ def _cast_impl(x, target_type, mode="round"):
     return cast_array(x, target_type, m)
 
 
-defop("cast", unit=Unit.VECTOR, impl=_cast_impl,
+defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True,
       names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"))(_cast)

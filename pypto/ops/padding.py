@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from pypto.ir.types import TileType
+from pypto.ops.facts import View
 from pypto.ops.numeric import plain
 from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
@@ -94,7 +95,8 @@ def _runtime_pad(v: Any) -> str:
     return "max" if v > 0 else "min"
 
 
-defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, names=_names("fillpad"))(_fillpad)
+defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, view=View.WINDOW,
+      names=_names("fillpad"))(_fillpad)
 
 
 def _fillpad_inplace(tile, pad_value=None):

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto.ir import dtypes
+from pypto.ops.facts import Ufunc
 from pypto.ops.numeric import _QUIET, _widen, compute_dtype, elementwise
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ir.types import TileType
@@ -67,7 +68,8 @@ for _name, _fn, _axis in (("row_sum", np.sum, -1), ("row_max", np.max, -1),
         return _reduced(x, _axis)
 
     _row.__doc__ = f"`{_name}`: reduce the last axis with {_fn.__name__}, keeping it as size 1."
-    defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, _axis), names=_names(_name))(_row)
+    defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, _axis), names=_names(_name),
+          batchable=_fn is not np.prod, ufunc=Ufunc(_UFUNC[_fn].__self__, 1, _axis))(_row)
 
 def _col_sum(x, tmp_tile=None):
     """`col_sum`: reduce axis -2 with a sum, keeping it as size 1. The tile form may take
@@ -76,15 +78,16 @@ def _col_sum(x, tmp_tile=None):
     return _reduced(x, -2)
 
 
-defop("col_sum", unit=Unit.VECTOR, impl=_reduce_impl(np.sum, -2),
-      names=_names("col_sum"))(_col_sum)
+defop("col_sum", unit=Unit.VECTOR, impl=_reduce_impl(np.sum, -2), batchable=True,
+      ufunc=Ufunc(np.add, 1, -2), names=_names("col_sum"))(_col_sum)
 
 for _name, _fn in (("col_max", np.max), ("col_min", np.min), ("col_prod", np.prod)):
     def _col(x):
         return _reduced(x, -2)
 
     _col.__doc__ = f"`{_name}`: reduce axis -2 with {_fn.__name__}, keeping it as size 1."
-    defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, -2), names=_names(_name))(_col)
+    defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, -2), names=_names(_name),
+          batchable=_fn is not np.prod, ufunc=Ufunc(_UFUNC[_fn].__self__, 1, -2))(_col)
 
 
 def _tmp_rule(x: Any, tmp: Any, op: str, *, required: bool) -> None:
@@ -186,9 +189,11 @@ for _kind in ("row", "col"):
         _sig.__doc__ = (f"`{_name}(x, vec)`: combine every {'row' if _kind == 'row' else 'column'}"
                         f" of x with the matching element of the {_kind} vector.")
         _impl = elementwise(_fn)
+        _uf = _fn if isinstance(_fn, np.ufunc) else None
         defop(_name, unit=Unit.VECTOR,
               impl=lambda x, vec, tmp=None, _impl=_impl, _k=_kind: _impl(x, _as_vector(x, vec, _k)),
-              names=_names(_name))(_sig)
+              names=_names(_name), batchable=True,
+              ufunc=Ufunc(_uf) if _uf is not None else None)(_sig)
 
 
 def _row_expand(target, row_vec):

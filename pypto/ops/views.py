@@ -9,6 +9,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
 from pypto.ops.memory import _slice_impl, _static_ints  # noqa: F401
+from pypto.ops.facts import Role, View
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
@@ -43,7 +44,7 @@ def _reshape(x, shape):
     return like(t, shape=dims, valid_shape=None)
 
 
-defop("reshape", unit=Unit.META,
+defop("reshape", unit=Unit.META, view=View.ALIAS, role=Role.RESHAPE,
       impl=lambda x, shape: x.reshape([int(d) for d in shape]),
       names=_names("reshape"))(_reshape)
 
@@ -107,7 +108,7 @@ def _set_validshape(x, valid_rows, valid_cols):
     return like(t, valid_shape=(rows, cols))
 
 
-defop("set_validshape", unit=Unit.META,
+defop("set_validshape", unit=Unit.META, view=View.ALIAS, role=Role.SET_VALID,
       impl=lambda x, valid_rows, valid_cols: with_valid(plain(x), (int(valid_rows),
                                                                      int(valid_cols))),
       names=_names("set_validshape"))(_set_validshape)
@@ -151,7 +152,7 @@ def _reinterpret_impl(x, dtype, shape=None):
     return out.reshape([int(d) for d in shape]) if shape is not None else out
 
 
-defop("reinterpret_view", unit=Unit.META, impl=_reinterpret_impl,
+defop("reinterpret_view", unit=Unit.META, impl=_reinterpret_impl, view=View.ALIAS,
       names=_names("reinterpret_view"))(_reinterpret_view)
 
 
@@ -180,7 +181,7 @@ def _tensor_view_impl(tensor, shape=None, valid_shape=None, layout=None):
     return with_valid(out, valid_shape) if valid_shape is not None else out
 
 
-defop("tensor.view", unit=Unit.META, impl=_tensor_view_impl,
+defop("tensor.view", unit=Unit.META, impl=_tensor_view_impl, view=View.ALIAS,
       names=("pl.tensor.view",))(_tensor_view)
 
 

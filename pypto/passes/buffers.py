@@ -135,12 +135,12 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         memo[v] = _space_of_mem(flow.types[v].memory)
         node = flow.producer.get(v)
         if node is not None:
-            unit = get(node.op).unit
-            if unit is Unit.VECTOR:
+            d = get(node.op)
+            if d.unit is Unit.VECTOR:
                 memo[v] = "Vec"
-            elif unit is Unit.CUBE:
+            elif d.unit is Unit.CUBE:
                 memo[v] = "Acc"
-            elif node.op in ("slice",) or unit is Unit.META:
+            elif d.view is not None or d.unit is Unit.META:
                 src = next((o for _, o in node.operands
                             if o is not None and isinstance(flow.types.get(o), TileType)), None)
                 if src is not None:
@@ -158,7 +158,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         if produced_by_cube:
             return ["Acc"]
         # A tensor created in L1 (`pl.create_l1`) stays there, whoever fills it.
-        if any(v in flow.producer and get(flow.producer[v].op).extra.get("affinity") == "cube"
+        if any(v in flow.producer and get(flow.producer[v].op).affinity is Unit.CUBE
                for v in vs):
             return ["Mat"]
         sides: set = set()
@@ -234,7 +234,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             if v is None or not storage.in_gm(v):
                 continue
             t = flow.types.get(v)
-            if not isinstance(t, ShapedType) or op.op == "matmul_acc" and param == "acc":
+            if not isinstance(t, ShapedType) or d.matmul is not None and param == d.matmul.acc:
                 continue
             n = t.nbytes()
             if n is None:

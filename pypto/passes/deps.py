@@ -42,6 +42,7 @@ from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
 from pypto.ir.types import ArrayType, ScalarType, ShapedType, TensorType
 from pypto.ir.transform import walk
+from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.passes.base import Pass, PassContext
 from pypto.passes.regions import LoopInfo, loop_info
@@ -207,31 +208,24 @@ def callee_accesses(f: Function, env: dict) -> dict[str, tuple]:
         a[i] = True
 
     for op in flow.ops:
-        name = op.op
-        if name == "slice":
-            touch(op.operand("x"), False, _rect(_ints(op.arg("offset"), env),
-                                                _ints(op.arg("shape"), env)))
-        elif name == "load":
-            touch(op.operand("tensor"), False, _rect(_ints(op.arg("offsets"), env),
-                                                     _ints(op.arg("shapes"), env)))
-        elif name == "assemble":
-            src_t = flow.types.get(op.operand("source") or "")
-            shape = src_t.static_shape() if isinstance(src_t, ShapedType) else None
-            touch(op.operand("target"), True, _rect(_ints(op.arg("offset"), env), shape))
-            touch(op.operand("source"), False, None)
-        elif name == "store":
-            src_t = flow.types.get(op.operand("tile_") or "")
+        d = get(op.op)
+        w = d.window
+        if w is not None and not w.write:  # slice / load
+            touch(op.operand(w.tensor), False, _rect(_ints(op.arg(w.offset), env),
+                                                     _ints(op.arg(w.shape), env)))
+        elif w is not None:  # assemble / store (a reshaping store gives its shapes)
+            src_t = flow.types.get(op.operand(w.source) or "")
             shape = _ints(op.arg("shapes"), env) or (
                 src_t.static_shape() if isinstance(src_t, ShapedType) else None)
-            touch(op.operand("output_tensor"), True, _rect(_ints(op.arg("offsets"), env), shape))
-        elif name in ("read", "write"):
-            param = "src" if name == "read" else "dst"
+            touch(op.operand(w.tensor), True, _rect(_ints(op.arg(w.offset), env), shape))
+            touch(op.operand(w.source), False, None)
+        elif d.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):  # (tensor first)
+            write = d.role is Role.ELEMENT_WRITE
             off = _ints(op.arg("offset"), env)
-            touch(op.operand(param), name == "write", _rect(off, [1] * len(off)) if off else None)
-        elif name in ("reshape", "set_validshape", "tile.transpose_view"):
+            touch(op.operands[0][1], write, _rect(off, [1] * len(off)) if off else None)
+        elif d.view is View.ALIAS:  # a view accesses nothing
             continue
         else:
-            d = get(name)
             for p, v in op.operands:
                 if v is None:
                     continue
@@ -385,23 +379,24 @@ class _GraphBuilder:
     def orch_op(self, target: Var | None, call: Call, span: Span) -> None:
         d = get(call.op)
         args = dict(zip(d.params, call.args))
-        if call.op == "slice" and target is not None:
-            src = args["x"]
+        w = d.window
+        if d.view is View.WINDOW and w is not None and target is not None:  # a slice
+            src = args[w.tensor]
             if isinstance(src, Var) and src.name in self.root:
                 root, view = self.root[src.name]
-                inner = _rect(_ints(args["offset"], self.scalars), _ints(args["shape"],
-                                                                            self.scalars))
+                inner = _rect(_ints(args[w.offset], self.scalars), _ints(args[w.shape],
+                                                                          self.scalars))
                 self.root[target.name] = (root, _shift(view, inner, 0))
             return
-        if call.op == "reshape" and target is not None:
-            src = args["x"]
+        if d.view is View.ALIAS and target is not None:  # reshape and other views
+            src = call.args[0]
             if isinstance(src, Var) and src.name in self.root:
                 self.root[target.name] = (self.root[src.name][0], None)
             return
-        if call.op == "create_tensor" and target is not None:
+        if d.role is Role.ALLOC_TENSOR and target is not None:
             self.root[target.name] = (target.name, _whole(target.type))
             return
-        if call.op == "array.update_element" and target is not None:
+        if d.role is Role.ARRAY_SET and target is not None:
             for a in call.args:
                 if isinstance(a, Var) and a.name in self.tasks:
                     self.tasks.setdefault(target.name, set()).update(self.tasks[a.name])
@@ -409,7 +404,7 @@ class _GraphBuilder:
             if isinstance(arr, Var):
                 self.tasks.setdefault(arr.name, set()).update(self.tasks.get(target.name, ()))
             return
-        if call.op == "array.get_element" and target is not None:
+        if d.role is Role.ARRAY_GET and target is not None:
             arr = call.args[0]
             if isinstance(arr, Var) and arr.name in self.tasks:
                 self.tasks[target.name] = set(self.tasks[arr.name])

@@ -22,6 +22,7 @@ from pypto.ir.nodes import (Assign, Call, CallFunc, Direction, Eval, For, Functi
                             LoopKind, Param, Program, Return, Scope, ScopeKind, Var)
 from pypto.ir.transform import map_bodies, walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType
+from pypto.ops.facts import View
 from pypto.ops.registry import get
 from pypto.passes.base import Pass, PassContext
 
@@ -198,14 +199,11 @@ class OutlineRegions(Pass):
         return None
 
 
-_VIEW_OPS = frozenset({"reshape", "set_validshape", "tile.transpose_view", "reinterpret_view",
-                       "tensor.view"})
-
-
 def alias_roots(stmts: Any) -> Any:
     """A function mapping a name to the name of the buffer it aliases in `stmts`:
     loop carries alias their initial values, loop results their carries, copies and
-    views their sources, and an in-place op's result (assemble, store) its target."""
+    views their sources, and an in-place op's result (assemble, store) its target. (A
+    window of a tensor inside a region is a load into a new tile: not an alias.)"""
     parent: dict[str, str] = {}
     for n in walk(stmts):
         if isinstance(n, Assign) and len(n.targets) == 1:
@@ -217,7 +215,7 @@ def alias_roots(stmts: Any) -> Any:
                 src = None
                 if op.writes is not None:
                     src = v.args[op.params.index(op.writes)]
-                elif v.op in _VIEW_OPS and v.args:
+                elif op.view is View.ALIAS and v.args:
                     src = v.args[0]
                 if isinstance(src, Var) and isinstance(t.type, ShapedType):
                     parent[t.name] = src.name

@@ -34,14 +34,13 @@ from typing import Any
 from pypto.ir.nodes import (Assign, Call, CallFunc, Eval, For, Function, FunctionKind, GetItem,
                             If, ListExpr, Program, Return, Scope, Var, While, Yield)
 from pypto.ir.types import MemorySpace, ShapedType, TileType, TensorType
-from pypto.ops.registry import Unit, get
+from pypto.ops.facts import View
+from pypto.ops.registry import OpDef, Unit, get
 from pypto.passes.base import Pass, PassContext
 
 CUBE, VECTOR = "cube", "vector"
 CUBE_SPACES = {MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
                MemorySpace.Bias, MemorySpace.LeftScale, MemorySpace.RightScale}
-_VIEW_OPS = {"reshape", "set_validshape", "tile.transpose_view"}
-_TILE_VIEW_OPS = {"slice", "fillpad"}  # views only when their source is a tile
 
 
 # --- the dataflow walk ----------------------------------------------------------------
@@ -285,23 +284,20 @@ class Storage:
         extra = []
         for op in flow.ops:
             src = None
-            if op.op == "assemble":
-                src = op.operand("target")
-            elif op.op == "store":
-                src = op.operand("output_tensor")
-            elif op.op in _VIEW_OPS:
-                src = op.operand(get(op.op).params[0])
-            elif op.op in _TILE_VIEW_OPS:
+            d = get(op.op)
+            if d.writes is not None:  # assemble / store: the result is the target
+                src = op.operand(d.writes)
+            elif d.view is View.ALIAS:
+                src = op.operand(d.params[0])
+            elif d.view is View.WINDOW:
                 # a window / pad of an on-chip tile is a view of its buffer (the compiler
                 # lowers tile.slice and tile.fillpad to PTO views on the input's MemRef);
                 # a slice of a tensor is a load into a new buffer
-                x = op.operand(get(op.op).params[0])
+                x = op.operand(d.params[0])
                 if isinstance(flow.types.get(x or ""), TileType):
                     src = x
-            elif op.op == "matmul_acc":
-                src = op.operand("acc")
-            elif get(op.op).writes is not None:
-                src = op.operand(get(op.op).writes)
+            elif d.matmul is not None and d.matmul.acc is not None:
+                src = op.operand(d.matmul.acc)
             if src is not None:
                 extra.append((op.result, src))
         self.classes = flow.alias_classes(extra)
@@ -358,6 +354,11 @@ def _side_of_mem(m: MemorySpace | None) -> str | None:
     return CUBE if m in CUBE_SPACES else VECTOR
 
 
+def _target_side(op: OpNode, d: OpDef) -> str:
+    """The side an op placing its result in the memory its `memory_param` names feeds."""
+    return _side_of_mem(_mem(op.arg(d.memory_param))) or VECTOR
+
+
 def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
     flow = flow or Dataflow(f)
     consumers = flow.consumers()
@@ -383,17 +384,15 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
                 continue
             seen.add(g)
             for op, param in consumers.get(g, ()):
-                unit = get(op.op).unit
-                if unit is Unit.CUBE:
+                d = get(op.op)
+                if d.unit is Unit.CUBE:
                     out.add(CUBE)
-                elif unit is Unit.VECTOR:
+                elif d.unit is Unit.VECTOR:
                     out.add(VECTOR)
-                elif op.op in _VIEW_OPS:
+                elif d.view is View.ALIAS:
                     out |= feeds(op.result, seen)
-                elif op.op == "move":
-                    out.add(_side_of_mem(_mem(op.arg("target_memory"))) or VECTOR)
-                elif op.op == "matmul_acc":
-                    out.add(CUBE)
+                elif d.memory_param is not None:  # a move / load into its target memory
+                    out.add(_target_side(op, d))
         feeds_memo[v] = frozenset(out)
         return feeds_memo[v]
 
@@ -418,18 +417,16 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
                 s = frozenset({CUBE})
             elif d.unit is Unit.VECTOR:
                 s = frozenset({VECTOR})
-            elif op.op == "load":
-                s = frozenset({_side_of_mem(_mem(op.arg("target_memory"))) or VECTOR})
-            elif op.op == "move":
-                s = frozenset({_side_of_mem(_mem(op.arg("target_memory"))) or VECTOR})
-            elif op.op == "slice":
-                src = op.operand("x")
+            elif d.memory_param is not None:  # load, move: the side of their target
+                s = frozenset({_target_side(op, d)})
+            elif d.view is View.WINDOW:  # a slice
+                src = op.operand(d.params[0])
                 if src is not None and not storage.in_gm(src):
                     s = value_side(src) or frozenset({VECTOR})  # a window of an on-chip tile
                 else:
                     s = feeds(op.result) or frozenset({VECTOR})  # a load from GM
-            elif op.op in ("assemble", "store"):
-                src = op.operand("source" if op.op == "assemble" else "tile_")
+            elif d.window is not None and d.window.write:  # assemble / store
+                src = op.operand(d.window.source)
                 have = value_side(src)
                 s = frozenset({CUBE}) if have == frozenset({CUBE}) else frozenset({VECTOR})
             elif d.unit is Unit.MTE:
@@ -439,8 +436,8 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
                     first = next((v for _, v in op.operands if v is not None and
                                   isinstance(flow.types.get(v), ShapedType)), None)
                     s = value_side(first) or frozenset({VECTOR})
-            elif op.op in _VIEW_OPS:
-                s = value_side(op.operand(get(op.op).params[0]))
+            elif d.view is View.ALIAS:
+                s = value_side(op.operand(d.params[0]))
             else:
                 s = frozenset()
             side[op.result] = s
@@ -455,12 +452,11 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
         where = op_side[op.result]
         if where not in (CUBE, VECTOR):
             continue
+        w = get(op.op).window
         for param, v in op.operands:
             if v is None or v in flow.params:
                 continue
-            if op.op == "assemble" and param == "target":
-                continue
-            if op.op == "store" and param == "output_tensor":
+            if w is not None and w.write and param == w.tensor:  # written, not consumed
                 continue
             t = flow.types.get(v)
             if not isinstance(t, ShapedType):

@@ -21,10 +21,9 @@ from pypto.ir.nodes import (Assign, Call, CallFunc, Eval, For, FunctionKind, If,
                             While, Yield)
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
+from pypto.ops.facts import View
 from pypto.ops.registry import get
 
-_VIEW_OPS = {"slice", "reshape", "tensor.view", "reinterpret_view", "set_validshape",
-             "tile.transpose_view", "view"}
 _REGION = (FunctionKind.INCORE, FunctionKind.AIC, FunctionKind.AIV, FunctionKind.GROUP)
 
 
@@ -61,8 +60,9 @@ def written_entry_params(program: Program) -> set:
                         if isinstance(tgt, Var):
                             for t in n.targets:
                                 alias(fname, t.name, tgt.name)
-                    if v.op in _VIEW_OPS and not (region and v.op == "slice") and v.args and \
-                            isinstance(v.args[0], Var):
+                    # a window of a GM tensor inside a region is a load (a copy)
+                    aliases = op.view is View.ALIAS or (op.view is View.WINDOW and not region)
+                    if aliases and v.args and isinstance(v.args[0], Var):
                         for t in n.targets:
                             alias(fname, t.name, v.args[0].name)
                 elif isinstance(v, CallFunc):

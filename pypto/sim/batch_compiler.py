@@ -8,16 +8,9 @@ import numpy as np
 
 from pypto.ir.nodes import Call, Const, ListExpr, Var
 from pypto.ir.types import ShapedType
+from pypto.ops.facts import Role, Ufunc
 from pypto.ops.registry import get
-from pypto.sim.batch_plan import (
-    BLOCK,
-    ELEMENTWISE,
-    SCALAR_AFFINE,
-    SCALAR_DIV,
-    WINDOW_READS,
-    WINDOW_WRITES,
-    Plan,
-)
+from pypto.sim.batch_plan import BLOCK, Plan, index_symbol, window_read, window_write
 from pypto.sim.batch_state import Aff, BatchState, Fallback, _lo_at
 from pypto.sim.compiler import FnCompiler
 
@@ -59,36 +52,38 @@ class BatchCompiler(FnCompiler):
         if isinstance(e, (list, tuple)):
             return any(self.vary(i) for i in e)
         if isinstance(e, Call):
-            if e.op == "get_block_idx":
+            op = get(e.op)
+            if op.role is Role.BLOCK_INDEX:
                 return BLOCK in pv
-            if e.op in WINDOW_WRITES:
+            if window_write(op) is not None:
                 return False
             return any(self.vary(a) for a in e.args)
         return False
 
     def call(self, e: Call, target: str | None = None) -> Callable:
-        op = e.op
-        if op in WINDOW_READS or op in WINDOW_WRITES:
-            a = dict(zip(get(op).params, e.args))
-            if op in WINDOW_READS:
-                src_n, shape_n, off_n = WINDOW_READS[op]
-                if self.vary(a[off_n]):
-                    return self._kept(self.bwindow(e, a[src_n], a[shape_n], a[off_n], op), e)
-            else:
-                tgt_n, src_n, off_n = WINDOW_WRITES[op]
-                src = a[src_n] if src_n in a else a.get("tile_")
-                if self.vary(src) or self.vary(a[off_n]):
-                    return self._kept(self.bwrite(e, a[tgt_n], src, a[off_n], op), e)
+        op = get(e.op)
+        rd, wr = window_read(op), window_write(op)
+        if rd is not None or wr is not None:
+            a = dict(zip(op.params, e.args))
+            if rd is not None:
+                if self.vary(a[rd.offset]):
+                    return self._kept(self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset],
+                                                   e.op), e)
+            elif wr is not None:
+                src = a[wr.source]
+                if self.vary(src) or self.vary(a[wr.offset]):
+                    return self._kept(self.bwrite(e, a[wr.tensor], src, a[wr.offset], e.op), e)
             return super().call(e, target)
-        if op == "get_block_idx" and BLOCK in self.plan.varying:
+        if op.role is Role.BLOCK_INDEX and BLOCK in self.plan.varying:
             return self._kept(self.bscalar(e, None), e)
         if not any(self.vary(x) for x in e.args):
             return super().call(e, target)
-        if op in SCALAR_AFFINE or op in SCALAR_DIV:
-            return self._kept(self.bscalar(e, _SCALAR[op]), e)
-        if op in ELEMENTWISE:
+        sym = index_symbol(op)
+        if sym is not None:
+            return self._kept(self.bscalar(e, _SCALAR[sym]), e)
+        if op.batchable:
             return self._kept(self.bop(e), e)
-        raise AssertionError(f"batch plan admitted {op}")  # pragma: no cover
+        raise AssertionError(f"batch plan admitted {e.op}")  # pragma: no cover
 
     def _kept(self, run: Callable, e: Call) -> Callable:
         """`run` guarded, still carrying `run.gen` = (kind, core, operand expressions):
@@ -107,7 +102,7 @@ class BatchCompiler(FnCompiler):
         st = self.st
 
         def core(args: list) -> Any:
-            r = fn(args, st) if e.op != "get_block_idx" else st.blk
+            r = fn(args, st) if fn is not None else st.blk  # (None: the block index)
             if type(r) is not Aff:
                 r = st.materialize(r)
             if acct is not None and m.cur is not None:
@@ -175,18 +170,19 @@ class BatchCompiler(FnCompiler):
         return run
 
     def _direct(self, e: Call, npdt: Any) -> Callable | None:
-        """For an op of FUSE or a row / column reduction over float32 / float64 operands
-        of the op's own dtype, a function calling the numpy ufunc (or its reduce) the
-        impl ends in, without the impl's dispatch (the same bits; sim speed: ~1-2 us per
-        op); it gives None when the run-time operands are of another kind."""
+        """For an op whose impl is a ufunc (or its reduce: the op's registry `ufunc`) over
+        float32 / float64 operands of the op's own dtype, a function calling the ufunc
+        without the impl's dispatch (the same bits; sim speed: ~1-2 us per op); it gives
+        None when the run-time operands are of another kind."""
         dt = np.dtype(npdt)
         t = e.type
         if dt.kind != "f" or dt.itemsize < 4 or not isinstance(t, ShapedType) or \
                 t.valid_shape is not None:
             return None
         nd_t = np.ndarray
-        if e.op in REDUCE:
-            red, axis = REDUCE[e.op]
+        uf = get(e.op).ufunc
+        if uf is not None and uf.reduce_axis is not None:
+            red, axis = uf.fn.reduce, uf.reduce_axis
 
             def reduce(args: list) -> Any:
                 x = args[0]
@@ -195,9 +191,10 @@ class BatchCompiler(FnCompiler):
                 return red(x, axis=axis, keepdims=True)
 
             return reduce
-        if e.op not in FUSE:
+        uf = _elementwise_ufunc(e)
+        if uf is None:
             return None
-        ufunc, n = FUSE[e.op]
+        ufunc, n = uf.fn, uf.arity
         if len(e.args) < n or not all(_nullish(x) for x in e.args[n:]):
             return None
         if len({len(a.type.shape) for a in e.args[:n]
@@ -226,9 +223,10 @@ class BatchCompiler(FnCompiler):
         (untraced runs only; the returned function gives None when the run-time values
         do not allow it)."""
         ks = self.dying.get(id(e))
-        if not ks or e.op not in FUSE:
+        uf = _elementwise_ufunc(e)
+        if not ks or uf is None:
             return None
-        ufunc, n = FUSE[e.op]
+        ufunc, n = uf.fn, uf.arity
         if len(e.args) < n or not all(_nullish(x) for x in e.args[n:]):
             return None
         ranks = {len(a.type.shape) for a in e.args[:n]
@@ -334,9 +332,10 @@ class BatchCompiler(FnCompiler):
         numpy ufunc over float32/float64 arrays and Python scalars), compute it straight
         into the destination windows: the same values as computing it and copying them
         in, without the temporary (untraced runs only; `None`: no such op)."""
-        if not isinstance(source, Call) or source.op not in FUSE or not self.vary(source):
+        uf = _elementwise_ufunc(source) if isinstance(source, Call) else None
+        if uf is None or not self.vary(source):
             return None
-        ufunc, n = FUSE[source.op]
+        ufunc, n = uf.fn, uf.arity
         if len(source.args) < n or not all(_nullish(x) for x in source.args[n:]):
             return None
         ranks = {len(a.type.shape) for a in source.args[:n]
@@ -401,7 +400,8 @@ class BatchCompiler(FnCompiler):
             (isinstance(source, Call) and _is_cube(source))
         fused = None if tracing else self._fused(source, shp)
         # the operands of the fused op, evaluated before the write (pure: names, constants)
-        fused_ops = list(source.args[:FUSE[source.op][1]]) if fused is not None else []
+        fused_ops = list(source.args[:_elementwise_ufunc(source).arity]) \
+            if fused is not None else []
         fargfns = [self.expr(a) for a in fused_ops]
         site = [None]
 
@@ -462,33 +462,19 @@ class BatchCompiler(FnCompiler):
         return run
 
 
-# Elementwise ops a batched window write may compute in place (`BatchCompiler._fused`):
-# op -> (numpy ufunc of its impl, number of leading operands it takes). Only used for
-# float32 / float64 operands of the op's own dtype, where the impl is exactly the ufunc.
-FUSE = {
-    "add": (np.add, 2), "sub": (np.subtract, 2), "mul": (np.multiply, 2),
-    "div": (np.true_divide, 2), "maximum": (np.maximum, 2), "minimum": (np.minimum, 2),
-    "adds": (np.add, 2), "subs": (np.subtract, 2), "muls": (np.multiply, 2),
-    "divs": (np.divide, 2), "maximums": (np.maximum, 2), "minimums": (np.minimum, 2),
-    "neg": (np.negative, 1), "abs": (np.abs, 1), "exp": (np.exp, 1),
-    **{f"{k}_expand_{o}": (f, 2) for k in ("row", "col")
-       for o, f in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                    ("div", np.true_divide), ("max", np.maximum), ("min", np.minimum))},
-}
-
-
-# Row / column reductions `BatchCompiler._direct` calls straight: op -> (the ufunc reduce
-# its impl calls on plain float32 / float64 ndarrays, axis).
-REDUCE = {f"{k}_{o}": (u.reduce, ax) for k, ax in (("row", -1), ("col", -2))
-          for o, u in (("sum", np.add), ("max", np.maximum), ("min", np.minimum),
-                       ("prod", np.multiply))}
+def _elementwise_ufunc(e: Call) -> Ufunc | None:
+    """The elementwise ufunc of the op `e` calls (its registry `ufunc`, not a reduction):
+    a batched window write may compute it in place, an op may compute it into a dying
+    operand. Only used for float32 / float64 operands of the op's own dtype."""
+    uf = get(e.op).ufunc
+    return uf if uf is not None and uf.reduce_axis is None else None
 
 
 def _dying(func: Any) -> dict:
     """Temporaries that die at their only use: {id(call): [operand index]} for a Var
-    assigned once, at the top level of the region body, from an op of FUSE (a fresh
-    array), and read exactly once, as a direct operand of the value of a later top-level
-    assignment (so that use runs once per definition)."""
+    assigned once, at the top level of the region body, from an elementwise ufunc op (a
+    fresh array), and read exactly once, as a direct operand of the value of a later
+    top-level assignment (so that use runs once per definition)."""
     from pypto.ir.nodes import Assign
     from pypto.ir.transform import walk
 
@@ -502,12 +488,13 @@ def _dying(func: Any) -> dict:
         if not isinstance(s, Assign) or len(s.targets) != 1:
             continue
         v = s.value
-        if isinstance(v, Call) and v.op in FUSE:
+        fuses = isinstance(v, Call) and _elementwise_ufunc(v) is not None
+        if fuses:
             for k, a in enumerate(v.args):
                 if isinstance(a, Var) and a.name in defs and counts.get(a.name) == 2:
                     out.setdefault(id(v), []).append(k)
         t = s.targets[0]
-        if isinstance(t, Var) and isinstance(v, Call) and v.op in FUSE:
+        if isinstance(t, Var) and fuses:
             defs.add(t.name)
     return out
 
@@ -576,6 +563,7 @@ def _smul(args: list, st: BatchState | None) -> Any:
     return _mat(a, st) * _mat(b, st)
 
 
-_SCALAR = {"scalar.add": _sadd, "scalar.sub": _ssub, "scalar.mul": _smul,
-           "scalar.floordiv": lambda args, st: np.floor_divide(_mat(args[0], st), args[1]),
-           "scalar.mod": lambda args, st: np.mod(_mat(args[0], st), args[1])}
+# by the operator of the scalar op (`batch_plan.index_symbol`)
+_SCALAR = {"+": _sadd, "-": _ssub, "*": _smul,
+           "//": lambda args, st: np.floor_divide(_mat(args[0], st), args[1]),
+           "%": lambda args, st: np.mod(_mat(args[0], st), args[1])}

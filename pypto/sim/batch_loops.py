@@ -7,9 +7,8 @@ from typing import Any, Callable
 from pypto.ir.nodes import Assign, Call, CallFunc, Const, Eval, For, ListExpr, LoopKind, Var, Yield
 from pypto.sim.batch import launch_loop, run_spmd
 from pypto.sim.batch_compiler import _SCALAR, BatchCompiler, _is_int, _NeedArray
-from pypto.sim.batch_plan import (
-    SCALAR_AFFINE,
-)
+from pypto.ops.registry import get
+from pypto.sim.batch_plan import AFFINE_SYMBOLS, index_symbol
 from pypto.sim.batch_state import Aff, Fallback
 from pypto.sim.values import UNDEF, _flatten_deps
 
@@ -195,11 +194,12 @@ def _arg_fn(fc: Any, a: Any, loop_vars: list, iters: list) -> Callable | None:
         if n in iters:
             return lambda env, lv, cv: cv[n]
         return lambda env, lv, cv: env.get(n, UNDEF)  # fc.expr(a, tolerant=True), inlined
-    if isinstance(a, Call) and a.op in SCALAR_AFFINE:
+    sym = index_symbol(get(a.op)) if isinstance(a, Call) else None
+    if sym in AFFINE_SYMBOLS:
         fs = [_arg_fn(fc, x, loop_vars, iters) for x in a.args]
         if any(f is None for f in fs):
             return None
-        op = _SCALAR[a.op]
+        op = _SCALAR[sym]
 
         def scal(env: dict, lv: dict, cv: dict) -> Any:
             vals = [f(env, lv, cv) for f in fs]

@@ -25,25 +25,37 @@ from pypto.ir.nodes import (Assign, Attr, Break, Call, CallFunc, Const, Continue
                             For, Function, GetItem, If, ListExpr, Return, Scope, ScopeKind, Var,
                             While, Yield)
 from pypto.ir.types import ScalarType, ShapedType
-from pypto.ops.registry import get
+from pypto.ops.facts import Role, Window
+from pypto.ops.registry import OpDef, Unit, get
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
-# ops whose varying (batched) tile operands may carry extra leading axes
-ELEMENTWISE = frozenset(
-    "add sub mul div maximum minimum adds subs muls divs maximums minimums neg abs exp sqrt "
-    "rsqrt recip log relu sin cos lrelu row_sum row_max row_min col_sum col_max col_min "
-    "row_expand_add row_expand_sub row_expand_mul row_expand_div row_expand_max "
-    "row_expand_min row_expand_expdif col_expand_add col_expand_sub col_expand_mul "
-    "col_expand_div col_expand_max col_expand_min col_expand_expdif cast matmul "
-    "matmul_acc addc subc addsc subsc".split())
-MATMUL = frozenset(("matmul", "matmul_acc"))
-SCALAR_AFFINE = frozenset(("scalar.add", "scalar.sub", "scalar.mul"))
-SCALAR_DIV = frozenset(("scalar.floordiv", "scalar.mod"))
-WINDOW_READS = {"slice": ("x", "shape", "offset"), "load": ("tensor", "shapes", "offsets")}
-WINDOW_WRITES = {"assemble": ("target", "source", "offset"),
-                 "store": ("output_tensor", "tile", "offsets")}
-UNSAFE = frozenset(("system.task_dummy", "system.syncall", "get_subblock_idx"))
+# Integer scalar ops on block-varying values: affine ones keep an `Aff` (base + steps),
+# floor division and modulo by a constant materialise one value per block. (By the
+# Python operator the op implements: its registry `symbol`.)
+AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
+DIV_SYMBOLS = frozenset(("//", "%"))
+# ops whose result differs per block in ways the batch cannot express
+UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX))
+
+
+def index_symbol(op: OpDef) -> str | None:
+    """The operator of a binary scalar op the batch engine computes on varying integers
+    (`+ - *` affine, `// %` per block), else None."""
+    s = op.symbol
+    if op.unit is not Unit.SCALAR or len(op.params) != 2:
+        return None
+    return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
+
+
+def window_read(op: OpDef) -> Window | None:
+    w = op.window
+    return w if w is not None and not w.write else None
+
+
+def window_write(op: OpDef) -> Window | None:
+    w = op.window
+    return w if w is not None and w.write else None
 
 
 class NotBatchable(Exception):
@@ -154,20 +166,22 @@ class _Analyzer:
                 return (0, {e.name: 1}) if e.name in self.params else None
             return (0, {("u", e.name): 1})  # a uniform unknown
         if isinstance(e, Call):
-            if e.op == "get_block_idx":
+            op = get(e.op)
+            if op.role is Role.BLOCK_INDEX:
                 return (0, {BLOCK: 1})
-            if e.op in SCALAR_AFFINE:
+            sym = index_symbol(op)
+            if sym in AFFINE_SYMBOLS:
                 a, b = self.form(e.args[0]), self.form(e.args[1])
                 if a is None or b is None:
                     return None
-                if e.op == "scalar.mul":
+                if sym == "*":
                     if not a[1]:
                         a, b = b, a
                     if b[1]:
                         return None
                     k = b[0]
                     return (a[0] * k, {s: c * k for s, c in a[1].items()})
-                sign = 1 if e.op == "scalar.add" else -1
+                sign = 1 if sym == "+" else -1
                 coefs = dict(a[1])
                 for s, c in b[1].items():
                     coefs[s] = coefs.get(s, 0) + sign * c
@@ -179,8 +193,11 @@ class _Analyzer:
     def resolve(self, e: Any) -> str | None:
         if isinstance(e, Var):
             return self.alias.get(e.name)
-        if isinstance(e, Call) and e.op in WINDOW_WRITES:
-            return self.resolve(dict(zip(get(e.op).params, e.args))[WINDOW_WRITES[e.op][0]])
+        if isinstance(e, Call):
+            op = get(e.op)
+            w = window_write(op)
+            if w is not None:
+                return self.resolve(dict(zip(op.params, e.args))[w.tensor])
         return None
 
     # -- calls ---------------------------------------------------------------------
@@ -191,11 +208,12 @@ class _Analyzer:
             opdef = get(op)
         except KeyError:
             raise NotBatchable(f"unknown op {op}") from None
-        if op in UNSAFE:
+        if opdef.role in UNSAFE:
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
-        if op in WINDOW_READS:
-            src_n, shape_n, off_n = WINDOW_READS[op]
+        rd, wr = window_read(opdef), window_write(opdef)
+        if rd is not None:
+            src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
             src = a[src_n]
             if self.is_var(src):
                 raise NotBatchable("window of a varying value")
@@ -211,12 +229,10 @@ class _Analyzer:
             if voff and _has_valid(e.type):
                 raise NotBatchable("varying window with a valid shape")
             return voff
-        if op in WINDOW_WRITES:
-            tgt_n, src_n, off_n = WINDOW_WRITES[op]
+        if wr is not None:
+            tgt_n, src_n, off_n = wr.tensor, wr.source, wr.offset
             tgt = a[tgt_n]
-            src = a.get(src_n) if src_n in a else a.get("tile_")
-            if src_n not in a:
-                src = a.get("tile_")
+            src = a.get(src_n)
             if self.is_var(tgt):
                 raise NotBatchable("writing a varying value")
             vs = self.is_var(src)
@@ -236,31 +252,32 @@ class _Analyzer:
             if t is not None:
                 self.accesses.append(Access(t, self.offsets(a[off_n]), shape, True))
             return False  # the result is the (uniform) target
-        if op in ("read", "write"):
+        if opdef.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):
             for v in e.args:
                 if self.is_var(v):
                     raise NotBatchable(f"varying {op}")
-            t = self.resolve(a["src"] if op == "read" else a["dst"])
+            t = self.resolve(e.args[0])  # (pl.read / pl.write take the tensor first)
             if t is not None:
-                self.accesses.append(Access(t, [None], None, op == "write"))
+                self.accesses.append(Access(t, [None], None, opdef.role is Role.ELEMENT_WRITE))
             return False
         vargs = [self.is_var(x) for x in e.args]
-        if op == "get_block_idx":
+        if opdef.role is Role.BLOCK_INDEX:
             return BLOCK in self.varying
         if not any(vargs):
             return False
-        if op in SCALAR_AFFINE:
+        sym = index_symbol(opdef)
+        if sym in AFFINE_SYMBOLS:
             if not all(_int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
                 raise NotBatchable("varying non-integer scalar arithmetic")
             return True
-        if op in SCALAR_DIV:
+        if sym in DIV_SYMBOLS:
             d = e.args[1]
             if vargs[1] or not (isinstance(d, Const) and isinstance(d.value, int) and d.value):
                 raise NotBatchable("varying division")
             if not _int_scalar(e.args[0]):
                 raise NotBatchable("varying non-integer scalar arithmetic")
             return True
-        if op not in ELEMENTWISE:
+        if not opdef.batchable:
             raise NotBatchable(f"varying operand of {op}")
         if _has_valid(e.type) or not isinstance(e.type, ShapedType):
             raise NotBatchable(f"{op} with a valid shape")
@@ -274,7 +291,7 @@ class _Analyzer:
                     raise NotBatchable(f"{op} of a partially valid operand")
                 if v and len(t.shape) != rank:
                     raise NotBatchable(f"{op} of operands of different ranks")
-                if op in MATMUL and len(t.shape) != 2:
+                if opdef.matmul is not None and len(t.shape) != 2:
                     raise NotBatchable("matmul of non-2-D operands")
         return True
 
@@ -468,8 +485,10 @@ def write_only(func: Function, alias: dict, param: str) -> bool:
         if isinstance(e, Var):
             return mine(e)
         if isinstance(e, Call):
-            names = get(e.op).params
-            tgt = WINDOW_WRITES[e.op][0] if e.op in WINDOW_WRITES else None
+            op = get(e.op)
+            names = op.params
+            w = window_write(op)
+            tgt = w.tensor if w is not None else None
             res = False
             for n, a in zip(names, e.args):
                 if n == tgt:

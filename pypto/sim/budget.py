@@ -21,13 +21,17 @@ from pypto.ir.nodes import (Assign, Call, CallFunc, Eval, For, Function, If, Sco
                             Yield, Return)
 from pypto.ir.transform import walk
 from pypto.ir.types import MemorySpace, ShapedType, TileType
+from pypto.ops.facts import Role
 from pypto.ops.registry import Unit, get
 
-_MATMUL = {"matmul", "matmul_acc", "matmul_bias", "batch_matmul", "gemv", "gemv_acc",
-           "gemv_bias", "matmul_mx", "matmul_mx_acc", "matmul_mx_bias", "batch_matmul_acc"}
-# positions of the lhs / rhs operands (staged in L1) of each matmul-family op
-_OPERANDS = {"matmul_acc": (1, 2), "gemv_acc": (1, 2), "matmul_mx_acc": (1, 2),
-             "batch_matmul_acc": (1, 2)}
+
+def _matmul_operands(c: Call) -> tuple | None:
+    """Positions of the lhs / rhs operands (staged in L1) of a matmul-family call."""
+    m = get(c.op).matmul
+    if m is None:
+        return None
+    names = get(c.op).params
+    return names.index(m.lhs), names.index(m.rhs)
 
 
 @dataclass
@@ -52,7 +56,7 @@ def _nbytes(t: Any) -> int | None:
 def _space_of_value(value: Any, t: ShapedType) -> str:
     if isinstance(t, TileType) and t.memory is not MemorySpace.DDR:
         return t.memory.value
-    if isinstance(value, Call) and value.op in _MATMUL:
+    if isinstance(value, Call) and _matmul_operands(value) is not None:
         return "Acc"
     return "Vec"
 
@@ -78,8 +82,8 @@ class _Lin:
             if isinstance(n, Var):
                 self.uses.setdefault(n.name, []).append(p)
                 self.operands.setdefault(p, set()).add(n.name)
-            if isinstance(n, Call) and n.op in _MATMUL:
-                for i in _OPERANDS.get(n.op, (0, 1)):
+            if isinstance(n, Call) and _matmul_operands(n) is not None:
+                for i in _matmul_operands(n):
                     a = n.args[i] if i < len(n.args) else None
                     if isinstance(a, Var):
                         self.mat_operands.add(a.name)
@@ -87,8 +91,7 @@ class _Lin:
     def _temps(self, value: Any, p: int, operand: bool = False) -> None:
         if not isinstance(value, (Call, CallFunc)):
             return
-        ops = _OPERANDS.get(value.op, (0, 1)) if isinstance(value, Call) and \
-            value.op in _MATMUL else ()
+        ops = (_matmul_operands(value) or ()) if isinstance(value, Call) else ()
         for i, a in enumerate(value.args):
             if isinstance(a, Call):
                 b = _nbytes(a.type)
@@ -187,7 +190,8 @@ def estimate(func: Function) -> BudgetEstimate:
         value = defs[0][3] if defs[0][2] != "carry" else None
         if isinstance(value, Call):
             try:
-                if get(value.op).unit is Unit.META and value.op not in ("create_tile",):
+                op = get(value.op)
+                if op.unit is Unit.META and op.role is not Role.ALLOC_TILE:
                     continue  # a view of another value
             except KeyError:
                 pass

@@ -15,6 +15,7 @@ from pypto.ir.nodes import Attr, Call, CallFunc, Const, DynDim, Function, GetIte
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType
 from pypto.ops.numeric import with_valid
+from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.statements import StmtCompiler
 from pypto.sim.values import _REGION_KINDS, UNDEF, _flatten_deps, _scalar_caster
@@ -63,7 +64,7 @@ class FnCompiler(StmtCompiler):
         body = self.body(self.func.body)
         cf = CompiledFunction(self.func.name, self.func, params, body, self.in_region)
         for n in walk(self.func.body):
-            if isinstance(n, Call) and n.op == "system.syncall":
+            if isinstance(n, Call) and get(n.op).role is Role.BARRIER:
                 cf.has_syncall = True
                 args = dict(zip(get(n.op).params, n.args))
                 mode = args.get("mode")
@@ -187,9 +188,12 @@ class FnCompiler(StmtCompiler):
     # -- op calls ---------------------------------------------------------------------
 
     def call(self, e: Call, target: str | None = None) -> Callable:
-        from pypto.sim.intrinsics import INTRINSICS
+        from pypto.sim.intrinsics import intrinsic
 
-        factory = INTRINSICS.get(e.op)
+        try:
+            factory = intrinsic(get(e.op))
+        except KeyError:  # reported by op_call
+            factory = None
         if factory is not None:
             fn = factory(self, e, target)
         else:

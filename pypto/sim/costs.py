@@ -8,7 +8,6 @@ import numpy as np
 
 from pypto.ir.nodes import Call
 from pypto.ops.registry import Unit
-from pypto.sim.values import _MATMUL_ARGS
 
 
 def accountant(m: Any, e: Call, op: Any, public: list) -> Callable:
@@ -32,10 +31,10 @@ def accountant(m: Any, e: Call, op: Any, public: list) -> Callable:
             m.bc["vector"] += issue + n * 4 / vbpc
 
         return vec
-    if unit is Unit.CUBE and e.op in _MATMUL_ARGS:
-        i, j = _MATMUL_ARGS[e.op]
-        pos = {k: n for n, k in enumerate(public)}
+    if unit is Unit.CUBE and op.matmul is not None:
         names = op.params
+        i, j = names.index(op.matmul.lhs), names.index(op.matmul.rhs)
+        pos = {k: n for n, k in enumerate(public)}
         ta_i = pos.get(names.index("a_trans")) if "a_trans" in names else None
         tb_i = pos.get(names.index("b_trans")) if "b_trans" in names else None
         li, ri = pos.get(i), pos.get(j)

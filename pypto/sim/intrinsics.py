@@ -1,8 +1,10 @@
 """The memory model's ops: windows (slice/load), writes (store/assemble), element
 reads and writes, allocation, valid shapes and task handles.
 
-Each entry of `INTRINSICS` is a factory `(compiler, call, target_name) -> closure`
-used instead of the registry impl of that op. The closures
+`intrinsic(op)` gives, for an op whose registry facts make it part of the memory model
+(a `Window`, or one of the allocation / element / valid-shape / task-join roles), a
+factory `(compiler, call, target_name) -> closure` used instead of the op's impl. The
+closures
 
 * read windows as *views* in orchestration and as *copies* (loads) in a region;
 * honour valid shapes: a load copies only the valid extent and fills the rest of
@@ -25,7 +27,8 @@ import numpy as np
 from pypto.ir.nodes import Attr, Call, Const, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.numeric import plain, with_valid
-from pypto.ops.registry import get
+from pypto.ops.facts import Role
+from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.memory import check_size, fill_outside, pad_scalar
 
 
@@ -251,19 +254,16 @@ def _trace_read(m: Any, a: np.ndarray, off: list, ext: list, site: _SiteId) -> N
         m.bc["vector"] += m.platform.vector_issue_cycles + nbytes / m.platform.vector_bpc
 
 
-def _slice(fc: Any, e: Call, target: Any) -> Callable:
+def _window_read(fc: Any, e: Call, target: Any) -> Callable:
+    """slice / load: a window read as a view in orchestration (a load copies: it makes a
+    tile) and as a copy in a region."""
+    op = get(e.op)
+    w = op.window
     a = _args(e)
-    return _window(fc, e, src=a["x"], shape=a["shape"], offset=a["offset"],
-                   valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),
-                   drop=a.get("drop_dims"), opname="slice")
-
-
-def _load(fc: Any, e: Call, target: Any) -> Callable:
-    a = _args(e)
-    inner = _window(fc, e, src=a["tensor"], shape=a["shapes"], offset=a["offsets"],
-                    valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=None, drop=None,
-                    opname="load")
-    if fc.in_region:
+    inner = _window(fc, e, src=a[w.tensor], shape=a[w.shape], offset=a[w.offset],
+                    valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),
+                    drop=a.get("drop_dims"), opname=e.op)
+    if fc.in_region or op.view is not None:
         return inner
 
     def load_copy(env: dict) -> Any:
@@ -390,22 +390,17 @@ def _writer(fc: Any, e: Call, *, target: Any, source: Any, offset: Any, atomic: 
 
 def _is_cube(c: Call) -> bool:
     try:
-        return get(c.op).unit.value == "cube"
+        return get(c.op).unit is Unit.CUBE
     except KeyError:
         return False
 
 
-def _assemble(fc: Any, e: Call, target: Any) -> Callable:
+def _window_write(fc: Any, e: Call, target: Any) -> Callable:
+    """assemble / store: a value written into a window of a tensor."""
+    w = get(e.op).window
     a = _args(e)
-    return _writer(fc, e, target=a["target"], source=a["source"], offset=a["offset"],
-                   atomic=a.get("atomic"), shapes=None, opname="assemble")
-
-
-def _store(fc: Any, e: Call, target: Any) -> Callable:
-    a = _args(e)
-    return _writer(fc, e, target=a["output_tensor"], source=a["tile_"] if "tile_" in a
-                   else a.get("tile"), offset=a["offsets"], atomic=a.get("atomic"),
-                   shapes=a.get("shapes"), opname="store")
+    return _writer(fc, e, target=a[w.tensor], source=a[w.source], offset=a[w.offset],
+                   atomic=a.get("atomic"), shapes=a.get("shapes"), opname=e.op)
 
 
 # --- element access -----------------------------------------------------------------
@@ -578,15 +573,18 @@ def _task_dummy(fc: Any, e: Call, target: Any) -> Callable:
     return run
 
 
-INTRINSICS: dict[str, Callable] = {
-    "slice": _slice,
-    "load": _load,
-    "assemble": _assemble,
-    "store": _store,
-    "read": _read,
-    "write": _write,
-    "create_tensor": _create_tensor,
-    "create_tile": _create_tile,
-    "set_validshape": _set_validshape,
-    "system.task_dummy": _task_dummy,
+_BY_ROLE: dict[Role, Callable] = {
+    Role.ELEMENT_READ: _read,
+    Role.ELEMENT_WRITE: _write,
+    Role.ALLOC_TENSOR: _create_tensor,
+    Role.ALLOC_TILE: _create_tile,
+    Role.SET_VALID: _set_validshape,
+    Role.TASK_JOIN: _task_dummy,
 }
+
+
+def intrinsic(op: OpDef) -> Callable | None:
+    """The memory model's factory for `op`, or None when its registry impl runs it."""
+    if op.window is not None:
+        return _window_write if op.window.write else _window_read
+    return _BY_ROLE.get(op.role) if op.role is not None else None

@@ -22,11 +22,6 @@ class _Undef:
 UNDEF = _Undef()
 
 _REGION_KINDS = (FunctionKind.INCORE, FunctionKind.AIC, FunctionKind.AIV, FunctionKind.GROUP)
-_MATMUL_ARGS = {"matmul": (0, 1), "matmul_bias": (0, 1), "batch_matmul": (0, 1),
-                "matmul_acc": (1, 2), "gemv": (0, 1), "gemv_acc": (1, 2), "gemv_bias": (0, 1)}
-
-_MATMUL_ARGS = {"matmul": (0, 1), "matmul_bias": (0, 1), "batch_matmul": (0, 1),
-                "matmul_acc": (1, 2), "gemv": (0, 1), "gemv_acc": (1, 2), "gemv_bias": (0, 1)}
 
 
 class ExecContext:

@@ -49,12 +49,17 @@ task pair and tensor), which `SimResult.races` holds; a strict run raises
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ir.nodes import Assign, Attr, Call, Const
+from pypto.ir.transform import walk
+from pypto.ops.facts import Role
+from pypto.ops.registry import get
 
 
 class RaceError(SimulationError):
@@ -246,18 +251,14 @@ class _StaticInfo:
 
 
 def _manual_dep_tensors(program: Any) -> set:
-    from pypto.ir.nodes import Assign, Call, Const, Attr
-    from pypto.ir.transform import walk
-    from pypto.ops.registry import get
-
     out: set = set()
     if program is None:
         return out
     for f in program.functions:
         for s in walk(f.body):
             if isinstance(s, Assign) and isinstance(s.value, Call) and \
-                    s.value.op == "create_tensor" and len(s.targets) == 1:
-                args = dict(zip(get("create_tensor").params, s.value.args))
+                    get(s.value.op).role is Role.ALLOC_TENSOR and len(s.targets) == 1:
+                args = dict(zip(get(s.value.op).params, s.value.args))
                 md = args.get("manual_dep")
                 if isinstance(md, (Const, Attr)) and md.value:
                     out.add(s.targets[0].name)
@@ -348,8 +349,6 @@ def happens_before(trace: Any, compiled: Any) -> tuple:
 
 def find_races(trace: Any, compiled: Any, *, max_races: int = 200) -> RaceReport:
     """Every race in a traced run (see the module docstring)."""
-    import time
-
     t0 = time.perf_counter()
     views, anc, n_edges = happens_before(trace, compiled)
     by_pos = {v.pos: v for v in views.values()}

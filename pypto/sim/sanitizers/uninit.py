@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ops.registry import Unit
 from pypto.sim.memory import root_of
 
 
@@ -82,7 +83,7 @@ class UninitRead:
                 "elements": self.elements, "count": self.count, "gm": self.gm}
 
 
-_CHECKED_UNITS = ("vector", "cube", "mte")
+_CHECKED_UNITS = (Unit.VECTOR, Unit.CUBE, Unit.MTE)
 
 
 class UninitTracker:
@@ -226,7 +227,7 @@ class UninitTracker:
             op = get(e.op)
         except KeyError:
             return fn
-        if op.unit.value not in _CHECKED_UNITS:
+        if op.unit not in _CHECKED_UNITS:
             return fn
         params = list(zip(op.params, e.args))
         reads = [(v.name, _user_name(v.name)) for p, v in params
