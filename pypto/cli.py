@@ -43,6 +43,7 @@ from pypto.scale.pyptolib import (  # noqa: F401 - re-exported: the CLI's helper
     install_golden_alias,
     library_root,
 )
+from pypto.scale.watchdog import watch_parent_from_env
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -143,6 +144,7 @@ def run_path(path: Path, args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    watch_parent_from_env()  # a corpus runner's child: end with the runner
     return command.main(list(sys.argv[1:] if argv is None else argv), run_path)
 
 

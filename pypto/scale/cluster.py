@@ -99,22 +99,35 @@ def describe(client: Any) -> dict:
             "memory_limit": sorted({w.get("memory_limit") for w in ws.values()} - {None})}
 
 
+def _this_worker() -> Any:
+    """The Dask worker running the calling task, or None (not on a worker)."""
+    try:
+        return _distributed().get_worker()
+    except (ScaleError, ValueError):
+        return None
+
+
+def as_completed(futures: list) -> Any:
+    return _distributed().as_completed(futures)
+
+
+def default_client() -> Any:
+    """The client made earlier in this process (`distributed.Client()`), or None."""
+    try:
+        return _distributed().default_client()
+    except (ScaleError, ValueError):
+        return None
+
+
 def worker_memory_share() -> int | None:
     """On a Dask worker: its memory limit divided among its threads (None elsewhere)."""
-    try:
-        from distributed import get_worker
-
-        w = get_worker()
-    except (ImportError, ValueError):
+    w = _this_worker()
+    if w is None:
         return None
     limit = getattr(getattr(w, "memory_manager", None), "memory_limit", None)
     return int(limit / max(1, w.state.nthreads)) if limit else None
 
 
 def worker_address() -> str:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
-        return ""
+    w = _this_worker()
+    return w.address if w is not None else ""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from pypto.scale.cluster import worker_address, worker_memory_share
+from pypto.scale.cluster import as_completed, worker_address, worker_memory_share
 from pypto.scale.corpus import CorpusFile
 from pypto.scale.runfile import FileOptions, file_result, run_file
 
@@ -57,8 +57,6 @@ def run_serial(files: list[CorpusFile], opts: FileOptions,
 def run_dask(files: list[CorpusFile], opts: FileOptions, client: Any,
              on_result: OnResult | None = None) -> list[dict]:
     """Every file as a task on `client`; results in the order of `files`."""
-    from distributed import as_completed
-
     done: dict[int, dict] = {}
     futures = {}
     for i, f in enumerate(files):

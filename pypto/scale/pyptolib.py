@@ -10,17 +10,18 @@ import re
 import sys
 from pathlib import Path
 
+import pypto.golden
+import pypto.golden.runner
+import pypto.golden.spec
+import pypto.golden.validation
+from pypto.golden._interop import parse_thread_count
+
 DEFAULT_SIM_PLATFORM = "a2a3sim"
 _PLATFORM_OPT = re.compile(r"""add_argument\(\s*(['"])(-p|--platform)\1""")
 
 
 def install_golden_alias() -> None:
     """Make `import golden[.spec|.runner|.validation]` load pypto.golden."""
-    import pypto.golden
-    import pypto.golden.runner
-    import pypto.golden.spec
-    import pypto.golden.validation
-
     sys.modules["golden"] = pypto.golden
     for sub in ("spec", "runner", "validation"):
         sys.modules[f"golden.{sub}"] = sys.modules[f"pypto.golden.{sub}"]
@@ -52,8 +53,6 @@ class _TorchThreadsOnImport(importlib.abc.MetaPathFinder):
 
 
 def configure_torch_threads(default: int = 2) -> None:
-    from pypto.golden._interop import parse_thread_count
-
     os.environ.setdefault("PYPTO_GOLDEN_NUM_THREADS", str(default))
     n = parse_thread_count(os.environ["PYPTO_GOLDEN_NUM_THREADS"])
     torch = sys.modules.get("torch")

@@ -1,7 +1,7 @@
 """Run one kernel file the way pypto-lib's CI runs it, and say what happened.
 
-Each file runs in a process of its own (`python -m pypto.scale.child FILE ARGS`, i.e.
-`pypto-sim FILE ARGS`) from a fresh scratch directory, with PYPTO_GOLDEN_NUM_THREADS
+Each file runs in a process of its own (`python -m pypto.cli FILE ARGS`, i.e.
+`pypto-sim FILE ARGS`, ended when this process dies: `watchdog`) from a fresh scratch directory, with PYPTO_GOLDEN_NUM_THREADS
 set, exactly as one `python FILE -p a2a3sim` of pypto-lib's CI. A process of its own is
 what makes the rest possible on a long-lived Dask worker: a timeout can always end it
 (its whole process group is killed; a thread could not be stopped), its peak memory is
@@ -28,6 +28,7 @@ from pathlib import Path
 
 from pypto.golden.record import RECORD_ENV
 from pypto.scale.corpus import CorpusFile
+from pypto.scale.watchdog import PARENT_ENV
 
 STATUSES = ("pass", "diagnosed", "fail", "timeout", "killed", "skip")
 _TAIL_LINES = 60
@@ -47,21 +48,15 @@ class FileOptions:
 
 
 def _rss(pid: int) -> int | None:
-    """Resident bytes of a live process (Linux /proc; psutil elsewhere)."""
+    """Resident bytes of a live process (Linux /proc; elsewhere None: no limit)."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) * 1024
-        return None
     except OSError:
         pass
-    try:
-        import psutil
-
-        return psutil.Process(pid).memory_info().rss
-    except Exception:  # noqa: BLE001 - no way to measure here: no limit enforced
-        return None
+    return None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -158,12 +153,12 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
         record = Path(scratch) / "record.jsonl"
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYPTO_GOLDEN_NUM_THREADS=str(opts.threads))
         env[RECORD_ENV] = str(record)
-        env["PYPTO_SIM_PARENT"] = str(os.getpid())
+        env[PARENT_ENV] = str(os.getpid())
         if opts.checks is not None:
             env["PYPTO_SIM_CHECKS"] = opts.checks
         if opts.uninit is not None:
             env["PYPTO_SIM_UNINIT"] = opts.uninit
-        cmd = [sys.executable, "-m", "pypto.scale.child", f.path, *opts.args]
+        cmd = [sys.executable, "-m", "pypto.cli", f.path, *opts.args]
         out_path = Path(scratch) / "output.txt"
         t0 = time.perf_counter()
         with open(out_path, "wb") as out:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pypto.scale.cluster import open_client
+from pypto.scale.cluster import as_completed, default_client, open_client
 from pypto.scale.sweep_point import SweepCase, SweepPoint, case_for, evaluate
 
 __all__ = ["SweepCase", "SweepPoint", "SweepResult", "grid_points", "sweep"]
@@ -97,17 +97,6 @@ class SweepResult:
                 "points": [asdict(p) for p in self.points]}
 
 
-def _default_client() -> Any:
-    try:
-        from distributed import default_client
-    except ImportError:
-        return None
-    try:
-        return default_client()
-    except ValueError:
-        return None
-
-
 def _run_points(case: SweepCase, points: list[dict], client: Any,
                 on_point: Callable[[SweepPoint], None] | None) -> list[SweepPoint]:
     if client is None:
@@ -117,8 +106,6 @@ def _run_points(case: SweepCase, points: list[dict], client: Any,
             if on_point:
                 on_point(out[-1])
         return out
-    from distributed import as_completed
-
     futures = {client.submit(evaluate, case, values, pure=False): i
                for i, values in enumerate(points)}
     done: dict[int, SweepPoint] = {}
@@ -153,7 +140,7 @@ def sweep(target: str | Path | Any, grid: dict[str, list], *, kernel: str | None
             where = f"Dask {'cluster ' + scheduler if scheduler else 'LocalCluster'}"
             results = _run_points(case, points, c, on_point)
     else:
-        c = client if client is not None else _default_client()
+        c = client if client is not None else default_client()
         where = "this process" if c is None else f"Dask ({c.scheduler.address})"
         results = _run_points(case, points, c, on_point)
     return SweepResult(case.label, dict(grid), results, time.perf_counter() - t0, where)

@@ -16,7 +16,7 @@ from pypto.errors import PyptoError
 from pypto.golden import run, run_jit
 from pypto.golden.record import over_budget, summarize
 from pypto.ir.nodes import FunctionKind
-from pypto.language.jit import JITFunction, ProgramDef
+from pypto.language.kernels import KernelFunction
 from pypto.scale.constants import (
     ConstantError,
     harness_tolerances,
@@ -66,9 +66,17 @@ def _plain(value: Any) -> bool:
     return isinstance(value, tuple) and all(_plain(v) for v in value)
 
 
+def _is_program(obj: Any) -> bool:
+    """A `@pl.program` class (duck-typed: its type lives in the front door, above us)."""
+    return hasattr(obj, "functions") and hasattr(obj, "compile") and hasattr(obj, "cls")
+
+
+def _python_function(obj: Any) -> Any:
+    return obj.fn if isinstance(obj, KernelFunction) else next(iter(obj.functions.values())).fn
+
+
 def _kernel_source(obj: Any) -> tuple[str, str]:
-    fn = obj.fn if isinstance(obj, JITFunction) else \
-        next(iter(obj.functions.values())).fn
+    fn = _python_function(obj)
     filename = fn.__code__.co_filename
     lines = linecache.getlines(filename)
     if not lines:
@@ -81,11 +89,10 @@ def case_for(target: Any, grid: dict, *, kernel: str | None, specs: Any, golden:
     """The case a sweep of `target` runs at every point (checks the grid's names)."""
     base: dict = {}
     modules: dict = {}
-    if isinstance(target, (JITFunction, ProgramDef)):
+    if isinstance(target, KernelFunction) or _is_program(target):
         source, filename = _kernel_source(target)
         kernel = kernel or target.__name__
-        g = (target.fn if isinstance(target, JITFunction) else
-             next(iter(target.functions.values())).fn).__globals__
+        g = _python_function(target).__globals__
         for k, v in g.items():
             if k.startswith("__"):
                 continue
@@ -143,8 +150,8 @@ def _pick(ns: dict, case: SweepCase) -> tuple[Any, Any, Any]:
             raise ValueError(f"no kernel named {case.kernel!r} in {case.filename}")
         k = ns[case.kernel]
     else:
-        entries = [v for v in ns.values() if isinstance(v, ProgramDef) or (
-            isinstance(v, JITFunction) and v.kind is FunctionKind.ORCHESTRATION)]
+        entries = [v for v in ns.values() if _is_program(v) or (
+            isinstance(v, KernelFunction) and v.kind is FunctionKind.ORCHESTRATION)]
         if len(entries) != 1:
             names = ", ".join(getattr(e, "__name__", "?") for e in entries) or "none"
             raise ValueError(f"{case.filename} has {len(entries)} entry kernels ({names}): "
@@ -187,7 +194,7 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
     try:
         ns = _module(case, values)
         kernel, specs, golden = _pick(ns, case)
-        harness = run if isinstance(kernel, ProgramDef) else run_jit
+        harness = run if _is_program(kernel) else run_jit
         cfg = {"platform": case.platform}
         first = harness(kernel, specs, golden, runtime_cfg=cfg, compile_only=True,
                         verbose=False)

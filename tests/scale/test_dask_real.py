@@ -86,7 +86,7 @@ def test_killed_worker_loses_no_result(tmp_path):
         assert sum(r["worker"] == survivor for r in doc["files"]) >= 5
         assert {r["worker"] for r in doc["files"]} <= {doomed, survivor}
         time.sleep(1.0)
-        orphans = subprocess.run(["pgrep", "-f", f"pypto.scale.child {d}"],
+        orphans = subprocess.run(["pgrep", "-f", f"pypto.cli {d}"],
                                  capture_output=True, text=True).stdout.split()
         assert orphans == []
     finally:
