@@ -62,6 +62,7 @@ class JITFunction(KernelFunction):
             if compiled is not None:
                 return sim.run_compiled(compiled, args, kwargs, config)
         platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
+        args = sim.host_args(args)  # torch CPU tensors: numpy views of their memory
         compiled = self.compile(*args, platform=platform, **kwargs)
         return sim.run_compiled(compiled, args, kwargs, config=config)
 
@@ -165,6 +166,7 @@ class ProgramDef:
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
         sim = _simulator()
         platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
+        args = sim.host_args(args)  # torch CPU tensors: numpy views of their memory
         compiled = self.compile(*args, platform=platform, **kwargs)
         return sim.run_compiled(compiled, args, kwargs, config=config)
 

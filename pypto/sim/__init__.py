@@ -23,8 +23,8 @@ Execution context (`ctx=` for impls with `wants_ctx=True`): `in_region`,
 or None when fully valid), `span`, and the methods `new_task_id()`, `barrier()`.
 """
 from pypto.errors import SimulationError  # noqa: F401
-from pypto.sim.api import (SimConfig, SimResult, config_platform, run_compiled,  # noqa: F401
-                           simulate)
+from pypto.sim.api import (SimConfig, SimResult, config_platform, host_args,  # noqa: F401
+                           run_compiled, simulate)
 from pypto.sim.platform import A2A3SIM, A5SIM, PLATFORMS, Platform, get_platform  # noqa: F401
 from pypto.sim.trace import COST_MODEL, Trace, TaskRecord  # noqa: F401
 

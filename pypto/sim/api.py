@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from pypto.errors import SimulationError
@@ -146,14 +148,44 @@ class SimResult:
 # --- arguments ----------------------------------------------------------------------
 
 
+# torch dtypes numpy cannot hold: moved through a same-width integer view of their bits
+_TORCH_BIT_VIEWS = {"bfloat16": "int16", "float8_e4m3fn": "uint8", "float8_e5m2": "uint8",
+                    "float8_e8m0fnu": "uint8"}
+
+
+def host_array(value: Any) -> Any:
+    """A CPU torch tensor as a numpy array sharing its memory (so a kernel filling a
+    `pl.Out` fills the tensor), bf16 / fp8 through a view of their bits as the
+    `ml_dtypes` type; anything else is returned unchanged. torch is never imported:
+    a tensor can only come from a caller that imported it."""
+    if type(value).__module__.split(".")[0] != "torch" or not hasattr(value, "detach"):
+        return value
+    torch = sys.modules["torch"]
+    t = value.detach()
+    if t.device.type != "cpu":
+        return value  # not host memory: left to the caller's error
+    name = str(t.dtype).split(".", 1)[1]
+    bits = _TORCH_BIT_VIEWS.get(name)
+    if bits is not None and hasattr(ml_dtypes, name):
+        return t.view(getattr(torch, bits)).numpy().view(getattr(ml_dtypes, name))
+    return t.numpy()
+
+
+def host_args(args: tuple) -> tuple:
+    """`args` with every CPU torch tensor turned into a numpy array sharing its memory
+    (`host_array`); the same tuple when there is none."""
+    if all(type(a) is np.ndarray or type(a).__module__.split(".")[0] != "torch"
+           for a in args):
+        return args
+    return tuple(host_array(a) for a in args)
+
+
 def _as_host_array(value: Any, name: str, direction: str, span: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
-    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a CPU torch tensor
-        try:
-            return value.detach().numpy()
-        except Exception:  # noqa: BLE001 - e.g. bf16 torch tensors
-            pass
+    value = host_array(value)
+    if isinstance(value, np.ndarray):
+        return value
     if direction != "In":
         raise SimulationError(
             f"argument '{name}' is pl.{direction}: pass a numpy array the kernel can fill in "
@@ -489,6 +521,7 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     `result.uninit_reads` instead of raising; oob_reads="warn" collects reads past the
     end of a tensor into `result.oob_reads`."""
     plat = get_platform(platform)
+    args = host_args(args)
     if hasattr(program, "compile") and not hasattr(program, "records"):
         compiled = program.compile(*args, platform=plat.name)
     else:
