@@ -29,6 +29,9 @@ class PyptoError(Exception):
     """
 
     code = "E000"
+    # a failed simulation: the Out / InOut arrays it wrote in place (they hold a partial
+    # result; see `pypto.sim.faults.mark_partial_outputs`)
+    partial_outputs: tuple[str, ...] = ()
 
     def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
                  note: str | None = None):

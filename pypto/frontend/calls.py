@@ -24,7 +24,8 @@ from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
 
-def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
+def call_args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
+    """(args, kwargs, arg nodes, keyword nodes) of a call, `*list` and `**dict` expanded."""
     args, arg_nodes = [], []
     for a in node.args:
         if isinstance(a, ast.Starred):
@@ -58,8 +59,8 @@ def visit_call(p: Any, node: ast.Call) -> Any:
         return _bind_dynamic(p, node)
     callee = p.visit_expr(func)
     if isinstance(callee, Construct):
-        return _construct_call(p, callee, node)
-    args, kwargs, arg_nodes, kw_nodes = _args(p, node)
+        return construct_call(p, callee, node)
+    args, kwargs, arg_nodes, kw_nodes = call_args(p, node)
     if isinstance(callee, OpStub):
         _check_shape_args(p, callee, args, kwargs, arg_nodes, kw_nodes, node)
         return call_op(p, callee.op, args, kwargs, node, arg_nodes, kw_nodes,
@@ -166,7 +167,8 @@ def _bind_dynamic(p: Any, node: ast.Call) -> None:
     return None
 
 
-def _construct_call(p: Any, construct: Construct, node: ast.Call) -> Any:
+def construct_call(p: Any, construct: Construct, node: ast.Call) -> Any:
+    """A `pl` construct called in expression position, through CALL_CONSTRUCTS."""
     handler = lookup(CALL_CONSTRUCTS, construct)
     if handler is None:
         where = {dsl.yield_: "as `outs = pl.yield_(...)` at the end of a loop or if arm",

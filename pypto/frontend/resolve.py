@@ -24,6 +24,13 @@ class PythonScope:
                     pass
         self.extra = extra or {}
 
+    @classmethod
+    def of_namespace(cls, names: dict) -> "PythonScope":
+        """The scope of code whose globals are `names` (text read by `pl.parse`)."""
+        scope = cls(None)
+        scope.globals = names
+        return scope
+
     def lookup(self, name: str) -> Any:
         """The value of `name`, or `MISSING`."""
         for space in (self.extra, self.closure, self.globals):

@@ -20,6 +20,7 @@ from pypto.golden.report import (
 )
 from pypto.golden.spec import TensorSpec
 from pypto.golden.validation import check_outputs, default_compare, isclose
+from pypto.sim.device.fill import residue
 
 
 def last_writer_tasks(sim: Any, name: str) -> np.ndarray | None:
@@ -54,8 +55,6 @@ def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
     if io.is_floating(actual.dtype):
         return np.isnan(io.to_f32(actual)), "NaN residue"
     try:
-        from pypto.sim.memory import residue
-
         return actual == residue(actual.shape, actual.dtype, seed), "residue pattern"
     except Exception:  # noqa: BLE001 - the diagnosis is best effort
         return None, ""
@@ -127,8 +126,6 @@ def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict
         if io.is_floating(a.dtype):
             garbage[mask] = np.nan
         else:
-            from pypto.sim.memory import residue
-
             garbage[mask] = residue(a.shape, a.dtype, 0)[mask]
         cmp = {spec.name: fn} if fn is not None else {}
         verdict = check_outputs(wrap({spec.name: garbage}),

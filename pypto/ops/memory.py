@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir.nodes import ListExpr
 from pypto.ir.types import MemorySpace, ScalarType, TileType
 from pypto.ops.facts import Role, View, Window
 from pypto.ops.numeric import plain, with_valid
@@ -173,8 +174,6 @@ def _read(src, offset):
 
 def _check_element_index(t, offset, op):
     """An element index is one flat index or one index per axis."""
-    from pypto.ir.nodes import ListExpr
-
     if isinstance(offset, (list, tuple, ListExpr)):
         n = len(dims_arg(offset, "offset"))
         if n not in (1, t.rank):

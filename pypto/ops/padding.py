@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from pypto.ir.types import TileType
@@ -54,8 +55,6 @@ def pad_scalar(dtype: np.dtype, kind: str) -> Any:
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
     else:
-        import ml_dtypes
-
         info = ml_dtypes.finfo(dtype)
     return info.max if kind == "max" else info.min
 

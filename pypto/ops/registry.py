@@ -144,28 +144,14 @@ def _named_params(op: OpDef) -> list[str]:
     return [n for n in names if n is not None]
 
 
+# (Every op is registered by the time anything can call these: importing this module
+# first runs `pypto/ops/__init__.py`, which imports every op family.)
+
+
 def get(name: str) -> OpDef:
-    _ensure_loaded()
+    """The entry of op `name` (KeyError: no such op)."""
     return REGISTRY[name]
 
 
-def set_impl(name: str, impl: Callable, *, wants_ctx: bool = False) -> None:
-    """Attach (or replace) the numpy implementation of an op declared elsewhere."""
-    import dataclasses
-
-    REGISTRY[name] = dataclasses.replace(REGISTRY[name], impl=impl, wants_ctx=wants_ctx)
-
-
-_loaded = False
-
-
-def _ensure_loaded() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        import pypto.ops  # noqa: F401  (imports every op family module)
-
-
 def all_ops() -> dict[str, OpDef]:
-    _ensure_loaded()
     return REGISTRY

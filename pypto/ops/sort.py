@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pypto.ir import dtypes
+from pypto.ir.nodes import Call, Const
 from pypto.ir.types import ScalarType, TileType
 from pypto.ops.numeric import plain
 from pypto.ops.registry import OpError, Unit, defop
@@ -180,8 +181,6 @@ def _mrgsort(src0, src1=None, src2=None, src3=None, tmp=None, *, exhausted=False
 
 
 def _dim_add(a: Any, b: Any) -> Any:
-    from pypto.ir.nodes import Call, Const
-
     def ir(d: Any) -> Any:
         return Const(d, ScalarType(dtypes.INDEX)) if isinstance(d, int) else d
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, Eval, For, Function, If,
-                            ListExpr, LoopKind, Program, Scope, ScopeKind, Var, While)
+                            ListExpr, LoopKind, Program, Scope, ScopeKind, Var, While, Yield)
 from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
 from pypto.ir.types import ArrayType, ScalarType, ShapedType, TensorType
@@ -46,7 +46,7 @@ from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.passes.base import Pass, PassContext
 from pypto.passes.regions import LoopInfo, loop_info
-from pypto.passes.units import Dataflow, Storage
+from pypto.passes.dataflow import Dataflow, Storage, returned_param_sets
 
 Rect = tuple  # ((lo, hi), ...) per dim; None = unknown
 
@@ -242,19 +242,10 @@ def callee_accesses(f: Function, env: dict) -> dict[str, tuple]:
 
 
 def returned_params(f: Function) -> list[str | None]:
-    """For each returned value of `f`, the tensor parameter whose buffer it is."""
-    flow = Dataflow(f)
-    storage = Storage(flow)
-    roots = {storage.root(p.var.name): p.var.name for p in f.params}
-    from pypto.ir.nodes import Return
-
-    rets = [s for s in f.body if isinstance(s, Return)]
-    if not rets:
-        return []
-    out = []
-    for v in rets[-1].values:
-        out.append(roots.get(storage.root(v.name)) if isinstance(v, Var) else None)
-    return out
+    """For each returned value of `f`, the tensor parameter whose buffer it is (of
+    several sharing one buffer, the last in parameter order)."""
+    order = {p.var.name: i for i, p in enumerate(f.params)}
+    return [max(ps, key=order.__getitem__) if ps else None for ps in returned_param_sets(f)]
 
 
 # --- the walk over the orchestration -------------------------------------------------------
@@ -347,11 +338,11 @@ class _GraphBuilder:
             seq = isinstance(s, While) or s.kind is not LoopKind.PARALLEL
             self.block(s.body, st, loops + (info,), nodes + (s,), manual, carried)
             if seq:
-                ys = s.body[-1].values if s.body and type(s.body[-1]).__name__ == "Yield" else ()
+                ys = s.body[-1].values if s.body and isinstance(s.body[-1], Yield) else ()
                 for a, y in zip(s.iter_args, ys):
                     self.alias_union(a.name, y)
                 self.block(s.body, st, loops + (info,), nodes + (s,), manual, True)
-            ys = s.body[-1].values if s.body and type(s.body[-1]).__name__ == "Yield" else ()
+            ys = s.body[-1].values if s.body and isinstance(s.body[-1], Yield) else ()
             for r, a, y in zip(s.results, s.iter_args, ys or (None,) * len(s.results)):
                 self.alias(r.name, a)
                 if y is not None:
@@ -362,7 +353,7 @@ class _GraphBuilder:
             self.block(s.else_body, other, loops, nodes, manual, carried)
             st.merge(other)
             for arm in (s.then_body, s.else_body):
-                if arm and type(arm[-1]).__name__ == "Yield":
+                if arm and isinstance(arm[-1], Yield):
                     for r, y in zip(s.results, arm[-1].values):
                         self.alias_union(r.name, y)
         elif isinstance(s, Scope):

@@ -19,7 +19,7 @@ from typing import Any
 
 from pypto.ir import dtypes
 from pypto.ir.nodes import (Assign, Call, CallFunc, Direction, Eval, For, Function, FunctionKind,
-                            LoopKind, Param, Program, Return, Scope, ScopeKind, Var)
+                            If, LoopKind, Param, Program, Return, Scope, ScopeKind, Var, While)
 from pypto.ir.transform import map_bodies, walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType
 from pypto.ops.facts import View
@@ -42,7 +42,7 @@ def defined_names(stmts: Any) -> dict[str, Var]:
                 out.setdefault(v.name, v)
         elif isinstance(n, Scope) and n.task is not None:
             out.setdefault(n.task.name, n.task)
-        elif type(n).__name__ in ("While", "If"):
+        elif isinstance(n, (While, If)):
             for v in (*getattr(n, "iter_args", ()), *n.results):
                 out.setdefault(v.name, v)
     return out
@@ -81,7 +81,7 @@ def read_names(stmts: Any) -> set[str]:
                 for v in walk(arg):
                     if isinstance(v, Var):
                         out.add(v.name)
-        elif isinstance(n, (CallFunc, For, Scope, Return)) or type(n).__name__ in ("If", "While"):
+        elif isinstance(n, (CallFunc, For, Scope, Return, If, While)):
             for f in ("args", "start", "stop", "step", "cond", "inits", "values", "attrs"):
                 for v in walk(getattr(n, f, ())):
                     if isinstance(v, Var):
@@ -219,7 +219,7 @@ def alias_roots(stmts: Any) -> Any:
                     src = v.args[0]
                 if isinstance(src, Var) and isinstance(t.type, ShapedType):
                     parent[t.name] = src.name
-        elif type(n).__name__ in ("For", "While"):
+        elif isinstance(n, (For, While)):
             for a, i in zip(n.iter_args, n.inits):
                 if isinstance(i, Var):
                     parent[a.name] = i.name

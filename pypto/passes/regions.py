@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (CallFunc, Const, For, FunctionKind, Program, Scope, While)
+from pypto.ir.nodes import (CallFunc, Const, For, FunctionKind, If, Program, Scope, While)
+from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.passes.base import Pass, PassContext
@@ -96,7 +97,7 @@ class RegionInfo:
             f"at {self.span}",
             f"  class: {self.classification}; ops: "
             + ", ".join(f"{u}={n}" for u, n in self.ops_per_unit),
-            f"  sides: " + ", ".join(f"{u}={n}" for u, n in self.side_counts),
+            "  sides: " + ", ".join(f"{u}={n}" for u, n in self.side_counts),
             f"  loops: {loops}; blocks: {self.core_num if self.core_num is not None else 1}",
             f"  on-chip: Vec {self.ub_bytes}/{budget.get('Vec')} Mat {self.l1_bytes}/"
             f"{budget.get('Mat')} Left {self.l0a_bytes}/{budget.get('Left')} Right "
@@ -154,7 +155,7 @@ def launch_sites(program: Program) -> list[LaunchSite]:
             if isinstance(s, Scope):
                 visit(caller, s.body, loops, nodes, scopes + (s.kind.value,))
                 continue
-            if type(s).__name__ == "If":
+            if isinstance(s, If):
                 visit(caller, s.then_body, loops, nodes, scopes)
                 visit(caller, s.else_body, loops, nodes, scopes)
                 continue
@@ -173,8 +174,6 @@ def _core_num(value: Any) -> Any:
     n = _static(value)
     if n is not None:
         return n
-    from pypto.ir.printer import expr_str
-
     return expr_str(value)
 
 

@@ -161,7 +161,7 @@ def init_worker() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     except (ImportError, ValueError, OSError):  # not on this platform / not allowed
         pass
-    import pypto.sim.memory as simmem
+    import pypto.sim.device.fill as simmem
 
     simmem.MAX_TENSOR_BYTES = SIM_TENSOR_CAP
     if hasattr(signal, "SIGALRM"):

@@ -6,7 +6,7 @@ import pytest
 
 import pypto.sim as sim
 import san_kernels as k
-from pypto.sim.sanitizers import RaceError, RaceReport
+from pypto.sim.checks import RaceError, RaceReport
 
 warnings.filterwarnings("ignore", category=UserWarning)
 

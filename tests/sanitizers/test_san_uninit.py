@@ -6,7 +6,7 @@ import pytest
 
 import pypto.sim as sim
 import san_kernels as k
-from pypto.sim.sanitizers import UninitializedReadError
+from pypto.sim.checks import UninitializedReadError
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
