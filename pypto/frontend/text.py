@@ -14,7 +14,8 @@ import linecache
 import warnings
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, PyptoTypeError, PyptoWarning, UnsupportedFeatureError
+from pypto.errors import (InternalError, PyptoError, PyptoSyntaxError, PyptoTypeError,
+                          PyptoWarning, UnsupportedFeatureError)
 from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
 from pypto.frontend.statements import assigned_names
@@ -245,7 +246,16 @@ def parse_text(code: str, filename: str, names: dict,
                source_map: dict | None = None) -> Function | Program:
     """The Function or Program the text form `code` describes. `names` are the
     module-level names the text sees; it must hold `pl`."""
-    return TextReader(code, filename, names, source_map).read()
+    try:
+        return TextReader(code, filename, names, source_map).read()
+    except (PyptoError, ValueError, InternalError):
+        raise
+    except RecursionError:
+        raise PyptoSyntaxError("the text is nested too deeply to parse",
+                               Span(filename, 1, 1)) from None
+    except Exception as exc:  # a bug in the reader, not in the text
+        raise InternalError(f"pl.parse crashed on {filename}: {type(exc).__name__}: {exc}"
+                            ) from exc
 
 
 __all__ = ["parse_text", "TextReader"]
