@@ -12,6 +12,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import TileType, MemorySpace
+from pypto.ops.numeric import is_tile_window, plain
 from pypto.ops.facts import Matmul
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_equal, dtype_arg, like, py_value, same_family, shaped
@@ -113,9 +114,13 @@ def _matmul_acc(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
 
 def _matmul_acc_impl(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
     prod = _mm(lhs, rhs, a_trans, b_trans)
-    if init_cond:
-        return prod
-    return acc + prod
+    out = prod if init_cond else acc + prod
+    if is_tile_window(acc):
+        # the accumulator is a window of a larger Acc tile (pl.tile.slice): the MAD
+        # accumulates into that tile's L0C in place
+        plain(acc)[...] = out
+        return acc
+    return out
 
 
 defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl, matmul=Matmul(acc="acc"),

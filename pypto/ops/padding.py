@@ -1,7 +1,7 @@
 """Padding: `fillpad` family and `expand_clone`.
 
-Elements outside the valid region take the pad value (zero, dtype max or min);
-the result is fully valid.
+Elements outside the valid region take the pad value (zero, +inf / -inf for floats,
+the integer range's max / min); the result is fully valid.
 """
 from __future__ import annotations
 
@@ -47,15 +47,20 @@ def pad_kind(x: Any, arg: str = "pad_value") -> str:
 
 
 def pad_scalar(dtype: np.dtype, kind: str) -> Any:
-    """The fill value: 0, or the dtype's largest / smallest **finite** value."""
+    """The fill value: 0; for max / min, +-inf in a float format that has infinities
+    (what the hardware's pad fills and the real toolchain's runtime tests expect), else
+    the format's largest / smallest value (integers, bool, fp8 e4m3fn / e8m0)."""
     if kind == "zero":
         return np.zeros((), dtype=dtype)[()]
     if dtype == np.bool_:
         return kind == "max"
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-    else:
-        info = ml_dtypes.finfo(dtype)
+        return info.max if kind == "max" else info.min
+    info = ml_dtypes.finfo(dtype)
+    inf = np.array(np.inf if kind == "max" else -np.inf).astype(dtype)
+    if np.isinf(inf.astype(np.float32)):
+        return inf[()]
     return info.max if kind == "max" else info.min
 
 
@@ -71,9 +76,10 @@ def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
 
 
 def _fillpad(x, pad_value=None):
-    """Same shape; every element outside the valid region becomes 0 (zero), the dtype's
-    largest finite value (max) or smallest (min). The result is fully valid. Pad with
-    the identity of the reduction that follows (min before row_max, zero before row_sum)."""
+    """Same shape; every element outside the valid region becomes 0 (zero), +inf (max)
+    or -inf (min) - an integer type's largest / smallest value. The result is fully
+    valid. Pad with the identity of the reduction that follows (min before row_max,
+    zero before row_sum)."""
     t = shaped(x, "x")
     if pad_value is not None:
         pad_kind(pad_value)

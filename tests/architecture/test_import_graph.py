@@ -27,6 +27,8 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # the ground: IR nodes, types, dtypes, spans, the printer; the error model; the
     # platform table (the hardware numbers the passes and the simulator read)
     "ir": (("pypto.ir", "pypto.errors", "pypto.diagnostics", "pypto.platform"), ()),
+    # configuration names of the real toolchain (SoC family, memory planner)
+    "config": (("pypto.backend", "pypto.pypto_core"), ()),
     # one registry entry per op: signature, type rule, unit, numpy implementation
     "ops": (("pypto.ops",), ("ir",)),
     # the pl vocabulary the parser reads: constructs, annotations, enums, op stubs,
@@ -41,8 +43,11 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "compile": (("pypto.compile",), ("frontend", "passes")),
     "golden": (("pypto.golden",), ("compile", "sim")),
     "scale": (("pypto.scale",), ("golden",)),
+    # the real toolchain's run configuration and result names, over the harness
+    "runtime": (("pypto.runtime",), ("golden", "config")),
     # the front doors: `import pypto.language as pl` with its decorators, the CLI
-    "entry": (("pypto", "pypto.language", "pypto.language.jit", "pypto.cli"), ("scale",)),
+    "entry": (("pypto", "pypto.language", "pypto.language.jit", "pypto.cli"),
+              ("scale", "runtime")),
     "workbench": (("pypto_lab",), ("entry",)),
 }
 

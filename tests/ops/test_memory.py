@@ -19,11 +19,15 @@ from tests.ops.helpers import (BF16, FP32, INT8, INT32, UINT32, attr, impl, lit,
 
 @pytest.mark.parametrize("pad,dt,fill", [
     (PadValue.zero, np.float32, 0.0),
-    (PadValue.min, np.float32, np.finfo(np.float32).min),
-    (PadValue.max, np.float32, np.finfo(np.float32).max),
+    (PadValue.min, np.float32, -np.inf),
+    (PadValue.max, np.float32, np.inf),
+    (PadValue.max, np.float16, np.inf),
     (PadValue.min, np.int8, -128),
     (PadValue.max, np.int32, 2**31 - 1),
-    (PadValue.min, ml_dtypes.bfloat16, float(ml_dtypes.finfo(ml_dtypes.bfloat16).min)),
+    (PadValue.min, ml_dtypes.bfloat16, -np.inf),
+    # fp8 e4m3fn has no infinities: its largest / smallest value
+    (PadValue.max, ml_dtypes.float8_e4m3fn, 448.0),
+    (PadValue.max, np.bool_, True),
 ])
 def test_fillpad_fills_outside_valid_region(pad, dt, fill):
     x = with_valid(np.ones((3, 5), dtype=dt), (2, 3))
@@ -43,8 +47,7 @@ def test_fillpad_literal_sugar_and_null():
         rule("fillpad", tensor([4, 8]), lit(1.0))
     x = with_valid(np.ones((2, 2), np.float32), (1, 1))
     np.testing.assert_array_equal(impl("fillpad", x, -math.inf),
-                                  [[1, np.finfo(np.float32).min]] * 1 +
-                                  [[np.finfo(np.float32).min] * 2])
+                                  [[1, -np.inf], [-np.inf, -np.inf]])
 
 
 def test_fillpad_expand_and_inplace():

@@ -24,7 +24,7 @@ from typing import Any
 from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Const, Continue, Eval,
                             For, Function, GetItem, If, ListExpr, Return, Scope, ScopeKind, Var,
                             While, Yield)
-from pypto.ir.types import ScalarType, ShapedType
+from pypto.ir.types import ScalarType, ShapedType, TileType
 from pypto.ops.facts import Role, Window
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.intrinsics.common import falsy_const
@@ -218,6 +218,8 @@ class _Analyzer:
             src = a[src_n]
             if self.is_var(src):
                 raise NotBatchable("window of a varying value")
+            if isinstance(getattr(src, "type", None), TileType):
+                raise NotBatchable("window of an on-chip tile (a view of its storage)")
             self.is_var(a[shape_n])
             voff = self.is_var(a[off_n])
             t = self.resolve(src)

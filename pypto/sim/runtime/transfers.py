@@ -110,6 +110,13 @@ def host_args(args: tuple) -> tuple:
     return tuple(host_array(a) for a in args)
 
 
+def _unsigned_bits(have: np.dtype, want: np.dtype) -> bool:
+    """A signed integer array passed for an unsigned parameter of the same width: torch
+    has no uint16 / uint32 tensors, so callers (the real toolchain's harness among them)
+    pass int16 / int32 ones, and the kernel reads their bits as the unsigned type."""
+    return want.kind == "u" and have.kind == "i" and have.itemsize == want.itemsize
+
+
 def _as_host_array(value: Any, name: str, direction: str, span: Span | None) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -193,8 +200,10 @@ def bind_arguments(exe: Executable, run: Run, args: tuple, kwargs: dict) -> dict
         v = values[name]
         if isinstance(t, ShapedType):
             host = _as_host_array(v, name, direction, p.span)
-            hosts[name] = host
             want = t.dtype.np
+            if host.dtype != want and _unsigned_bits(host.dtype, want):
+                host = host.view(want)  # the same bits, read as the declared unsigned type
+            hosts[name] = host
             if host.dtype != want:
                 raise SimulationError(
                     f"argument '{name}' has dtype {host.dtype} but the kernel declares "

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from pypto.ir.nodes import Call, Var
-from pypto.ir.types import ShapedType
-from pypto.ops.numeric import plain, with_valid
+from pypto.ir.types import ShapedType, TileType
+from pypto.ops.numeric import plain, tile_window, with_valid
 from pypto.ops.registry import get
 from pypto.sim.device.fill import fill_outside, pad_scalar
 from pypto.sim.engine.intrinsics.common import (SiteId, args_of, falsy_const, fmt_window,
@@ -61,7 +61,10 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
     default_pad = st.config.padding
     ok, drop_v = fc.const(drop) if drop is not None else (True, None)
     drop_dims = [int(d) for d in (drop_v or [])] if ok else []
-    copy = fc.in_region
+    # in a region a window of a GM tensor is a load into a new tile (a copy); a window of
+    # an on-chip tile (pl.tile.slice) is a view of that tile's storage
+    of_tile = fc.in_region and isinstance(getattr(src, "type", None), TileType)
+    copy = fc.in_region and not of_tile
     check = st.check_oob
     warn_reads = st.warn_oob_reads
     tname = source_name(src.name) if isinstance(src, Var) else "<temporary>"
@@ -97,7 +100,7 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
                             _trace_read(fr, a, off, shp, site)
                 if out_static is not None and w.shape != out_static:
                     w = w.reshape(out_static)
-                return w
+                return tile_window(w) if of_tile else w
         fr = env[FRAME]
         sv = getattr(a, "valid", None)
         if type(a) is not np.ndarray:
@@ -175,7 +178,7 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
                 valid = [1] * (len(out_static) - len(valid)) + list(valid)
         if valid is not None:
             w = with_valid(w, valid)
-        return w
+        return tile_window(w) if of_tile else w
 
     return run
 
