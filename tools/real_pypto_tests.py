@@ -87,7 +87,8 @@ def category(nodeid: str, r: dict, suite: str, platform: str) -> str:
         kind = "param" if r.get("variant") else "legacy"
         if outcome == "collect-error":
             return "collect-error"
-        return f"{kind}:{'pass' if outcome == 'passed' else 'skip' if outcome == 'skipped' else 'fail'}"
+        verdict = {"passed": "pass", "skipped": "skip"}.get(outcome, "fail")
+        return f"{kind}:{verdict}"
     return r.get("verdict") or ("pass" if outcome == "passed" else outcome)
 
 

@@ -10,11 +10,18 @@ from __future__ import annotations
 import ast
 import inspect
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
-                          PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.parser import FunctionParser
@@ -23,8 +30,23 @@ from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, DynDim, Eval, Function,
-                            FunctionKind, ListExpr, Param, Return, Scope, ScopeKind, Var)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Const,
+    Direction,
+    DynDim,
+    Eval,
+    Function,
+    FunctionKind,
+    ListExpr,
+    Param,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+)
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
@@ -112,10 +134,10 @@ class ProgramBuilder:
             if given is _NOARG and defaults[i] is not None:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
-            if given is not _NOARG and not is_ir(given) and not _is_array(given):
-                if kind is FunctionKind.INLINE or kind is FunctionKind.OPAQUE:
-                    p.env[node.arg] = given  # a compile-time argument, folded into the body
-                    continue
+            if given is not _NOARG and not is_ir(given) and not _is_array(given) and \
+                    kind in (FunctionKind.INLINE, FunctionKind.OPAQUE):
+                p.env[node.arg] = given  # a compile-time argument, folded into the body
+                continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
@@ -324,7 +346,7 @@ class _NoProgram:
     """`self` of a @pl.function called from outside any @pl.program."""
 
     __name__ = "<no @pl.program>"
-    functions: dict = {}
+    functions: ClassVar[dict] = {}
 
 
 def _is_reshape(e: Any) -> bool:

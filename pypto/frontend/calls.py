@@ -7,8 +7,13 @@ import ast
 import builtins
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.dispatch import CALL_CONSTRUCTS, expression, lookup
 from pypto.frontend.opcall import call_op
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static

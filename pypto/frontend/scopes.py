@@ -5,8 +5,14 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, PyptoDeprecationWarning, PyptoSyntaxError,
-                          PyptoTypeError, ScopeError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.dispatch import WITH_SCOPES, lookup, loop_iterator, statement, with_scope
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir

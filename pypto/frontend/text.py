@@ -14,8 +14,14 @@ import linecache
 import warnings
 from typing import Any
 
-from pypto.errors import (InternalError, PyptoError, PyptoSyntaxError, PyptoTypeError,
-                          PyptoWarning, UnsupportedFeatureError)
+from pypto.errors import (
+    InternalError,
+    PyptoError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
 from pypto.frontend.statements import assigned_names
@@ -258,4 +264,4 @@ def parse_text(code: str, filename: str, names: dict,
                             ) from exc
 
 
-__all__ = ["parse_text", "TextReader"]
+__all__ = ["TextReader", "parse_text"]

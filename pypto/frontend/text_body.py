@@ -12,8 +12,12 @@ import ast
 import difflib
 from typing import Any
 
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.calls import call_args, construct_call
 from pypto.frontend.opcall import bind_op
@@ -21,8 +25,26 @@ from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import MISSING
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
-from pypto.ir.nodes import (LAUNCH_DEFAULTS, Assign, Attr, Break, CallFunc, Continue, Eval, Expr, For,
-                            If, LoopKind, Return, Scope, ScopeKind, Var, While, Yield, literal)
+from pypto.ir.nodes import (
+    LAUNCH_DEFAULTS,
+    Assign,
+    Attr,
+    Break,
+    CallFunc,
+    Continue,
+    Eval,
+    Expr,
+    For,
+    If,
+    LoopKind,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+    literal,
+)
 from pypto.ir.span import Span
 from pypto.ir.types import NONE, ScalarType, TupleType, Type
 from pypto.language import dsl

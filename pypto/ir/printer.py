@@ -17,18 +17,52 @@ installs with `use_op_spellings` when it loads. Without one, calls print as
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (LAUNCH_DEFAULTS, Assign, Attr, Break, Call, CallFunc, Const, Continue,
-                            DynDim, Eval, Expr, For, Function, FunctionKind, GetItem, If,
-                            ListExpr, LoopKind, Program, Return, Scope, ScopeKind, Var, While,
-                            Yield, literal)
+from pypto.ir.nodes import (
+    LAUNCH_DEFAULTS,
+    Assign,
+    Attr,
+    Break,
+    Call,
+    CallFunc,
+    Const,
+    Continue,
+    DynDim,
+    Eval,
+    Expr,
+    For,
+    Function,
+    FunctionKind,
+    GetItem,
+    If,
+    ListExpr,
+    LoopKind,
+    Program,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+    literal,
+)
 from pypto.ir.transform import walk
-from pypto.ir.types import (ArrayType, AttrType, NoneType, ScalarType, TensorType, TileType,
-                            TupleType, Type)
+from pypto.ir.types import (
+    ArrayType,
+    AttrType,
+    NoneType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+)
+
 
 @dataclass(frozen=True)
 class OpSpelling:
@@ -400,5 +434,14 @@ def print_program(prog: Program) -> str:
     return "\n".join(p.lines)
 
 
-__all__ = ["print_program", "print_function", "expr_str", "type_str", "value_str",
-           "OpSpelling", "use_op_spellings", "entry_by_rule", "walk"]
+__all__ = [
+    "OpSpelling",
+    "entry_by_rule",
+    "expr_str",
+    "print_function",
+    "print_program",
+    "type_str",
+    "use_op_spellings",
+    "value_str",
+    "walk",
+]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.errors import PyptoDeprecationWarning, public_entry
 from pypto.ir.nodes import FunctionKind

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ir.types import TileType, MemorySpace
-from pypto.ops.numeric import is_tile_window, plain
+from pypto.ir.types import MemorySpace, TileType
 from pypto.ops.facts import Matmul
+from pypto.ops.numeric import is_tile_window, plain
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_equal, dtype_arg, like, py_value, same_family, shaped
 
@@ -143,7 +143,8 @@ def _batch_matmul(lhs, rhs):
     return _matmul(lhs, rhs)
 
 
-defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(), impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
+defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(),
+      impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
       names=("pl.batch_matmul", "pl.tile.batch_matmul"))(_batch_matmul)
 
 

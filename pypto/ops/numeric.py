@@ -1,7 +1,8 @@
 """Numeric helpers for op implementations: compute precision and rounding."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class quiet_fp:
 
     __slots__ = ("_old",)
 
-    def __enter__(self) -> "quiet_fp":
+    def __enter__(self) -> quiet_fp:
         self._old = np.seterr(all="ignore")
         _QUIET[0] += 1
         return self

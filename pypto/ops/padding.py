@@ -55,13 +55,13 @@ def pad_scalar(dtype: np.dtype, kind: str) -> Any:
     if dtype == np.bool_:
         return kind == "max"
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return info.max if kind == "max" else info.min
-    info = ml_dtypes.finfo(dtype)
+        ints = np.iinfo(dtype)
+        return ints.max if kind == "max" else ints.min
+    floats = ml_dtypes.finfo(dtype)
     inf = np.array(np.inf if kind == "max" else -np.inf).astype(dtype)
     if np.isinf(inf.astype(np.float32)):
         return inf[()]
-    return info.max if kind == "max" else info.min
+    return floats.max if kind == "max" else floats.min
 
 
 def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:

@@ -11,17 +11,24 @@ reduce the same valid columns / rows of the padding; they are never stored.)
 from __future__ import annotations
 
 import math
-
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ops.facts import Ufunc
-from pypto.ops.numeric import (_QUIET, _widen, compute_dtype, elementwise, plain, valid_shape,
-                                with_valid)
-from pypto.ops.registry import OpError, Unit, defop
 from pypto.ir.types import TileType
+from pypto.ops.facts import Ufunc
+from pypto.ops.numeric import (
+    _QUIET,
+    _widen,
+    compute_dtype,
+    elementwise,
+    plain,
+    valid_shape,
+    with_valid,
+)
+from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import like, same_family, scalar_like, scratch, shaped, type_of
 
 _NS = ("pl.{0}", "pl.tensor.{0}", "pl.tile.{0}")
@@ -98,15 +105,17 @@ def _arg_impl(fn: Callable, axis: int) -> Callable:
     return run
 
 
-for _name, _fn, _axis in (("row_sum", np.sum, -1), ("row_max", np.max, -1),
-                          ("row_min", np.min, -1), ("row_prod", np.prod, -1)):
+for _name, _fn, _uf, _axis in (("row_sum", np.sum, np.add, -1),
+                               ("row_max", np.max, np.maximum, -1),
+                               ("row_min", np.min, np.minimum, -1),
+                               ("row_prod", np.prod, np.multiply, -1)):
     def _row(x, tmp_tile=None, _axis=_axis, _n=_name):
         _tmp_rule(x, tmp_tile, f"pl.{_n}", required=True)
         return _reduced(x, _axis)
 
     _row.__doc__ = f"`{_name}`: reduce the last axis with {_fn.__name__}, keeping it as size 1."
     defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, _axis), names=_names(_name),
-          batchable=_fn is not np.prod, ufunc=Ufunc(_UFUNC[_fn].__self__, 1, _axis))(_row)
+          batchable=_fn is not np.prod, ufunc=Ufunc(_uf, 1, _axis))(_row)
 
 def _col_sum(x, tmp_tile=None):
     """`col_sum`: reduce axis -2 with a sum, keeping it as size 1. The tile form may take
@@ -156,13 +165,14 @@ def _narrow_col_sum(a: np.ndarray, tree: bool) -> np.ndarray:
 defop("col_sum", unit=Unit.VECTOR, impl=_col_sum_impl(), batchable=True,
       ufunc=Ufunc(np.add, 1, -2), names=_names("col_sum"))(_col_sum)
 
-for _name, _fn in (("col_max", np.max), ("col_min", np.min), ("col_prod", np.prod)):
+for _name, _fn, _uf in (("col_max", np.max, np.maximum), ("col_min", np.min, np.minimum),
+                        ("col_prod", np.prod, np.multiply)):
     def _col(x):
         return _reduced(x, -2)
 
     _col.__doc__ = f"`{_name}`: reduce axis -2 with {_fn.__name__}, keeping it as size 1."
     defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, -2), names=_names(_name),
-          batchable=_fn is not np.prod, ufunc=Ufunc(_UFUNC[_fn].__self__, 1, -2))(_col)
+          batchable=_fn is not np.prod, ufunc=Ufunc(_uf, 1, -2))(_col)
 
 
 def _tmp_rule(x: Any, tmp: Any, op: str, *, required: bool) -> None:
@@ -189,16 +199,16 @@ def _arg_rule(axis: int, op: str = "argmax"):
     return rule
 
 
-for _name, _fn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmin, -1),
-                          ("col_argmax", np.argmax, -2), ("col_argmin", np.argmin, -2)):
+for _name, _argfn, _axis in (("row_argmax", np.argmax, -1), ("row_argmin", np.argmin, -1),
+                             ("col_argmax", np.argmax, -2), ("col_argmin", np.argmin, -2)):
     _r = _arg_rule(_axis, f"pl.{_name}")
 
-    def _sig(x, tmp_tile=None, _r=_r):
+    def _arg_sig(x, tmp_tile=None, _r=_r):
         return _r(x, tmp_tile)
 
-    _sig.__doc__ = (f"`{_name}`: INT32 index of the extreme element along axis {_axis} (the "
-                    "first one on ties; NaN counts as the extreme).")
-    defop(_name, unit=Unit.VECTOR, impl=_arg_impl(_fn, _axis), names=_names(_name))(_sig)
+    _arg_sig.__doc__ = (f"`{_name}`: INT32 index of the extreme element along axis {_axis} "
+                        "(the first one on ties; NaN counts as the extreme).")
+    defop(_name, unit=Unit.VECTOR, impl=_arg_impl(_argfn, _axis), names=_names(_name))(_arg_sig)
 
 
 # --- row / column broadcasts --------------------------------------------------------
@@ -261,11 +271,10 @@ for _kind in ("row", "col"):
         _sig.__doc__ = (f"`{_name}(x, vec)`: combine every {'row' if _kind == 'row' else 'column'}"
                         f" of x with the matching element of the {_kind} vector.")
         _impl = elementwise(_fn)
-        _uf = _fn if isinstance(_fn, np.ufunc) else None
         defop(_name, unit=Unit.VECTOR,
               impl=lambda x, vec, tmp=None, _impl=_impl, _k=_kind: _impl(x, _as_vector(x, vec, _k)),
               names=_names(_name), batchable=True,
-              ufunc=Ufunc(_uf) if _uf is not None else None)(_sig)
+              ufunc=Ufunc(_fn) if isinstance(_fn, np.ufunc) else None)(_sig)
 
 
 def _row_expand(target, row_vec):

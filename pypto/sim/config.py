@@ -151,5 +151,11 @@ class Settings:
                         int(cfg.seed), int(cfg.max_work))
 
 
-__all__ = ["SimConfig", "Settings", "CHECKS", "DEFAULT_CONFIG", "check_names",
-           "config_platform"]
+__all__ = [
+    "CHECKS",
+    "DEFAULT_CONFIG",
+    "Settings",
+    "SimConfig",
+    "check_names",
+    "config_platform",
+]

@@ -14,18 +14,18 @@ import threading
 import weakref
 from typing import Any
 
+from pypto.platform import get_platform
 from pypto.sim.checks.races import RaceError, find_races
-from pypto.sim.config import DEFAULT_CONFIG, SimConfig, Settings, check_names
+from pypto.sim.config import DEFAULT_CONFIG, Settings, SimConfig, check_names
 from pypto.sim.result import SimResult
 from pypto.sim.runtime.executable import Compiled, Executable
 from pypto.sim.runtime.transfers import host_args
-from pypto.platform import get_platform
 
 
 class _Executables:
     """The executables of one compiled program, by configuration."""
 
-    __slots__ = ("default", "by_id", "by_config", "lock")
+    __slots__ = ("by_config", "by_id", "default", "lock")
 
     def __init__(self) -> None:
         self.default: Executable | None = None  # config=None
@@ -43,7 +43,11 @@ def _table(compiled: Compiled) -> _Executables:
         return got[1]
     table = _Executables()
     key = id(compiled)
-    _TABLES[key] = (weakref.ref(compiled, lambda _r, k=key: _TABLES.pop(k, None)), table)
+
+    def forget(_ref: weakref.ref) -> None:  # the program is gone: so are its executables
+        _TABLES.pop(key, None)
+
+    _TABLES[key] = (weakref.ref(compiled, forget), table)
     return table
 
 
@@ -124,4 +128,4 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     return run_compiled(compiled, args, kwargs, cfg)
 
 
-__all__ = ["run_compiled", "simulate", "executable"]
+__all__ = ["executable", "run_compiled", "simulate"]

@@ -16,7 +16,6 @@ helper who removes it; they may shrink, never grow. Graph construction:
 from __future__ import annotations
 
 import pytest
-
 from arch_graph import Import, circles, cycle_path, imports, modules
 
 # --- the layers ----------------------------------------------------------------------

@@ -4,9 +4,9 @@ unsigned parameter of the same width is read as the unsigned type (torch has no
 uint16 / uint32 tensors, so the real toolchain's harness passes int16 / int32)."""
 import numpy as np
 import pytest
+from golden_helpers import needs_sim
 
 import pypto.language as pl
-from golden_helpers import needs_sim
 from pypto.errors import SimulationError
 from pypto.golden import TensorSpec, ratio_allclose, run_jit
 

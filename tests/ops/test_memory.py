@@ -7,14 +7,25 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace
 from pypto.language.enums import AtomicType, PadValue
 from pypto.ops.creation import philox4x32
 from pypto.ops.numeric import valid_shape, with_valid
 from pypto.ops.registry import OpError
-from tests.ops.helpers import (BF16, FP32, INT8, INT32, UINT32, attr, impl, lit, lst, rule,
-                               scalar, tensor, tile)
+from tests.ops.helpers import (
+    BF16,
+    FP32,
+    INT8,
+    INT32,
+    UINT32,
+    attr,
+    impl,
+    lit,
+    lst,
+    rule,
+    tensor,
+    tile,
+)
 
 
 @pytest.mark.parametrize("pad,dt,fill", [
@@ -143,14 +154,16 @@ def test_views():
     v = impl("reinterpret_view", x, INT32)
     np.testing.assert_array_equal(v, x.view(np.int32))
     assert rule("reinterpret_view", tensor([4, 8], FP32), attr(BF16)).shape == (4, 16)
-    assert rule("reinterpret_view", tensor([4, 8], FP32), attr(INT8), shape=lst(32, 4)).shape == (32, 4)
+    t = rule("reinterpret_view", tensor([4, 8], FP32), attr(INT8), shape=lst(32, 4))
+    assert t.shape == (32, 4)
     with pytest.raises(OpError, match="byte size"):
         rule("reinterpret_view", tensor([4, 8], FP32), attr(INT8), shape=lst(4, 8))
     y = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.testing.assert_array_equal(impl("tensor.view", y, [4, 2]), y.reshape(4, 2))
     with pytest.raises(OpError, match="does not hold"):
         rule("tensor.view", tensor([2, 4]), lst(3, 3))
-    np.testing.assert_array_equal(impl("tile.extract", y, 0, 1, [2, 2], target_memory=MemorySpace.Left),
+    np.testing.assert_array_equal(impl("tile.extract", y, 0, 1, [2, 2],
+                                       target_memory=MemorySpace.Left),
                                   y[:, 1:3])
     ex = rule("tile.extract", tile([16, 16], memory=MemorySpace.Mat), lit(0), lit(0), lst(16, 8),
               target_memory=attr(MemorySpace.Left))

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
-import pytest
 
 import pypto.language as pl
-from pypto.errors import PyptoWarning, ScopeError
+from pypto.errors import PyptoWarning
 
-SRC = open(__file__).read().splitlines()
+SRC = Path(__file__).read_text().splitlines()
 
 
 def _where(marker: str, token: str) -> tuple[int, int]:

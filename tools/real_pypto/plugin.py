@@ -8,9 +8,9 @@ import json
 import os
 
 import pytest
-
 from harness.core.harness import ALL_PLATFORM_IDS
 from harness.core.test_runner import TestRunner
+
 from pypto.runtime.runner import RunConfig
 
 _outcomes: dict[str, dict] = {}

@@ -82,7 +82,7 @@ class Nest:
             pre += acc
         nl = len(ranges)
         lv = {}
-        for k, (a, n, c) in enumerate(ranges):
+        for k, (a, _n, c) in enumerate(ranges):
             d = [0] * nl
             d[k] = c
             lv[self.loop_vars[k]] = Aff(a, tuple(d))

@@ -21,11 +21,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Const, Continue, Eval,
-                            For, Function, GetItem, If, ListExpr, Return, Scope, ScopeKind, Var,
-                            While, Yield)
-from pypto.ir.types import ScalarType, ShapedType, TileType
-from pypto.ops.facts import Role, Window
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Const,
+    Continue,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    ScopeKind,
+    Stmt,
+    Var,
+    While,
+    Yield,
+)
+from pypto.ir.types import ScalarType, ShapedType, TileType, Type
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.intrinsics.common import falsy_const
 
@@ -49,14 +67,6 @@ def index_symbol(op: OpDef) -> str | None:
     return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
 
 
-def window_read(op: OpDef) -> Window | None:
-    w = op.window
-    return w if w is not None and not w.write else None
-
-
-def window_write(op: OpDef) -> Window | None:
-    w = op.window
-    return w if w is not None and w.write else None
 
 
 class NotBatchable(Exception):
@@ -67,7 +77,7 @@ class NotBatchable(Exception):
 class Access:
     tensor: str  # the parameter it resolves to
     forms: list  # per axis: (const, {symbol: coef}) or None
-    ext: tuple  # static window extents
+    ext: tuple | None  # static window extents (None: unknown)
     write: bool
 
 
@@ -92,7 +102,7 @@ class Plan:
                 if n <= 1:
                     continue
                 ok = False
-                for sym, axis, coef, width in self.separators.get(t, ()):
+                for sym, _axis, coef, width in self.separators.get(t, ()):
                     d = sym_deltas.get(sym)
                     if d is None or d[k] == 0:
                         continue
@@ -108,13 +118,13 @@ class Plan:
         return True
 
 
-def _static_shape(t: Any) -> tuple | None:
+def _static_shape(t: Type | None) -> tuple | None:
     if isinstance(t, ShapedType):
         return t.static_shape()
     return None
 
 
-def _has_valid(t: Any) -> bool:
+def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
@@ -196,7 +206,7 @@ class _Analyzer:
             return self.alias.get(e.name)
         if isinstance(e, Call):
             op = get(e.op)
-            w = window_write(op)
+            w = op.window_write
             if w is not None:
                 return self.resolve(dict(zip(op.params, e.args))[w.tensor])
         return None
@@ -212,7 +222,7 @@ class _Analyzer:
         if opdef.role in UNSAFE:
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
-        rd, wr = window_read(opdef), window_write(opdef)
+        rd, wr = opdef.window_read, opdef.window_write
         if rd is not None:
             src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
             src = a[src_n]
@@ -307,11 +317,11 @@ class _Analyzer:
 
     # -- statements ----------------------------------------------------------------
 
-    def body(self, stmts: Any) -> None:
+    def body(self, stmts: tuple[Stmt, ...]) -> None:
         for s in stmts:
             self.stmt(s)
 
-    def stmt(self, s: Any) -> None:
+    def stmt(self, s: Stmt) -> None:
         if isinstance(s, Assign):
             v = s.value
             if isinstance(v, CallFunc):
@@ -333,9 +343,9 @@ class _Analyzer:
                 raise NotBatchable("a call inside the region")
             self.is_var(s.expr)
         elif isinstance(s, (For, While)):
-            if isinstance(s, For):
-                if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
-                    raise NotBatchable("loop bounds differ per block")
+            if isinstance(s, For) and (self.is_var(s.start) or self.is_var(s.stop)
+                                       or self.is_var(s.step)):
+                raise NotBatchable("loop bounds differ per block")
             for it, init in zip(s.iter_args, s.inits):
                 self.mark(it.name, self.is_var(init))
                 r = self.resolve(init)
@@ -406,7 +416,7 @@ def _const_list(e: Any) -> tuple | None:
     return tuple(out)
 
 
-def _last_yield(stmts: Any) -> Yield | None:
+def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
     for s in reversed(stmts):
         if isinstance(s, Yield):
             return s
@@ -446,7 +456,7 @@ def analyze(func: Function, varying: set) -> Plan | str:
                 lo = hi = None
                 ok = True
                 for a in accs:
-                    if len(a.forms) != rank or len(a.ext) != rank:
+                    if len(a.forms) != rank or a.ext is None or len(a.ext) != rank:
                         ok = False
                         break
                     const, coefs = a.forms[ax]
@@ -456,11 +466,19 @@ def analyze(func: Function, varying: set) -> Plan | str:
                     coef = coefs[sym]
                     lo = const if lo is None else min(lo, const)
                     hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
-                if ok and coef is not None:
+                if ok and coef is not None and lo is not None and hi is not None:
                     seps.append((sym, ax, coef, hi - lo))
         plan.separators[t] = seps
     return plan
 
 
-__all__ = ["Plan", "Access", "analyze", "BLOCK", "index_symbol", "window_read", "window_write",
-           "AFFINE_SYMBOLS", "DIV_SYMBOLS", "NotBatchable"]
+__all__ = [
+    "AFFINE_SYMBOLS",
+    "BLOCK",
+    "DIV_SYMBOLS",
+    "Access",
+    "NotBatchable",
+    "Plan",
+    "analyze",
+    "index_symbol",
+]

@@ -45,7 +45,7 @@ from pypto.sim.trace.trace import TaskRecord
 class BatchedRegion:
     """A region compiled for batched execution under one plan."""
 
-    __slots__ = ("plan", "cf", "names", "written", "write_only", "covered")
+    __slots__ = ("cf", "covered", "names", "plan", "write_only", "written")
 
     def __init__(self, plan: Plan, cf: CompiledFunction):
         self.plan = plan
@@ -154,7 +154,7 @@ def _run(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool
         else:
             with np.errstate(all="ignore"):
                 rets = region.cf.call(args, f)
-    except Exception as exc:  # noqa: BLE001 - any failure: undo, run block by block
+    except Exception as exc:  # any failure: undo, run block by block
         for a, copy in snaps:
             a[...] = copy
         run.work = work

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import SimulationError
-from pypto.ops.padding import pad_scalar as fill_value
 from pypto.ir.span import Span
+from pypto.ops.padding import pad_scalar as fill_value
 
 GIB = 1 << 30
 MAX_TENSOR_BYTES = 8 * GIB
@@ -116,5 +116,12 @@ def fill_outside(a: np.ndarray, valid: Any, value: Any) -> None:
             a[tuple(idx)] = value
 
 
-__all__ = ["residue", "fill_residue", "has_nan", "check_size", "pad_scalar", "fill_outside",
-           "MAX_TENSOR_BYTES"]
+__all__ = [
+    "MAX_TENSOR_BYTES",
+    "check_size",
+    "fill_outside",
+    "fill_residue",
+    "has_nan",
+    "pad_scalar",
+    "residue",
+]

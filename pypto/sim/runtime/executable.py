@@ -26,7 +26,7 @@ from pypto.sim.batch.run import BatchCache
 from pypto.sim.checks.budget import buffer_report, check_budget
 from pypto.sim.config import Settings
 from pypto.sim.engine.compiler import FnCompiler
-from pypto.sim.engine.function import CompiledFunction, LaunchSite
+from pypto.sim.engine.function import CompiledFunction, Compiler, LaunchSite
 from pypto.sim.engine.values import UNDEF, Stmt
 from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
@@ -79,7 +79,7 @@ class Executable:
                deps: list[int]) -> tuple[tuple, int]:
         return launching.launch(self, fr, site, args, core_num, deps)
 
-    def parallel_nest(self, fc: FnCompiler, s: For, seq: Stmt) -> Stmt:
+    def parallel_nest(self, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         return launching.parallel_nest(self, fc, s, seq)
 
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
@@ -185,4 +185,4 @@ class Executable:
         return run, rets
 
 
-__all__ = ["Executable", "Compiled"]
+__all__ = ["Compiled", "Executable"]

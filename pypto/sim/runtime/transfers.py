@@ -328,5 +328,12 @@ def copy_back(run: Run) -> None:
                                                           trace))
 
 
-__all__ = ["bind_arguments", "copy_back", "param_specs", "static_spec", "ParamSpec",
-           "host_args", "host_array"]
+__all__ = [
+    "ParamSpec",
+    "bind_arguments",
+    "copy_back",
+    "host_args",
+    "host_array",
+    "param_specs",
+    "static_spec",
+]

@@ -20,9 +20,8 @@ from pypto.ir.types import ShapedType, TileType
 from pypto.ops.numeric import plain, tile_window, with_valid
 from pypto.ops.registry import get
 from pypto.sim.device.fill import fill_outside, pad_scalar
-from pypto.sim.engine.intrinsics.common import (SiteId, args_of, falsy_const, fmt_window,
-                                                is_none)
 from pypto.sim.engine.function import Compiler
+from pypto.sim.engine.intrinsics.common import SiteId, args_of, falsy_const, fmt_window, is_none
 from pypto.sim.engine.values import FRAME, Env, Expr, pad_mode
 from pypto.sim.faults import source_name
 from pypto.sim.machine.frame import TaskFrame
@@ -33,8 +32,8 @@ def window_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     """slice / load: a window read as a view in orchestration (a load copies: it makes a
     tile) and as a copy in a region."""
     op = get(e.op)
-    w = op.window
-    assert w is not None and w.shape is not None
+    w = op.window_read
+    assert w is not None
     a = args_of(e)
     inner = _window(fc, e, src=a[w.tensor], shape=a[w.shape], offset=a[w.offset],
                     valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),
@@ -187,10 +186,7 @@ def _covers(valid: Any, shp: list[int]) -> bool:
     """Does the valid shape `valid` cover the whole window `shp`?"""
     if len(valid) != len(shp):
         return False
-    for v, s in zip(valid, shp):
-        if int(v) < s:
-            return False
-    return True
+    return all(int(v) >= s for v, s in zip(valid, shp))
 
 
 def _trace_read(fr: TaskFrame, a: np.ndarray, off: list[int], ext: list[int],
