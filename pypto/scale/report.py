@@ -95,7 +95,8 @@ def write_html(path: Path, doc: dict) -> None:
 body{{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}}
 table{{border-collapse:collapse;width:100%}}
 td,th{{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}}
-td.n{{text-align:right;font-variant-numeric:tabular-nums}} pre{{font-size:12px;white-space:pre-wrap}}
+td.n{{text-align:right;font-variant-numeric:tabular-nums}}
+pre{{font-size:12px;white-space:pre-wrap}}
 </style></head><body>
 <h2>pypto-sim conformance: {len(files)} files</h2>
 <p>{badges}</p>

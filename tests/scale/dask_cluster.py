@@ -33,22 +33,23 @@ class Cluster:
             pytest.skip("the dask command is not installed (the [scale] extra)")
         self.dir = workdir
         self.file = workdir / "scheduler.json"
-        log = open(workdir / "scheduler.log", "wb")
-        self.scheduler = subprocess.Popen(
-            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-             "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+        with open(workdir / "scheduler.log", "wb") as log:  # the child keeps its own fd
+            self.scheduler = subprocess.Popen(
+                [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                 "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
         _wait(lambda: self.file.is_file() and self.file.stat().st_size > 0, "scheduler")
         self.address = json.loads(self.file.read_text())["address"]
         self.workers = [self._worker(i) for i in range(workers)]
         _wait(lambda: self.worker_count() == workers, f"{workers} workers")
 
     def _worker(self, i: int) -> subprocess.Popen:
-        log = open(self.dir / f"worker{i}.log", "wb")
-        return subprocess.Popen(
-            [DASK, "worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",
-             "--nthreads", "1", "--no-nanny", "--no-dashboard", "--memory-limit", "3GiB",
-             "--name", f"w{i}"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.dir / f"worker{i}.log", "wb") as log:
+            return subprocess.Popen(
+                [DASK, "worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",
+                 "--nthreads", "1", "--no-nanny", "--no-dashboard", "--memory-limit", "3GiB",
+                 "--name", f"w{i}"], stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
 
     def worker_count(self) -> int:
         from distributed import Client
