@@ -2,11 +2,12 @@
 
 Each file runs in a process of its own (`python -m pypto.cli FILE ARGS`, i.e.
 `pypto-sim FILE ARGS`, ended when this process dies: `watchdog`) from a fresh scratch
-directory, with PYPTO_GOLDEN_NUM_THREADS set, exactly as one `python FILE -p a2a3sim` of pypto-lib's CI. A process of its own is
-what makes the rest possible on a long-lived Dask worker: a timeout can always end it
-(its whole process group is killed; a thread could not be stopped), its peak memory is
-the kernel's own (`wait4`'s rusage of that child), a memory limit can be enforced on
-it, and a crash or an out-of-memory kill takes the file down, not the worker.
+directory, with PYPTO_GOLDEN_NUM_THREADS set, exactly as one `python FILE -p a2a3sim`
+of pypto-lib's CI. A process of its own is what makes the rest possible on a long-lived
+Dask worker: a timeout can always end it (its whole process group is killed; a thread
+could not be stopped), its peak memory is the kernel's own (`wait4`'s rusage of that
+child), a memory limit can be enforced on it, and a crash or an out-of-memory kill
+takes the file down, not the worker.
 
 The verdict comes from the harness's records (`pypto.golden.record`, one JSON line per
 `run_jit` / `run`, plus the CLI's line for an exception or a file that simulated
