@@ -156,7 +156,8 @@ defop("fillpad_expand", unit=Unit.VECTOR, impl=_fillpad_expand_impl,
 
 
 def _expand_clone(src, target):
-    """A copy of `src` broadcast to `target`'s shape (target supplies the shape only)."""
+    """`src` broadcast to `target`'s shape, written into `target` (in place, as the
+    real compiler lowers it: a loop of stores into the target); returns the target."""
     s = shaped(src, "src")
     t = shaped(target, "target")
     if s.rank != t.rank:
@@ -167,6 +168,11 @@ def _expand_clone(src, target):
     return like(t, dtype=s.dtype, valid_shape=None)
 
 
-defop("expand_clone", unit=Unit.VECTOR,
-      impl=lambda src, target: np.broadcast_to(plain(src), np.shape(target)).copy(),
+def _expand_clone_impl(src: Any, target: Any) -> np.ndarray:
+    out = plain(target)
+    out[...] = np.broadcast_to(plain(src), out.shape)
+    return out
+
+
+defop("expand_clone", unit=Unit.VECTOR, impl=_expand_clone_impl, writes="target",
       names=("pl.expand_clone", "pl.tensor.expand_clone"))(_expand_clone)

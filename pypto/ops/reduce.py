@@ -228,8 +228,12 @@ def _expand_rule(kind: str):
         shape_hint = "[rows, 1]" if kind == "row" else "[1, cols]"
         ones = [v.shape[-1]] if kind == "row" else \
             [v.shape[-2]] if v.rank == t.rank else list(v.shape[:-1])
+        if kind == "row" and _packed_row_carrier(v):
+            ones = []  # one 32-byte block per row, repeated across the columns
         if any(isinstance(d, int) and d != 1 for d in ones):
-            raise OpError(f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
+            raise OpError(f"the {kind} vector must have shape {shape_hint} (or one 32-byte "
+                          f"block per row), got {v}" if kind == "row" else
+                          f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
         axis = -2 if kind == "row" else -1  # the axis the vector runs along must match x's
         if isinstance(v.shape[axis], int) and isinstance(t.shape[axis], int) and \
                 v.shape[axis] != t.shape[axis]:
@@ -246,9 +250,23 @@ def _expand_rule(kind: str):
     return rule
 
 
+def _packed_row_carrier(v: Any) -> bool:
+    """A row vector given as one 32-byte block per row (`[rows, 32 / element bytes]`):
+    the vector unit (TROWEXPAND*) reads the whole block and repeats it across the
+    destination's columns; a `[rows, 1]` vector is the one-lane case."""
+    last = v.shape[-1]
+    return isinstance(last, int) and last > 1 and last * v.dtype.nbytes == 32
+
+
 def _as_vector(x: Any, vec: Any, kind: str) -> Any:
-    """`vec` shaped to broadcast against `x` when their ranks differ (see the rule)."""
-    if not isinstance(x, np.ndarray) or not isinstance(vec, np.ndarray) or vec.ndim == x.ndim:
+    """`vec` shaped to broadcast against `x` when their ranks differ (see the rule), a
+    packed row carrier repeated across x's columns."""
+    if not isinstance(x, np.ndarray) or not isinstance(vec, np.ndarray):
+        return vec
+    if kind == "row" and vec.ndim == x.ndim and 1 < vec.shape[-1] != x.shape[-1]:
+        reps = -(-x.shape[-1] // vec.shape[-1])
+        return np.tile(plain(vec), (1,) * (vec.ndim - 1) + (reps,))[..., :x.shape[-1]]
+    if vec.ndim == x.ndim:
         return vec
     if kind == "row":
         return vec.reshape(x.shape[:-1] + (1,))
