@@ -120,7 +120,9 @@ def _file(dir_: Path, name: str) -> Path | None:
     return None
 
 
-def _load(path: Path, dtype: np.dtype) -> np.ndarray:
+def _load(path: Path | None, dtype: np.dtype) -> np.ndarray:
+    if path is None:  # the callers list missing files first; this names any they miss
+        raise FileNotFoundError("a golden_data file is missing")
     if path.suffix == ".pt":
         import torch  # the user pointed us at torch data
 
@@ -319,9 +321,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         return RunResult(passed=True, execution_time=clock.elapsed, work_dir=work_dir,
                          name=name, platform=platform, compiled=compiled, validated=False,
                          stages=clock.stages)
-    directions, kernel_names, err = _bind(compiled, specs, verbose)
-    if err:
-        return fail(err, platform=platform, compiled=compiled)
+    directions, kernel_names, bind_error = _bind(compiled, specs, verbose)
+    if bind_error:
+        return fail(bind_error, platform=platform, compiled=compiled)
 
     data_dir = Path(golden_data) if golden_data is not None else None
     torch_run = any(s.uses_torch for s in specs)
@@ -347,15 +349,15 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                     host[s.name] = np.zeros(s.shape, dtype=s.np_dtype)
                 else:
                     host[s.name] = _load(_file(data_dir / "in", s.name), s.np_dtype)
-            for s in scalar_specs:
-                v = _load(_file(data_dir / "in", s.name), s.np_dtype)
+            for sc in scalar_specs:
+                v = _load(_file(data_dir / "in", sc.name), sc.np_dtype)
                 if v.ndim != 0:
-                    return fail(f"{s.name}: replayed scalar must be 0-dim, got shape "
+                    return fail(f"{sc.name}: replayed scalar must be 0-dim, got shape "
                                 f"{v.shape}", platform=platform, compiled=compiled)
-                if v.dtype != s.np_dtype:
-                    return fail(f"{s.name}: replayed scalar dtype {v.dtype} differs from the "
-                                f"spec's {s.np_dtype}", platform=platform, compiled=compiled)
-                scalars[s.name] = ScalarSpec(s.name, s.dtype, _scalar_value(v, s))
+                if v.dtype != sc.np_dtype:
+                    return fail(f"{sc.name}: replayed scalar dtype {v.dtype} differs from the "
+                                f"spec's {sc.np_dtype}", platform=platform, compiled=compiled)
+                scalars[sc.name] = ScalarSpec(sc.name, sc.dtype, _scalar_value(v, sc))
         for s in tensor_specs:
             a = host[s.name]
             if tuple(a.shape) != tuple(s.shape):
@@ -366,9 +368,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
             for s in tensor_specs:
                 if not s.is_output or s.init_value is not None:
                     _save(work_dir / "data" / "in", s.name, snapshot[s.name], torch_run)
-            for s in scalar_specs:
-                _save(work_dir / "data" / "in", s.name, np.asarray(s.value if not
-                      io.is_torch_tensor(s.value) else io.to_numpy(s.value)), torch_run)
+            for sc in scalar_specs:
+                _save(work_dir / "data" / "in", sc.name, np.asarray(sc.value if not
+                      io.is_torch_tensor(sc.value) else io.to_numpy(sc.value)), torch_run)
 
     # -- golden --------------------------------------------------------------------------
     golden: dict[str, np.ndarray] | None = None
@@ -378,7 +380,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 _note(f"[RUN]   cache hit: {data_dir / 'out'}", verbose)
                 golden = {s.name: _load(_file(data_dir / "out", s.name), s.np_dtype)
                           for s in tensor_specs if s.is_output}
-            else:
+            elif golden_fn is not None:
                 golden = _compute_golden(specs, scalars, snapshot, golden_fn, torch_run)
                 if save_data:
                     for n, g in golden.items():
