@@ -56,7 +56,7 @@ def _reason(result: Any, kind: str) -> str:
         return "; ".join(parts)
     failed = [c for c in checks if not c.passed]
     if kind == "diagnosed":
-        return "; ".join(_explained(c) for c in failed)
+        return "; ".join(_explained(c) or "" for c in failed)
     if failed:
         return "; ".join(f"'{c.name}' " + (c.mismatch.line() if c.mismatch is not None
                                            else c.detail.strip().splitlines()[0]

@@ -23,10 +23,10 @@ def _literal(node: ast.AST) -> bool:
         and not isinstance(node.value, bool)
 
 
-def module_constants(source: str) -> dict[str, list[ast.AST]]:
+def module_constants(source: str) -> dict[str, list[ast.expr]]:
     """Module-level `NAME = <number>` (and `NAME: int = <number>`) assignments, by name:
     the value nodes, in source order."""
-    found: dict[str, list[ast.AST]] = {}
+    found: dict[str, list[ast.expr]] = {}
     for stmt in ast.parse(source).body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
@@ -60,8 +60,8 @@ def with_constants(source: str, values: dict[str, Any]) -> tuple[str, dict[str, 
             raise ConstantError(f"{name}={value!r}: a tiling constant takes a number")
         for node in found.get(name, ()):
             lo = starts[node.lineno - 1] + node.col_offset
-            hi = starts[node.end_lineno - 1] + node.end_col_offset
-            pad = "\n" * (node.end_lineno - node.lineno)  # keep the line numbers
+            hi = starts[(node.end_lineno or node.lineno) - 1] + (node.end_col_offset or 0)
+            pad = "\n" * ((node.end_lineno or node.lineno) - node.lineno)  # keep lines
             edits.append((lo, hi, (repr(value) + pad).encode("utf-8")))
     for lo, hi, text in sorted(edits, reverse=True):
         data = data[:lo] + text + data[hi:]

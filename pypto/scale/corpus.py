@@ -13,6 +13,7 @@ Files that pypto-lib's CI would not run are kept, marked skipped with the reason
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def _expand(target: str, root: Path) -> list[Path]:
 
 
 def collect(targets: list[str], root: str | Path | None = None,
-            lists: list[str | Path] = ()) -> list[CorpusFile]:
+            lists: Sequence[str | Path] = ()) -> list[CorpusFile]:
     """The files `targets` (and the entries of `lists`) name, in order, each once."""
     base = Path(root).resolve() if root is not None else Path.cwd()
     names: list[str] = []

@@ -114,7 +114,8 @@ def classify(code: int, records: list[dict], output: str, why: str, opts: FileOp
     if why == "timeout":
         return "timeout", f"no result after {opts.timeout:g} s: killed"
     if why == "memory":
-        return "killed", (f"over the memory limit ({opts.memory_limit / 2**30:.2f} GiB, "
+        limit = opts.memory_limit or 0
+        return "killed", (f"over the memory limit ({limit / 2**30:.2f} GiB, "
                           f"peak {peak / 2**30:.2f} GiB): killed")
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
@@ -163,9 +164,10 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
         out_path = Path(scratch) / "output.txt"
         t0 = time.perf_counter()
         with open(out_path, "wb") as out:
-            sink = {} if opts.stream else {"stdout": out, "stderr": subprocess.STDOUT}
             proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
-                                    start_new_session=True, **sink)
+                                    start_new_session=True,
+                                    stdout=None if opts.stream else out,
+                                    stderr=None if opts.stream else subprocess.STDOUT)
             try:
                 code, peak, why = _wait(proc, opts.timeout, opts.memory_limit)
             except BaseException:

@@ -63,8 +63,8 @@ class SweepResult:
     @property
     def best(self) -> SweepPoint | None:
         """The feasible point with the lowest estimated time (None when none is)."""
-        ok = [p for p in self.feasible if p.est_us is not None]
-        return min(ok, key=lambda p: p.est_us) if ok else None
+        ok = [(p.est_us, i, p) for i, p in enumerate(self.feasible) if p.est_us is not None]
+        return min(ok)[2] if ok else None
 
     def table(self) -> str:
         names = list(self.grid)
