@@ -29,7 +29,13 @@ import sys
 import traceback
 from pathlib import Path
 
+import pypto
+import pypto.golden
+import pypto.golden.runner
+import pypto.golden.spec
+import pypto.golden.validation
 from pypto.errors import PyptoError
+from pypto.golden._interop import parse_thread_count
 
 USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
 
@@ -47,11 +53,6 @@ _PLATFORM_OPT = re.compile(r"""add_argument\(\s*(['"])(-p|--platform)\1""")
 
 def install_golden_alias() -> None:
     """Make `import golden[.spec|.runner|.validation]` load pypto.golden."""
-    import pypto.golden
-    import pypto.golden.runner
-    import pypto.golden.spec
-    import pypto.golden.validation
-
     sys.modules["golden"] = pypto.golden
     for sub in ("spec", "runner", "validation"):
         sys.modules[f"golden.{sub}"] = sys.modules[f"pypto.golden.{sub}"]
@@ -83,8 +84,6 @@ class _TorchThreadsOnImport(importlib.abc.MetaPathFinder):
 
 
 def configure_torch_threads(default: int = 2) -> None:
-    from pypto.golden._interop import parse_thread_count
-
     os.environ.setdefault("PYPTO_GOLDEN_NUM_THREADS", str(default))
     n = parse_thread_count(os.environ["PYPTO_GOLDEN_NUM_THREADS"])
     torch = sys.modules.get("torch")
@@ -135,8 +134,6 @@ def _exit_code(exc: SystemExit) -> int:
 
 def _user_traceback(err: BaseException, path: Path) -> str:
     """The traceback frames outside the pypto package, then the rendered diagnostic."""
-    import pypto
-
     pkg = str(Path(pypto.__file__).resolve().parent)
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if not str(Path(f.filename).resolve()).startswith(pkg)
