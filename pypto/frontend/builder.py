@@ -137,9 +137,11 @@ class ProgramBuilder:
             if given is _NOARG and defaults[i] is not None:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
+            # a compile-time argument of an inline helper, folded into its body; an
+            # entry's values (any kind, @pl.jit.opaque too) are run-time arguments
             if given is not _NOARG and not is_ir(given) and not _is_array(given) and \
-                    kind in (FunctionKind.INLINE, FunctionKind.OPAQUE):
-                p.env[node.arg] = given  # a compile-time argument, folded into the body
+                    kind is FunctionKind.INLINE and not entry:
+                p.env[node.arg] = given
                 continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:

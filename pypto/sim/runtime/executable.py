@@ -10,7 +10,6 @@ compiling takes a lock).
 """
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from typing import Protocol
@@ -32,6 +31,7 @@ from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
+from pypto.sim.runtime.switches import pause_gc, resume_gc
 from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
 from pypto.sim.runtime.written import written_entry_params
 
@@ -96,10 +96,12 @@ class Executable:
     def written_params(self) -> frozenset[str]:
         """Entry parameters the program may write (In arguments outside it skip the copy)."""
         if self._written is None:
-            try:
-                self._written = frozenset(written_entry_params(self.program))
-            except Exception:  # noqa: BLE001 - be safe: copy everything
-                self._written = frozenset(p.var.name for p in self.entry.params)
+            with self._compiling:
+                if self._written is None:
+                    try:
+                        self._written = frozenset(written_entry_params(self.program))
+                    except Exception:  # noqa: BLE001 - be safe: copy everything
+                        self._written = frozenset(p.var.name for p in self.entry.params)
         return self._written
 
     @property
@@ -107,7 +109,9 @@ class Executable:
         """Out parameters of the entry whose first mention (in statement order) is a
         batched launch loop nest: nothing can look at them before it runs."""
         if self._deferrable is None:
-            self._deferrable = self._find_deferrable()
+            with self._compiling:
+                if self._deferrable is None:
+                    self._deferrable = self._find_deferrable()
         return self._deferrable
 
     def _find_deferrable(self) -> frozenset[str]:
@@ -134,20 +138,18 @@ class Executable:
     def run(self, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
         """One call: (its run, the entry's returns). `pl.Out` / `pl.InOut` arrays among
         `args` are filled in place."""
-        # The cyclic GC is paused while simulating: a traced run allocates many small
-        # acyclic objects (records, accesses), and full collections over them made the
-        # cost per task grow with the number of tasks. numpy's floating-point error state
-        # is set once for the run (op impls skip their own np.errstate then).
-        gc_on = gc.isenabled()
-        gc.disable()
-        _QUIET[0] += 1
+        # The cyclic GC is paused while simulating (counted across threads: see
+        # `switches`). numpy's floating-point error state is set once for the run, in
+        # this thread (op impls skip their own np.errstate then).
+        pause_gc()
+        quiet = _QUIET
+        quiet.depth += 1
         try:
             with np.errstate(all="ignore"):
                 return self._run(args, kwargs)
         finally:
-            _QUIET[0] -= 1
-            if gc_on:
-                gc.enable()
+            quiet.depth -= 1
+            resume_gc()
 
     def _run(self, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
         run = Run(self.settings, self.program.name)
