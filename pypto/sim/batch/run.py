@@ -204,7 +204,8 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
     n_tasks = math.prod(bs)
     if run.work + pre_work + n_tasks > run.settings.max_work:
         return None
-    host.check_budget(cf, site.label, site.span)
+    if run.settings.check_ub:
+        host.check_budget(cf, site.label, site.span)
     w0 = run.work
     run.work += pre_work + n_tasks
     tid0 = run.next_tid

@@ -25,8 +25,8 @@ from pypto.sim.batch.run import BatchCache
 from pypto.sim.checks.budget import buffer_report, check_budget
 from pypto.sim.config import Settings
 from pypto.sim.engine.compiler import FnCompiler
-from pypto.sim.engine.function import CompiledFunction, Compiler, LaunchSite
-from pypto.sim.engine.values import UNDEF, Stmt
+from pypto.sim.engine.function import CompiledFunction, LaunchSite
+from pypto.sim.engine.values import UNDEF
 from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
@@ -53,6 +53,7 @@ class Executable:
         self.analyses = analyses  # what the compiler found out (buffer estimates, ...)
         self.settings = settings
         self.entry = program.entry_function
+        self.entry_is_region = self.entry.kind.is_region  # (then the entry is one task)
         self.params = param_specs(self.entry)
         self.static_spec = static_spec(self.entry)
         self.batch = BatchCache()
@@ -75,12 +76,9 @@ class Executable:
                     self._functions[name] = cf
         return cf
 
-    def launch(self, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
-               deps: list[int]) -> tuple[tuple, int]:
-        return launching.launch(self, fr, site, args, core_num, deps)
-
-    def parallel_nest(self, fc: Compiler, s: For, seq: Stmt) -> Stmt:
-        return launching.parallel_nest(self, fc, s, seq)
+    # (the runtime's functions themselves, bound as methods: no wrapper on the hot path)
+    launch = launching.launch
+    parallel_nest = launching.parallel_nest
 
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         if not self.settings.check_ub or cf.name in self.budget_ok:
@@ -116,7 +114,7 @@ class Executable:
 
     def _find_deferrable(self) -> frozenset[str]:
         entry = self.entry
-        if not self.settings.batch or entry.kind.is_region:
+        if not self.settings.batch or self.entry_is_region:
             return frozenset()
         try:
             self.function(entry.name)  # (compiling it finds the launch nests)
@@ -163,7 +161,7 @@ class Executable:
             memory.flush_pending()
             raise
         try:
-            if entry.kind.is_region:
+            if self.entry_is_region:
                 site = LaunchSite.of(entry.name, entry.name, "at", entry.span)
                 rets, _ = self.launch(root, site, [bound.get(p.name, UNDEF)
                                                    for p in self.params], 1, [])
