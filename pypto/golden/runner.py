@@ -35,6 +35,7 @@ import numpy as np
 from pypto.compile import DEFAULT_PLATFORM
 from pypto.golden import _interop as io
 from pypto.golden.diagnosis import check_zero_fill, diagnose
+from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import check_outputs, default_compare
@@ -520,8 +521,9 @@ def run_jit(fn: Any, specs: list, golden_fn: Callable | None = None,
     save_data    write inputs and goldens under <work_dir>/data/{in,out}/ for replay
     verbose      print the stage lines and per-output verdicts (pypto-lab extension)
     """
-    return _harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg, runtime_cfg,
-                    rtol, atol, compare_fn, compile_only, runtime_dir, save_data, verbose, extra)
+    return emit(_harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg,
+                         runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,
+                         save_data, verbose, extra))
 
 
 def run(program: Any, specs: list, golden_fn: Callable | None = None,
@@ -531,5 +533,6 @@ def run(program: Any, specs: list, golden_fn: Callable | None = None,
         runtime_dir: str | None = None, save_data: bool = False, *,
         verbose: bool = True, **extra: Any) -> RunResult:
     """`run_jit` for a `@pl.program` class (or an already compiled program)."""
-    return _harness("run", program, specs, golden_fn, golden_data, compile_cfg, runtime_cfg,
-                    rtol, atol, compare_fn, compile_only, runtime_dir, save_data, verbose, extra)
+    return emit(_harness("run", program, specs, golden_fn, golden_data, compile_cfg,
+                         runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,
+                         save_data, verbose, extra))
