@@ -24,6 +24,7 @@ from pypto.errors import (
 )
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.expressions import SelfProgram
+from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
@@ -105,7 +106,10 @@ class ProgramBuilder:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
         p.params = params
-        p.visit_body(src.tree.body)
+        if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree):
+            parse_as_region(p, src.tree, name)  # a self-contained compute kernel
+        else:
+            p.visit_body(src.tree.body)
         returns = self._returns(p, kind, src.tree)
         if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST):
             self._check_bound_dynamic(p, src.tree)
