@@ -52,7 +52,7 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType
-from pypto.language.kernels import FunctionDef
+from pypto.language.kernels import FunctionDef, parse_options
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
@@ -102,6 +102,7 @@ class ProgramBuilder:
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
             p.self_object = SelfProgram(self_object)
+        p.strict_ssa = bool(parse_options(fn).get("strict_ssa"))
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
@@ -153,6 +154,7 @@ class ProgramBuilder:
             var = Var(node.arg, t, span=p.span(node))
             params.append(Param(var, direction, p.span(node)))
             p.env[node.arg] = var
+            p.ssa_scopes[0][node.arg] = p.span(node)
             if isinstance(declared, ShapedType):
                 for axis, d in enumerate(declared.shape):
                     if isinstance(d, DynDim) and d.name not in p.dyn_dims:

@@ -27,9 +27,9 @@ def self_contained(tree: ast.FunctionDef) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)):
             return False
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id == "self" or (node.value.id == "pl" and node.attr in _SCOPE_CALLS):
-                return False
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                node.value.id == "self" or (node.value.id == "pl" and node.attr in _SCOPE_CALLS)):
+            return False
     return True
 
 

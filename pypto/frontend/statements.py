@@ -140,16 +140,43 @@ def _ann_assign(p: Any, node: ast.AnnAssign) -> None:
     if node.value is None:
         raise p.error(PyptoSyntaxError, "a bare annotation declares nothing in a kernel", node,
                       hint="give it a value, e.g. `a: pl.Scalar[pl.INDEX] = 0`")
+    construct = _construct_of(p, node.value)
+    bind_results = lookup(ASSIGN_CONSTRUCTS, construct)
+    if bind_results is not None:
+        # `v: pl.Tensor[...] = pl.yield_(x)`: the construct binds the name; the
+        # annotation checks what it bound
+        bind_results(p, construct, node.target, node.value, node)
+        bound = _bound_result(p, node.target)
+        want = _annotated_type(p, node.annotation)
+        if want is not None and is_ir(bound):
+            check_compatible(p, want, bound.type, node.annotation, "annotated")
+        return
     value = p.visit_expr(node.value)
-    ann = p.visit_expr(node.annotation)
-    try:
-        want, _ = to_type(ann)
-    except AnnotationError as exc:
-        raise p.error(PyptoTypeError, exc.message, node.annotation, hint=exc.hint) from None
+    want = _annotated_type(p, node.annotation)
     got = p.expr_type(p.to_ir(value, node))
     if want is not None and got is not None:
         check_compatible(p, want, got, node.annotation, "annotated")
     assign_target(p, node.target, value, node)
+
+
+def _bound_result(p: Any, target: ast.expr) -> Any:
+    """The Var a construct just bound to the name `target` (a yield's result is bound
+    when its loop or if ends; it is kept on the loop / branch until then)."""
+    if not isinstance(target, ast.Name):
+        return None
+    pending = list(p.branch_stack[-1][-1]) if p.branch_stack and p.branch_stack[-1] else []
+    ctx = p.loop_stack[-1] if p.loop_stack else None
+    pending += list(getattr(ctx, "results", None) or [])
+    found = [v for v in pending if getattr(v, "name", None) == target.id]
+    return found[-1] if found else p.env.get(target.id)
+
+
+def _annotated_type(p: Any, annotation: ast.expr) -> Any:
+    try:
+        want, _ = to_type(p.visit_expr(annotation))
+    except AnnotationError as exc:
+        raise p.error(PyptoTypeError, exc.message, annotation, hint=exc.hint) from None
+    return want
 
 
 def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> None:
@@ -278,7 +305,7 @@ def _if(p: Any, node: ast.If) -> None:
         if [r.name for r in then_results] != [r.name for r in else_results]:
             raise p.error(PyptoSyntaxError, "both arms of an if must pl.yield_ the same names",
                           node)
-        results = then_results
+        results = tuple(then_results)
         for r in results:
             p.env[r.name] = r
     p.emit(If(cond, tuple(then_body), tuple(else_body), results, p.span(node)))

@@ -4,9 +4,9 @@ the names its body rebinds, and break / continue leave only pl.range and while l
 (InvalidOperationError elsewhere). Each error is checked at its `# ERR:<tag>` token."""
 import numpy as np
 import pytest
+from frontend_helpers import compile_error
 
 import pypto.language as pl
-from frontend_helpers import compile_error
 from pypto.errors import InvalidOperationError, PyptoTypeError
 
 HERE = __file__

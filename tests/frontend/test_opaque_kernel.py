@@ -39,6 +39,6 @@ def test_self_contained_opaque_function_runs_as_one_region():
 
 
 def test_opaque_function_with_its_own_regions_is_orchestration_around_them():
-    with pytest.raises(ScopeError, match="pl.exp is a compute op and cannot run in "
-                                         "orchestration code"):
+    with pytest.raises(ScopeError, match=r"pl\.exp is a compute op and cannot run in "
+                                         r"orchestration code"):
         Mixed.compile()

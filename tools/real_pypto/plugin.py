@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 import parser_verdicts
+import pytest
 from harness.core.harness import ALL_PLATFORM_IDS
 from harness.core.test_runner import TestRunner
 
