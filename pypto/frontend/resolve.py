@@ -15,7 +15,7 @@ _MISSING = object()
 class PythonScope:
     """The Python-level names visible to a function's body."""
 
-    def __init__(self, fn: Callable, extra: dict | None = None):
+    def __init__(self, fn: Callable | None, extra: dict | None = None):
         self.globals = getattr(fn, "__globals__", {})
         self.closure: dict[str, Any] = {}
         code = getattr(fn, "__code__", None)

@@ -30,7 +30,7 @@ class KernelFunction:
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         self.__doc__ = fn.__doc__
-        self.__module__ = getattr(fn, "__module__", None)
+        self.__module__ = getattr(fn, "__module__", "")
         self.__wrapped__ = fn
         self._cache: dict = {}
 

@@ -10,6 +10,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from pypto.ir.options import PadValue
 from pypto.ir.types import TileType
 from pypto.ops.facts import View
 from pypto.ops.numeric import plain
@@ -30,7 +31,7 @@ def pad_kind(x: Any, arg: str = "pad_value") -> str:
     """'zero' | 'max' | 'min' from a PadValue or its literal sugar (0, inf, -inf)."""
     v = py_value(x)
     name = getattr(v, "name", None)
-    if name is not None and type(v).__name__ == "PadValue":
+    if name is not None and isinstance(v, PadValue):
         if name == "null":
             raise OpError("fillpad needs a pad value: PadValue.null means 'no padding'", arg=arg,
                           hint="use pl.PadValue.zero, .max or .min")

@@ -44,11 +44,11 @@ def _reduced(x: Any, axis: int, arg: str = "x"):
         raise OpError("column reductions need a tensor of rank >= 2", arg=arg)
     shape = list(t.shape)
     shape[axis] = 1
-    valid = None
+    valid: tuple | None = None
     if t.valid_shape is not None:  # the reduced axis keeps its one element
-        valid = list(t.valid_shape)
-        valid[axis] = 1
-        valid = None if tuple(valid) == tuple(shape) else tuple(valid)
+        kept = list(t.valid_shape)
+        kept[axis] = 1
+        valid = None if tuple(kept) == tuple(shape) else tuple(kept)
     return like(t, shape=tuple(shape), valid_shape=valid)
 
 
@@ -83,12 +83,12 @@ def _reduce_impl(fn: Callable, axis: int) -> Callable:
     def run(x: np.ndarray, *_: Any) -> np.ndarray:
         x = _widen(x)
         if type(x) is nd:
-            if quiet[0]:
+            if quiet.depth:
                 return red(x, axis=axis, keepdims=True)
             with np.errstate(all="ignore"):
                 return red(x, axis=axis, keepdims=True)
         data, valid = _valid_part(x, axis)  # a valid-shape tag: reduce the valid part
-        if quiet[0]:  # the simulator ignores floating-point errors for the whole run
+        if quiet.depth:  # the simulator ignores floating-point errors for the whole run
             return with_valid(red(data, axis=axis, keepdims=True), valid)
         with np.errstate(all="ignore"):
             return with_valid(red(data, axis=axis, keepdims=True), valid)
