@@ -148,7 +148,7 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
                tuple(body), attrs=tuple(attrs), span=p.span(node)))
 
 
-def _check_implicit_carries(p: Any, node: ast.For, before: dict) -> None:
+def _check_implicit_carries(p: Any, node: ast.For | ast.While, before: dict) -> None:
     """A name read in the body before it is rebound there is carried to the next
     iteration (ConvertToSSA makes it an iter_arg): its type must not change."""
     for name, old in before.items():
@@ -197,7 +197,7 @@ def _last_store(body: list, name: str) -> ast.AST | None:
     return last
 
 
-def _loop_body(p: Any, node: ast.For, ctx: LoopCtx, bindings: dict) -> list:
+def _loop_body(p: Any, node: ast.For | ast.While, ctx: LoopCtx, bindings: dict) -> list:
     saved = {k: p.env.get(k) for k in bindings}
     p.env.update(bindings)
     ctx.extra["regions"] = len(p.region_stack)  # (a break may not leave a region opened inside)

@@ -18,7 +18,7 @@ from pypto.ir.nodes import Scope, ScopeKind
 _SCOPE_CALLS = ("spmd", "spmd_submit", "submit", "at", "incore", "scope")
 
 
-def self_contained(tree: ast.FunctionDef) -> bool:
+def self_contained(tree: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """No region scope, no launch through `self`, at most one `return` (the last)."""
     body = tree.body
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
@@ -33,7 +33,7 @@ def self_contained(tree: ast.FunctionDef) -> bool:
     return True
 
 
-def parse_as_region(p: Any, tree: ast.FunctionDef, name: str) -> None:
+def parse_as_region(p: Any, tree: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:
     """Parse `tree`'s body as one region (all but a trailing `return`)."""
     body = list(tree.body)
     tail = [body.pop()] if body and isinstance(body[-1], ast.Return) else []
