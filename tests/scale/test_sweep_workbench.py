@@ -4,11 +4,11 @@ import pytest
 pytest.importorskip("IPython")
 pytest.importorskip("plotly")
 
-from IPython.core.error import UsageError  # noqa: E402
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from scale_kernels import kernel_source, write
 
-import pypto_lab  # noqa: E402
-from scale_kernels import kernel_source, write  # noqa: E402
+import pypto_lab
 
 CELL = kernel_source(rows=512).split("if __name__")[0].replace(
     "from golden import TensorSpec", "from pypto.golden import TensorSpec") + \
