@@ -44,7 +44,7 @@ class PyptoMagics(Magics):
         progress = _Progress()
         try:
             result = run_cell(cell, args, self.shell.user_ns, line=line, progress=progress,
-                              number=self.shell.execution_count - 1)  # In[n] (counted on)
+                              number=_cell_number(self.shell))
         except BaseException:
             progress.clear()
             raise
@@ -121,3 +121,12 @@ class _Progress:
 
         if self.handle is not None:
             self.handle.update(HTML(""))
+
+
+def _cell_number(shell: Any) -> int | None:
+    """The In[n] of the running cell. IPython 8 counts a cell on after it runs and
+    IPython 9 before, so `shell.execution_count` is off by one in one of them; the
+    running cell's ExecutionResult (held by the display hook) has the number in both.
+    None when the cell is not numbered (a silent run): the session numbers it itself."""
+    running = getattr(shell.displayhook, "exec_result", None)
+    return getattr(running, "execution_count", None)
