@@ -304,7 +304,7 @@ class ProgramBuilder:
             # Outside a program the method still takes `self`; it reaches no siblings.
             owner = p.self_object.program if p.self_object else _NoProgram()
             return callee.fn, kind, owner
-        if p.self_object is not None:
+        if p.self_object is not None and not callee.options.get("program_form"):
             self.warn(f"mixing kernel forms: a @pl.program function calls the @pl.jit function "
                       f"{callee.__name__}", p.span(node),
                       hint="keep one form per kernel: call self.<function> inside a @pl.program")

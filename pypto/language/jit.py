@@ -103,9 +103,10 @@ def _simulator() -> Any:
 class _JitDecorator:
     """`pl.jit` and its variants, each usable bare or with keyword options."""
 
-    def __init__(self, kind: FunctionKind, allowed: tuple[str, ...]):
+    def __init__(self, kind: FunctionKind, allowed: tuple[str, ...], marks: dict | None = None):
         self._kind = kind
         self._allowed = allowed
+        self._marks = dict(marks or {})  # options every function it makes carries
 
     def __call__(self, fn: Callable | None = None, **options: Any):
         for key in options:
@@ -117,7 +118,7 @@ class _JitDecorator:
         if isinstance(fn, JITFunction):
             fn = fn.fn
         remember_scope(fn, caller_names(1))
-        return JITFunction(fn, self._kind, options)
+        return JITFunction(fn, self._kind, {**self._marks, **options})
 
 
 class _Jit(_JitDecorator):
@@ -130,6 +131,9 @@ class _Jit(_JitDecorator):
 
 
 jit = _Jit()
+# `@pl.inline`: the @pl.program form's helper spliced into each caller (a @pl.jit.inline
+# meant to be called from @pl.function methods, so calling it there mixes no forms)
+inline = _JitDecorator(FunctionKind.INLINE, (), {"program_form": True})
 
 
 # --- the @pl.program form -----------------------------------------------------------

@@ -1,6 +1,9 @@
-"""An Opaque `@pl.function` that opens no region is a self-contained compute kernel:
-its body runs as one region (the real parser accepts tensor compute ops there), while
-an Opaque function with regions of its own is orchestration around them."""
+"""The @pl.program form: an Opaque `@pl.function` that opens no region is a
+self-contained compute kernel (its body runs as one region; the real parser accepts
+tensor compute ops there), while an Opaque function with regions of its own is
+orchestration around them; `@pl.inline` helpers are spliced into their callers."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -42,3 +45,30 @@ def test_opaque_function_with_its_own_regions_is_orchestration_around_them():
     with pytest.raises(ScopeError, match=r"pl\.exp is a compute op and cannot run in "
                                          r"orchestration code"):
         Mixed.compile()
+
+
+@pl.inline
+def double_it(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+    result: pl.Tensor[[64], pl.FP32] = pl.mul(x, 2.0)
+    return result
+
+
+@pl.program
+class UsesInline:
+    @pl.function
+    def main(self, x: pl.Tensor[[64], pl.FP32],
+             y: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        z: pl.Tensor[[64], pl.FP32] = double_it(x)
+        y = pl.assemble(y, z, [0])
+        return y
+
+
+def test_pl_inline_helper_is_spliced_without_a_mixed_forms_warning():
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        UsesInline(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert [f.name for f in UsesInline.compile().program.functions
+            if f.name.startswith("double_it")] == []
