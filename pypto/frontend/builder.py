@@ -105,7 +105,9 @@ class ProgramBuilder:
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
             p.self_object = SelfProgram(self_object)
-        p.strict_ssa = bool(parse_options(fn).get("strict_ssa"))
+        options = parse_options(fn)
+        p.strict_ssa = bool(options.get("strict_ssa"))
+        p.auto_scope = bool(options.get("auto_scope", True))
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)

@@ -118,6 +118,8 @@ class _JitDecorator:
         if isinstance(fn, JITFunction):
             fn = fn.fn
         remember_scope(fn, caller_names(1))
+        if "auto_scope" in options:
+            set_parse_options(fn, auto_scope=bool(options["auto_scope"]))
         return JITFunction(fn, self._kind, {**self._marks, **options})
 
 
@@ -153,6 +155,8 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
         remember_scope(f, caller_names(2))  # the class body (or function) decorating f
         if strict_ssa:
             set_parse_options(f, strict_ssa=True)
+        if not auto_scope:
+            set_parse_options(f, auto_scope=False)
         return FunctionDef(f, type, options)
 
     return make if fn is None else make(fn)
