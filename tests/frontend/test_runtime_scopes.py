@@ -2,9 +2,9 @@
 needs `auto_scope=False` on its function (with the default the compiler places AUTO
 scopes itself) and may not nest inside a MANUAL one; `pl.scope` takes keywords only."""
 import pytest
+from frontend_helpers import assert_at
 
 import pypto.language as pl
-from frontend_helpers import assert_at
 from pypto.errors import PyptoSyntaxError
 
 HERE = __file__
@@ -48,9 +48,8 @@ def program(body: str):
 
             @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
             def main(self, x: pl.Tensor[[N], pl.FP32]) -> pl.Tensor[[N], pl.FP32]:
-                with pl.manual_scope():
-                    with pl.scope():  # ERR:auto_in_manual
-                        a = self.k1(x)
+                with pl.manual_scope(), pl.scope():  # ERR:auto_in_manual
+                    a = self.k1(x)
                 return a
     else:
         @pl.program
