@@ -112,7 +112,8 @@ class ProgramBuilder:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
         p.params = params
-        if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree):
+        if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
+                                                                           self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
         else:
             p.visit_body(src.tree.body)
@@ -303,6 +304,10 @@ class ProgramBuilder:
             kind = PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
+            if not _takes_self(callee.fn):
+                # an external @pl.function (defined outside any class): called like a
+                # sibling method, as the real parser adds it to the program
+                return callee.fn, kind, None
             # Outside a program the method still takes `self`; it reaches no siblings.
             owner = p.self_object.program if p.self_object else _NoProgram()
             return callee.fn, kind, owner
@@ -353,6 +358,14 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
+
+def _takes_self(fn: Any) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return True
+    return bool(params) and params[0] == "self"
 
 
 class _NoProgram:

@@ -72,3 +72,32 @@ def test_pl_inline_helper_is_spliced_without_a_mixed_forms_warning():
     np.testing.assert_array_equal(y, 2 * x)
     assert [f.name for f in UsesInline.compile().program.functions
             if f.name.startswith("double_it")] == []
+
+
+@pl.function
+def triple(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+    result: pl.Tensor[[64], pl.FP32] = pl.mul(x, 3.0)
+    return result
+
+
+@pl.program
+class CallsOut:
+    @pl.function
+    def plus_one(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+        return pl.add(x, 1.0)
+
+    @pl.function
+    def main(self, x: pl.Tensor[[64], pl.FP32],
+             y: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        t: pl.Tensor[[64], pl.FP32] = triple(x)  # an external @pl.function
+        u = self.plus_one(t)  # an Opaque sibling: spliced, so main stays one kernel
+        y = pl.assemble(y, u, [0])
+        return y
+
+
+def test_external_functions_and_opaque_siblings_are_called_in_place():
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    CallsOut(x, y)
+    np.testing.assert_array_equal(y, 3 * x + 1)
+    assert [r.name_hint for r in CallsOut.compile().regions] == ["main"]

@@ -48,8 +48,9 @@ def program(body: str):
 
             @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
             def main(self, x: pl.Tensor[[N], pl.FP32]) -> pl.Tensor[[N], pl.FP32]:
-                with pl.manual_scope(), pl.scope():  # ERR:auto_in_manual
-                    a = self.k1(x)
+                with pl.manual_scope():  # noqa: SIM117 - kernel scopes nest one per with
+                    with pl.scope():  # ERR:auto_in_manual
+                        a = self.k1(x)
                 return a
     else:
         @pl.program
