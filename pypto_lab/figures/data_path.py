@@ -23,18 +23,18 @@ def _stages(info: Any, slots: int | None, split: str | None) -> list[tuple[str, 
         cap = budget.get(space)
         if used is None:
             return "?"
-        return fmt_bytes(int(used)) + (f" / {fmt_bytes(int(cap))}" if cap else "")
+        return fmt_bytes(int(used)) + (f"<br>of {fmt_bytes(int(cap))}" if cap else "")
 
-    lanes = "2 AIV lanes" if split in ("UP_DOWN", "LEFT_RIGHT") else "1 AIV"
+    lanes = "2 AIV<br>lanes" if split in ("UP_DOWN", "LEFT_RIGHT") else "1 AIV"
     return [("GM", "inputs", _MEMORY),
             ("L1", size("l1_bytes", "Mat"), _MEMORY),
-            ("L0A / L0B", f"{size('l0a_bytes', 'Left')}<br>{size('l0b_bytes', 'Right')}",
+            ("L0A / L0B", f"A {size('l0a_bytes', 'Left')}<br>B {size('l0b_bytes', 'Right')}",
              _MEMORY),
             ("cube", "AIC", CLASS_COLORS["cube"]),
             ("L0C", size("l0c_bytes", "Acc"), _MEMORY),
-            ("pipe", f"{slots or 2} slots" + (f", {split}" if split else ""),
+            ("pipe", f"{slots or 2} slots" + (f"<br>{split}" if split else ""),
              CLASS_COLORS["mixed"]),
-            ("UB", size("ub_bytes", "Vec") + " per lane", _MEMORY),
+            ("UB", size("ub_bytes", "Vec") + "<br>per lane", _MEMORY),
             ("vector", lanes, CLASS_COLORS["vector"]),
             ("GM", "outputs", _MEMORY)]
 
@@ -56,6 +56,6 @@ def data_path_figure(region: Any, info: Any, title: str) -> go.Figure:
                "startstandoff": 16, "arrowcolor": "#555555", "arrowwidth": 1.4}
               for x in xs[:-1]]
     return go.Figure([node], layout(
-        esc(title), height=190, margin={"l": 20, "r": 20, "t": 40, "b": 10},
+        esc(title), height=220, margin={"l": 20, "r": 20, "t": 40, "b": 10},
         xaxis={"visible": False, "range": [-0.6, len(stages) - 0.4]},
-        yaxis={"visible": False, "range": [-1.3, 0.9]}, annotations=notes))
+        yaxis={"visible": False, "range": [-1.9, 0.9]}, annotations=notes))

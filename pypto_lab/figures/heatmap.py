@@ -66,7 +66,7 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
     title = (f"{esc(where)}: {p.bad_total}/{p.total} outside rtol={out.rtol:g} "
              f"atol={out.atol:g} · {METRICS[metric]}{pooled}")
     h, w = p.size
-    plot_h = int(min(560, max(160, 640 * h / max(w, 1))))
+    plot_h = int(min(460, max(160, 640 * h / max(w, 1))))
     fig = {"data": traces, "layout": layout(
         title, height=plot_h + 130, margin={"l": 56, "r": 20, "t": 40, "b": 90},
         xaxis={"title": {"text": "column"}, "constrain": "domain", "showgrid": False,

@@ -76,7 +76,7 @@ def task_grid_figure(run: LabRun, title: str, clock_ghz: float = 1.8) -> go.Figu
             label = f"#{b['task']}" + (f".{b['block']}" if _blocks(boxes, b["task"]) else "")
             notes.append({"x": (b["c0"] + b["c1"]) / 2 - 0.5, "y": (b["r0"] + b["r1"]) / 2 - 0.5,
                           "text": label, "showarrow": False,
-                          "font": {"size": 10, "color": "#111111"}})
+                          "font": {"size": 11, "color": "#111111"}})
     centers = {(b["task"], b["block"]): ((b["c0"] + b["c1"]) / 2 - 0.5,
                                          (b["r0"] + b["r1"]) / 2 - 0.5) for b in boxes}
     by_task: dict[int, list] = {}
@@ -111,7 +111,7 @@ def task_grid_figure(run: LabRun, title: str, clock_ghz: float = 1.8) -> go.Figu
                 "colorbar": {"title": {"text": "cycles"}, "len": 0.6, "thickness": 12}})
     rows = max(b["r1"] for b in boxes)
     cols = max(b["c1"] for b in boxes)
-    height = int(min(560, max(220, 520 * rows / max(cols, 1)))) + 90
+    height = int(min(380, max(200, 520 * rows / max(cols, 1)))) + 90
     full = (f"{title}: {len(boxes)} task block(s) over {tensor}'s "
             f"{rows}x{cols} tile space · colour = estimated cycles")
     fig = go.Figure([marker], layout(
@@ -124,7 +124,8 @@ def task_grid_figure(run: LabRun, title: str, clock_ghz: float = 1.8) -> go.Figu
     return fig
 
 
-_SCALE = [[0.0, "#deebf7"], [0.5, "#6baed6"], [1.0, "#08306b"]]
+# light to mid blue: the task labels (dark text) stay readable on every box
+_SCALE = [[0.0, "#eff6fc"], [0.5, "#9ecae1"], [1.0, "#4a98c9"]]
 
 
 def _shade(frac: float) -> str:
@@ -136,7 +137,7 @@ def _shade(frac: float) -> str:
             w = (frac - p0) / (p1 - p0) if p1 > p0 else 0.0
             r, g, b = (round(a + (z - a) * w) for a, z in zip(c0, c1))
             return f"rgb({r},{g},{b})"
-    return "rgb(8,48,107)"
+    return "rgb(74,152,201)"
 
 
 def _blocks(boxes: list[dict], task: int) -> bool:

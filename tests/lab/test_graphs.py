@@ -50,8 +50,8 @@ def test_a_mixed_region_shows_its_data_path_with_buffer_sizes(mixed):
     assert [t.replace("<b>", "").replace("</b>", "") for t in stages["text"]] == [
         "GM", "L1", "L0A / L0B", "cube", "L0C", "pipe", "UB", "vector", "GM"]
     details = [a["text"] for a in fig["layout"]["annotations"] if not a.get("showarrow")]
-    assert details[5] == "2 slots, UP_DOWN" and details[7] == "2 AIV lanes"
-    assert "KiB" in details[6] and " / " in details[6]  # UB used / capacity
+    assert details[5] == "2 slots<br>UP_DOWN" and details[7] == "2 AIV<br>lanes"
+    assert "KiB<br>of " in details[6]  # UB used, of its capacity
 
 
 def test_ping_pong_schematic_uses_the_real_tile_count(mixed):

@@ -18,7 +18,7 @@ NB1 = [
     %%pypto --run specs golden --show graph,heatmap
     from pypto.golden import TensorSpec
 
-    ROWS, COLS, TILE = 256, 128, 64
+    ROWS, COLS, TILE = 128, 128, 32
 
     @pl.jit
     def scaled_exp(x: pl.Tensor[[ROWS, COLS], pl.FP32],
@@ -47,7 +47,7 @@ NB1 = [
     * **The task graph**: one node per task that ran (4: one per loop iteration).
     * **The run**: `PASS`, every element of `y` within tolerance of the golden.
     * **The heatmap**: the run passed, so it opens on *who wrote what*: each colour is one
-      task, i.e. one 64-row tile. Hover an element for its value, the task, block and loop
+      task, i.e. one 32-row tile. Hover an element for its value, the task, block and loop
       index that wrote it, and the source line. On a failing run it shows the error
       instead (notebook 2); the buttons switch between the views.
 
