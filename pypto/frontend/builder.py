@@ -105,12 +105,15 @@ class ProgramBuilder:
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
             p.self_object = SelfProgram(self_object)
-        p.strict_ssa = bool(parse_options(fn).get("strict_ssa"))
+        options = parse_options(fn)
+        p.strict_ssa = bool(options.get("strict_ssa"))
+        p.auto_scope = bool(options.get("auto_scope", True))
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
         p.params = params
-        if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree):
+        if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
+                                                                           self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
         else:
             p.visit_body(src.tree.body)
@@ -293,10 +296,14 @@ class ProgramBuilder:
             kind = PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
+            if not _takes_self(callee.fn):
+                # an external @pl.function (defined outside any class): called like a
+                # sibling method, as the real parser adds it to the program
+                return callee.fn, kind, None
             # Outside a program the method still takes `self`; it reaches no siblings.
             owner = p.self_object.program if p.self_object else _NoProgram()
             return callee.fn, kind, owner
-        if p.self_object is not None:
+        if p.self_object is not None and not callee.options.get("program_form"):
             self.warn(f"mixing kernel forms: a @pl.program function calls the @pl.jit function "
                       f"{callee.__name__}", p.span(node),
                       hint="keep one form per kernel: call self.<function> inside a @pl.program")
@@ -343,6 +350,14 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
+
+def _takes_self(fn: Any) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return True
+    return bool(params) and params[0] == "self"
 
 
 def positional_params(p: Any, tree: _Def, is_method: bool, defaults: bool = True,

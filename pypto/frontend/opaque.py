@@ -14,12 +14,15 @@ import ast
 from typing import Any
 
 from pypto.ir.nodes import Scope, ScopeKind
+from pypto.language.enums import FunctionType
 
 _SCOPE_CALLS = ("spmd", "spmd_submit", "submit", "at", "incore", "scope")
 
 
-def self_contained(tree: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """No region scope, no launch through `self`, at most one `return` (the last)."""
+def self_contained(tree: ast.FunctionDef | ast.AsyncFunctionDef,
+                   program: Any = None) -> bool:
+    """No region scope, no launch of a sibling function (`self.f(...)` where f is not an
+    Opaque helper spliced in place), at most one `return` (the last)."""
     body = tree.body
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
     if returns and (len(returns) > 1 or returns[0] is not body[-1]):
@@ -27,10 +30,19 @@ def self_contained(tree: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)):
             return False
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
-                node.value.id == "self" or (node.value.id == "pl" and node.attr in _SCOPE_CALLS)):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            continue
+        if node.value.id == "pl" and node.attr in _SCOPE_CALLS:
+            return False
+        if node.value.id == "self" and not _spliced(program, node.attr):
             return False
     return True
+
+
+def _spliced(program: Any, name: str) -> bool:
+    """Is the sibling `name` an Opaque function, spliced into its caller?"""
+    fdef = getattr(program, "functions", {}).get(name)
+    return fdef is not None and fdef.type in (None, FunctionType.Opaque)
 
 
 def parse_as_region(p: Any, tree: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> None:

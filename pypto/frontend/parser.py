@@ -73,6 +73,10 @@ class FunctionParser:
         # arm, region); the names defined so far in each open scope, with their spans
         self.strict_ssa = False
         self.ssa_scopes: list[dict[str, Span]] = [{}]
+        # auto_scope=True (the default): the compiler places the AUTO runtime scopes, so
+        # the body may open only MANUAL ones; the modes of the runtime scopes open here
+        self.auto_scope = True
+        self.runtime_scopes: list[Any] = []
 
     # -- diagnostics -------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from pypto.ir import dtypes
 from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
 from pypto.ir.types import ArrayType, ScalarType
 from pypto.language import dsl
-from pypto.language.enums import CrossCoreSlot, Level, Split, SplitMode
+from pypto.language.enums import CrossCoreSlot, Level, ScopeMode, Split, SplitMode
 
 _TASK = ScalarType(dtypes.TASK_ID)
 _AT_KW = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
@@ -310,11 +310,20 @@ def _runtime_scope(kind: ScopeKind, name: str):
         if target is not None:
             raise p.error(PyptoSyntaxError, f"{name} does not bind a value", target,
                           hint="drop the `as ...`; only pl.at and pl.spmd bind a TaskId")
+        if call.args:
+            raise p.error(PyptoSyntaxError, f"{name} takes keyword arguments only", call,
+                          hint="write pl.scope(mode=pl.ScopeMode.MANUAL)")
         attrs = []
         for kw in call.keywords:
             attrs.append((kw.arg, p.visit_expr(kw.value)))
-        with p.block() as body:
-            p.visit_body(node.body)
+        mode = _runtime_mode(kind, dict(attrs))
+        _check_runtime_mode(p, call, name, mode)
+        p.runtime_scopes.append(mode)
+        try:
+            with p.block() as body:
+                p.visit_body(node.body)
+        finally:
+            p.runtime_scopes.pop()
         p.emit(Scope(kind, tuple(body), tuple(attrs), None, p.span(node)))
 
     return handler
@@ -336,6 +345,30 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
     p.emit(Scope(ScopeKind.SPLIT_AIV, (For(var, const(0), const(2), const(1), LoopKind.RANGE,
                                            tuple(body), span=p.span(node)),),
                  (("mode", kw["mode"]),), None, p.span(node)))
+
+
+def _runtime_mode(kind: ScopeKind, attrs: dict) -> ScopeMode:
+    if kind is ScopeKind.MANUAL:
+        return ScopeMode.MANUAL
+    mode = attrs.get("mode", ScopeMode.AUTO)
+    return ScopeMode(int(mode)) if isinstance(mode, int) else ScopeMode.AUTO
+
+
+def _check_runtime_mode(p: Any, call: ast.Call, name: str, mode: ScopeMode) -> None:
+    """The real parser's rules: an AUTO scope needs auto_scope=False (otherwise the
+    compiler places AUTO scopes itself), and may not nest inside a MANUAL one."""
+    if mode is not ScopeMode.AUTO:
+        return
+    if p.auto_scope:
+        raise p.error(PyptoSyntaxError, f"{name}() opens an AUTO runtime scope, which needs "
+                      "auto_scope=False on the function: with auto_scope=True the compiler "
+                      "places the AUTO scopes itself", call,
+                      hint="decorate it @pl.function(auto_scope=False) (or "
+                           "@pl.jit(auto_scope=False)), or open pl.manual_scope()")
+    if ScopeMode.MANUAL in p.runtime_scopes:
+        raise p.error(PyptoSyntaxError, f"an AUTO {name}() cannot nest inside a MANUAL scope",
+                      call, hint="the runtime tracks dependencies either automatically or "
+                                 "manually within one scope; close the manual scope first")
 
 
 with_scope(dsl.scope)(_runtime_scope(ScopeKind.RUNTIME, "pl.scope"))

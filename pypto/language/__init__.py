@@ -86,7 +86,15 @@ from pypto.language.enums import (
     cross_core_slot,
     split,
 )
-from pypto.language.jit import FunctionDef, JITFunction, ProgramDef, function, jit, program
+from pypto.language.jit import (
+    FunctionDef,
+    JITFunction,
+    ProgramDef,
+    function,
+    inline,
+    jit,
+    program,
+)
 from pypto.language.ops import OpStub as _OpStub
 from pypto.language.ops import build_namespaces as _build_namespaces
 from pypto.language.typing import (

@@ -103,9 +103,10 @@ def _simulator() -> Any:
 class _JitDecorator:
     """`pl.jit` and its variants, each usable bare or with keyword options."""
 
-    def __init__(self, kind: FunctionKind, allowed: tuple[str, ...]):
+    def __init__(self, kind: FunctionKind, allowed: tuple[str, ...], marks: dict | None = None):
         self._kind = kind
         self._allowed = allowed
+        self._marks = dict(marks or {})  # options every function it makes carries
 
     def __call__(self, fn: Callable | None = None, **options: Any):
         for key in options:
@@ -117,7 +118,9 @@ class _JitDecorator:
         if isinstance(fn, JITFunction):
             fn = fn.fn
         remember_scope(fn, caller_names(1))
-        return JITFunction(fn, self._kind, options)
+        if "auto_scope" in options:
+            set_parse_options(fn, auto_scope=bool(options["auto_scope"]))
+        return JITFunction(fn, self._kind, {**self._marks, **options})
 
 
 class _Jit(_JitDecorator):
@@ -130,6 +133,9 @@ class _Jit(_JitDecorator):
 
 
 jit = _Jit()
+# `@pl.inline`: the @pl.program form's helper spliced into each caller (a @pl.jit.inline
+# meant to be called from @pl.function methods, so calling it there mixes no forms)
+inline = _JitDecorator(FunctionKind.INLINE, (), {"program_form": True})
 
 
 # --- the @pl.program form -----------------------------------------------------------
@@ -149,6 +155,8 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
         remember_scope(f, caller_names(2))  # the class body (or function) decorating f
         if strict_ssa:
             set_parse_options(f, strict_ssa=True)
+        if not auto_scope:
+            set_parse_options(f, auto_scope=False)
         return FunctionDef(f, type, options)
 
     return make if fn is None else make(fn)

@@ -1,0 +1,55 @@
+"""Every runnable single-card pypto-lib kernel file is in a tier list
+(tools/pyptolib_tiers.py): checked against a synthetic checkout always, and against a
+real one when there is one (PYPTO_LIB, else /work/pypto-lib)."""
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "pyptolib_tiers.py"
+spec = importlib.util.spec_from_file_location("pyptolib_tiers", TOOL)
+tiers = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tiers)
+
+KERNEL = """import pypto.language as pl
+{extra}
+def build():
+    from golden import run_jit
+    return run_jit
+
+if __name__ == "__main__":
+    build()
+"""
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_runnable_files_are_classified(tmp_path):
+    _write(tmp_path, "models/a/kernel.py", KERNEL.format(extra=""))
+    _write(tmp_path, "models/a/ranks.py",
+           KERNEL.format(extra="import pypto.language.distributed as pld"))
+    _write(tmp_path, "models/a/device_only.py", "# ci: no-sim\n" + KERNEL.format(extra=""))
+    _write(tmp_path, "models/a/wip_draft.py", KERNEL.format(extra=""))
+    _write(tmp_path, "models/a/helpers.py", "X = 1\n")
+    _write(tmp_path, "models/a/convert.py", "if __name__ == '__main__':\n    print('weights')\n")
+    _write(tmp_path, "golden/runner.py", KERNEL.format(extra=""))
+    single, multi = tiers.runnable_files(tmp_path)
+    assert single == ["models/a/kernel.py"]
+    assert multi == ["models/a/ranks.py"]
+
+
+CHECKOUT = Path(os.environ.get("PYPTO_LIB", "/work/pypto-lib"))
+
+
+@pytest.mark.skipif(not (CHECKOUT / "models").is_dir(), reason="no pypto-lib checkout")
+def test_every_single_card_file_of_the_checkout_is_in_a_tier_list():
+    assert tiers.untiered(CHECKOUT) == []
+    single, multi = tiers.runnable_files(CHECKOUT)
+    listed = tiers.tier_of(CHECKOUT)
+    assert all(listed.get(f) == "tier3b" for f in multi)
+    assert not [f for f in single if listed.get(f) == "tier3b"]
