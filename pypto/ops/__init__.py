@@ -6,6 +6,7 @@ from pypto.ops import (  # noqa: F401
     creation,
     elementwise,
     gather,
+    handles,
     matmul,
     memory,
     padding,
@@ -14,6 +15,7 @@ from pypto.ops import (  # noqa: F401
     scatter,
     select,
     sort,
+    sync,
     system,
     views,
 )
