@@ -40,6 +40,7 @@ from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
+from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.intrinsics import intrinsic
 from pypto.sim.engine.statements import StmtCompiler
@@ -287,6 +288,28 @@ class FnCompiler(StmtCompiler):
         tag = self._typed_valid(e.type)
         # all arguments constant: evaluated once, here
         cvals = [v for _, v in consts] if all(c for c, _ in consts) else None
+        k = self._watched_divisor(e, op, public)
+        if k is not None:  # checks=("div",): an integer division (its own closure, so
+            # that no other op pays for the check)
+            found = _zero_division(e, op, e.args[public[k]])
+
+            def divide(env: Env) -> Any:
+                args = cvals if cvals is not None else [f(env) for f in argfns]
+                r = impl(*args)
+                if cast is not None:
+                    r = cast(r)
+                if tag is not None:
+                    r = tag(env, r)
+                if acct is not None:
+                    fr = env[FRAME]
+                    if fr.rec is not None:
+                        acct(fr.rec, fr.costs, args, r)
+                at = zero_at(args[k], r)
+                if at is not None:
+                    found(env[FRAME], at)
+                return r
+
+            return divide
 
         def run(env: Env) -> Any:
             args = cvals if cvals is not None else [f(env) for f in argfns]
@@ -307,6 +330,16 @@ class FnCompiler(StmtCompiler):
             return r
 
         return run
+
+    def _watched_divisor(self, e: Call, op: OpDef, public: list[int]) -> int | None:
+        """checks=("div",): the position (among the evaluated arguments) of the divisor of
+        an op dividing integers, else None."""
+        t = e.type
+        if not self.settings.check_div or op.divisor is None or op.wants_ctx or \
+                not isinstance(t, (ShapedType, ScalarType)) or not t.dtype.is_int():
+            return None
+        i = op.params.index(op.divisor)
+        return public.index(i) if i in public else None
 
     def _typed_valid(self, t: Type | None) -> Callable[[Env, Any], Any] | None:
         """Tag results with the valid shape their type rule declares (when the impl did not)."""
@@ -354,6 +387,39 @@ def launch_site(e: CallFunc) -> LaunchSite:
     info = dict(e.launch)
     return LaunchSite.of(e.func, info.get("name_hint") or e.func, info.get("kind") or "at",
                          e.span)
+
+
+def _zero_division(e: Call, op: OpDef, divisor: Any) -> Callable[[Any, tuple], None]:
+    """What an integer division by zero at `e` does (`checks=("div",)`): a batched run
+    falls back to block by block (which finds it again, per block); otherwise the run's
+    divide log reports it (raises when strict)."""
+    span = e.span
+    opname = f"scalar {op.symbol}" if op.unit is Unit.SCALAR and op.symbol else f"pl.{e.op}"
+    name = _divisor_name(divisor)
+
+    def found(fr: Any, at: tuple) -> None:
+        if fr.batched:
+            raise ZeroDivisionError(f"{opname} divides by zero in a batched run")
+        log = fr.run.divides
+        if log is not None:
+            log.found(fr, span, opname, name, at)
+
+    return found
+
+
+def _divisor_name(e: Any) -> str:
+    """The name of what a division divides by: a variable, a constant, or the tensor a
+    window or view of which it is ("<expression>" when none)."""
+    while isinstance(e, Call):
+        op = get(e.op)
+        src = op.window_read.tensor if op.window_read is not None else \
+            op.params[0] if op.view is not None else None
+        if src is None:
+            return "<expression>"
+        e = e.args[op.params.index(src)]
+    if isinstance(e, Var):
+        return e.name
+    return str(e.value) if isinstance(e, Const) else "<expression>"
 
 
 def _uninit_checked(e: Call, op: OpDef, fn: Expr) -> Expr:
