@@ -9,6 +9,7 @@ from pypto.ops import (  # noqa: F401
     handles,
     matmul,
     memory,
+    mx,
     padding,
     reduce,
     scalar,
