@@ -28,6 +28,7 @@ from pypto.language.kernels import (
     extern_spec,
     mark_extern,
     remember_scope,
+    set_parse_options,
 )
 
 # compile_jit's cache key of a kernel without bare-Tensor parameters on the default
@@ -242,6 +243,8 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
 
     def make(f: Callable) -> FunctionDef:
         remember_scope(f, caller_names(2))  # the class body (or function) decorating f
+        if strict_ssa:
+            set_parse_options(f, strict_ssa=True)
         if external_source is not None:
             core = {"AIC": "aic", "AIV": "aiv"}.get(getattr(type, "name", ""), "mixed")
             mark_extern(f, ExternSpec(core, (_beside(f, external_source),)))
@@ -262,6 +265,8 @@ class ProgramDef:
             raise TypeError(f"@pl.program class {cls.__name__} has no @pl.function methods")
         for f in self.functions.values():  # the methods also see the program's frame
             remember_scope(f.fn, names)
+            if options.get("strict_ssa"):
+                set_parse_options(f.fn, strict_ssa=True)
 
     def __repr__(self) -> str:
         return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"
