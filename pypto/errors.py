@@ -130,6 +130,13 @@ class SimulationError(PyptoError):
         self.indices = indices
 
 
+class NotSimulatableError(SimulationError):
+    """The program launches a kernel the simulator cannot run: one whose body is
+    hand-written C++ (`@pl.jit.extern`, `@pl.function(external_source=...)`)."""
+
+    code = "S020"
+
+
 class ConfigError(PyptoError, ValueError):
     """An option the simulator or a run was given that it does not know or cannot use
     (`SimConfig`, `config=`): the message names the option and lists what it accepts."""

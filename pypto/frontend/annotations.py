@@ -7,7 +7,15 @@ from typing import Any
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Call, Const, Direction, DynDim, Expr
-from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import (
+    ArrayType,
+    HandleType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+)
 from pypto.language import typing as plt
 from pypto.language.enums import MemorySpace, TensorLayout
 
@@ -81,6 +89,8 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
         return ScalarType(ann.dtype), direction
     if isinstance(ann, plt.ArrayAnnotation):
         return ArrayType(ann.extent, ann.dtype), direction
+    if isinstance(ann, plt.HandleAnnotation):
+        return HandleType(ann.name), direction
     if isinstance(ann, plt.TupleAnnotation):
         return TupleType(tuple(to_type(a)[0] for a in ann.items)), direction
     if isinstance(ann, DType):

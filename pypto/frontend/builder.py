@@ -24,6 +24,7 @@ from pypto.errors import (
 )
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.expressions import SelfProgram
+from pypto.frontend.extern import extern_body
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
@@ -52,7 +53,7 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType
-from pypto.language.kernels import FunctionDef, parse_options
+from pypto.language.kernels import FunctionDef, extern_spec, parse_options
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
@@ -112,6 +113,13 @@ class ProgramBuilder:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
         p.params = params
+        spec = extern_spec(fn)
+        if spec is not None:
+            body, returns, attrs = extern_body(p, src.tree, params, spec)
+            func = Function(name, tuple(params), body, kind, returns,
+                            attrs + (("source_name", fn.__name__),), span=p.span(src.tree))
+            self.functions[name] = func
+            return func, p
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
@@ -193,6 +201,8 @@ class ProgramBuilder:
                 raise p.error(PyptoTypeError, f"Parameter '{node.arg}' missing type annotation",
                               node)
             return declared
+        if not is_ir(given):  # a Python number passed to a scalar parameter of a kernel
+            given = p.to_ir(given, node)
         actual = given.type
         if declared is not None:
             check_compatible(p, declared, actual, node, f"parameter '{node.arg}' declared")

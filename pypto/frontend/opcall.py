@@ -114,6 +114,12 @@ def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST,
     if p.in_region and opdef.orch_only:
         raise p.error(ScopeError, f"{public} is control-plane work and cannot run inside an "
                       "InCore region", node, hint="move it before the pl.at / pl.spmd block")
+    orchestration = not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
+                                                   FunctionKind.HOST, FunctionKind.OPAQUE)
+    if opdef.incore_only and orchestration:
+        raise p.error(ScopeError, f"{public} runs on a core of a kernel and cannot run "
+                      "in orchestration code", node,
+                      hint="call it inside the pl.at / pl.spmd block (or an InCore function)")
     compute = opdef.unit in (Unit.VECTOR, Unit.CUBE) and not scalar
     if compute and not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
                                                   FunctionKind.HOST, FunctionKind.OPAQUE):

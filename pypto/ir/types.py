@@ -116,6 +116,18 @@ class ArrayType(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class HandleType(Type):
+    """An opaque handle the toolchain hands between ops: an allocation (`pl.Ptr`, the
+    result of `pl.tile.alloc`), a prefetch context, event or session. It has no shape
+    or dtype; the op that consumes one checks it got the kind it needs."""
+
+    name: str  # the `pl` annotation naming it: "Ptr", "AsyncEvent", ...
+
+    def __str__(self) -> str:
+        return f"pl.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class AttrType(Type):
     """A compile-time attribute (dtype, enum, string, list of ints…), not a runtime value."""
 

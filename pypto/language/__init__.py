@@ -99,9 +99,13 @@ from pypto.language.ops import OpStub as _OpStub
 from pypto.language.ops import build_namespaces as _build_namespaces
 from pypto.language.typing import (
     Array,
+    AsyncEvent,
+    AsyncSession,
     DynVar,
     InOut,
     Out,
+    PrefetchAsyncContext,
+    Ptr,
     Scalar,
     Tensor,
     TensorView,
@@ -113,6 +117,7 @@ from pypto.language.typing import (
 from pypto.language.typing import ScalarAnnotation as _ScalarAnnotation
 
 DataType = DType
+PtrType = Ptr  # the real toolchain's name of the alloc result's type
 TaskId: _ScalarAnnotation = Scalar[TASK_ID]  # an annotation object, not a type alias
 
 optimizations = _types.SimpleNamespace(Optimization=Optimization, Split=Split,

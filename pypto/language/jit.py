@@ -9,18 +9,24 @@ signature. Calling an `@pl.jit` entry with numpy arrays runs it on the simulator
 from __future__ import annotations
 
 import functools
+import inspect
+import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from pypto.errors import PyptoDeprecationWarning, public_entry
+from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, public_entry
 from pypto.ir.nodes import FunctionKind
+from pypto.ir.span import Span
 from pypto.language.dsl import KernelOnlyError
 from pypto.language.kernels import (
     KIND_NAMES,
+    ExternSpec,
     FunctionDef,
     KernelFunction,
     caller_names,
+    extern_spec,
+    mark_extern,
     remember_scope,
     set_parse_options,
 )
@@ -38,6 +44,11 @@ class JITFunction(KernelFunction):
     `pl` front door, above the toolchain, and importing `pl` must stay cheap.
     """
 
+    def __repr__(self) -> str:
+        if "extern" in self.options:
+            return f"<pl.jit.extern {self.__qualname__}>"
+        return super().__repr__()
+
     # -- compilation -------------------------------------------------------------
 
     @public_entry
@@ -48,6 +59,9 @@ class JITFunction(KernelFunction):
         declared with `pl.dynamic` stay symbolic, so one compiled program serves
         every size.
         """
+        spec = extern_spec(self.fn)
+        if spec is not None:
+            raise not_simulatable(self.fn, spec, "compiled on its own")
         return _compiler().compile_jit(self, args, kwargs, platform=platform)
 
     @public_entry
@@ -61,6 +75,9 @@ class JITFunction(KernelFunction):
         if self.kind is FunctionKind.INLINE:
             raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
                                   "kernels that call it and cannot be run on its own")
+        spec = extern_spec(self.fn)
+        if spec is not None:
+            raise not_simulatable(self.fn, spec, "run")
         sim = _simulator()
         if not kwargs and self.__dict__.get("_bare") is False and \
                 (config is None or (type(config) is sim.SimConfig and config.platform is None)):
@@ -123,6 +140,84 @@ class _JitDecorator:
         return JITFunction(fn, self._kind, {**self._marks, **options})
 
 
+class _ExternDecorator:
+    """`@pl.jit.extern(core_type=..., source=... | aic_source=..., aiv_source=...)`: an
+    InCore kernel whose body is hand-written C++; the decorated function is its signature
+    (a `...` body). Kernels may call it like a `@pl.jit.incore` function; the simulator
+    cannot run it, so a run that reaches its launch stops there with `NotSimulatableError`
+    (compiling, the region graph and the text form work as for any kernel).
+
+    Source paths are resolved against the file defining the stub, as the real toolchain
+    does, but they need not exist here: nothing is built from them on the simulator."""
+
+    def __call__(self, fn: Callable | None = None, *, core_type: str = "aiv",
+                 source: Any = None, aic_source: Any = None, aiv_source: Any = None,
+                 dual_aiv_dispatch: bool = False,
+                 include_dirs: Sequence[Any] | None = None) -> Any:
+        if core_type not in ("aic", "aiv", "mixed"):
+            raise ValueError(f"@pl.jit.extern core_type must be 'aic', 'aiv', or 'mixed', got "
+                             f"{core_type!r}")
+        if dual_aiv_dispatch and core_type != "mixed":
+            raise ValueError("@pl.jit.extern dual_aiv_dispatch=True requires core_type='mixed'")
+        if isinstance(include_dirs, (str, bytes, os.PathLike)):
+            raise TypeError("@pl.jit.extern include_dirs must be a sequence of paths, got "
+                            f"{type(include_dirs).__name__}")
+
+        def make(f: Callable) -> JITFunction:
+            if core_type == "mixed":
+                if aic_source is None or aiv_source is None:
+                    raise ValueError("@pl.jit.extern(core_type='mixed') requires both "
+                                     "aic_source= and aiv_source=")
+                sources: tuple = (aic_source, aiv_source)
+            else:
+                single = source if source is not None else (aic_source or aiv_source)
+                if single is None:
+                    raise ValueError(f"@pl.jit.extern(core_type={core_type!r}) requires source=")
+                sources = (single,)
+            spec = ExternSpec(core_type, tuple(_beside(f, s) for s in sources),
+                              bool(dual_aiv_dispatch),
+                              tuple(_beside(f, d) for d in include_dirs or ()))
+            mark_extern(f, spec)
+            remember_scope(f, caller_names(1 if fn is None else 2))
+            return JITFunction(f, FunctionKind.INCORE, {"extern": spec})
+
+        return make if fn is None else make(fn)
+
+
+def _beside(fn: Callable, path: Any) -> str:
+    """`path`, made absolute against the directory of the file defining `fn`."""
+    p = os.fspath(path)
+    if not os.path.isabs(p):
+        try:
+            src = inspect.getsourcefile(fn)
+        except TypeError:
+            src = None
+        if src is not None and not src.startswith("<"):
+            p = os.path.join(os.path.dirname(src), p)
+    return os.path.abspath(p)
+
+
+def def_span(fn: Callable) -> Span | None:
+    """Where `fn` is defined (its `def` line)."""
+    try:
+        file = inspect.getsourcefile(fn) or "<unknown>"
+        lines, line = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    for i, text in enumerate(lines):  # past the decorators
+        if text.lstrip().startswith(("def ", "async def ")):
+            return Span(file, line + i, len(text) - len(text.lstrip()) + 1)
+    return Span(file, line, 1)
+
+
+def not_simulatable(fn: Callable, spec: ExternSpec, what: str) -> NotSimulatableError:
+    return NotSimulatableError(
+        f"{fn.__name__} is {spec.describe()}: its body is C++ that the simulator cannot "
+        f"{'compile' if what.startswith('compiled') else 'run'}", def_span(fn),
+        hint="call it from a @pl.jit kernel to see it in the region graph; simulate the "
+             "kernels around it with a pypto stand-in for it, or run it on hardware")
+
+
 class _Jit(_JitDecorator):
     def __init__(self) -> None:
         super().__init__(FunctionKind.ORCHESTRATION, ("auto_scope",))
@@ -130,6 +225,7 @@ class _Jit(_JitDecorator):
         self.incore = _JitDecorator(FunctionKind.INCORE, ("level",))
         self.host = _JitDecorator(FunctionKind.HOST, ("auto_scope",))
         self.opaque = _JitDecorator(FunctionKind.OPAQUE, ())
+        self.extern = _ExternDecorator()
 
 
 jit = _Jit()
@@ -157,6 +253,9 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
             set_parse_options(f, strict_ssa=True)
         if not auto_scope:
             set_parse_options(f, auto_scope=False)
+        if external_source is not None:
+            core = {"AIC": "aic", "AIV": "aiv"}.get(getattr(type, "name", ""), "mixed")
+            mark_extern(f, ExternSpec(core, (_beside(f, external_source),)))
         return FunctionDef(f, type, options)
 
     return make if fn is None else make(fn)

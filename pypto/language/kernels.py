@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.nodes import FunctionKind
@@ -50,6 +51,40 @@ class FunctionDef:
     def __call__(self, *args: Any, **kwargs: Any):
         raise TypeError(f"{self.__name__} is a @pl.function: call it from a function of the "
                         "same @pl.program as self." + self.__name__ + "(...)")
+
+
+# --- hand-written kernels -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExternSpec:
+    """A kernel whose body is hand-written C++ (`@pl.jit.extern`, or `@pl.function(...,
+    external_source=...)`): the Python function declares only its signature."""
+
+    core_type: str  # "aic", "aiv" or "mixed"
+    sources: tuple[str, ...]  # the C++ entry file(s), absolute
+    dual_aiv_dispatch: bool = False
+    include_dirs: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        files = ", ".join(dict.fromkeys(self.sources)) or "no source"
+        return f"a hand-written {self.core_type} kernel ({files})"
+
+
+# decorated Python function -> its ExternSpec
+_EXTERN: weakref.WeakKeyDictionary[Callable, ExternSpec] = weakref.WeakKeyDictionary()
+
+
+def mark_extern(fn: Callable, spec: ExternSpec) -> None:
+    _EXTERN[fn] = spec
+
+
+def extern_spec(fn: Callable) -> ExternSpec | None:
+    """The spec of `fn` when its body is hand-written C++, else None."""
+    try:
+        return _EXTERN.get(fn)
+    except TypeError:
+        return None
 
 
 # --- the names visible where a kernel was decorated ----------------------------------

@@ -139,6 +139,23 @@ class TupleAnnotation:
     items: tuple
 
 
+@dataclass(frozen=True)
+class HandleAnnotation:
+    """`pl.Ptr`, `pl.PrefetchAsyncContext`, `pl.AsyncEvent`, `pl.AsyncSession`: the type of
+    an opaque handle an op returns (an allocation, a prefetch context / event / session)."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+Ptr = HandleAnnotation("Ptr")
+PrefetchAsyncContext = HandleAnnotation("PrefetchAsyncContext")
+AsyncEvent = HandleAnnotation("AsyncEvent")
+AsyncSession = HandleAnnotation("AsyncSession")
+
+
 def _items(key: Any) -> tuple:
     return key if isinstance(key, tuple) else (key,)
 

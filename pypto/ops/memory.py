@@ -9,9 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir import dtypes
 from pypto.ir.nodes import ListExpr
-from pypto.ir.types import MemorySpace, ScalarType, TileType
+from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
 from pypto.ops.facts import Role, View, WindowRead, WindowWrite
+from pypto.ops.mx import MX_LAYOUTS, SCALE_DTYPES, packing_error
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
@@ -42,6 +44,9 @@ def _slice(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=None, c
     zero-copy view; inside a region it loads the window into a tile.
     """
     t = shaped(x, "x")
+    if isinstance(t, TensorType) and t.layout in MX_LAYOUTS:
+        raise OpError(f"an MX-layout tensor ({t.layout}) takes no subviews", arg="x",
+                      hint="load the scales whole with pl.load(..., target_memory=pl.Mem.Mat)")
     dims = dims_arg(shape, "shape")
     offs = dims_arg(offset, "offset")
     if len(dims) != t.rank or len(offs) != t.rank:
@@ -235,7 +240,26 @@ def _load(tensor, offsets, shapes, valid_shape=None, target_memory=MemorySpace.V
         raise OpError(f"valid_shape of a rank-{t.rank} load needs {t.rank} entries",
                       arg="valid_shape")
     valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None else None
+    if isinstance(t, TensorType) and t.layout in MX_LAYOUTS:
+        _check_mx_load(t, dims, mem)
     return tile(dims, t.dtype, mem, valid)
+
+
+def _check_mx_load(t: TensorType, dims: tuple, mem: MemorySpace) -> None:
+    """A load of packed MX scales (TLoadMxCube): codes, 2-D, into Mat only."""
+    if t.dtype not in SCALE_DTYPES:
+        raise OpError(f"a load of an MX-layout tensor ({t.layout}) needs FP8E8M0 or UINT8 "
+                      f"scale codes, got {t.dtype!r}", arg="tensor")
+    if t.rank != 2 or len(dims) != 2:
+        raise OpError(f"a load of an MX-layout tensor ({t.layout}) is 2-D", arg="shapes")
+    why = packing_error(t.shape, t.layout)
+    if why is not None:
+        raise OpError(why, arg="tensor")
+    if mem is not MemorySpace.Mat:
+        raise OpError(f"a load of an MX-layout tensor ({t.layout}) requires "
+                      "target_memory=pl.Mem.Mat", arg="target_memory",
+                      hint="load the scales into Mat, then pl.move them to LeftScale / "
+                           "RightScale")
 
 
 def _load_impl(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False):
@@ -274,11 +298,30 @@ def _move(tile_, target_memory, blayout=None, slayout=None):
     mem = py_value(target_memory)
     if not isinstance(mem, MemorySpace):
         raise OpError("target_memory must be a pl.MemorySpace", arg="target_memory")
-    return TileType(t.shape, t.dtype, t.valid_shape, mem)
+    dtype = t.dtype
+    if mem in _SCALE_SPACES:
+        if not isinstance(t, TileType) or t.memory is not MemorySpace.Mat:
+            where = t.memory.value if isinstance(t, TileType) else "GM"
+            raise OpError(f"pl.move into {mem.value} needs a tile in Mat (MX scales loaded "
+                          f"with target_memory=pl.Mem.Mat), got one in {where}", arg="tile_")
+        if t.rank != 2 or t.dtype not in SCALE_DTYPES:
+            raise OpError(f"pl.move into {mem.value} takes a 2-D tile of UINT8 or FP8E8M0 "
+                          f"scale codes, got {t}", arg="tile_")
+        dtype = dtypes.FP8E8M0  # UINT8 codes are read as E8M0 there
+    return TileType(t.shape, dtype, t.valid_shape, mem)
 
 
-defop("move", unit=Unit.MTE, memory_param="target_memory",
-      impl=lambda tile_, target_memory, blayout=None, slayout=None: tile_.copy(),
+_SCALE_SPACES = (MemorySpace.LeftScale, MemorySpace.RightScale)
+
+
+def _move_impl(tile_, target_memory, blayout=None, slayout=None):
+    out = tile_.copy()
+    if target_memory in _SCALE_SPACES and out.dtype == np.uint8:
+        out = out.view(dtypes.FP8E8M0.np)  # the code bytes, reinterpreted (not converted)
+    return out
+
+
+defop("move", unit=Unit.MTE, memory_param="target_memory", impl=_move_impl,
       names=("pl.move", "pl.tile.move"))(_move)
 
 

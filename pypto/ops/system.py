@@ -1,8 +1,8 @@
-"""Block identity, task handles, barriers, arrays and hints."""
+"""Block identity, task handles, the syncall barrier and arrays."""
 from __future__ import annotations
 
 from pypto.ir import dtypes
-from pypto.ir.types import ATTR, NONE, ArrayType, ScalarType
+from pypto.ir.types import NONE, ArrayType, ScalarType
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import array_type, dtype_arg, int_arg
@@ -121,24 +121,3 @@ def _update_impl(array, index, value):
 
 defop("array.update_element", unit=Unit.SCALAR, impl=_update_impl, role=Role.ARRAY_SET,
       names=("pl.array.update_element",))(_update_element)
-
-
-# --- prefetch hints (no effect on results) -------------------------------------------
-
-
-def _make_context():
-    """A runtime-owned prefetch workspace (a hint; the simulator ignores it)."""
-    return ATTR
-
-
-defop("prefetch.make_context", unit=Unit.META, impl=lambda: None,
-      names=("pl.prefetch.make_context",))(_make_context)
-
-
-def _async_prefetch(src, ctx):
-    """Start a GM->L2 prefetch of `src` (a hint; no effect on results)."""
-    return ATTR
-
-
-defop("prefetch.async_prefetch", unit=Unit.META, impl=lambda src, ctx: None,
-      names=("pl.prefetch.async_prefetch",))(_async_prefetch)

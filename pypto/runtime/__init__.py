@@ -5,7 +5,8 @@ ring-sizing flags); on pypto-lab the platform picks the simulator and the tolera
 drive validation, the rest is accepted as the device runtime's business. The runs
 themselves go through `pypto.golden` (`run`, `run_jit`).
 """
+from pypto.runtime.pto_isa import pto_isa_include_dir
 from pypto.runtime.runner import RunConfig, RunResult
 from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 
-__all__ = ["RunConfig", "RunResult", "ScalarSpec", "TensorSpec"]
+__all__ = ["RunConfig", "RunResult", "ScalarSpec", "TensorSpec", "pto_isa_include_dir"]

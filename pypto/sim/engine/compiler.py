@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.errors import PyptoError, SimulationError
+from pypto.errors import NotSimulatableError, PyptoError, SimulationError
 from pypto.ir.nodes import (
     Attr,
     Call,
@@ -34,6 +34,7 @@ from pypto.ir.nodes import (
     ListExpr,
     Var,
 )
+from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
@@ -67,7 +68,9 @@ class FnCompiler(StmtCompiler):
 
     def compile(self) -> CompiledFunction:
         params = [(p.var.name, p.var.type, p.direction.value) for p in self.func.params]
-        body = self.body(self.func.body)
+        extern = self.func.attr("extern")
+        body = self.body(self.func.body) if extern is None else \
+            _not_simulatable(self.func, extern, None)
         cf = CompiledFunction(self.func.name, self.func, params, body, self.in_region)
         for n in walk(self.func.body):
             if isinstance(n, Call) and get(n.op).role is Role.BARRIER:
@@ -166,6 +169,10 @@ class FnCompiler(StmtCompiler):
         and task id (and returns None), else it returns the task id."""
         host = self.host
         site = launch_site(e, tuple(self.loop_vars))
+        callee = host.function(e.func).func
+        extern = callee.attr("extern")
+        if extern is not None:  # refused at the call site, before its arguments are used
+            return _not_simulatable(callee, extern, e.span)
         info = dict(e.launch)
         argfns = [self.expr(a, tolerant=True) for a in e.args]
         core = info.get("core_num")
@@ -357,6 +364,24 @@ class FnCompiler(StmtCompiler):
 
     def accountant(self, e: Call, op: OpDef, public: list[int]) -> Accountant:
         return accountant(self.settings.platform, e, op, public)
+
+
+def _not_simulatable(func: Function, extern: tuple, at: Span | None) -> Stmt:
+    """The closure of launching the hand-written kernel `func` (at `at`, else inside it)."""
+    core, *files = extern
+    name = func.attr("source_name", func.name)
+    decl = func.span
+
+    def refuse(env: Env) -> Any:
+        fr = env[FRAME]
+        raise NotSimulatableError(
+            f"{name} is a hand-written {core} kernel ({', '.join(dict.fromkeys(files))}): its "
+            "body is C++ that the simulator cannot run", at or decl,
+            hint="simulate the kernels around it with a pl stand-in for it, or run this "
+                 "program on hardware",
+            note=f"{name} is declared at {decl}", region=fr.region, block=fr.block)
+
+    return refuse
 
 
 def launch_site(e: CallFunc, loops: tuple[str, ...] = ()) -> LaunchSite:

@@ -9,9 +9,11 @@ from typing import Any
 from pypto.errors import SimulationError
 from pypto.ir.nodes import (
     Assign,
+    Attr,
     Break,
     Call,
     CallFunc,
+    Const,
     Continue,
     Eval,
     For,
@@ -25,6 +27,7 @@ from pypto.ir.nodes import (
     Yield,
 )
 from pypto.ir.nodes import Stmt as IRStmt
+from pypto.ir.options import SplitMode
 from pypto.ops.registry import Unit, get
 from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
 
@@ -305,10 +308,15 @@ class StmtCompiler(abc.ABC):
             return self.body(s.body)
         body = self.body(loop.body)
         var = loop.var.name
+        mode: Any = dict(s.attrs).get("mode")
+        if isinstance(mode, (Attr, Const)):
+            mode = mode.value
+        mode_name = SplitMode(int(mode)).name
 
         def lanes(env: Env) -> str | None:
             fr = env[FRAME]
-            saved = fr.subblock_idx
+            saved, saved_mode = fr.subblock_idx, fr.split_mode
+            fr.split_mode = mode_name
             try:
                 for lane in (0, 1):
                     fr.subblock_idx = lane
@@ -317,7 +325,7 @@ class StmtCompiler(abc.ABC):
                     if r is not None and r is not CONTINUE:
                         return r if r is not BREAK else None
             finally:
-                fr.subblock_idx = saved
+                fr.subblock_idx, fr.split_mode = saved, saved_mode
             return None
 
         return lanes

@@ -5,8 +5,8 @@ task that runs interleaved), so nothing is saved and restored around a launch: t
 caller's frame is left as it was. Compiled code finds its frame in its environment
 (`env[FRAME]`, `pypto.sim.engine.values`). A frame is also the execution context that
 op impls with `wants_ctx=True` receive as `ctx=`: `in_region`, `block_idx`,
-`block_num`, `subblock_idx`, `platform`, `task_id`, `span`, `new_task_id()`,
-`barrier()`.
+`block_num`, `subblock_idx`, `split_mode`, `platform`, `task_id`, `span`,
+`new_task_id()`, `barrier()`, `sync` (the core's flags and cross-core events).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pypto.sim.device.views import strided_like, view_box
 from pypto.sim.faults import fault
 from pypto.sim.machine.interleave import Interleaver
 from pypto.sim.machine.run import Run
+from pypto.sim.machine.sync import CoreSync
 from pypto.sim.trace.costs import Costs
 from pypto.sim.trace.trace import Access, TaskRecord
 
@@ -31,6 +32,7 @@ class TaskFrame:
     """One task (or one block of it) while it runs; see the module docstring."""
 
     __slots__ = (
+        "_sync",
         "block",
         "block_num",
         "costs",
@@ -40,6 +42,7 @@ class TaskFrame:
         "region",
         "run",
         "span",
+        "split_mode",
         "subblock_idx",
         "task_id",
         "work_mult",
@@ -59,6 +62,8 @@ class TaskFrame:
         self.block = block  # the block index inside a region, else None
         self.block_num = block_num
         self.subblock_idx = 0
+        self.split_mode: str | None = None  # inside a pl.split_aiv region: its mode's name
+        self._sync: CoreSync | None = None  # made on first use (most kernels never sync)
         self.task_id = task_id
         self.in_region = in_region
         self.interleaver: Interleaver | None = None  # blocks meeting at pl.system.syncall
@@ -82,11 +87,20 @@ class TaskFrame:
         if self.interleaver is not None:
             self.interleaver.barrier(self.span)
 
+    @property
+    def sync(self) -> CoreSync:
+        """This core's pipe flags and cross-core events (fresh for every block)."""
+        s = self._sync
+        if s is None:
+            s = self._sync = CoreSync()
+        return s
+
     # -- blocks ------------------------------------------------------------------------------
 
     def start_block(self, b: int) -> None:
         """Block `b` of the task starts (sequentially, after the previous one)."""
         self.block = b
+        self._sync = None
         if self.rec is not None:
             self.costs = dict.fromkeys(self.rec.cycles, 0.0)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from pypto.ir.nodes import Call, Var
 from pypto.ir.types import ShapedType, TileType
+from pypto.ops.mx import MX_LAYOUTS, mx_logical
 from pypto.ops.numeric import plain, tile_window, with_valid
 from pypto.ops.registry import get
 from pypto.sim.device.fill import fill_outside, pad_scalar
@@ -38,12 +39,15 @@ def window_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     inner = _window(fc, e, src=a[w.tensor], shape=a[w.shape], offset=a[w.offset],
                     valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),
                     drop=a.get("drop_dims"), opname=e.op)
+    layout = getattr(getattr(a[w.tensor], "type", None), "layout", "ND")
     if fc.in_region or op.view is not None:
-        return inner
-
-    def load_copy(env: Env) -> Any:
-        return inner(env).copy()
-    return load_copy
+        read = inner
+    else:
+        def read(env: Env) -> Any:
+            return inner(env).copy()
+    if layout in MX_LAYOUTS:  # a load of packed MX scales (slices of them are refused)
+        return _mx_window(fc, read, a[w.tensor], a[w.offset], layout)
+    return read
 
 
 def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: Any,
@@ -178,6 +182,25 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
         if valid is not None:
             w = with_valid(w, valid)
         return tile_window(w) if of_tile else w
+
+    return run
+
+
+def _mx_window(fc: Compiler, inner: Expr, src: Any, offset: Any, layout: str) -> Expr:
+    """A load of packed MX scales: the window `inner` read (checked and traced as any
+    load), holding the logical codes of the window (`pypto.ops.mx`)."""
+    src_f = fc.expr(src)
+    off_f = fc.expr(offset)
+
+    def run(env: Env) -> Any:
+        w = inner(env)
+        full = mx_logical(plain(src_f(env)), layout)
+        off = [int(o) for o in off_f(env)]
+        ext = getattr(w, "valid", None) or w.shape
+        ext = [max(0, min(int(x), d - o)) for x, d, o in zip(ext, full.shape, off)]
+        plain(w)[tuple(slice(0, x) for x in ext)] = \
+            full[tuple(slice(o, o + x) for o, x in zip(off, ext))]
+        return w
 
     return run
 
