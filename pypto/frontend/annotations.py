@@ -7,8 +7,10 @@ from typing import Any
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Call, Const, Direction, DynDim
+from pypto.ir.distributed import COMM_CTX, DistributedTensorType
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as plt
+from pypto.language.distributed.typing import CommCtx
 from pypto.language.enums import MemorySpace, TensorLayout
 
 _INDEX = ScalarType(dtypes.INDEX)
@@ -60,7 +62,11 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
             raise AnnotationError("layout-only DN shorthand was removed")
         layout = ann.layout.value if isinstance(ann.layout, TensorLayout) else "ND"
         shape = tuple(dim_to_ir(d) for d in ann.shape)
-        return TensorType(shape, ann.dtype, None, layout), direction
+        # pld.DistributedTensor: window-bound (pypto.ir.distributed)
+        cls = DistributedTensorType if getattr(ann, "window", False) else TensorType
+        return cls(shape, ann.dtype, None, layout), direction
+    if ann is CommCtx:
+        return COMM_CTX, direction
     if isinstance(ann, (plt.TileAnnotation, plt.ScalarAnnotation, plt.ArrayAnnotation)) and \
             not isinstance(ann.dtype, DType):
         what = type(ann).__name__.replace("Annotation", "")

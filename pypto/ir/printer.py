@@ -20,11 +20,11 @@ def expr_str(e: Any) -> str:
     if isinstance(e, (Var, DynDim)):
         return e.name
     if isinstance(e, Const):
-        return repr(e.value)
+        return enum_str(e.value) if isinstance(e.value, Enum) else repr(e.value)
     if isinstance(e, Attr):
         v = e.value
         if isinstance(v, Enum):
-            return f"pl.{type(v).__name__}.{v.name}"
+            return enum_str(v)
         if isinstance(v, (tuple, list)):
             return "[" + ", ".join(expr_str(i) if not isinstance(i, str) else repr(i)
                                    for i in v) + "]"
@@ -36,12 +36,21 @@ def expr_str(e: Any) -> str:
     if isinstance(e, Call):
         return _call_str(e)
     if isinstance(e, CallFunc):
-        return f"self.{e.func}(" + ", ".join(expr_str(a) for a in e.args) + ")"
+        args = [expr_str(a) for a in e.args]
+        if e.launch_attr("kind") == "device":  # a host's dispatch on one rank (pld)
+            args.append(f"device={expr_str(e.launch_attr('device'))}")
+        return f"self.{e.func}(" + ", ".join(args) + ")"
     if isinstance(e, (list, tuple)):
         return "[" + ", ".join(expr_str(i) for i in e) + "]"
     if isinstance(e, Enum):
-        return f"pl.{type(e).__name__}.{e.name}"
+        return enum_str(e)
     return repr(e)
+
+
+def enum_str(v: Enum) -> str:
+    """`pl.AtomicType.Add`; the communication enums live in `pld`."""
+    space = "pld" if type(v).__module__ == "pypto.ir.distributed" else "pl"
+    return f"{space}.{type(v).__name__}.{v.name}"
 
 
 def _call_str(c: Call) -> str:
@@ -62,7 +71,7 @@ def _call_str(c: Call) -> str:
         if isinstance(a, (Attr, Const)) and p.default is not p.empty and a.value == default \
                 and type(a.value) is type(default):
             continue
-        if p.default is p.empty:
+        if p.default is p.empty and p.kind is not p.KEYWORD_ONLY:
             parts.append(expr_str(a))
         else:
             parts.append(f"{p.name}={expr_str(a)}")
@@ -170,7 +179,7 @@ class _Printer:
 
 
 def _launch_comment(e: Any) -> str:
-    if isinstance(e, CallFunc) and e.launch:
+    if isinstance(e, CallFunc) and e.launch and e.launch_attr("kind") != "device":
         la = dict(e.launch)
         parts = [f"task {la.get('kind')}"]
         if la.get("name_hint"):

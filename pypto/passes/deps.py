@@ -36,7 +36,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, Eval, For, Function, If,
+from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, Eval, For, Function,
+                            FunctionKind, If,
                             ListExpr, LoopKind, Program, Scope, ScopeKind, Var, While)
 from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
@@ -540,6 +541,8 @@ class _GraphBuilder:
 def derive_task_graph(program: Program) -> TaskGraph:
     b = _GraphBuilder(program)
     for f in program.functions:
+        if f.kind is FunctionKind.HOST:
+            continue  # a host dispatches per-device programs; each rank has its own graph
         if any(isinstance(n, CallFunc) and n.launch for n in walk(f.body)) or \
                 f.name == program.entry:
             b.build(f)

@@ -1,0 +1,79 @@
+"""Signals: `notify` deposits a value in a cell of a peer's window, `wait` blocks this
+rank until a cell of its own window satisfies a comparison, `defer_wait` lets the task
+finish while its completion waits for the cell.
+
+A signal tensor is an ordinary window (usually `[nranks, 1]` INT32): the cells are
+counters. With `NotifyOp.AtomicAdd` every notify is a credit, so `WaitCmp.Ge` is the
+safe comparison (a fast peer can move a counter past the value a slow waiter looks
+for; an `Eq` wait would then never return).
+"""
+from __future__ import annotations
+
+from pypto.ir.distributed import NotifyOp, WaitCmp
+from pypto.ir.types import NONE
+from pypto.ops.distributed.rules import enum_arg, int_scalar_arg, offsets_arg, window_arg
+from pypto.ops.distributed.runtime import comm
+from pypto.ops.registry import OpError, Unit, defop
+
+
+def _signal_window(x, arg, op):
+    t = window_arg(x, arg, op)
+    if not t.dtype.is_int():
+        raise OpError(f"the signal window '{arg}' must hold integers (INT32 counters), "
+                      f"got {t.dtype!r}", arg=arg)
+    return t
+
+
+def _notify(target, peer, offsets, value, *, op):
+    """Deposit `value` in the cell `target[offsets]` of rank `peer`'s window:
+    `op=pld.NotifyOp.AtomicAdd` adds it atomically, `pld.NotifyOp.Set` stores it."""
+    name = "pld.system.notify"
+    t = _signal_window(target, "target", name)
+    int_scalar_arg(peer, "peer", name)
+    offsets_arg(offsets, t, "offsets", name)
+    int_scalar_arg(value, "value", name)
+    enum_arg(op, NotifyOp, "op", name)
+    return NONE
+
+
+defop("pld.system.notify", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda target, peer, offsets, value, op, *, ctx:
+      comm(ctx).notify(target, peer, offsets, value, op),
+      names=("pld.system.notify",))(_notify)
+
+
+def _wait(signal, offsets, expected, *, cmp):
+    """Block this rank until its own cell `signal[offsets]` compares to `expected`
+    (`cmp=pld.WaitCmp.Ge`: `>=`, `pld.WaitCmp.Eq`: `==`); the other ranks go on."""
+    name = "pld.system.wait"
+    t = _signal_window(signal, "signal", name)
+    offsets_arg(offsets, t, "offsets", name)
+    int_scalar_arg(expected, "expected", name)
+    enum_arg(cmp, WaitCmp, "cmp", name)
+    return NONE
+
+
+defop("pld.system.wait", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda signal, offsets, expected, cmp, *, ctx:
+      comm(ctx).wait(signal, offsets, expected, cmp),
+      names=("pld.system.wait",))(_wait)
+
+
+def _defer_wait(signal, offsets, expected, *, cmp):
+    """Register a completion condition on this rank's own cell: the enclosing task may
+    finish running, but its TaskId completes only once `signal[offsets] >= expected`
+    (work that needs the data goes in a task depending on it). Only `WaitCmp.Ge`."""
+    name = "pld.system.defer_wait"
+    t = _signal_window(signal, "signal", name)
+    offsets_arg(offsets, t, "offsets", name)
+    int_scalar_arg(expected, "expected", name)
+    if enum_arg(cmp, WaitCmp, "cmp", name) is not WaitCmp.Ge:
+        raise OpError(f"supports only cmp=pld.WaitCmp.Ge (a monotonic counter)",
+                      arg="cmp")
+    return NONE
+
+
+defop("pld.system.defer_wait", unit=Unit.SCALAR, wants_ctx=True,
+      impl=lambda signal, offsets, expected, cmp, *, ctx:
+      comm(ctx).defer_wait(signal, offsets, expected, cmp),
+      names=("pld.system.defer_wait",))(_defer_wait)
