@@ -263,18 +263,30 @@ class StmtCompiler:
             return self.body(s.body)
         body = self.body(loop.body)
         var = loop.var.name
+        # values the lanes write (SSA carries through the lane loop)
+        iters = [v.name for v in loop.iter_args]
+        inits = [self.expr(i) for i in loop.inits]
+        results = [v.name for v in loop.results]
 
         def lanes(env: dict) -> Any:
             saved = ctx.subblock_idx
+            carried = [f(env) for f in inits]
             try:
                 for lane in (0, 1):
                     ctx.subblock_idx = lane
                     env[var] = lane
+                    for k, x in zip(iters, carried):
+                        env[k] = x
                     r = body(env)
                     if r is not None and r is not CONTINUE:
                         return r if r is not BREAK else None
+                    y = env.pop("$y", None)
+                    if y is not None:
+                        carried = y
             finally:
                 ctx.subblock_idx = saved
+            for k, x in zip(results, carried):
+                env[k] = x
             return None
 
         return lanes
