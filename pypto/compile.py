@@ -61,7 +61,7 @@ def _arg_key(values: tuple) -> tuple:
     return tuple(key)
 
 
-_BARE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BARE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _bare_params(fn: Any) -> bool:

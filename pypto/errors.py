@@ -10,7 +10,8 @@ Two kinds of failure, never mixed:
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pypto.diagnostics import render_html, render_text
 
@@ -29,8 +30,11 @@ class PyptoError(Exception):
     """
 
     code = "E000"
+    # a failed simulation: the Out / InOut arrays it wrote in place (they hold a partial
+    # result; see `pypto.sim.faults.mark_partial_outputs`)
+    partial_outputs: tuple[str, ...] = ()
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
                  note: str | None = None):
         super().__init__(message)
         self.message = message
@@ -106,7 +110,7 @@ class SimulationError(PyptoError):
 
     code = "S000"
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
                  note: str | None = None, *, tensor: str | None = None,
                  region: str | None = None, block: int | None = None,
                  indices: object = None):
@@ -148,7 +152,7 @@ def public_entry(fn: _F) -> _F:
 class PyptoWarning(UserWarning):
     """A located warning about a kernel that compiles but is probably wrong."""
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None):
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span

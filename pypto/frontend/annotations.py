@@ -6,8 +6,8 @@ from typing import Any
 
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
-from pypto.ir.nodes import Call, Const, Direction, DynDim
 from pypto.ir.distributed import COMM_CTX, DistributedTensorType
+from pypto.ir.nodes import Call, Const, Direction, DynDim, Expr
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as plt
 from pypto.language.distributed.typing import CommCtx
@@ -37,6 +37,9 @@ def dim_to_ir(d: Any) -> Any:
         return DynDim(d.name, _INDEX)
     if isinstance(d, plt.DynBinary):
         return Call(_SYM[d.op], (dim_to_ir(d.lhs), dim_to_ir(d.rhs)), (), _INDEX)
+    if isinstance(d, Expr) and isinstance(getattr(d, "type", None), ScalarType) and \
+            d.type.dtype.is_int():
+        return d  # a run-time extent: an integer scalar of the kernel
     raise AnnotationError(
         f"shape dimension {d!r} must be an int literal, a pl.dynamic symbol, or + - * // % of "
         "those")
@@ -60,11 +63,13 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
                                   f"{ann.dtype!r}")
         if ann.layout is TensorLayout.DN and len(ann.shape) == 0:
             raise AnnotationError("layout-only DN shorthand was removed")
-        layout = ann.layout.value if isinstance(ann.layout, TensorLayout) else "ND"
+        view = ann.view or plt.TensorView()
+        layout = next((x for x in (ann.layout, view.layout) if x is not None), None)
+        layout = layout.value if isinstance(layout, TensorLayout) else "ND"
         shape = tuple(dim_to_ir(d) for d in ann.shape)
         # pld.DistributedTensor: window-bound (pypto.ir.distributed)
         cls = DistributedTensorType if getattr(ann, "window", False) else TensorType
-        return cls(shape, ann.dtype, None, layout), direction
+        return cls(shape, ann.dtype, _valid_shape(view.valid_shape), layout), direction
     if ann is CommCtx:
         return COMM_CTX, direction
     if isinstance(ann, (plt.TileAnnotation, plt.ScalarAnnotation, plt.ArrayAnnotation)) and \
@@ -74,7 +79,9 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
                               f"{ann.dtype!r}")
     if isinstance(ann, plt.TileAnnotation):
         mem = next((e for e in ann.extras if isinstance(e, MemorySpace)), MemorySpace.Vec)
-        return TileType(tuple(dim_to_ir(d) for d in ann.shape), ann.dtype, None, mem), direction
+        view = next((e for e in ann.extras if isinstance(e, plt.TileView)), plt.TileView())
+        return TileType(tuple(dim_to_ir(d) for d in ann.shape), ann.dtype,
+                        _valid_shape(view.valid_shape), mem), direction
     if isinstance(ann, plt.ScalarAnnotation):
         return ScalarType(ann.dtype), direction
     if isinstance(ann, plt.ArrayAnnotation):
@@ -90,6 +97,14 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
     raise AnnotationError(f"unsupported annotation {ann!r}",
                           hint="annotate with pl.Tensor[[...], dtype], pl.Out[...], "
                                "pl.InOut[...] or pl.Scalar[dtype]")
+
+
+def _valid_shape(dims: Any) -> tuple | None:
+    if dims is None:
+        return None
+    if not isinstance(dims, (list, tuple)):
+        raise AnnotationError(f"valid_shape must be a list of dims, got {dims!r}")
+    return tuple(dim_to_ir(d) for d in dims)
 
 
 def const_dim(value: int) -> Const:

@@ -10,11 +10,18 @@ from __future__ import annotations
 import ast
 import inspect
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
-                          PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
@@ -24,13 +31,30 @@ from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, DynDim, Eval, Function,
-                            FunctionKind, ListExpr, Param, Return, Scope, ScopeKind, Var)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Const,
+    Direction,
+    DynDim,
+    Eval,
+    Function,
+    FunctionKind,
+    ListExpr,
+    Param,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+)
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType, Level
 from pypto.language.kernels import FunctionDef
+from pypto.ops.facts import Role
+from pypto.ops.registry import get
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
@@ -119,10 +143,10 @@ class ProgramBuilder:
             if given is _NOARG and defaults[i] is not None:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
-            if given is not _NOARG and not is_ir(given) and not _is_array(given):
-                if kind is FunctionKind.INLINE or kind is FunctionKind.OPAQUE:
-                    p.env[node.arg] = given  # a compile-time argument, folded into the body
-                    continue
+            if given is not _NOARG and not is_ir(given) and not _is_array(given) and \
+                    kind in (FunctionKind.INLINE, FunctionKind.OPAQUE):
+                p.env[node.arg] = given  # a compile-time argument, folded into the body
+                continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
@@ -362,10 +386,20 @@ class _NoProgram:
     """`self` of a @pl.function called from outside any @pl.program."""
 
     __name__ = "<no @pl.program>"
-    functions: dict = {}
+    functions: ClassVar[dict] = {}
 
 
-_WRITES_INTO = {"assemble": 0, "write": 0, "store": 2}  # op -> index of the buffer written
+def _is_reshape(e: Any) -> bool:
+    return isinstance(e, Call) and get(e.op).role is Role.RESHAPE
+
+
+def _written_buffer(e: Any) -> Any:
+    """The argument an in-place op (assemble, store, write: its registry `writes`) writes
+    into and returns, else None."""
+    if not isinstance(e, Call):
+        return None
+    op = get(e.op)
+    return e.args[op.params.index(op.writes)] if op.writes is not None else None
 
 
 def _check_reshape_back(func: Function, call_span: Span) -> None:
@@ -382,7 +416,7 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
     ret = func.body[-1]
     for value in ret.values:
         e = defs.get(value.uid, value) if isinstance(value, Var) else value
-        if not (isinstance(e, Call) and e.op == "reshape"):
+        if not _is_reshape(e):
             continue
         shape = e.args[1]
         if not (isinstance(shape, ListExpr) and
@@ -395,11 +429,11 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
             d = defs[src.uid]
             if isinstance(d, Var):
                 src = d
-            elif isinstance(d, Call) and d.op == "reshape":
+            elif _is_reshape(d):
                 views += 1
                 src = d.args[0]
-            elif isinstance(d, Call) and d.op in _WRITES_INTO:
-                src = d.args[_WRITES_INTO[d.op]]
+            elif _written_buffer(d) is not None:
+                src = _written_buffer(d)
             elif isinstance(d, CallFunc):
                 src = next((a for a in d.args if isinstance(a, Var) and a.type == d.type), None)
             else:

@@ -7,8 +7,13 @@ import ast
 import builtins
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.dispatch import CALL_CONSTRUCTS, expression, lookup
 from pypto.frontend.opcall import call_op
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static
@@ -20,10 +25,12 @@ from pypto.language.dsl import Construct
 from pypto.language.kernels import FunctionDef, KernelFunction
 from pypto.language.ops import OpStub
 from pypto.language.typing import DynVar
+from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
 
-def _args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
+def call_args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
+    """(args, kwargs, arg nodes, keyword nodes) of a call, `*list` and `**dict` expanded."""
     args, arg_nodes = [], []
     for a in node.args:
         if isinstance(a, ast.Starred):
@@ -57,8 +64,8 @@ def visit_call(p: Any, node: ast.Call) -> Any:
         return _bind_dynamic(p, node)
     callee = p.visit_expr(func)
     if isinstance(callee, Construct):
-        return _construct_call(p, callee, node)
-    args, kwargs, arg_nodes, kw_nodes = _args(p, node)
+        return construct_call(p, callee, node)
+    args, kwargs, arg_nodes, kw_nodes = call_args(p, node)
     if isinstance(callee, OpStub):
         _check_shape_args(p, callee, args, kwargs, arg_nodes, kw_nodes, node)
         return call_op(p, callee.op, args, kwargs, node, arg_nodes, kw_nodes,
@@ -81,20 +88,18 @@ def visit_call(p: Any, node: ast.Call) -> Any:
                   hint=hint)
 
 
-# op -> the parameter holding the shape of the buffer it makes; inside a region that
-# buffer is an on-chip tile, so the shape is a tiling constant.
-_TILE_SHAPE_PARAM = {"slice": "shape", "load": "shapes", "create_tensor": "shape",
-                     "create_tile": "shape", "full": "shape", "tile.full": "shape"}
-
-
 def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes: list,
                       kw_nodes: dict, node: ast.AST) -> None:
     """The dynamic-shape rules on shape lists: tile shapes in a region are static, and a
     `pl.create_tensor` shape holds named values, not composites led by a constant."""
-    pname = _TILE_SHAPE_PARAM.get(stub.op)
+    # the parameter holding the shape of the buffer the op makes (its registry
+    # `shape_param`); inside a region that buffer is an on-chip tile, so the shape is a
+    # tiling constant
+    opdef = get(stub.op)
+    pname = opdef.shape_param
     if pname is None:
         return
-    params = list(get(stub.op).params)
+    params = list(opdef.params)
     i = params.index(pname)
     if i < len(args):
         value, vnode = args[i], arg_nodes[i]
@@ -115,7 +120,7 @@ def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes:
                               "time", enode,
                               hint="use a compile-time tile size and mark the valid part with "
                                    "valid_shape=[...]")
-    if stub.op == "create_tensor":
+    if opdef.role is Role.ALLOC_TENSOR:
         for v, enode in zip(value, elts):
             if contains_ir(v) and isinstance(enode, ast.BinOp) and _leads_static(p, enode):
                 raise p.error(DynamicShapeError, "a composite run-time expression in a "
@@ -168,7 +173,8 @@ def _bind_dynamic(p: Any, node: ast.Call) -> None:
     return None
 
 
-def _construct_call(p: Any, construct: Construct, node: ast.Call) -> Any:
+def construct_call(p: Any, construct: Construct, node: ast.Call) -> Any:
+    """A `pl` construct called in expression position, through CALL_CONSTRUCTS."""
     handler = lookup(CALL_CONSTRUCTS, construct)
     if handler is None:
         where = {dsl.yield_: "as `outs = pl.yield_(...)` at the end of a loop or if arm",

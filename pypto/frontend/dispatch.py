@@ -25,7 +25,8 @@ WITH_SCOPES        a construct after `with`         `(p, with_node, call, target
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Handler = Callable[..., Any]
 

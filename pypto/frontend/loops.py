@@ -7,10 +7,19 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, PyptoSyntaxError, PyptoTypeError, ScopeError,
-                          UnsupportedFeatureError)
-from pypto.frontend.dispatch import (LOOP_ITERATORS, assign_construct, lookup, loop_iterator,
-                                     statement)
+from pypto.errors import (
+    DynamicShapeError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
+from pypto.frontend.dispatch import (
+    LOOP_ITERATORS,
+    assign_construct,
+    lookup,
+    loop_iterator,
+    statement,
+)
 from pypto.frontend.statements import assigned_names, check_compatible
 from pypto.frontend.values import INDEX, contains_ir, dim_value, is_ir
 from pypto.ir.nodes import For, LoopKind, Var, While, Yield
@@ -42,7 +51,8 @@ def visit_for(p: Any, node: ast.For) -> None:
     if callee is builtins.range:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, "
                       "pl.unroll, pl.pipeline, pl.spmd or pl.while_", it,
-                      hint=f"write `for ... in pl.range({', '.join(ast.unparse(a) for a in it.args)})`")
+                      hint="write `for ... in pl.range("
+                           f"{', '.join(ast.unparse(a) for a in it.args)})`")
     handler = lookup(LOOP_ITERATORS, callee)
     if handler is None:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, pl.unroll, "
@@ -67,7 +77,8 @@ loop_iterator(dsl.pipeline)(_counted_loop(LoopKind.PIPELINE))
 
 
 def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, dict]:
-    """(start, stop, step, kwargs) from `pl.range(stop)` / `(start, stop)` / `(start, stop, step)`."""
+    """(start, stop, step, kwargs) from `pl.range(stop)`, `(start, stop)` or
+    `(start, stop, step)`."""
     args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
     for k in kwargs:
@@ -173,9 +184,9 @@ def _last_store(body: list, name: str) -> ast.AST | None:
         for n in ast.walk(stmt):
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                    if last is None or (n.lineno, n.col_offset) > (last.lineno, last.col_offset):
-                        last = n
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets) and \
+                        (last is None or (n.lineno, n.col_offset) > (last.lineno, last.col_offset)):
+                    last = n
     return last
 
 

@@ -9,8 +9,12 @@ import inspect
 import re
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.values import INDEX, is_ir
 from pypto.ir.nodes import Call, DynDim, Expr, FunctionKind
 from pypto.ir.types import ScalarType, ShapedType
@@ -25,7 +29,16 @@ _TENSOR_OP_FOR = {"+": "pl.add", "-": "pl.sub", "*": "pl.mul", "/": "pl.div", "@
 def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
             arg_nodes: list | None = None, kw_nodes: dict | None = None,
             public: str | None = None) -> Expr:
-    """Bind arguments to the op's signature, run its type rule, build the Call."""
+    """Bind arguments to the op's signature, run its type rule, check where the op may
+    run, build the Call."""
+    return bind_op(p, op_name, args, kwargs, node, arg_nodes, kw_nodes, public, placed=True)
+
+
+def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
+            arg_nodes: list | None = None, kw_nodes: dict | None = None,
+            public: str | None = None, placed: bool = False) -> Expr:
+    """The Call of an op with these arguments: bound to its signature, typed by its rule.
+    With `placed`, also the rules of where the op may run (orchestration or a region)."""
     opdef = get(op_name)
     public = public or (opdef.names[0] if opdef.names else op_name)
     ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
@@ -47,7 +60,8 @@ def call_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     # when the op's tensor form is vector work.
     scalar = isinstance(result_type, ScalarType) and not any(
         is_ir(v) and isinstance(v.type, ShapedType) for v in values)
-    _check_placement(p, opdef, public, node, scalar)
+    if placed:
+        _check_placement(p, opdef, public, node, scalar)
     # A unified op whose tile form is a different IR op (pl.cmp on tiles -> tile.cmp).
     resolve = opdef.extra.get("resolve")
     if resolve is not None:

@@ -3,7 +3,8 @@ function's module globals, then builtins."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _MISSING = object()
 
@@ -23,6 +24,13 @@ class PythonScope:
                 except ValueError:  # an empty cell: the name is assigned later in the outer fn
                     pass
         self.extra = extra or {}
+
+    @classmethod
+    def of_namespace(cls, names: dict) -> PythonScope:
+        """The scope of code whose globals are `names` (text read by `pl.parse`)."""
+        scope = cls(None)
+        scope.globals = names
+        return scope
 
     def lookup(self, name: str) -> Any:
         """The value of `name`, or `MISSING`."""

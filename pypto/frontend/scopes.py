@@ -5,10 +5,22 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, PyptoDeprecationWarning, PyptoSyntaxError,
-                          PyptoTypeError, ScopeError, UnsupportedFeatureError)
-from pypto.frontend.dispatch import (WITH_SCOPES, call_construct, lookup, loop_iterator, statement,
-                                     with_scope)
+from pypto.errors import (
+    DynamicShapeError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UnsupportedFeatureError,
+)
+from pypto.frontend.dispatch import (
+    WITH_SCOPES,
+    call_construct,
+    lookup,
+    loop_iterator,
+    statement,
+    with_scope,
+)
 from pypto.frontend.opcall import call_op
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir

@@ -10,8 +10,13 @@ import ast
 import operator
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.dispatch import expression
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static

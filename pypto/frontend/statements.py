@@ -161,10 +161,10 @@ def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> N
             if isinstance(a, int) and isinstance(b, int) and a != b:
                 raise p.error(PyptoTypeError, f"{what} shape {want} does not match {got} "
                               f"(axis {i}: {a} vs {b})", node)
-    elif isinstance(want, ScalarType) and want.dtype != got.dtype:
-        if not (want.dtype.is_int() and got.dtype.is_int()):
-            raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node,
-                          hint="insert a pl.cast or fix the annotation")
+    elif isinstance(want, ScalarType) and want.dtype != got.dtype and \
+            not (want.dtype.is_int() and got.dtype.is_int()):
+        raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node,
+                      hint="insert a pl.cast or fix the annotation")
 
 
 @statement(ast.AugAssign)

@@ -13,7 +13,7 @@ import numpy as np
 from pypto.errors import PyptoTypeError, UserError
 from pypto.frontend.resolve import MISSING
 from pypto.ir import dtypes
-from pypto.ir.nodes import Attr, Const, Expr
+from pypto.ir.nodes import Attr, Const, Expr, literal
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType
 from pypto.language.typing import DimExpr
@@ -36,14 +36,7 @@ CMPOPS = {ast.Eq: ("==", operator.eq), ast.NotEq: ("!=", operator.ne),
 
 def const(value: Any, span: Span | None = None) -> Const:
     """A Python number as an IR literal: ints are INDEX, floats FP32, bools BOOL."""
-    if isinstance(value, bool):
-        t = ScalarType(dtypes.BOOL)
-    elif isinstance(value, int):
-        t = INDEX
-    else:
-        t = ScalarType(dtypes.FP32)
-        value = float(value)
-    return Const(value, t, span or Span.unknown())
+    return literal(value, span)
 
 
 def is_number(v: Any) -> bool:

@@ -11,6 +11,7 @@ import numpy as np
 from pypto.golden import _interop as io
 from pypto.golden.validation import _f32_pair, _reldiff, ratio_allclose
 
+
 def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
                       max_show: int = 10) -> Callable:
     """Comparator for top-k *index* outputs that accepts legal tie swaps.

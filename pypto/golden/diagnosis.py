@@ -20,6 +20,7 @@ from pypto.golden.report import (
 )
 from pypto.golden.spec import TensorSpec
 from pypto.golden.validation import check_outputs, default_compare, isclose
+from pypto.sim.device.fill import residue
 
 
 def last_writer_tasks(sim: Any, name: str) -> np.ndarray | None:
@@ -54,15 +55,15 @@ def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
     if io.is_floating(actual.dtype):
         return np.isnan(io.to_f32(actual)), "NaN residue"
     try:
-        from pypto.sim.memory import residue
-
         return actual == residue(actual.shape, actual.dtype, seed), "residue pattern"
     except Exception:  # noqa: BLE001 - the diagnosis is best effort
         return None, ""
 
 
 def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | None,
-              rtol: float, atol: float) -> None:
+             rtol: float, atol: float, tensor: str | None = None) -> None:
+    """Explain a failing output: where it mismatches, and whether that is a pl.Out
+    region nothing wrote. `tensor` is the kernel's name for it (the spec's by default)."""
     a, e = check.actual, check.expected
     if a.shape != e.shape:
         return
@@ -96,7 +97,7 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
             f"pl.InOut[...] if the kernel updates existing contents.")
     if d != "Out" or sim is None:
         return
-    mask, source = unwritten_mask(sim, spec.name, a, 0)
+    mask, source = unwritten_mask(sim, tensor or spec.name, a, 0)
     if mask is None or not mask.any():
         return
     if bad is not None and not (mask & np.broadcast_to(bad, mask.shape)).any():
@@ -112,12 +113,12 @@ def _all_zero_init(spec: TensorSpec) -> bool:
 
 
 def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict,
-                     rtol: float, atol: float, compare_fn: dict, inputs: dict,
-                     wrap: Callable) -> None:
+                    rtol: float, atol: float, compare_fn: dict, inputs: dict,
+                    wrap: Callable, tensor: str | None = None) -> None:
     """A passing pl.Out with elements nothing wrote, on zero-filled fresh memory: does
-    the pass hold when those elements hold garbage, as on the device? If not, note it."""
+    the pass hold when those elements hold garbage, as on a2a3sim? If not, note it."""
     a = check.actual
-    mask = never_written(sim, spec.name, a.shape)
+    mask = never_written(sim, tensor or spec.name, a.shape)
     if mask is None or not mask.any():
         return
     fn = compare_fn.get(spec.name)
@@ -127,8 +128,6 @@ def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict
         if io.is_floating(a.dtype):
             garbage[mask] = np.nan
         else:
-            from pypto.sim.memory import residue
-
             garbage[mask] = residue(a.shape, a.dtype, 0)[mask]
         cmp = {spec.name: fn} if fn is not None else {}
         verdict = check_outputs(wrap({spec.name: garbage}),

@@ -170,23 +170,30 @@ def _compile(target: Any, specs: list, platform: str) -> Any:
     return target.compile(*dummies, platform=platform)
 
 
-def _bind(compiled: Any, specs: list) -> tuple[dict[str, str], str]:
-    """{spec name: direction} from the entry function; error text when specs don't fit."""
+def _bind(compiled: Any, specs: list, verbose: bool = True
+          ) -> tuple[dict[str, str], dict[str, str], str]:
+    """Specs bind to the entry's parameters by position, as the device runtime passes
+    them: ({spec name: direction}, {spec name: parameter name}, error text when the
+    counts differ)."""
     params = list(compiled.program.entry_function.params)
     pnames = [p.var.name for p in params]
     snames = [s.name for s in specs]
-    if pnames != snames:
-        why = ("in a different order" if sorted(pnames) == sorted(snames)
-               else "with different names" if len(pnames) == len(snames)
-               else f"{len(snames)} specs for {len(pnames)} parameters")
-        return {}, (f"specs do not match the kernel's parameters ({why}): kernel "
-                    f"({', '.join(pnames)}), specs ({', '.join(snames)}); list one spec per "
-                    "parameter, in parameter order")
-    directions = {}
-    for p in params:
+    why = (f"{len(snames)} specs for {len(pnames)} parameters" if len(pnames) != len(snames)
+           else "the same names in a different order"
+           if sorted(pnames) == sorted(snames) and pnames != snames else "")
+    if why:  # (the same names reordered would bind each spec to another's parameter)
+        return {}, {}, (f"specs do not match the kernel's parameters ({why}): kernel "
+                        f"({', '.join(pnames)}), specs ({', '.join(snames)}); list one spec "
+                        "per parameter, in parameter order")
+    directions, kernel_names = {}, {}
+    for p, s in zip(params, specs):
         d = p.direction
-        directions[p.var.name] = getattr(d, "value", str(d))
-    return directions, ""
+        directions[s.name] = getattr(d, "value", str(d))
+        kernel_names[s.name] = p.var.name
+    renamed = [f"'{s}' -> '{k}'" for s, k in kernel_names.items() if s != k]
+    if renamed and verbose:
+        _warn_once("specs bind to the kernel's parameters by position: " + ", ".join(renamed))
+    return directions, kernel_names, ""
 
 
 def sim_checks() -> tuple | None:
@@ -311,7 +318,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         return RunResult(passed=True, execution_time=clock.elapsed, work_dir=work_dir,
                          name=name, platform=platform, compiled=compiled, validated=False,
                          stages=clock.stages)
-    directions, err = _bind(compiled, specs)
+    directions, kernel_names, err = _bind(compiled, specs, verbose)
     if err:
         return fail(err, platform=platform, compiled=compiled)
 
@@ -385,8 +392,13 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         sim = _simulate(compiled, args, platform, uninit, runtime_cfg)
         outs = _sim_outputs(sim)
         for s in tensor_specs:
-            if directions.get(s.name) in ("Out", "InOut") and s.name in outs:
-                host[s.name] = np.array(io.to_numpy(outs[s.name]), copy=True)
+            kname = kernel_names[s.name]
+            if directions.get(s.name) in ("Out", "InOut") and kname in outs:
+                got = np.array(io.to_numpy(outs[kname]), copy=True)
+                if got.dtype != s.np_dtype and got.dtype.kind in "iu" and \
+                        s.np_dtype.kind in "iu" and got.dtype.itemsize == s.np_dtype.itemsize:
+                    got = got.view(s.np_dtype)  # e.g. a UINT16 output given as an int16 spec
+                host[s.name] = got
     warnings = [f"read past the end of a tensor: {r}; the device reads whatever follows "
                 f"the tensor ({'zeros' if uninit == 'zero' else 'residue'} here)"
                 for r in getattr(sim, "oob_reads", None) or ()]
@@ -404,7 +416,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                          stages=clock.stages, warnings=warnings, **base)
     with clock.stage("validate"):
         checks = _validate(tensor_specs, scalars, host, golden, directions, rtol, atol,
-                           compare_fn, torch_run, sim, verbose, uninit)
+                           compare_fn, torch_run, sim, verbose, uninit, kernel_names)
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
                        stages=clock.stages, warnings=warnings, **base)
@@ -450,7 +462,8 @@ def _compute_golden(specs: list, scalars: dict, snapshot: dict, golden_fn: Calla
 
 def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, directions: dict,
               rtol: float, atol: float, compare_fn: dict, torch_run: bool, sim: Any,
-              verbose: bool, uninit: str = "residue") -> dict[str, OutputCheck]:
+              verbose: bool, uninit: str = "residue", kernel_names: dict | None = None
+              ) -> dict[str, OutputCheck]:
     out_specs = [s for s in tensor_specs if s.is_output]
     actual = {s.name: host[s.name] for s in out_specs}
     inputs: dict[str, Any] = {s.name: host[s.name] for s in tensor_specs if not s.is_output}
@@ -467,10 +480,13 @@ def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, direc
         check = OutputCheck(name=s.name, passed=ok, comparator=label, detail=detail,
                             actual=actual[s.name], expected=golden[s.name],
                             direction=directions.get(s.name))
+        tensor = (kernel_names or {}).get(s.name, s.name)  # its name in the sim's trace
         if not ok:
-            diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol)
+            diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol,
+                     tensor)
         elif uninit == "zero" and check.direction == "Out":
-            check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap)
+            check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap,
+                            tensor)
         checks[s.name] = check
     return checks
 

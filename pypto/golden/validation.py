@@ -355,7 +355,7 @@ def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
         if err:
             return False, err
         a, e = _f32_pair(a0, e0)
-        a, e, dropped = _care(a, e, ignore_nan)
+        a, e, _dropped = _care(a, e, ignore_nan)
         if a.size == 0:
             return True, ""
         err = _nonfinite_text(a, e)

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from pypto.ir import dtypes
 from pypto.ir.span import Span
-from pypto.ir.types import ATTR, Type
+from pypto.ir.types import ATTR, ScalarType, Type
 
 _uid = itertools.count(1)
 
@@ -44,6 +45,18 @@ class Const(Expr):
 
     def __str__(self) -> str:
         return repr(self.value)
+
+
+def literal(value: Any, span: Span | None = None) -> Const:
+    """A Python number as an IR literal: bools are BOOL, ints INDEX, others FP32."""
+    if isinstance(value, bool):
+        t = ScalarType(dtypes.BOOL)
+    elif isinstance(value, int):
+        t = ScalarType(dtypes.INDEX)
+    else:
+        t = ScalarType(dtypes.FP32)
+        value = float(value)
+    return Const(value, t, span or Span.unknown())
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +145,13 @@ class CallFunc(Expr):
 
     def launch_attr(self, name: str, default: Any = None) -> Any:
         return dict(self.launch).get(name, default)
+
+
+# The launch attributes of a `CallFunc`, in their order, with the value each has when
+# the region does not set it (the text form writes only the ones that differ).
+LAUNCH_DEFAULTS: tuple = (("kind", None), ("name_hint", ""), ("core_num", None), ("deps", ()),
+                          ("optimizations", ()), ("allow_early_resolve", False),
+                          ("sync_start", False), ("nested", False), ("no_dep_args", ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +306,13 @@ class FunctionKind(Enum):
     AIC = "AIC"
     AIV = "AIV"
     GROUP = "Group"
+
+    @property
+    def is_region(self) -> bool:
+        """Code that runs on a core (an InCore kernel, or one side of a mixed one), as
+        opposed to orchestration, host and inline code."""
+        return self in (FunctionKind.INCORE, FunctionKind.AIC, FunctionKind.AIV,
+                        FunctionKind.GROUP)
 
 
 @dataclass(frozen=True, slots=True)

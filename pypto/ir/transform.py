@@ -6,7 +6,8 @@ subtrees are shared between a pass's input and output.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from pypto.ir.nodes import Expr, Function, Param, Program, Stmt
 from pypto.ir.types import ShapedType, TupleType, Type

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.errors import PyptoDeprecationWarning, public_entry
 from pypto.ir.nodes import FunctionKind
@@ -62,6 +63,7 @@ class JITFunction(KernelFunction):
             if compiled is not None:
                 return sim.run_compiled(compiled, args, kwargs, config)
         platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
+        args = sim.host_args(args)  # torch CPU tensors: numpy views of their memory
         compiled = self.compile(*args, platform=platform, **kwargs)
         return sim.run_compiled(compiled, args, kwargs, config=config)
 
@@ -165,6 +167,7 @@ class ProgramDef:
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
         sim = _simulator()
         platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
+        args = sim.host_args(args)  # torch CPU tensors: numpy views of their memory
         compiled = self.compile(*args, platform=platform, **kwargs)
         return sim.run_compiled(compiled, args, kwargs, config=config)
 

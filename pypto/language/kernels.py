@@ -6,7 +6,8 @@ the frontend, which sits below the toolchain, depends only on this module.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.ir.nodes import FunctionKind
 

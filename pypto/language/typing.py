@@ -13,7 +13,7 @@ class DimExpr:
     """Python-level arithmetic over DynVars, as written in annotations
     (`pl.Tensor[[B_DYN * S_DYN, D], ...]`)."""
 
-    def _bin(self, other: Any, op: str, swap: bool = False) -> "DimExpr":
+    def _bin(self, other: Any, op: str, swap: bool = False) -> DimExpr:
         return DynBinary(op, other, self) if swap else DynBinary(op, self, other)
 
     def __add__(self, o): return self._bin(o, "+")
@@ -73,10 +73,41 @@ def dynamic(name: str) -> DynVar:
 
 
 @dataclass(frozen=True)
+class TensorView:
+    """`pl.TensorView(valid_shape=[...], layout=...)` in a `pl.Tensor[...]` annotation: the
+    part of the tensor that holds data. Strides and pad modes are not modelled."""
+
+    stride: Any = None
+    layout: Any = None
+    valid_shape: Any = None
+    pad: Any = None
+
+    def __post_init__(self) -> None:
+        if self.stride or self.pad is not None:
+            raise TypeError("pl.TensorView: only valid_shape= and layout= are modelled here "
+                            "(strides and pad modes are not)")
+
+
+@dataclass(frozen=True)
+class TileView:
+    """`pl.TileView(valid_shape=[...])` in a `pl.Tile[...]` annotation: the valid region of
+    the tile. The other fields of the real TileView (strides, layouts, fractal, pad) are
+    not modelled."""
+
+    valid_shape: Any = None
+    stride: Any = None
+
+    def __post_init__(self) -> None:
+        if self.stride:
+            raise TypeError("pl.TileView: only valid_shape= is modelled here (strides are not)")
+
+
+@dataclass(frozen=True)
 class TensorAnnotation:
     shape: tuple | None  # None: bare `pl.Tensor`, shape taken from the runtime argument
     dtype: DType | None
     layout: Any = None
+    view: TensorView | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +151,13 @@ class _TensorMeta(type):
         shape, dtype = items[0], items[1]
         if not isinstance(shape, (list, tuple)):
             raise TypeError("pl.Tensor's shape must be a list such as [M, N]")
-        return TensorAnnotation(tuple(shape), dtype, items[2] if len(items) > 2 else None)
+        layout, view = None, None
+        for extra in items[2:]:
+            if isinstance(extra, TensorView):
+                view = extra
+            else:
+                layout = extra
+        return TensorAnnotation(tuple(shape), dtype, layout, view)
 
 
 class Tensor(metaclass=_TensorMeta):

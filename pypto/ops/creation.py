@@ -6,6 +6,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType
+from pypto.ops.facts import Role
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
@@ -25,7 +26,7 @@ def _create_tensor(shape, dtype, layout=None, manual_dep=False, init_value=None)
     return TensorType(dims_arg(shape, "shape"), dtype_arg(dtype, "dtype"))
 
 
-defop("create_tensor", unit=Unit.ORCH,
+defop("create_tensor", unit=Unit.ORCH, role=Role.ALLOC_TENSOR, shape_param="shape",
       impl=lambda shape, dtype, layout=None, manual_dep=False, init_value=None:
       np.zeros([int(d) for d in shape], dtype=dtype.np),
       names=("pl.create_tensor", "pl.tensor.create", "pl.tensor.create_tensor"))(_create_tensor)
@@ -39,7 +40,7 @@ def _create_tile(shape, dtype, target_memory=MemorySpace.Vec, transpose=None, fl
     return tile(dims_arg(shape, "shape"), dtype_arg(dtype, "dtype"), mem)
 
 
-defop("create_tile", unit=Unit.META,
+defop("create_tile", unit=Unit.META, role=Role.ALLOC_TILE, shape_param="shape",
       impl=lambda shape, dtype, target_memory=None, transpose=None, flat_layout=None:
       np.zeros([int(d) for d in shape], dtype=dtype.np),
       names=("pl.create_tile", "pl.tile.create", "pl.tile.create_tile"))(_create_tile)
@@ -50,7 +51,7 @@ def _full(shape, dtype, value):
     return TensorType(dims_arg(shape, "shape"), dtype_arg(dtype, "dtype"))
 
 
-defop("full", unit=Unit.VECTOR,
+defop("full", unit=Unit.VECTOR, shape_param="shape",
       impl=lambda shape, dtype, value: np.full([int(d) for d in shape], value, dtype=dtype.np),
       names=("pl.full", "pl.tensor.full"))(_full)
 
@@ -60,7 +61,7 @@ def _tile_full(shape, dtype, value):
     return tile(dims_arg(shape, "shape"), dtype_arg(dtype, "dtype"))
 
 
-defop("tile.full", unit=Unit.VECTOR,
+defop("tile.full", unit=Unit.VECTOR, shape_param="shape",
       impl=lambda shape, dtype, value: np.full([int(d) for d in shape], value, dtype=dtype.np),
       names=("pl.tile.full",))(_tile_full)
 
@@ -101,7 +102,7 @@ def _create_l1(shape, dtype, transpose=False):
     return TensorType(dims, dtype_arg(dtype, "dtype"))
 
 
-defop("create_l1", unit=Unit.META, affinity="cube",
+defop("create_l1", unit=Unit.META, affinity=Unit.CUBE,
       impl=lambda shape, dtype, transpose=False: np.zeros([int(d) for d in shape],
                                                           dtype=dtype.np),
       names=("pl.create_l1", "pl.tensor.create_l1"))(_create_l1)

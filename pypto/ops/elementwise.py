@@ -6,16 +6,27 @@ Scalar ∘ scalar through `pl.add` is plain scalar arithmetic.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType, TileType
+from pypto.ops.facts import Ufunc
 from pypto.ops.numeric import compute_dtype, elementwise, plain, valid_shape, with_valid
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (broadcast_shapes, like, py_value, same_family, scratch,
-                             scalar_dtype, scalar_like, shaped, type_of)
+from pypto.ops.rules import (
+    broadcast_shapes,
+    like,
+    py_value,
+    same_family,
+    scalar_dtype,
+    scalar_like,
+    scratch,
+    shaped,
+    type_of,
+)
 
 
 def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool = False):
@@ -32,10 +43,21 @@ def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool =
         same_family(a, b, "rhs")
         shape = broadcast_shapes(a.shape, b.shape)
         dt = a.dtype if keep_lhs_dtype else dtypes.promote(a.dtype, b.dtype)
-        return like(a, shape=shape, dtype=dt, valid_shape=a.valid_shape if shape == a.shape else None)
+        return like(a, shape=shape, dtype=dt,
+                    valid_shape=a.valid_shape if shape == a.shape else None)
 
     rule.__name__ = op_name
     return rule
+
+
+# Ops whose impl acts on trailing axes only (the batch engine stacks blocks on leading
+# axes) and, for float32 / float64 operands of their own dtype, is exactly a numpy ufunc.
+_BATCHABLE = frozenset(["add", "sub", "mul", "maximum", "minimum", "adds", "subs", "muls",
+                        "divs", "maximums", "minimums", "neg", "abs", "exp", "sqrt", "rsqrt",
+                        "recip", "log", "relu", "sin", "cos"])
+_UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+          "minimum": np.minimum, "adds": np.add, "subs": np.subtract, "muls": np.multiply,
+          "divs": np.divide, "maximums": np.maximum, "minimums": np.minimum}
 
 
 def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = (),
@@ -47,7 +69,9 @@ def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = 
 
     sig.__doc__ = doc
     names = (f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}") + extra_names
-    defop(name, unit=Unit.VECTOR, impl=elementwise(fn), names=names)(sig)
+    ufunc = Ufunc(_UFUNC[name]) if name in _UFUNC else None
+    defop(name, unit=Unit.VECTOR, impl=elementwise(fn), names=names, ufunc=ufunc,
+          batchable=name in _BATCHABLE)(sig)
 
 
 _BINARY: dict[str, tuple[Callable, str]] = {
@@ -105,7 +129,7 @@ def _div_impl(lhs: Any, rhs: Any, high_precision: bool = False) -> Any:
     return elementwise(np.true_divide)(lhs, rhs)
 
 
-defop("div", unit=Unit.VECTOR, impl=_div_impl,
+defop("div", unit=Unit.VECTOR, impl=_div_impl, batchable=True, ufunc=Ufunc(np.true_divide),
       names=("pl.div", "pl.tensor.div", "pl.tile.div"))(_div)
 
 
@@ -178,7 +202,9 @@ for _name, (_fn, _doc, _kw) in _UNARY.items():
         return _r(x)
 
     _sig.__doc__ = _doc
-    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn),
+    _uf = {"neg": np.negative, "abs": np.abs, "exp": np.exp}.get(_name)
+    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn), batchable=_name in _BATCHABLE,
+          ufunc=Ufunc(_uf, 1) if _uf is not None else None,
           names=(f"pl.{_name}", f"pl.tensor.{_name}", f"pl.tile.{_name}"))(_sig)
 
 
@@ -196,7 +222,7 @@ def _hp_unary(name: str, fn: Callable, doc: str) -> None:
     sig.__doc__ = doc
     impl = elementwise(fn)
     defop(name, unit=Unit.VECTOR, impl=lambda x, high_precision=False, tmp=None: impl(x),
-          names=(f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}"))(sig)
+          batchable=True, names=(f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}"))(sig)
 
 
 _hp_unary("rsqrt", _rsqrt, "Elementwise `1/sqrt(x)`.")
@@ -209,7 +235,7 @@ def _lrelu(x, slope):
     return like(shaped(x, "x"))
 
 
-defop("lrelu", unit=Unit.VECTOR,
+defop("lrelu", unit=Unit.VECTOR, batchable=True,
       impl=elementwise(lambda x, s: np.maximum(x, x * s)),
       names=("pl.lrelu", "pl.tile.lrelu"))(_lrelu)
 
@@ -309,7 +335,7 @@ for _name, _scalar, _fn, _sym in (("addc", False, lambda a, b, c: a + b + c, "lh
         return _r3(lhs, rhs, rhs2)
 
     _tsig.__doc__ = f"Tile `{_sym}` in one instruction."
-    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn),
+    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn), batchable=True,
           names=(f"pl.{_name}", f"pl.tile.{_name}"))(_tsig)
 
 

@@ -15,8 +15,19 @@ from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TileType, TupleType
 from pypto.ops.numeric import plain
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (dims_arg, dtype_arg, given, int_arg, int_or_enum, like,
-                             py_value, same_family, scalar_like, shaped, type_of)
+from pypto.ops.rules import (
+    dims_arg,
+    dtype_arg,
+    given,
+    int_arg,
+    int_or_enum,
+    like,
+    py_value,
+    same_family,
+    scalar_like,
+    shaped,
+    type_of,
+)
 from pypto.ops.select import CMP_FNS, cmp_code
 
 _GATHER_DTYPES = (dtypes.FP16, dtypes.FP32, dtypes.INT16, dtypes.INT32, dtypes.UINT32)

@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ir.types import TileType, MemorySpace
+from pypto.ir.types import MemorySpace, TileType
+from pypto.ops.facts import Matmul
+from pypto.ops.numeric import is_tile_window, plain
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_equal, dtype_arg, like, py_value, same_family, shaped
 
@@ -89,7 +91,7 @@ def _product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool, acc
     return np.matmul(a, b)
 
 
-defop("matmul", unit=Unit.CUBE,
+defop("matmul", unit=Unit.CUBE, matmul=Matmul(), batchable=True,
       impl=lambda lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False:
       _mm(lhs, rhs, a_trans, b_trans),
       names=("pl.matmul", "pl.tensor.matmul", "pl.tile.matmul"))(_matmul)
@@ -112,12 +114,17 @@ def _matmul_acc(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
 
 def _matmul_acc_impl(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
     prod = _mm(lhs, rhs, a_trans, b_trans)
-    if init_cond:
-        return prod
-    return acc + prod
+    out = prod if init_cond else acc + prod
+    if is_tile_window(acc):
+        # the accumulator is a window of a larger Acc tile (pl.tile.slice): the MAD
+        # accumulates into that tile's L0C in place
+        plain(acc)[...] = out
+        return acc
+    return out
 
 
-defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl,
+defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl, matmul=Matmul(acc="acc"),
+      batchable=True,
       names=("pl.matmul_acc", "pl.tensor.matmul_acc", "pl.tile.matmul_acc"))(_matmul_acc)
 
 
@@ -126,7 +133,7 @@ def _matmul_bias(lhs, rhs, bias):
     return _matmul(lhs, rhs)
 
 
-defop("matmul_bias", unit=Unit.CUBE,
+defop("matmul_bias", unit=Unit.CUBE, matmul=Matmul(),
       impl=lambda lhs, rhs, bias: _mm(lhs, rhs, False, False) + bias,
       names=("pl.matmul_bias", "pl.tile.matmul_bias"))(_matmul_bias)
 
@@ -136,7 +143,8 @@ def _batch_matmul(lhs, rhs):
     return _matmul(lhs, rhs)
 
 
-defop("batch_matmul", unit=Unit.CUBE, impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
+defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(),
+      impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
       names=("pl.batch_matmul", "pl.tile.batch_matmul"))(_batch_matmul)
 
 
@@ -154,7 +162,7 @@ def _batch_matmul_acc(acc, lhs, rhs):
     return c
 
 
-defop("batch_matmul_acc", unit=Unit.CUBE,
+defop("batch_matmul_acc", unit=Unit.CUBE, matmul=Matmul(acc="acc"),
       impl=lambda acc, lhs, rhs: acc + _mm(lhs, rhs, False, False),
       names=("pl.tile.batch_matmul_acc",))(_batch_matmul_acc)
 
@@ -210,13 +218,13 @@ def _gemv_bias(lhs, rhs, bias, acc_phase="unspecified"):
     return r
 
 
-defop("gemv", unit=Unit.CUBE,
+defop("gemv", unit=Unit.CUBE, matmul=Matmul(),
       impl=lambda lhs, rhs, acc_phase="unspecified": _mm(lhs, rhs, False, False),
       names=("pl.gemv", "pl.tile.gemv"))(_gemv)
-defop("gemv_acc", unit=Unit.CUBE,
+defop("gemv_acc", unit=Unit.CUBE, matmul=Matmul(acc="acc"),
       impl=lambda acc, lhs, rhs, acc_phase="unspecified": acc + _mm(lhs, rhs, False, False),
       names=("pl.gemv_acc", "pl.tile.gemv_acc"))(_gemv_acc)
-defop("gemv_bias", unit=Unit.CUBE,
+defop("gemv_bias", unit=Unit.CUBE, matmul=Matmul(),
       impl=lambda lhs, rhs, bias, acc_phase="unspecified":
       _mm(lhs, rhs, False, False) + np.asarray(bias).astype(np.float32
                                                             if lhs.dtype.kind not in "iu"

@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir.nodes import ListExpr
 from pypto.ir.types import MemorySpace, ScalarType, TileType
+from pypto.ops.facts import Role, View, WindowRead, WindowWrite
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.numeric import valid_shape as valid_shape_of
-
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
     dims_arg,
@@ -95,7 +96,9 @@ def _slice_impl(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=No
     return with_valid(plain(out), valid)
 
 
-defop("slice", unit=Unit.MTE, impl=_slice_impl, wants_ctx=True, names=_names("slice"))(_slice)
+defop("slice", unit=Unit.MTE, impl=_slice_impl, wants_ctx=True, names=_names("slice"),
+      view=View.WINDOW, window=WindowRead("x", "offset", "shape"),
+      shape_param="shape")(_slice)
 
 
 def _assemble(target, source, offset, atomic=None):
@@ -157,6 +160,7 @@ def _assemble_impl(target, source, offset, atomic=None, shapes=None):
 
 
 defop("assemble", unit=Unit.MTE, impl=_assemble_impl, writes="target",
+      window=WindowWrite("target", "offset", "source"),
       names=_names("assemble"))(_assemble)
 
 
@@ -169,8 +173,6 @@ def _read(src, offset):
 
 def _check_element_index(t, offset, op):
     """An element index is one flat index or one index per axis."""
-    from pypto.ir.nodes import ListExpr
-
     if isinstance(offset, (list, tuple, ListExpr)):
         n = len(dims_arg(offset, "offset"))
         if n not in (1, t.rank):
@@ -185,7 +187,8 @@ def _read_impl(src, offset):
     return src[idx].item()
 
 
-defop("read", unit=Unit.SCALAR, impl=_read_impl, names=_names("read"))(_read)
+defop("read", unit=Unit.SCALAR, impl=_read_impl, role=Role.ELEMENT_READ,
+      names=_names("read"))(_read)
 
 
 def _write(dst, offset, value):
@@ -207,7 +210,8 @@ def _write_impl(dst, offset, value):
     return dst
 
 
-defop("write", unit=Unit.SCALAR, impl=_write_impl, writes="dst", names=_names("write"))(_write)
+defop("write", unit=Unit.SCALAR, impl=_write_impl, writes="dst", role=Role.ELEMENT_WRITE,
+      names=_names("write"))(_write)
 
 
 
@@ -239,7 +243,9 @@ def _load_impl(tensor, offsets, shapes, valid_shape=None, target_memory=None, cl
     return with_valid(plain(out).copy(), valid_shape_of(out))
 
 
-defop("load", unit=Unit.MTE, impl=_load_impl, names=("pl.load", "pl.tile.load"))(_load)
+defop("load", unit=Unit.MTE, impl=_load_impl, names=("pl.load", "pl.tile.load"),
+      window=WindowRead("tensor", "offsets", "shapes"), shape_param="shapes",
+      memory_param="target_memory")(_load)
 
 
 def _store(tile_, offsets, output_tensor, shapes=None, atomic=None):
@@ -256,6 +262,7 @@ def _store(tile_, offsets, output_tensor, shapes=None, atomic=None):
 
 
 defop("store", unit=Unit.MTE, writes="output_tensor",
+      window=WindowWrite("output_tensor", "offsets", "tile_"),
       impl=lambda tile_, offsets, output_tensor, shapes=None, atomic=None:
       _assemble_impl(output_tensor, tile_, offsets, atomic, shapes),
       names=("pl.store", "pl.tile.store"))(_store)
@@ -270,8 +277,9 @@ def _move(tile_, target_memory, blayout=None, slayout=None):
     return TileType(t.shape, t.dtype, t.valid_shape, mem)
 
 
-defop("move", unit=Unit.MTE, impl=lambda tile_, target_memory, blayout=None, slayout=None:
-      tile_.copy(), names=("pl.move", "pl.tile.move"))(_move)
+defop("move", unit=Unit.MTE, memory_param="target_memory",
+      impl=lambda tile_, target_memory, blayout=None, slayout=None: tile_.copy(),
+      names=("pl.move", "pl.tile.move"))(_move)
 
 
 def _transpose_view(tile_):
@@ -281,6 +289,6 @@ def _transpose_view(tile_):
     return like(t, shape=shape, valid_shape=None)
 
 
-defop("tile.transpose_view", unit=Unit.META,
+defop("tile.transpose_view", unit=Unit.META, view=View.ALIAS,
       impl=lambda tile_: np.swapaxes(tile_, -1, -2),
       names=("pl.tile.transpose_view",))(_transpose_view)

@@ -1,7 +1,8 @@
 """Numeric helpers for op implementations: compute precision and rounding."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class quiet_fp:
 
     __slots__ = ("_old",)
 
-    def __enter__(self) -> "quiet_fp":
+    def __enter__(self) -> quiet_fp:
         self._old = np.seterr(all="ignore")
         _QUIET[0] += 1
         return self
@@ -115,6 +116,10 @@ class ValidArray(np.ndarray):
     """
 
     valid: tuple | None = None
+    # set (by `tile_window`) on a window of an on-chip tile: it shares the tile's storage,
+    # so an op that writes its operand in place (matmul_acc's accumulator) writes the
+    # tile; never inherited by derived arrays
+    tile_window: bool = False
 
     def __array_finalize__(self, obj: Any) -> None:
         v = getattr(obj, "valid", None)
@@ -141,6 +146,18 @@ def valid_shape(x: Any) -> tuple:
     if v is None or len(v) != len(shape):
         return tuple(shape)
     return tuple(min(int(a), int(b)) for a, b in zip(v, shape))
+
+
+def tile_window(x: np.ndarray) -> np.ndarray:
+    """`x` (a view of an on-chip tile, not copied) marked as such, its valid shape kept."""
+    out = x.view(ValidArray)
+    out.valid = getattr(x, "valid", None)
+    out.tile_window = True
+    return out
+
+
+def is_tile_window(x: Any) -> bool:
+    return isinstance(x, ValidArray) and x.tile_window
 
 
 def plain(x: Any) -> np.ndarray:

@@ -1,15 +1,17 @@
 """Padding: `fillpad` family and `expand_clone`.
 
-Elements outside the valid region take the pad value (zero, dtype max or min);
-the result is fully valid.
+Elements outside the valid region take the pad value (zero, +inf / -inf for floats,
+the integer range's max / min); the result is fully valid.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from pypto.ir.types import TileType
+from pypto.ops.facts import View
 from pypto.ops.numeric import plain
 from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
@@ -45,18 +47,21 @@ def pad_kind(x: Any, arg: str = "pad_value") -> str:
 
 
 def pad_scalar(dtype: np.dtype, kind: str) -> Any:
-    """The fill value: 0, or the dtype's largest / smallest **finite** value."""
+    """The fill value: 0; for max / min, +-inf in a float format that has infinities
+    (what the hardware's pad fills and the real toolchain's runtime tests expect), else
+    the format's largest / smallest value (integers, bool, fp8 e4m3fn / e8m0)."""
     if kind == "zero":
         return np.zeros((), dtype=dtype)[()]
     if dtype == np.bool_:
         return kind == "max"
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-    else:
-        import ml_dtypes
-
-        info = ml_dtypes.finfo(dtype)
-    return info.max if kind == "max" else info.min
+        ints = np.iinfo(dtype)
+        return ints.max if kind == "max" else ints.min
+    floats = ml_dtypes.finfo(dtype)
+    inf = np.array(np.inf if kind == "max" else -np.inf).astype(dtype)
+    if np.isinf(inf.astype(np.float32)):
+        return inf[()]
+    return floats.max if kind == "max" else floats.min
 
 
 def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
@@ -71,9 +76,10 @@ def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
 
 
 def _fillpad(x, pad_value=None):
-    """Same shape; every element outside the valid region becomes 0 (zero), the dtype's
-    largest finite value (max) or smallest (min). The result is fully valid. Pad with
-    the identity of the reduction that follows (min before row_max, zero before row_sum)."""
+    """Same shape; every element outside the valid region becomes 0 (zero), +inf (max)
+    or -inf (min) - an integer type's largest / smallest value. The result is fully
+    valid. Pad with the identity of the reduction that follows (min before row_max,
+    zero before row_sum)."""
     t = shaped(x, "x")
     if pad_value is not None:
         pad_kind(pad_value)
@@ -94,7 +100,8 @@ def _runtime_pad(v: Any) -> str:
     return "max" if v > 0 else "min"
 
 
-defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, names=_names("fillpad"))(_fillpad)
+defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, view=View.WINDOW,
+      names=_names("fillpad"))(_fillpad)
 
 
 def _fillpad_inplace(tile, pad_value=None):

@@ -18,9 +18,12 @@ returns the result type or raises `OpError`.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
+
+from pypto.ops.facts import Matmul, Role, Ufunc, View, Window, WindowRead, WindowWrite
 
 
 class Unit(Enum):
@@ -68,6 +71,17 @@ class OpDef:
     # The simulator passes its execution context to impls that ask for it.
     wants_ctx: bool = False
     unit_rule: Callable[..., Unit] | None = None
+    # Facts the passes and the simulator read (see `pypto.ops.facts`).
+    view: View | None = None
+    window: Window | None = None
+    matmul: Matmul | None = None
+    ufunc: Ufunc | None = None
+    role: Role | None = None
+    batchable: bool = False
+    symbol: str | None = None
+    shape_param: str | None = None
+    memory_param: str | None = None
+    affinity: Unit | None = None
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
@@ -75,6 +89,14 @@ class OpDef:
     @property
     def params(self) -> tuple[str, ...]:
         return tuple(self.signature.parameters)
+
+    @property
+    def window_read(self) -> WindowRead | None:
+        return self.window if isinstance(self.window, WindowRead) else None
+
+    @property
+    def window_write(self) -> WindowWrite | None:
+        return self.window if isinstance(self.window, WindowWrite) else None
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -85,8 +107,12 @@ BY_PUBLIC_NAME: dict[str, str] = {}
 def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[str, ...] = (),
           writes: str | None = None, orch_only: bool = False, incore_only: bool = False,
           wants_ctx: bool = False, unit_rule: Callable | None = None,
+          view: View | None = None, window: Window | None = None, matmul: Matmul | None = None,
+          ufunc: Ufunc | None = None, role: Role | None = None, batchable: bool = False,
+          symbol: str | None = None, shape_param: str | None = None,
+          memory_param: str | None = None, affinity: Unit | None = None,
           **extra: Any) -> Callable:
-    """Register an op whose type rule is the decorated function."""
+    """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`)."""
 
     def register(rule: Callable) -> OpDef:
         if name in REGISTRY:
@@ -99,7 +125,13 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
         op = OpDef(name=name, signature=sig, type_rule=rule, unit=unit,
                    impl=impl, names=tuple(public), doc=inspect.getdoc(rule) or "",
                    writes=writes, orch_only=orch_only, incore_only=incore_only,
-                   wants_ctx=wants_ctx, unit_rule=unit_rule, extra=extra)
+                   wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
+                   matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
+                   shape_param=shape_param, memory_param=memory_param, affinity=affinity,
+                   extra=extra)
+        for param in _named_params(op):
+            if param not in op.params:
+                raise ValueError(f"op {name!r}: fact names {param!r}, not a parameter")
         REGISTRY[name] = op
         for n in public:
             if n in BY_PUBLIC_NAME:
@@ -110,28 +142,28 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
     return register
 
 
+def _named_params(op: OpDef) -> list[str]:
+    """The parameter names the op's facts refer to (checked against its signature)."""
+    names = [op.shape_param, op.memory_param]
+    if op.window_read is not None:
+        r = op.window_read
+        names += [r.tensor, r.offset, r.shape]
+    if op.window_write is not None:
+        w = op.window_write
+        names += [w.tensor, w.offset, w.source]
+    if op.matmul is not None:
+        names += [op.matmul.lhs, op.matmul.rhs, op.matmul.acc]
+    return [n for n in names if n is not None]
+
+
+# (Every op is registered by the time anything can call these: importing this module
+# first runs `pypto/ops/__init__.py`, which imports every op family.)
+
+
 def get(name: str) -> OpDef:
-    _ensure_loaded()
+    """The entry of op `name` (KeyError: no such op)."""
     return REGISTRY[name]
 
 
-def set_impl(name: str, impl: Callable, *, wants_ctx: bool = False) -> None:
-    """Attach (or replace) the numpy implementation of an op declared elsewhere."""
-    import dataclasses
-
-    REGISTRY[name] = dataclasses.replace(REGISTRY[name], impl=impl, wants_ctx=wants_ctx)
-
-
-_loaded = False
-
-
-def _ensure_loaded() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        import pypto.ops  # noqa: F401  (imports every op family module)
-
-
 def all_ops() -> dict[str, OpDef]:
-    _ensure_loaded()
     return REGISTRY

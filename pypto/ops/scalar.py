@@ -7,7 +7,8 @@ short-circuit.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType
@@ -63,7 +64,7 @@ for _name, (_sym, _fn, _kw) in _ARITH.items():
         return _r(lhs, rhs)
 
     _sig.__doc__ = f"Scalar `lhs {_sym} rhs`."
-    defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=_fn, names=())(_sig)
+    defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=_fn, names=(), symbol=_sym)(_sig)
     SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
 
 
@@ -81,7 +82,7 @@ for _name, _sym, _fn in (("eq", "==", operator.eq), ("ne", "!=", operator.ne),
 
     _csig.__doc__ = f"Scalar comparison `lhs {_sym} rhs` (BOOL)."
     defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=lambda a, b, _fn=_fn: bool(_fn(a, b)),
-          names=())(_csig)
+          names=(), symbol=_sym)(_csig)
     SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
 
 
@@ -101,8 +102,10 @@ def _or_rule(lhs, rhs):
     return _bool_rule(lhs, rhs)
 
 
-defop("scalar.and", unit=Unit.SCALAR, impl=lambda a, b: bool(a) and bool(b), names=())(_and_rule)
-defop("scalar.or", unit=Unit.SCALAR, impl=lambda a, b: bool(a) or bool(b), names=())(_or_rule)
+defop("scalar.and", unit=Unit.SCALAR, impl=lambda a, b: bool(a) and bool(b), names=(),
+      symbol="and")(_and_rule)
+defop("scalar.or", unit=Unit.SCALAR, impl=lambda a, b: bool(a) or bool(b), names=(),
+      symbol="or")(_or_rule)
 
 
 def _unary_rule(x):
@@ -119,8 +122,9 @@ def _invert_rule(x):
     return _unary_rule(x)
 
 
-defop("scalar.neg", unit=Unit.SCALAR, impl=operator.neg, names=())(_neg_rule)
-defop("scalar.invert", unit=Unit.SCALAR, impl=operator.invert, names=())(_invert_rule)
+defop("scalar.neg", unit=Unit.SCALAR, impl=operator.neg, names=(), symbol="-")(_neg_rule)
+defop("scalar.invert", unit=Unit.SCALAR, impl=operator.invert, names=(),
+      symbol="~")(_invert_rule)
 
 
 def _not_rule(x):
@@ -129,7 +133,7 @@ def _not_rule(x):
     return ScalarType(dtypes.BOOL)
 
 
-defop("scalar.not", unit=Unit.SCALAR, impl=lambda x: not x, names=())(_not_rule)
+defop("scalar.not", unit=Unit.SCALAR, impl=lambda x: not x, names=(), symbol="not")(_not_rule)
 
 
 def _minmax(lhs, rhs):
@@ -141,5 +145,7 @@ def _minmax(lhs, rhs):
     return _arith_rule("max")(lhs, rhs)
 
 
-defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs), names=("pl.max", "pl.tile.max"))(_minmax)
-defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs), names=("pl.min", "pl.tile.min"))(_minmax)
+defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs),
+      names=("pl.max", "pl.tile.max"))(_minmax)
+defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs),
+      names=("pl.min", "pl.tile.min"))(_minmax)

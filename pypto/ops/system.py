@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from pypto.ir import dtypes
-from pypto.ir.types import ArrayType, ATTR, NONE, ScalarType
+from pypto.ir.types import ATTR, NONE, ArrayType, ScalarType
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import array_type, dtype_arg, int_arg
 
@@ -25,13 +26,13 @@ def _subblock_idx():
     return _INDEX
 
 
-defop("get_block_idx", unit=Unit.SCALAR, wants_ctx=True,
+defop("get_block_idx", unit=Unit.SCALAR, wants_ctx=True, role=Role.BLOCK_INDEX,
       impl=lambda *, ctx: ctx.block_idx,
       names=("pl.get_block_idx", "pl.tile.get_block_idx", "pl.tensor.get_block_idx"))(_block_idx)
 defop("get_block_num", unit=Unit.SCALAR, wants_ctx=True,
       impl=lambda *, ctx: ctx.block_num,
       names=("pl.get_block_num", "pl.tile.get_block_num", "pl.tensor.get_block_num"))(_block_num)
-defop("get_subblock_idx", unit=Unit.SCALAR, wants_ctx=True,
+defop("get_subblock_idx", unit=Unit.SCALAR, wants_ctx=True, role=Role.SUBBLOCK_INDEX,
       impl=lambda *, ctx: ctx.subblock_idx,
       names=("pl.get_subblock_idx", "pl.tile.get_subblock_idx",
              "pl.tensor.get_subblock_idx"))(_subblock_idx)
@@ -42,7 +43,7 @@ def _task_dummy(deps=None):
     return _TASK
 
 
-defop("system.task_dummy", unit=Unit.ORCH, wants_ctx=True,
+defop("system.task_dummy", unit=Unit.ORCH, wants_ctx=True, role=Role.TASK_JOIN,
       impl=lambda deps=None, *, ctx: ctx.new_task_id(),
       names=("pl.system.task_dummy",))(_task_dummy)
 
@@ -61,7 +62,7 @@ def _syncall(core_type="mix", mode="hard", gm_workspace=None, used_cores=None):
     return NONE
 
 
-defop("system.syncall", unit=Unit.SCALAR, wants_ctx=True,
+defop("system.syncall", unit=Unit.SCALAR, wants_ctx=True, role=Role.BARRIER,
       impl=lambda core_type="mix", mode="hard", gm_workspace=None, used_cores=None, *, ctx:
       ctx.barrier(),
       names=("pl.system.syncall",))(_syncall)
@@ -102,7 +103,8 @@ def _get_element(array, index):
     return ScalarType(array_type(array, "array").dtype)
 
 
-defop("array.get_element", unit=Unit.SCALAR, impl=lambda array, index: array[int(index)],
+defop("array.get_element", unit=Unit.SCALAR, role=Role.ARRAY_GET,
+      impl=lambda array, index: array[int(index)],
       names=("pl.array.get_element",))(_get_element)
 
 
@@ -117,7 +119,7 @@ def _update_impl(array, index, value):
     return out
 
 
-defop("array.update_element", unit=Unit.SCALAR, impl=_update_impl,
+defop("array.update_element", unit=Unit.SCALAR, impl=_update_impl, role=Role.ARRAY_SET,
       names=("pl.array.update_element",))(_update_element)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
+from pypto.ops.facts import Role, View
 from pypto.ops.memory import _slice_impl, _static_ints  # noqa: F401
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.registry import OpError, Unit, defop
@@ -34,16 +35,16 @@ def _reshape(x, shape):
     if any(isinstance(d, int) and d < 0 for d in dims):
         raise OpError(f"cannot reshape to [{', '.join(map(str, dims))}]: dimensions must not "
                       "be negative (there is no -1 wildcard)", arg="shape")
-    if old is not None and all(isinstance(d, int) for d in dims):
-        # math.prod on Python ints: np.prod would wrap around past 2**63
-        if math.prod(old) != math.prod(dims):
-            raise OpError(f"cannot reshape {t} ({math.prod(old)} elements) to "
-                          f"[{', '.join(map(str, dims))}] ({math.prod(dims)} elements)",
-                          arg="shape")
+    # math.prod on Python ints: np.prod would wrap around past 2**63
+    if old is not None and all(isinstance(d, int) for d in dims) and \
+            math.prod(old) != math.prod(dims):
+        raise OpError(f"cannot reshape {t} ({math.prod(old)} elements) to "
+                      f"[{', '.join(map(str, dims))}] ({math.prod(dims)} elements)",
+                      arg="shape")
     return like(t, shape=dims, valid_shape=None)
 
 
-defop("reshape", unit=Unit.META,
+defop("reshape", unit=Unit.META, view=View.ALIAS, role=Role.RESHAPE,
       impl=lambda x, shape: x.reshape([int(d) for d in shape]),
       names=_names("reshape"))(_reshape)
 
@@ -107,7 +108,7 @@ def _set_validshape(x, valid_rows, valid_cols):
     return like(t, valid_shape=(rows, cols))
 
 
-defop("set_validshape", unit=Unit.META,
+defop("set_validshape", unit=Unit.META, view=View.ALIAS, role=Role.SET_VALID,
       impl=lambda x, valid_rows, valid_cols: with_valid(plain(x), (int(valid_rows),
                                                                      int(valid_cols))),
       names=_names("set_validshape"))(_set_validshape)
@@ -132,10 +133,10 @@ def _reinterpret_view(x, dtype, *, shape=None):
     if shape is not None and py_value(shape) is not None:
         dims = dims_arg(shape, "shape")
         old, new = t.static_shape(), dims
-        if old is not None and all(isinstance(d, int) for d in new):
-            if int(np.prod(old)) * t.dtype.nbytes != int(np.prod(new)) * dt.nbytes:
-                raise OpError(f"reinterpret_view to {list(new)} {dt!r} changes the byte size",
-                              arg="shape")
+        if old is not None and all(isinstance(d, int) for d in new) and \
+                int(np.prod(old)) * t.dtype.nbytes != int(np.prod(new)) * dt.nbytes:
+            raise OpError(f"reinterpret_view to {list(new)} {dt!r} changes the byte size",
+                          arg="shape")
         return like(t, shape=dims, dtype=dt, valid_shape=None)
     last = t.shape[-1]
     if isinstance(last, int):
@@ -151,7 +152,7 @@ def _reinterpret_impl(x, dtype, shape=None):
     return out.reshape([int(d) for d in shape]) if shape is not None else out
 
 
-defop("reinterpret_view", unit=Unit.META, impl=_reinterpret_impl,
+defop("reinterpret_view", unit=Unit.META, impl=_reinterpret_impl, view=View.ALIAS,
       names=_names("reinterpret_view"))(_reinterpret_view)
 
 
@@ -180,7 +181,7 @@ def _tensor_view_impl(tensor, shape=None, valid_shape=None, layout=None):
     return with_valid(out, valid_shape) if valid_shape is not None else out
 
 
-defop("tensor.view", unit=Unit.META, impl=_tensor_view_impl,
+defop("tensor.view", unit=Unit.META, impl=_tensor_view_impl, view=View.ALIAS,
       names=("pl.tensor.view",))(_tensor_view)
 
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import abc
-
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from pypto.errors import PyptoWarning
 from pypto.ir.nodes import Program
 
 
@@ -20,10 +21,6 @@ class PassContext:
 
     def warn(self, message: str, span: Any, hint: str | None = None,
              category: type | None = None) -> None:
-        import warnings
-
-        from pypto.errors import PyptoWarning
-
         w = (category or PyptoWarning)(message, span, hint)
         self.warnings.append(w)
         warnings.warn_explicit(w, type(w), span.file if span else "<pypto>",

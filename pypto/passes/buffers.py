@@ -17,10 +17,10 @@ The model (a planning estimate, not an allocator):
   tile slice or view, else its declared memory (`pl.Mem.*`); for tensor-level values the
   side that produces or consumes them (§2.1, see `units.py`): a matmul result is
   Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
-  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor directly stages it (implicit load) in the
-  consumer's space for that op. Tensor-level matmul operands are not counted in
-  Left/Right: the compiler tiles them to fit L0 (AutoTileMatmulL0); only explicit
-  `pl.Mem.Left`/`Right` tiles count there.
+  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor
+  directly stages it (implicit load) in the consumer's space for that op. Tensor-level
+  matmul operands are not counted in Left/Right: the compiler tiles them to fit L0
+  (AutoTileMatmulL0); only explicit `pl.Mem.Left`/`Right` tiles count there.
 * **Liveness.** Statements are numbered in program order; a buffer is live from
   its first definition up to (not including) its last use, so the result of the op
   that last reads a buffer may take that buffer's place (in-place reuse of a dying
@@ -37,10 +37,12 @@ The model (a planning estimate, not an allocator):
   SRAM: `slot_num` slots of the largest crossing tile in Vec (C→V) or Mat (V→C).
   On a2a3 it lives in GM and costs nothing on chip.
 
-Budgets (reference §6): a2a3 Vec 188416 B (usable UB), Mat 512 KiB, Left/Right
-64 KiB, Acc 128 KiB; a5 Vec 240 KiB, Mat 512 KiB, Left/Right 64 KiB, Acc 256 KiB.
+Budgets: the platform table's capacities (`pypto.platform`, reference §6): a2a3 Vec
+188416 B (usable UB), Mat 512 KiB, Left/Right 64 KiB, Acc 128 KiB; a5 Vec 240 KiB, Mat
+512 KiB, Left/Right 64 KiB, Acc 256 KiB.
 
-Published as `ctx.analyses["buffers"]`: function name → `BufferReport`.
+Published as `ctx.analyses["buffers"]`: function name → `BufferReport`, for every function
+that runs on a core (the simulator's on-chip budget check reads it).
 """
 from __future__ import annotations
 
@@ -48,25 +50,24 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.nodes import Call, For, FunctionKind, LoopKind, Program
+from pypto.ir.nodes import CallFunc, For, LoopKind, Program
+from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import MemorySpace, ShapedType, TileType
 from pypto.ops.registry import Unit, get
 from pypto.passes.base import Pass, PassContext
-from pypto.passes.units import CUBE, VECTOR, Dataflow, Storage, UnitReport, classify
+from pypto.passes.dataflow import Dataflow, Storage
+from pypto.passes.units import CUBE, VECTOR, UnitReport, classify
+from pypto.platform import lookup
 
 ALIGN = 32
 SPACES = ("Vec", "Mat", "Left", "Right", "Acc")
-BUDGETS = {
-    "a2a3sim": {"Vec": 188416, "Mat": 512 * 1024, "Left": 64 * 1024, "Right": 64 * 1024,
-                "Acc": 128 * 1024},
-    "a5sim": {"Vec": 240 * 1024, "Mat": 512 * 1024, "Left": 64 * 1024, "Right": 64 * 1024,
-              "Acc": 256 * 1024},
-}
-_ALIASES = {"a2a3": "a2a3sim", "a5": "a5sim"}
 
 
-def budget_for(platform: str) -> dict:
-    return BUDGETS.get(_ALIASES.get(platform, platform), BUDGETS["a2a3sim"])
+def budget_for(platform: str) -> dict[str, int]:
+    """Usable bytes per on-chip space on `platform` (from the platform table)."""
+    p = lookup(platform)
+    return {s: p.capacity(s) for s in SPACES}
 
 
 def align(n: int) -> int:
@@ -93,6 +94,7 @@ class BufferReport:
     unknown: tuple = ()  # buffers whose size is not static
     ring: dict = field(default_factory=dict)  # space -> bytes of the cross-core ring
     at: dict = field(default_factory=dict)  # space -> [(buffer name, bytes)] live at its peak
+    peak_span: dict = field(default_factory=dict)  # space -> Span of the statement at its peak
 
     @property
     def over(self) -> tuple:
@@ -135,12 +137,12 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         memo[v] = _space_of_mem(flow.types[v].memory)
         node = flow.producer.get(v)
         if node is not None:
-            unit = get(node.op).unit
-            if unit is Unit.VECTOR:
+            d = get(node.op)
+            if d.unit is Unit.VECTOR:
                 memo[v] = "Vec"
-            elif unit is Unit.CUBE:
+            elif d.unit is Unit.CUBE:
                 memo[v] = "Acc"
-            elif node.op in ("slice",) or unit is Unit.META:
+            elif d.view is not None or d.unit is Unit.META:
                 src = next((o for _, o in node.operands
                             if o is not None and isinstance(flow.types.get(o), TileType)), None)
                 if src is not None:
@@ -158,7 +160,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         if produced_by_cube:
             return ["Acc"]
         # A tensor created in L1 (`pl.create_l1`) stays there, whoever fills it.
-        if any(v in flow.producer and get(flow.producer[v].op).extra.get("affinity") == "cube"
+        if any(v in flow.producer and get(flow.producer[v].op).affinity is Unit.CUBE
                for v in vs):
             return ["Mat"]
         sides: set = set()
@@ -193,7 +195,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
 
     buffers: list[Buffer] = []
     unknown: list[str] = []
-    for root, vs in groups.items():
+    for _root, vs in groups.items():
         vs = sorted(vs, key=lambda v: (flow.defs.get(v, 0), v))
         sizes = [flow.types[v].nbytes() for v in vs]
         if any(s is None for s in sizes):
@@ -234,7 +236,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             if v is None or not storage.in_gm(v):
                 continue
             t = flow.types.get(v)
-            if not isinstance(t, ShapedType) or op.op == "matmul_acc" and param == "acc":
+            if not isinstance(t, ShapedType) or (d.matmul is not None and param == d.matmul.acc):
                 continue
             n = t.nbytes()
             if n is None:
@@ -251,6 +253,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
 
     peak: dict[str, int] = {s: 0 for s in SPACES}
     at: dict[str, list] = {}
+    peak_span: dict[str, Span | None] = {}
     points = sorted({b.start for b in buffers} | {b.end for b in buffers})
     for p in points:
         live: dict[str, list] = defaultdict(list)
@@ -266,9 +269,10 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             if n > peak.get(s, 0):
                 peak[s] = n
                 at[s] = sorted(((b.name, cost(b)) for b in bs), key=lambda x: -x[1])
+                peak_span[s] = flow.spans.get(p)
 
     ring: dict[str, int] = {}
-    if _ALIASES.get(platform, platform) == "a5sim" and units.crossings:
+    if lookup(platform).ring_on_chip and units.crossings:
         for c in units.crossings:
             space = "Vec" if c.direction == "C->V" else "Mat"
             n = align(c.nbytes or 0)
@@ -280,14 +284,11 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
 
     return BufferReport(f.name, peak, dict(budget_for(platform)),
                         tuple(sorted(buffers, key=lambda b: (b.start, b.space, b.name))),
-                        tuple(unknown), ring, at)
+                        tuple(unknown), ring, at, peak_span)
 
 
 def launch_options(program: Program) -> dict[str, dict]:
     """Launch attributes of each InCore function, from the first call that launches it."""
-    from pypto.ir.nodes import CallFunc
-    from pypto.ir.transform import walk
-
     out: dict[str, dict] = {}
     for f in program.functions:
         for n in walk(f.body):
@@ -312,14 +313,14 @@ def split_and_slots(launch: dict) -> tuple[str | None, int, Any, Any]:
 
 class EstimateBuffers(Pass):
     name = "estimate_buffers"
-    summary = "peak on-chip bytes (Vec/Mat/Left/Right/Acc) of each InCore function"
+    summary = "peak on-chip bytes (Vec/Mat/Left/Right/Acc) of each function run on a core"
 
     def run(self, program: Program, ctx: PassContext) -> Program:
         units = ctx.analyses.get("units", {})
         launches = launch_options(program)
         reports = {}
         for f in program.functions:
-            if f.kind is not FunctionKind.INCORE:
+            if not f.kind.is_region:
                 continue
             split, slots, _, _ = split_and_slots(launches.get(f.name, {}))
             reports[f.name] = estimate(f, ctx.platform, split, slots, units.get(f.name))
@@ -327,5 +328,13 @@ class EstimateBuffers(Pass):
         return program
 
 
-__all__ = ["EstimateBuffers", "BufferReport", "Buffer", "estimate", "budget_for", "BUDGETS",
-           "align", "launch_options", "split_and_slots", "Call"]
+__all__ = [
+    "Buffer",
+    "BufferReport",
+    "EstimateBuffers",
+    "align",
+    "budget_for",
+    "estimate",
+    "launch_options",
+    "split_and_slots",
+]

@@ -36,17 +36,35 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, Eval, For, Function,
-                            FunctionKind, If,
-                            ListExpr, LoopKind, Program, Scope, ScopeKind, Var, While)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Const,
+    Direction,
+    Eval,
+    For,
+    Function,
+    FunctionKind,
+    If,
+    ListExpr,
+    LoopKind,
+    Program,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
-from pypto.ir.types import ArrayType, ScalarType, ShapedType, TensorType
 from pypto.ir.transform import walk
+from pypto.ir.types import ArrayType, ScalarType, ShapedType, TensorType
+from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.passes.base import Pass, PassContext
+from pypto.passes.dataflow import Dataflow, Storage, returned_param_sets
 from pypto.passes.regions import LoopInfo, loop_info
-from pypto.passes.units import Dataflow, Storage
 
 Rect = tuple  # ((lo, hi), ...) per dim; None = unknown
 
@@ -208,31 +226,24 @@ def callee_accesses(f: Function, env: dict) -> dict[str, tuple]:
         a[i] = True
 
     for op in flow.ops:
-        name = op.op
-        if name == "slice":
-            touch(op.operand("x"), False, _rect(_ints(op.arg("offset"), env),
-                                                _ints(op.arg("shape"), env)))
-        elif name == "load":
-            touch(op.operand("tensor"), False, _rect(_ints(op.arg("offsets"), env),
-                                                     _ints(op.arg("shapes"), env)))
-        elif name == "assemble":
-            src_t = flow.types.get(op.operand("source") or "")
-            shape = src_t.static_shape() if isinstance(src_t, ShapedType) else None
-            touch(op.operand("target"), True, _rect(_ints(op.arg("offset"), env), shape))
-            touch(op.operand("source"), False, None)
-        elif name == "store":
-            src_t = flow.types.get(op.operand("tile_") or "")
+        d = get(op.op)
+        rd, w = d.window_read, d.window_write
+        if rd is not None:  # slice / load
+            touch(op.operand(rd.tensor), False, _rect(_ints(op.arg(rd.offset), env),
+                                                      _ints(op.arg(rd.shape), env)))
+        elif w is not None:  # assemble / store (a reshaping store gives its shapes)
+            src_t = flow.types.get(op.operand(w.source) or "")
             shape = _ints(op.arg("shapes"), env) or (
                 src_t.static_shape() if isinstance(src_t, ShapedType) else None)
-            touch(op.operand("output_tensor"), True, _rect(_ints(op.arg("offsets"), env), shape))
-        elif name in ("read", "write"):
-            param = "src" if name == "read" else "dst"
+            touch(op.operand(w.tensor), True, _rect(_ints(op.arg(w.offset), env), shape))
+            touch(op.operand(w.source), False, None)
+        elif d.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):  # (tensor first)
+            write = d.role is Role.ELEMENT_WRITE
             off = _ints(op.arg("offset"), env)
-            touch(op.operand(param), name == "write", _rect(off, [1] * len(off)) if off else None)
-        elif name in ("reshape", "set_validshape", "tile.transpose_view"):
+            touch(op.operands[0][1], write, _rect(off, [1] * len(off)) if off else None)
+        elif d.view is View.ALIAS:  # a view accesses nothing
             continue
         else:
-            d = get(name)
             for p, v in op.operands:
                 if v is None:
                     continue
@@ -249,19 +260,10 @@ def callee_accesses(f: Function, env: dict) -> dict[str, tuple]:
 
 
 def returned_params(f: Function) -> list[str | None]:
-    """For each returned value of `f`, the tensor parameter whose buffer it is."""
-    flow = Dataflow(f)
-    storage = Storage(flow)
-    roots = {storage.root(p.var.name): p.var.name for p in f.params}
-    from pypto.ir.nodes import Return
-
-    rets = [s for s in f.body if isinstance(s, Return)]
-    if not rets:
-        return []
-    out = []
-    for v in rets[-1].values:
-        out.append(roots.get(storage.root(v.name)) if isinstance(v, Var) else None)
-    return out
+    """For each returned value of `f`, the tensor parameter whose buffer it is (of
+    several sharing one buffer, the last in parameter order)."""
+    order = {p.var.name: i for i, p in enumerate(f.params)}
+    return [max(ps, key=order.__getitem__) if ps else None for ps in returned_param_sets(f)]
 
 
 # --- the walk over the orchestration -------------------------------------------------------
@@ -278,11 +280,11 @@ class _State:
     writers: dict  # root -> list[_Access]
     readers: dict  # root -> list[_Access]
 
-    def copy(self) -> "_State":
+    def copy(self) -> _State:
         return _State({k: list(v) for k, v in self.writers.items()},
                       {k: list(v) for k, v in self.readers.items()})
 
-    def merge(self, other: "_State") -> None:
+    def merge(self, other: _State) -> None:
         for mine, theirs in ((self.writers, other.writers), (self.readers, other.readers)):
             for k, v in theirs.items():
                 cur = mine.setdefault(k, [])
@@ -354,11 +356,11 @@ class _GraphBuilder:
             seq = isinstance(s, While) or s.kind is not LoopKind.PARALLEL
             self.block(s.body, st, loops + (info,), nodes + (s,), manual, carried)
             if seq:
-                ys = s.body[-1].values if s.body and type(s.body[-1]).__name__ == "Yield" else ()
+                ys = s.body[-1].values if s.body and isinstance(s.body[-1], Yield) else ()
                 for a, y in zip(s.iter_args, ys):
                     self.alias_union(a.name, y)
                 self.block(s.body, st, loops + (info,), nodes + (s,), manual, True)
-            ys = s.body[-1].values if s.body and type(s.body[-1]).__name__ == "Yield" else ()
+            ys = s.body[-1].values if s.body and isinstance(s.body[-1], Yield) else ()
             for r, a, y in zip(s.results, s.iter_args, ys or (None,) * len(s.results)):
                 self.alias(r.name, a)
                 if y is not None:
@@ -369,7 +371,7 @@ class _GraphBuilder:
             self.block(s.else_body, other, loops, nodes, manual, carried)
             st.merge(other)
             for arm in (s.then_body, s.else_body):
-                if arm and type(arm[-1]).__name__ == "Yield":
+                if arm and isinstance(arm[-1], Yield):
                     for r, y in zip(s.results, arm[-1].values):
                         self.alias_union(r.name, y)
         elif isinstance(s, Scope):
@@ -386,23 +388,24 @@ class _GraphBuilder:
     def orch_op(self, target: Var | None, call: Call, span: Span) -> None:
         d = get(call.op)
         args = dict(zip(d.params, call.args))
-        if call.op == "slice" and target is not None:
-            src = args["x"]
+        w = d.window_read
+        if d.view is View.WINDOW and w is not None and target is not None:  # a slice
+            src = args[w.tensor]
             if isinstance(src, Var) and src.name in self.root:
                 root, view = self.root[src.name]
-                inner = _rect(_ints(args["offset"], self.scalars), _ints(args["shape"],
-                                                                            self.scalars))
+                inner = _rect(_ints(args[w.offset], self.scalars), _ints(args[w.shape],
+                                                                          self.scalars))
                 self.root[target.name] = (root, _shift(view, inner, 0))
             return
-        if call.op == "reshape" and target is not None:
-            src = args["x"]
+        if d.view is View.ALIAS and target is not None:  # reshape and other views
+            src = call.args[0]
             if isinstance(src, Var) and src.name in self.root:
                 self.root[target.name] = (self.root[src.name][0], None)
             return
-        if call.op == "create_tensor" and target is not None:
+        if d.role is Role.ALLOC_TENSOR and target is not None:
             self.root[target.name] = (target.name, _whole(target.type))
             return
-        if call.op == "array.update_element" and target is not None:
+        if d.role is Role.ARRAY_SET and target is not None:
             for a in call.args:
                 if isinstance(a, Var) and a.name in self.tasks:
                     self.tasks.setdefault(target.name, set()).update(self.tasks[a.name])
@@ -410,7 +413,7 @@ class _GraphBuilder:
             if isinstance(arr, Var):
                 self.tasks.setdefault(arr.name, set()).update(self.tasks.get(target.name, ()))
             return
-        if call.op == "array.get_element" and target is not None:
+        if d.role is Role.ARRAY_GET and target is not None:
             arr = call.args[0]
             if isinstance(arr, Var) and arr.name in self.tasks:
                 self.tasks[target.name] = set(self.tasks[arr.name])
@@ -456,9 +459,8 @@ class _GraphBuilder:
             wrect = _shift(view, wrect, 0) if writes else None
             if p.direction is Direction.IN:
                 direction = "Input"
-            elif p.direction is Direction.INOUT:
-                direction = "InOut"
-            elif seq or root in written_before or root in self.inout_params:
+            elif p.direction is Direction.INOUT or seq or root in written_before or \
+                    root in self.inout_params:
                 direction = "InOut"
             else:
                 direction = "OutputExisting"
@@ -560,5 +562,16 @@ class DeriveTaskGraph(Pass):
         return program
 
 
-__all__ = ["DeriveTaskGraph", "TaskGraph", "TaskNode", "TaskEdge", "TaskArg", "overlaps",
-           "covers", "derive_task_graph", "LoopInfo", "ArrayType", "TensorType"]
+__all__ = [
+    "ArrayType",
+    "DeriveTaskGraph",
+    "LoopInfo",
+    "TaskArg",
+    "TaskEdge",
+    "TaskGraph",
+    "TaskNode",
+    "TensorType",
+    "covers",
+    "derive_task_graph",
+    "overlaps",
+]

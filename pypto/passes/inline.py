@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from pypto.ir.nodes import (Assign, CallFunc, Eval, FunctionKind, Program, Return, Var)
+from pypto.ir.nodes import Assign, CallFunc, Eval, FunctionKind, ListExpr, Program, Return, Var
 from pypto.ir.transform import Mutator, map_bodies
+from pypto.ir.types import TupleType
 from pypto.passes.base import Pass, PassContext
 
 
@@ -82,7 +83,4 @@ def _inline_call(stmt: Any, funcs: dict) -> CallFunc | None:
 
 
 def _tuple_of(values: tuple) -> Any:
-    from pypto.ir.nodes import ListExpr
-    from pypto.ir.types import TupleType
-
     return ListExpr(tuple(values), TupleType(tuple(v.type for v in values)))

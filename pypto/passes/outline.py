@@ -18,10 +18,28 @@ import itertools
 from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Call, CallFunc, Direction, Eval, For, Function, FunctionKind,
-                            LoopKind, Param, Program, Return, Scope, ScopeKind, Var)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Direction,
+    Eval,
+    For,
+    Function,
+    FunctionKind,
+    If,
+    LoopKind,
+    Param,
+    Program,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+)
 from pypto.ir.transform import map_bodies, walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType
+from pypto.ops.facts import View
 from pypto.ops.registry import get
 from pypto.passes.base import Pass, PassContext
 
@@ -41,7 +59,7 @@ def defined_names(stmts: Any) -> dict[str, Var]:
                 out.setdefault(v.name, v)
         elif isinstance(n, Scope) and n.task is not None:
             out.setdefault(n.task.name, n.task)
-        elif type(n).__name__ in ("While", "If"):
+        elif isinstance(n, (While, If)):
             for v in (*getattr(n, "iter_args", ()), *n.results):
                 out.setdefault(v.name, v)
     return out
@@ -80,7 +98,7 @@ def read_names(stmts: Any) -> set[str]:
                 for v in walk(arg):
                     if isinstance(v, Var):
                         out.add(v.name)
-        elif isinstance(n, (CallFunc, For, Scope, Return)) or type(n).__name__ in ("If", "While"):
+        elif isinstance(n, (CallFunc, For, Scope, Return, If, While)):
             for f in ("args", "start", "stop", "step", "cond", "inits", "values", "attrs"):
                 for v in walk(getattr(n, f, ())):
                     if isinstance(v, Var):
@@ -140,10 +158,11 @@ class OutlineRegions(Pass):
         task = getattr(s, "task", None) or Var(f"_task{next(self.counter)}", _TASK, span=s.span)
         if single is not None:
             stmt, call = single
-            outs = stmt.targets if isinstance(stmt, Assign) else ()
+            targets = stmt.targets if isinstance(stmt, Assign) else ()
             launch["name_hint"] = launch["name_hint"] or call.func
-            lc = dataclasses.replace(call, type=TupleType(tuple(v.type for v in outs) + (_TASK,)))
-            return [Assign(tuple(outs) + (task,), _with_launch(lc, launch), s.span)]
+            lc = dataclasses.replace(call, type=TupleType(tuple(v.type for v in targets) +
+                                                          (_TASK,)))
+            return [Assign(tuple(targets) + (task,), _with_launch(lc, launch), s.span)]
         params, outs = self._interface(body, s, whole)
         hint = launch["name_hint"] or region
         fname = f"{self.parent.name}_{hint}"
@@ -198,14 +217,11 @@ class OutlineRegions(Pass):
         return None
 
 
-_VIEW_OPS = frozenset({"reshape", "set_validshape", "tile.transpose_view", "reinterpret_view",
-                       "tensor.view"})
-
-
 def alias_roots(stmts: Any) -> Any:
     """A function mapping a name to the name of the buffer it aliases in `stmts`:
     loop carries alias their initial values, loop results their carries, copies and
-    views their sources, and an in-place op's result (assemble, store) its target."""
+    views their sources, and an in-place op's result (assemble, store) its target. (A
+    window of a tensor inside a region is a load into a new tile: not an alias.)"""
     parent: dict[str, str] = {}
     for n in walk(stmts):
         if isinstance(n, Assign) and len(n.targets) == 1:
@@ -217,11 +233,11 @@ def alias_roots(stmts: Any) -> Any:
                 src = None
                 if op.writes is not None:
                     src = v.args[op.params.index(op.writes)]
-                elif v.op in _VIEW_OPS and v.args:
+                elif op.view is View.ALIAS and v.args:
                     src = v.args[0]
                 if isinstance(src, Var) and isinstance(t.type, ShapedType):
                     parent[t.name] = src.name
-        elif type(n).__name__ in ("For", "While"):
+        elif isinstance(n, (For, While)):
             for a, i in zip(n.iter_args, n.inits):
                 if isinstance(i, Var):
                     parent[a.name] = i.name

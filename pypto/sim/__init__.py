@@ -13,20 +13,40 @@ and never copied back, `pl.Out` buffers start as allocator residue (NaN /
 garbage) and are copied back, `pl.InOut` both. An argument or compile error touches no
 array; a run that faults leaves `pl.In` arrays intact and names, in
 `SimulationError.partial_outputs`, the Out/InOut arrays it was writing in place (they
-hold a partial result). See `pypto.sim.interp` for the
-interpreter and the execution-context contract, `pypto.sim.intrinsics` for the
-memory model, `pypto.sim.trace` for the trace and cost model.
+hold a partial result).
 
-Execution context (`ctx=` for impls with `wants_ctx=True`): `in_region`,
-`block_idx`, `block_num`, `subblock_idx`, `platform` (`.clusters`, `.aiv_cores`,
-...), `task_id`, `valid_shapes` (per positional argument: its runtime valid shape
-or None when fully valid), `span`, and the methods `new_task_id()`, `barrier()`.
+The house (see docs/architecture.md): `config` / `result` / `entry` are the public
+face; `engine` compiles IR into closures that hold no run state; `machine` is the state
+of one call (`Run`) and of each task (`TaskFrame`, also the execution context `ctx=`
+of op impls); `runtime` makes programs runnable (`Executable`), binds arguments and
+decides how each launch runs; `batch` runs independent blocks as one vectorised pass;
+`checks` are the four checks; `trace` what a run leaves behind and the cost model;
+`device` the simulated memory.
 """
-from pypto.errors import SimulationError  # noqa: F401
-from pypto.sim.api import (SimConfig, SimResult, config_platform, run_compiled,  # noqa: F401
-                           simulate)
-from pypto.sim.platform import A2A3SIM, A5SIM, PLATFORMS, Platform, get_platform  # noqa: F401
-from pypto.sim.trace import COST_MODEL, Trace, TaskRecord  # noqa: F401
+from pypto.errors import SimulationError
+from pypto.platform import A2A3SIM, A5SIM, PLATFORMS, Platform, get_platform
+from pypto.sim.config import SimConfig, config_platform
+from pypto.sim.device.fill import residue
+from pypto.sim.entry import run_compiled, simulate
+from pypto.sim.result import SimResult
+from pypto.sim.runtime.transfers import host_args
+from pypto.sim.trace.trace import COST_MODEL, TaskRecord, Trace
 
-__all__ = ["SimulationError", "run_compiled", "simulate", "SimConfig", "SimResult", "Platform", "get_platform",
-           "PLATFORMS", "A2A3SIM", "A5SIM", "Trace", "TaskRecord", "COST_MODEL"]
+__all__ = [
+           "A2A3SIM",
+           "A5SIM",
+           "COST_MODEL",
+           "PLATFORMS",
+           "Platform",
+           "SimConfig",
+           "SimResult",
+           "SimulationError",
+           "TaskRecord",
+           "Trace",
+           "config_platform",
+           "get_platform",
+           "host_args",
+           "residue",
+           "run_compiled",
+           "simulate",
+]

@@ -1,14 +1,21 @@
-"""Rules: the pl alias, unknown names and attributes, op signatures, unsupported Python.  Each test asserts the exception
-family, the message and the exact line:column of the offending token (`# ERR:<tag>`)."""
+"""Rules: the pl alias, unknown names and attributes, op signatures, unsupported Python.
+Each test asserts the exception family, the message and the exact line:column of the
+offending token (`# ERR:<tag>`)."""
 from __future__ import annotations
 
 import warnings
 
-
+from frontend_helpers import N, T, compile_error, helper, load_kernels, where
 
 import pypto.language as pl
-from frontend_helpers import N, T, compile_error, helper, load_kernels, where
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError, UndefinedNameError, UnsupportedFeatureError)
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UndefinedNameError,
+    UnsupportedFeatureError,
+)
 
 HERE = __file__
 
@@ -87,7 +94,7 @@ def test_op_in_wrong_namespace_points_to_the_right_one():
 def undefined(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
         tile_x = x[0:T, :]
-        y[0:T, :] = pl.exp(tilex)  # ERR:undefined
+        y[0:T, :] = pl.exp(tilex)  # ERR:undefined  # noqa: F821 - the typo under test
     return y
 
 
@@ -340,7 +347,8 @@ def test_yield_outside_a_carried_loop():
 
 
 @pl.jit
-def bad_annotation(x: pl.Tensor[[N, N], "fp32"], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):  # ERR:ann
+def bad_annotation(x: pl.Tensor[[N, N], "fp32"],  # ERR:ann  # noqa: UP037, F821 - a str dtype
+                   y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     return y
 
 

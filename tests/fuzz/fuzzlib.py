@@ -40,15 +40,14 @@ import os
 import re
 import signal
 import sys
-import tempfile
 import time
 import traceback
 import warnings
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SEEDS = HERE / "seeds"
@@ -161,7 +160,7 @@ def init_worker() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     except (ImportError, ValueError, OSError):  # not on this platform / not allowed
         pass
-    import pypto.sim.memory as simmem
+    import pypto.sim.device.fill as simmem
 
     simmem.MAX_TENSOR_BYTES = SIM_TENSOR_CAP
     if hasattr(signal, "SIGALRM"):

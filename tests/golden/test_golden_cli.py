@@ -4,8 +4,8 @@ import sys
 import textwrap
 
 import pytest
-
 from golden_helpers import needs_sim
+
 from pypto.cli import file_argv, install_golden_alias
 
 KERNEL = textwrap.dedent('''
@@ -88,6 +88,7 @@ def test_golden_alias():
     install_golden_alias()
     import golden
     import golden.validation
+
     import pypto.golden
 
     assert golden is pypto.golden

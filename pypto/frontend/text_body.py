@@ -1,0 +1,413 @@
+"""Function bodies of the IR's text form, read back into IR (see `text.py`).
+
+Each statement form the printer writes maps to one IR node. Expressions go through the
+frontend's own expression handlers; only calls differ (`TextParser.visit_expr`): an op
+call is bound and typed by its registry entry without the rules of where an op may run
+(the text may come from any stage of the pipeline, outlined kernels included), and
+`self.f(...)` is a `CallFunc`, with its launch attributes when it dispatches a task.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+from typing import Any
+
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
+from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.calls import call_args, construct_call
+from pypto.frontend.opcall import bind_op
+from pypto.frontend.parser import FunctionParser
+from pypto.frontend.resolve import MISSING
+from pypto.frontend.values import INDEX, fold, is_ir
+from pypto.ir import dtypes
+from pypto.ir.nodes import (
+    LAUNCH_DEFAULTS,
+    Assign,
+    Attr,
+    Break,
+    CallFunc,
+    Continue,
+    Eval,
+    Expr,
+    For,
+    If,
+    LoopKind,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+    literal,
+)
+from pypto.ir.span import Span
+from pypto.ir.types import NONE, ScalarType, TupleType, Type
+from pypto.language import dsl
+from pypto.language.dsl import Construct
+from pypto.language.enums import Level
+from pypto.language.ops import OpStub
+
+_TASK = ScalarType(dtypes.TASK_ID)
+_LOOPS = {dsl.range: LoopKind.RANGE, dsl.parallel: LoopKind.PARALLEL,
+          dsl.unroll: LoopKind.UNROLL, dsl.pipeline: LoopKind.PIPELINE, dsl.spmd: LoopKind.SPMD}
+_SCOPES = {dsl.at: ScopeKind.INCORE, dsl.spmd: ScopeKind.SPMD, dsl.scope: ScopeKind.RUNTIME,
+           dsl.manual_scope: ScopeKind.MANUAL, dsl.cluster: ScopeKind.CLUSTER,
+           dsl.split_aiv: ScopeKind.SPLIT_AIV}
+_IR_VALUED = {"core_num"}  # attributes that hold an IR expression, not a Python value
+
+
+class TextParser(FunctionParser):
+    """Reads one function body of the text form. `signatures` maps each function of the
+    program to its return types (for the type of a call)."""
+
+    def __init__(self, reader: Any, src: Any, scope: Any, kind: Any, name: str,
+                 signatures: dict):
+        super().__init__(reader, src, scope, kind, name)
+        self.signatures = signatures
+        self.declared: dict[str, Type] = {}  # bare annotations awaiting their binding
+        self.source_map = reader.source_map
+
+    def span(self, node: Any) -> Span:
+        span = self.src.span(node)
+        where = self.source_map.get(span.line) if self.source_map else None
+        if where is None:
+            return span
+        file, line, col = where
+        return Span(file, line, col)
+
+    # -- expressions --------------------------------------------------------------------
+
+    def visit_expr(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Call):
+            return self._guard(self._call, node)
+        return super().visit_expr(node)
+
+    def ir(self, node: ast.expr) -> Expr:
+        value = self.visit_expr(node)
+        if isinstance(value, (list, tuple)) and not value:
+            return self.to_ir([], node)
+        return self.to_ir(value, node)
+
+    def _call(self, p: Any, node: ast.Call) -> Any:
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id == "self":
+            return self._call_function(func.attr, node)
+        callee = self.visit_expr(func)
+        if isinstance(callee, Construct):
+            return construct_call(self, callee, node)
+        args, kwargs, arg_nodes, kw_nodes = call_args(self, node)
+        if isinstance(callee, OpStub):
+            return bind_op(self, callee.op, args, kwargs, node, arg_nodes, kw_nodes,
+                           public=callee.public_name)
+        if callable(callee) and not any(is_ir(v) for v in (*args, *kwargs.values())):
+            return fold(self, node, callee, *args, **kwargs)
+        raise self.error(InvalidOperationError, f"'{ast.unparse(func)}' cannot be called on "
+                         "run-time values here", node,
+                         hint="calls are pl ops, self.<function>(...) or Python functions of "
+                              "constants")
+
+    def _call_function(self, name: str, node: ast.Call) -> CallFunc:
+        if name not in self.signatures:
+            raise self.error(InvalidOperationError, f"the program has no function '{name}'",
+                             node.func, hint=_close(name, self.signatures))
+        returns = self.signatures[name]
+        args = tuple(self.ir(a) for a in node.args)
+        launch = {}
+        for kw in node.keywords:
+            key = "kind" if kw.arg == "launch" else kw.arg
+            if key not in dict(LAUNCH_DEFAULTS):
+                raise self.error(PyptoSyntaxError, f"unknown launch attribute '{kw.arg}'", kw,
+                                 hint="a call takes positional arguments; a task launch adds "
+                                      "launch=, name_hint=, core_num=, deps=, ...")
+            launch[key] = self._attr_value(key, kw.value)
+        if launch and "kind" not in launch:
+            raise self.error(PyptoSyntaxError, "a task launch needs launch='at' or 'spmd'", node)
+        if launch:
+            items = tuple((k, launch.get(k, d)) for k, d in LAUNCH_DEFAULTS)
+            return CallFunc(name, args, TupleType(tuple(returns) + (_TASK,)), self.span(node),
+                            items)
+        t = NONE if not returns else returns[0] if len(returns) == 1 else TupleType(returns)
+        return CallFunc(name, args, t, self.span(node))
+
+    def _attr_value(self, key: str, node: ast.expr) -> Any:
+        value = self.visit_expr(node)
+        if key in _IR_VALUED and value is not None:
+            return self.to_ir(value, node)
+        return value
+
+    def annotation(self, node: ast.expr) -> tuple[Type | None, Any]:
+        """(type, direction) of an annotation. A name it uses that nothing binds is a free
+        symbol of the type (an extent the text does not define)."""
+        added = []
+        for leaf in ast.walk(node):
+            if isinstance(leaf, ast.Name) and leaf.id not in self.env and \
+                    self.py.lookup(leaf.id) is MISSING:
+                self.env[leaf.id] = Var(leaf.id, INDEX, span=self.span(leaf))
+                added.append(leaf.id)
+        try:
+            ann = self.visit_expr(node)
+            return to_type(ann)
+        except AnnotationError as exc:
+            raise self.error(PyptoTypeError, exc.message, node, hint=exc.hint) from None
+        finally:
+            for name in added:
+                self.env.pop(name, None)
+
+    # -- bindings -----------------------------------------------------------------------
+
+    def new_var(self, node: ast.expr, inferred: Type, annotation: Any = None) -> Var:
+        """The variable a binding makes: its type is declared (annotation, or a bare
+        annotation on an earlier line), else `inferred`."""
+        if not isinstance(node, ast.Name):
+            raise self.error(PyptoSyntaxError, "a binding is a plain name", node)
+        t = self.declared.pop(node.id, None)
+        if annotation is not None:
+            t = self.annotation(annotation)[0]
+        return Var(node.id, t if t is not None else inferred, span=self.span(node))
+
+    # -- statements ---------------------------------------------------------------------
+
+    def body(self, stmts: list[ast.stmt], results: list | None = None) -> tuple:
+        out: list = []
+        for node in stmts:
+            stmt = self._guard(lambda p, n: self.statement(n, results), node)
+            if stmt is not None:
+                out.append(stmt)
+        return tuple(out)
+
+    def statement(self, node: ast.stmt, results: list | None) -> Any:
+        if isinstance(node, ast.Pass):
+            return None
+        if isinstance(node, ast.AnnAssign) and node.value is None:
+            self.declared[_target_name(self, node.target)] = self.annotation(node.annotation)[0]
+            return None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            return self._assign(node, results)
+        if isinstance(node, ast.Expr):
+            return self._expr(node, results)
+        if isinstance(node, ast.For):
+            return self._for(node)
+        if isinstance(node, ast.If):
+            return self._if(node)
+        if isinstance(node, ast.With):
+            return self._with(node)
+        if isinstance(node, ast.Return):
+            values = () if node.value is None else node.value.elts \
+                if isinstance(node.value, ast.Tuple) else (node.value,)
+            return Return(tuple(self.ir(v) for v in values), self.span(node))
+        if isinstance(node, ast.Break):
+            return Break(self.span(node))
+        if isinstance(node, ast.Continue):
+            return Continue(self.span(node))
+        raise self.error(UnsupportedFeatureError, f"'{type(node).__name__}' is not a statement of "
+                         "the IR text form", node,
+                         hint="pl.parse reads what the IR printer writes: assignments, op calls, "
+                              "pl loops, if/else, with-scopes, pl.yield_, return")
+
+    def _is_yield(self, value: ast.expr) -> bool:
+        return isinstance(value, ast.Call) and self._construct(value.func) is dsl.yield_
+
+    def _construct(self, func: ast.expr) -> Any:
+        try:
+            callee = self.visit_expr(func)
+        except Exception:  # noqa: BLE001 - not a construct; the caller reports the call
+            return None
+        return callee if isinstance(callee, Construct) else None
+
+    def _assign(self, node: ast.Assign | ast.AnnAssign, results: list | None) -> Any:
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+        if len(targets) != 1:
+            raise self.error(PyptoSyntaxError, "chained assignment is not in the IR text form",
+                             node)
+        target = targets[0]
+        names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        annotation = node.annotation if isinstance(node, ast.AnnAssign) else None
+        if self._is_yield(node.value):
+            return self._yield(node.value, names, annotation, results)
+        value = self.ir(node.value)
+        if len(names) == 1:
+            var = self.new_var(names[0], value.type, annotation)
+            targets_out = (var,)
+        else:
+            t = value.type
+            items = t.items if isinstance(t, TupleType) and len(t.items) == len(names) else None
+            if items is None:
+                raise self.error(PyptoTypeError, f"cannot bind a {t} value to {len(names)} "
+                                 "names", target)
+            targets_out = tuple(self.new_var(n, it) for n, it in zip(names, items))
+        for v in targets_out:
+            self.env[v.name] = v
+        return Assign(targets_out, value, self.span(node))
+
+    def _yield(self, call: ast.Call, names: list, annotation: Any, results: list | None) -> Yield:
+        values = tuple(self.ir(a) for a in call.args)
+        if results is None:
+            raise self.error(PyptoSyntaxError, "pl.yield_ outside a loop or an if", call)
+        if names:
+            if len(names) != len(values):
+                raise self.error(PyptoSyntaxError, f"pl.yield_ of {len(values)} values is bound "
+                                 f"to {len(names)} names", call)
+            results[:] = [self.new_var(n, v.type, annotation)
+                          for n, v in zip(names, values)]
+        return Yield(values, self.span(call))
+
+    def _expr(self, node: ast.Expr, results: list | None) -> Any:
+        value = node.value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return None  # a docstring
+        if self._is_yield(value):
+            return self._yield(value, [], None, results)
+        if isinstance(value, ast.Call) and self._construct(value.func) is dsl.func_attr:
+            raise self.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node)
+        expr = self.visit_expr(value)
+        if not is_ir(expr):
+            raise self.error(PyptoSyntaxError, "this statement has no effect", node)
+        return Eval(expr, self.span(node))
+
+    def _for(self, node: ast.For) -> Any:
+        call = node.iter
+        construct = self._construct(call.func) if isinstance(call, ast.Call) else None
+        if construct is dsl.while_:
+            return self._while(node, call)
+        kind = _LOOPS.get(construct)
+        if kind is None or node.orelse:
+            raise self.error(PyptoSyntaxError, "a loop of the IR text form iterates pl.range, "
+                             "pl.parallel, pl.unroll, pl.pipeline, pl.spmd or pl.while_",
+                             node.iter)
+        attrs, inits = [], None
+        for kw in call.keywords:
+            if kw.arg == "init_values":
+                inits = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) \
+                    else [kw.value]
+            else:
+                attrs.append((kw.arg, self._attr_value(kw.arg, kw.value)))
+        bounds = [self.ir(a) for a in call.args]
+        if not bounds and kind is LoopKind.SPMD and attrs and attrs[0][0] == "core_num":
+            bounds = [literal(0), attrs[0][1]]
+        if not 1 <= len(bounds) <= 3:
+            raise self.error(PyptoSyntaxError, "a loop takes 1 to 3 bounds", call)
+        if len(bounds) == 1:
+            bounds = [literal(0), bounds[0]]
+        start, stop, step = (*bounds, literal(1))[:3]
+        target = node.target
+        init_ir = tuple(self.ir(i) for i in inits) if inits is not None else ()
+        carried: list = []
+        if inits is not None:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
+                    isinstance(target.elts[1], (ast.Tuple, ast.List)) and
+                    len(target.elts[1].elts) == len(init_ir)):
+                raise self.error(PyptoSyntaxError, "with init_values the target is "
+                                 "`i, (a, b, ...)` with one name per value", target)
+            target, carried = target.elts[0], target.elts[1].elts
+        var = self.new_var(target, INDEX)
+        iter_args = tuple(self.new_var(n, i.type) for n, i in zip(carried, init_ir))
+        init_ir = _typed_inits(init_ir, iter_args)
+        results: list = []
+        inner = (var, *iter_args)
+        saved = {v.name: self.env.get(v.name) for v in inner}
+        self.env.update({v.name: v for v in inner})
+        try:
+            body = self.body(node.body, results)
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = old
+        self.env.update({r.name: r for r in results})
+        return For(var, start, stop, step, kind, body, iter_args, init_ir, tuple(results),
+                   tuple(attrs), self.span(node))
+
+    def _while(self, node: ast.For, call: ast.Call) -> While:
+        init_node = next((k.value for k in call.keywords if k.arg == "init_values"), None)
+        if init_node is None or call.args or len(call.keywords) != 1:
+            raise self.error(PyptoSyntaxError, "pl.while_ takes only init_values=(...)", call)
+        inits = init_node.elts if isinstance(init_node, (ast.Tuple, ast.List)) else [init_node]
+        init_ir = tuple(self.ir(i) for i in inits)
+        names = node.target.elts if isinstance(node.target, (ast.Tuple, ast.List)) else None
+        if names is None or len(names) != len(init_ir):
+            raise self.error(PyptoSyntaxError, "pl.while_ needs a tuple target matching "
+                             "init_values", node.target)
+        iter_args = tuple(self.new_var(n, i.type) for n, i in zip(names, init_ir))
+        init_ir = _typed_inits(init_ir, iter_args)
+        first = node.body[0] if node.body else node
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)
+                and self._construct(first.value.func) is dsl.cond
+                and len(first.value.args) == 1):
+            raise self.error(PyptoSyntaxError, "a pl.while_ body starts with pl.cond(<condition>)",
+                             first)
+        saved = dict(self.env)
+        self.env.update({a.name: a for a in iter_args})
+        results: list = []
+        try:
+            cond = self.ir(first.value.args[0])
+            body = self.body(node.body[1:], results)
+        finally:
+            self.env = saved
+        self.env.update({r.name: r for r in results})
+        return While(cond, body, iter_args, init_ir, tuple(results), self.span(node))
+
+    def _if(self, node: ast.If) -> If:
+        cond = self.ir(node.test)
+        before = dict(self.env)
+        then_results: list = []
+        then_body = self.body(node.body, then_results)
+        then_env = self.env
+        self.env = dict(before)  # the else arm sees the bindings from before the if
+        else_results: list = []
+        else_body = self.body(node.orelse, else_results)
+        for name, value in then_env.items():
+            self.env.setdefault(name, value)
+        if [r.name for r in then_results] != [r.name for r in else_results] and node.orelse:
+            raise self.error(PyptoSyntaxError, "both arms of an if must pl.yield_ the same "
+                             "names", node)
+        for r in then_results:
+            self.env[r.name] = r
+        return If(cond, then_body, else_body, tuple(then_results), self.span(node))
+
+    def _with(self, node: ast.With) -> Scope:
+        item = node.items[0] if len(node.items) == 1 else None
+        call = item.context_expr if item is not None else None
+        kind = _SCOPES.get(self._construct(call.func)) if isinstance(call, ast.Call) else None
+        if kind is None:
+            raise self.error(PyptoSyntaxError, "a with-statement of the IR text form opens one "
+                             "pl scope (pl.at, pl.spmd, pl.scope, pl.manual_scope, pl.cluster, "
+                             "pl.split_aiv)", node)
+        attrs = [("core_num", self.ir(a)) for a in call.args[:1]] if kind is ScopeKind.SPMD \
+            else []
+        for kw in call.keywords:
+            value = self._attr_value(kw.arg, kw.value)
+            if kw.arg == "level" and kind is ScopeKind.INCORE and isinstance(value, Level):
+                value = value.name  # regions record their level by name
+            attrs.append((kw.arg, value))
+        task = None
+        if item.optional_vars is not None:
+            task = self.new_var(item.optional_vars, _TASK)
+        body = self.body(node.body)
+        if task is not None:
+            self.env[task.name] = task
+        return Scope(kind, body, tuple(attrs), task, self.span(node))
+
+
+def _typed_inits(inits: tuple, iter_args: tuple) -> tuple:
+    """`None` as an initial value is the undefined value of the carried variable (a value
+    first defined inside the loop): it has that variable's type."""
+    return tuple(Attr(None, a.type, i.span) if isinstance(i, Attr) and i.value is None else i
+                 for i, a in zip(inits, iter_args))
+
+
+def _target_name(p: TextParser, node: ast.expr) -> str:
+    if not isinstance(node, ast.Name):
+        raise p.error(PyptoSyntaxError, "a declaration names one variable", node)
+    return node.id
+
+
+def _close(name: str, known: dict) -> str | None:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"did you mean self.{close[0]}?" if close else None

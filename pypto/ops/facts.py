@@ -1,0 +1,103 @@
+"""What the passes and the simulator ask about an op, declared on its registry entry.
+
+Each fact is a property of the op's meaning (or of its numpy implementation), stated
+once next to its type rule. Code outside `pypto.ops` reads these facts and never
+compares op names: a new op that is a view, a window, a matmul or an in-place ufunc
+works everywhere once its `defop` line says so.
+
+* `View` — the result shares storage with the first operand.
+* `WindowRead` / `WindowWrite` — the op reads a box of a tensor at offsets into a
+  value (slice / load) or writes a value into one (assemble / store): the parameters
+  that hold the tensor, the offsets and the extent (reads) or the value (writes).
+* `Matmul` — a cube matrix product: which parameters feed the cube (staged in L1,
+  moved to L0A / L0B) and which one is the accumulator the result updates in place.
+* `Ufunc` — for float32 / float64 operands of the op's own dtype the impl is exactly
+  this numpy ufunc (or its `reduce` along one axis), so a caller may apply the ufunc
+  itself (into a destination, without the impl's dispatch) and get the same bits.
+* `Role` — the ops whose meaning is not data in, data out: allocation, element access,
+  block indices, barriers and task handles. Each role names one behaviour that the
+  passes and the simulator implement.
+* `batchable` — the impl only acts on the trailing axes its type rule describes: with
+  operands carrying extra leading (batch) axes it computes every batch entry at once.
+* `symbol` — the Python operator a scalar op implements (`+`, `//`, `not`, ...).
+* `shape_param` — the parameter holding the shape of the buffer the op makes.
+* `memory_param` — the parameter naming the on-chip memory the result lands in.
+* `affinity` — the side (cube / vector) that owns the result, whoever fills it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+
+class View(Enum):
+    """How the result of an op shares storage with its first operand."""
+
+    # Always the same storage, reinterpreted: reshape, set_validshape, transpose_view,
+    # reinterpret_view, tensor.view.
+    ALIAS = "alias"
+    # A box of the operand: the same storage in orchestration and when the operand is an
+    # on-chip tile; inside a region a window of a GM tensor is a load into a new tile
+    # (slice, fillpad).
+    WINDOW = "window"
+
+
+@dataclass(frozen=True)
+class WindowRead:
+    """A box of a tensor at offsets, read into a value."""
+
+    tensor: str  # the parameter holding the tensor
+    offset: str  # the parameter holding the offsets of the box
+    shape: str  # the parameter holding the box's extent
+
+
+@dataclass(frozen=True)
+class WindowWrite:
+    """A value written into a box of a tensor at offsets (the tensor is written in place)."""
+
+    tensor: str  # the parameter holding the tensor written
+    offset: str  # the parameter holding the offsets of the box
+    source: str  # the parameter holding the value written
+
+
+Window = WindowRead | WindowWrite
+
+
+@dataclass(frozen=True)
+class Matmul:
+    """A cube matrix product `lhs @ rhs` (plus `acc` when it accumulates in place)."""
+
+    lhs: str = "lhs"
+    rhs: str = "rhs"
+    acc: str | None = None  # the accumulator: the result is this buffer, updated
+
+
+@dataclass(frozen=True)
+class Ufunc:
+    """The numpy ufunc the impl is, for float32 / float64 operands of the op's dtype."""
+
+    fn: np.ufunc
+    arity: int = 2  # leading operands it takes (the rest must be left at their defaults)
+    reduce_axis: int | None = None  # set: the impl is `fn.reduce(x, axis, keepdims=True)`
+
+
+class Role(Enum):
+    """Ops that the passes and the simulator implement by what they do."""
+
+    ALLOC_TENSOR = "alloc_tensor"  # a fresh GM tensor (pl.create_tensor)
+    ALLOC_TILE = "alloc_tile"  # a fresh on-chip tile (pl.create_tile)
+    ELEMENT_READ = "element_read"  # one element of a tensor (pl.read)
+    ELEMENT_WRITE = "element_write"  # one element of a tensor, written in place (pl.write)
+    SET_VALID = "set_valid"  # a new valid shape over the same tile (pl.set_validshape)
+    RESHAPE = "reshape"  # the same elements under a new shape (pl.reshape)
+    BLOCK_INDEX = "block_index"  # the block's index in its SPMD launch
+    SUBBLOCK_INDEX = "subblock_index"  # the AIV lane of a split region
+    BARRIER = "barrier"  # all blocks of a launch meet (pl.system.syncall)
+    TASK_JOIN = "task_join"  # a task that only joins dependencies (pl.system.task_dummy)
+    ARRAY_GET = "array_get"  # an element of a scalar array (task ids)
+    ARRAY_SET = "array_set"  # a scalar array with one element replaced
+
+
+__all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]

@@ -1,0 +1,312 @@
+"""`BatchCompiler`: compiles a region body once for all blocks of a batch.
+
+Uniform values compile exactly as block by block (`FnCompiler`); each op call the plan
+marks varying compiles to a `Core`: a function of the batched frame and the evaluated
+operands whose values carry leading batch axes (or are `Aff` scalars). The region's
+top-level statements call the cores from one generated function
+(`pypto.sim.batch.codegen`); anywhere else a core runs behind a closure.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pypto.ir.nodes import Call, Function, ListExpr, Var
+from pypto.ir.types import ShapedType
+from pypto.ops.facts import Role
+from pypto.ops.registry import get
+from pypto.sim.batch.codegen import Core, generate, generate_call
+from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.plan import BLOCK, Plan, index_symbol
+from pypto.sim.batch.scalars import SCALAR
+from pypto.sim.batch.state import Aff, Fallback, lo_at
+from pypto.sim.batch.ufuncs import direct, dying_operands, elementwise_ufunc, fused, reuse
+from pypto.sim.engine.compiler import FnCompiler
+from pypto.sim.engine.function import CompiledFunction, Host
+from pypto.sim.engine.intrinsics.common import SiteId, is_cube
+from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
+from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
+
+
+class BatchCompiler(FnCompiler):
+    """Compiles a region for batched execution under a `Plan`; see the module docstring."""
+
+    def __init__(self, host: Host, func: Function, plan: Plan):
+        super().__init__(host, func)
+        self.plan = plan
+        self.in_region = True
+        self.dying = dying_operands(func)
+
+    def compile(self) -> CompiledFunction:
+        cf = super().compile()
+        if len(set(p[0] for p in cf.params)) == len(cf.params):
+            cf.call = generate_call([p[0] for p in cf.params], cf.body)
+        return cf
+
+    def body(self, stmts: tuple) -> Stmt:
+        if stmts is self.func.body:  # the region's top level: one generated function
+            return generate(self, stmts)
+        return super().body(stmts)
+
+    def vary(self, e: Any) -> bool:
+        """Does `e` differ per block (the plan's varying values, the block index)?"""
+        pv = self.plan.varying
+        if isinstance(e, Var):
+            return e.name in pv
+        if isinstance(e, ListExpr):
+            return any(self.vary(i) for i in e.items)
+        if isinstance(e, (list, tuple)):
+            return any(self.vary(i) for i in e)
+        if isinstance(e, Call):
+            op = get(e.op)
+            if op.role is Role.BLOCK_INDEX:
+                return BLOCK in pv
+            if op.window_write is not None:
+                return False
+            return any(self.vary(a) for a in e.args)
+        return False
+
+    def core(self, e: Call) -> Core | None:
+        """The batched core of the op call `e`, or None when it is uniform."""
+        op = get(e.op)
+        rd, wr = op.window_read, op.window_write
+        if rd is not None or wr is not None:
+            a = dict(zip(op.params, e.args))
+            if rd is not None:
+                if self.vary(a[rd.offset]):
+                    return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op)
+            elif wr is not None:
+                src = a[wr.source]
+                if self.vary(src) or self.vary(a[wr.offset]):
+                    return self.bwrite(e, a[wr.tensor], src, a[wr.offset], e.op)
+            return None
+        if op.role is Role.BLOCK_INDEX and BLOCK in self.plan.varying:
+            return self.bscalar(e, None)
+        if not any(self.vary(x) for x in e.args):
+            return None
+        sym = index_symbol(op)
+        if sym is not None:
+            return self.bscalar(e, SCALAR[sym])
+        if op.batchable:
+            return self.bop(e)
+        raise AssertionError(f"batch plan admitted {e.op}")  # pragma: no cover
+
+    def call(self, e: Call, target: str | None = None) -> Expr:
+        c = self.core(e)
+        if c is None:
+            return super().call(e, target)
+        fn = c.fn
+        if c.kind == "args":
+            argfns = [self.expr(a) for a in c.operands]
+
+            def run(env: Env) -> Any:
+                return fn(env[FRAME], [f(env) for f in argfns])
+        elif c.kind == "window":
+            src_f, off_f = self.expr(c.operands[0]), self.expr(c.operands[1])
+
+            def run(env: Env) -> Any:
+                return fn(env[FRAME], src_f(env), off_f(env))
+        else:
+            target_e, offset, fused_ops, source = c.operands
+            tgt_f, off_f, src_f = self.expr(target_e), self.expr(offset), self.expr(source)
+            fargfns = [self.expr(a) for a in fused_ops]
+
+            def run(env: Env) -> Any:
+                return fn(env[FRAME], tgt_f(env), off_f(env), [f(env) for f in fargfns],
+                          lambda: src_f(env))
+        return self.guard(run, e)
+
+    # -- scalars ---------------------------------------------------------------------
+
+    def bscalar(self, e: Call, fn: Callable | None) -> Core:
+        """Integer arithmetic on varying scalars (`fn`), or the block index (None)."""
+        opdef = get(e.op)
+        acct = self.accountant(e, opdef, list(range(len(e.args)))) if self.settings.trace \
+            else None
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            r = fn(args, st) if fn is not None else st.blk
+            if type(r) is not Aff:
+                r = st.materialize(r)
+            if acct is not None and f.rec is not None:
+                acct(f.rec, f.costs, args, 0)
+            return r
+
+        return Core("args", core, list(e.args))
+
+    # -- ops -------------------------------------------------------------------------
+
+    def bop(self, e: Call) -> Core:
+        """A batchable op on operands with leading batch axes."""
+        opdef = get(e.op)
+        impl = opdef.impl
+        assert impl is not None
+        names = opdef.params
+        public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
+        ranks = [len(e.args[i].type.shape) if isinstance(getattr(e.args[i], "type", None),
+                                                          ShapedType) else -1 for i in public]
+        shaped = [k for k, r in enumerate(ranks) if r >= 0]
+        t = e.type
+        assert isinstance(t, ShapedType)
+        npdt = t.dtype.np
+        static = t.static_shape()
+        rank = len(t.shape)
+        tracing = self.settings.trace
+        acct = self.accountant(e, opdef, public) if tracing else None
+        nd_t = np.ndarray
+        into = None if tracing else reuse(e, npdt, static, self.dying.get(id(e), []))
+        fast = direct(e, npdt)
+
+        def core(f: BatchFrame, args: list) -> Any:
+            nb = f.batch.nb
+            if into is not None:
+                r = into(args, nb)
+                if r is not None:
+                    return r
+            # (fast gives None unless every operand is a plain array of the op's dtype,
+            # and its result is one again)
+            r = fast(args) if fast is not None else None
+            if r is None:
+                for k in shaped:
+                    if type(args[k]) is not nd_t:
+                        raise Fallback("a tagged or non-array operand")
+                r = impl(*args)
+                if type(r) is not nd_t:
+                    raise Fallback("a tagged result")
+                if r.dtype != npdt:
+                    r = r.astype(npdt)
+            if static is None or r.shape[-rank:] != static or r.ndim not in (rank, rank + nb):
+                raise Fallback("unexpected result shape")
+            if acct is not None and f.rec is not None:
+                z = (0,) * nb
+                acct(f.rec, f.costs,
+                     [a[z] if k in shaped and a.ndim == ranks[k] + nb else a
+                      for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
+            return r
+
+        return Core("args", core, [e.args[i] for i in public])
+
+    # -- windows ---------------------------------------------------------------------
+
+    def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str) -> Core:
+        """A window read at varying offsets: all blocks' windows as one strided view."""
+        _, shp_v = self.const(shape)
+        shp = tuple(int(d) for d in shp_v)
+        out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
+        tracing = self.settings.trace
+        platform = self.settings.platform
+        sid = SiteId(e.span, opname)
+        # A window of a tensor this region never writes (and which overlaps no written
+        # argument, checked at launch) can stay a view: no batched op writes in place.
+        p = self.plan.alias.get(src.name) if isinstance(src, Var) else None
+        copy = p is None or p in self.plan.written
+        site: list = [None]
+
+        def core(f: BatchFrame, a: Any, offs: list) -> Any:
+            st = f.batch
+            if type(a) is not np.ndarray:
+                raise Fallback("a tagged source")
+            if len(offs) != a.ndim or len(shp) != a.ndim:
+                raise Fallback("rank mismatch")
+            w = st.window_at(site, a, offs, shp, False)
+            nb = st.nb
+            if w is None:  # offsets not affine: gather block by block
+                w = np.empty(st.bs + shp, dtype=a.dtype)
+                for idx in st.indices():
+                    lo = lo_at(offs, idx)
+                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, a.shape)):
+                        raise Fallback("out of bounds")
+                    w[idx] = a[tuple(slice(o, o + s) for o, s in zip(lo, shp))]
+            elif copy:
+                w = w.copy()
+            if out_static is not None and w.shape[nb:] != out_static:
+                if math.prod(out_static) != math.prod(shp):
+                    raise Fallback("reshape")
+                w = w.reshape(w.shape[:nb] + out_static)
+            rec = f.rec
+            if tracing and rec is not None:
+                run = f.run
+                buf, origin = run.memory.locate(a)
+                nbytes = math.prod(shp) * a.itemsize
+                if buf is not None and st.log is not None and run.trace is not None:
+                    st.log.append((a, buf, origin, list(offs), shp, False, sid.of(run.trace),
+                                   ()))
+                    note_gm(rec, f.costs, "gm_read", nbytes,
+                            gm_cycles(platform, a, list(shp), nbytes))
+                else:
+                    note_onchip_copy(platform, f.costs, nbytes)
+            return w
+
+        return Core("window", core, [src, offset])
+
+    def bwrite(self, e: Call, target: Any, source: Any, offset: Any, opname: str) -> Core:
+        """A window write at varying offsets (or of a varying value)."""
+        shp = tuple(source.type.static_shape())
+        srank = len(shp)
+        tracing = self.settings.trace
+        platform = self.settings.platform
+        sid = SiteId(e.span, opname)
+        from_cube = (isinstance(source, Var) and source.name in self.cube_vars) or \
+            (isinstance(source, Call) and is_cube(source))
+        into = None if tracing or not isinstance(source, Call) or not self.vary(source) \
+            else fused(source, shp)
+        # the operands of the fused op, evaluated before the write (pure: names, constants)
+        uf = elementwise_ufunc(source) if into is not None else None
+        fused_ops = list(source.args[:uf.arity]) if uf is not None else []
+        site: list = [None]
+
+        def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
+            st = f.batch
+            if into is not None and into(st, tgt, fargs, offs):
+                return tgt
+            src = src_of()
+            if type(tgt) is not np.ndarray or type(src) is not np.ndarray:
+                raise Fallback("a tagged value")
+            nb = st.nb
+            if len(offs) != tgt.ndim or src.shape[-srank:] != shp or \
+                    src.ndim not in (srank, srank + nb):
+                raise Fallback("rank mismatch")
+            view = st.window_at(site, tgt, offs, shp, True)
+            if view is not None:
+                view[...] = src
+                if st.wlog is not None:
+                    st.wlog.append((tgt, list(offs), shp, None))
+            else:
+                sb = src.ndim == srank + nb
+                los = []
+                for idx in st.indices():
+                    lo = lo_at(offs, idx)
+                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, tgt.shape)):
+                        raise Fallback("out of bounds")
+                    los.append(lo)
+                if len(set(los)) != len(los):
+                    raise Fallback("blocks write the same window")
+                for idx, lo in zip(st.indices(), los):
+                    part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
+                        if sb else src
+                    tgt[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = part
+                if st.wlog is not None:
+                    st.wlog.append((tgt, None, shp, los))
+            if tracing:
+                run = f.run
+                buf, origin = run.memory.locate(tgt)
+                if buf is not None and st.log is not None and run.trace is not None:
+                    st.log.append((tgt, buf, origin, list(offs), shp, True, sid.of(run.trace),
+                                   ()))
+                    rec = f.rec
+                    if rec is not None:
+                        nbytes = math.prod(shp) * tgt.itemsize
+                        note_gm(rec, f.costs, "gm_write", nbytes,
+                                gm_cycles(platform, tgt, list(shp), nbytes))
+                        if from_cube:
+                            note_drain(platform, rec, f.costs, shp, src.itemsize)
+            return tgt
+
+        return Core("write", core, [target, offset, fused_ops, source])
+
+
+__all__ = ["BatchCompiler"]

@@ -1,0 +1,484 @@
+"""Which launches can run batched: a static analysis of one region function.
+
+A region launched by the iterations of a `pl.parallel` loop nest (or by the blocks of
+one SPMD launch) runs *batched* when its blocks only differ by affine offsets: the
+scalars that differ per block ("varying": the loop variables passed as arguments,
+`pl.get_block_idx()`, integer arithmetic on them) only reach window offsets of
+slices / loads / assembles / stores, and everything computed from those windows goes
+through ops that act on trailing axes (elementwise, row/column reductions and
+expansions, casts, matmul). Control flow must be uniform (loop bounds and conditions
+independent of the block).
+
+The executor (`pypto.sim.batch`) then stacks the blocks' windows along leading batch
+axes and runs the body once. That is only equivalent to running the blocks one after
+the other when no block can see another block's writes: every tensor the region
+writes must be accessed, along some axis, at `coef * p + const` with one varying
+scalar `p` per batch axis, so that the blocks' footprints are disjoint (checked at
+launch time against the actual strides, see `Plan.separated`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Const,
+    Continue,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    ScopeKind,
+    Stmt,
+    Var,
+    While,
+    Yield,
+)
+from pypto.ir.types import ScalarType, ShapedType, TileType, Type
+from pypto.ops.facts import Role
+from pypto.ops.registry import OpDef, Unit, get
+from pypto.sim.engine.intrinsics.common import falsy_const
+
+BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
+
+# Integer scalar ops on block-varying values: affine ones keep an `Aff` (base + steps),
+# floor division and modulo by a constant materialise one value per block. (By the
+# Python operator the op implements: its registry `symbol`.)
+AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
+DIV_SYMBOLS = frozenset(("//", "%"))
+# ops whose result differs per block in ways the batch cannot express
+UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX))
+
+
+def index_symbol(op: OpDef) -> str | None:
+    """The operator of a binary scalar op the batch engine computes on varying integers
+    (`+ - *` affine, `// %` per block), else None."""
+    s = op.symbol
+    if op.unit is not Unit.SCALAR or len(op.params) != 2:
+        return None
+    return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
+
+
+
+
+class NotBatchable(Exception):
+    pass
+
+
+@dataclass
+class Access:
+    tensor: str  # the parameter it resolves to
+    forms: list  # per axis: (const, {symbol: coef}) or None
+    ext: tuple | None  # static window extents (None: unknown)
+    write: bool
+
+
+@dataclass
+class Plan:
+    """The outcome of analysing one region for one set of varying parameters."""
+
+    varying: set  # names of varying values
+    written: set  # parameters written
+    read_written: bool  # some written parameter is also read
+    accesses: list = field(default_factory=list)
+    separators: dict = field(default_factory=dict)  # tensor -> [(symbol, axis, coef, width)]
+    returns: list = field(default_factory=list)  # per returned value: the parameter it is
+    alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
+
+    def separated(self, sym_deltas: dict, bs: tuple) -> bool:
+        """Are the footprints of the blocks on every written tensor pairwise disjoint?
+        `sym_deltas[symbol]` is the per-batch-axis step of a varying scalar (None when it
+        is not affine)."""
+        for t in self.written:
+            for k, n in enumerate(bs):
+                if n <= 1:
+                    continue
+                ok = False
+                for sym, _axis, coef, width in self.separators.get(t, ()):
+                    d = sym_deltas.get(sym)
+                    if d is None or d[k] == 0:
+                        continue
+                    # the symbol must vary along axis k only (other batch axes of extent > 1
+                    # would move the footprint without separating it)
+                    if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
+                        continue
+                    if abs(coef * d[k]) >= width:
+                        ok = True
+                        break
+                if not ok:
+                    return False
+        return True
+
+
+def _static_shape(t: Type | None) -> tuple | None:
+    if isinstance(t, ShapedType):
+        return t.static_shape()
+    return None
+
+
+def _has_valid(t: Type | None) -> bool:
+    return isinstance(t, ShapedType) and t.valid_shape is not None
+
+
+class _Analyzer:
+    def __init__(self, func: Function, varying: set):
+        self.func = func
+        self.params = {p.var.name for p in func.params}
+        self.ptypes = {p.var.name: p.var.type for p in func.params}
+        self.varying = set(varying)
+        self.alias: dict[str, str] = {p.var.name: p.var.name for p in func.params
+                                      if isinstance(p.var.type, ShapedType)}
+        self.forms: dict[str, Any] = {}
+        self.accesses: list[Access] = []
+        self.changed = False
+        self.returns: list = []
+
+    # -- helpers -------------------------------------------------------------------
+
+    def is_var(self, e: Any) -> bool:
+        if isinstance(e, Var):
+            return e.name in self.varying
+        if isinstance(e, ListExpr):
+            return any(self.is_var(i) for i in e.items)
+        if isinstance(e, (list, tuple)):
+            return any(self.is_var(i) for i in e)
+        if isinstance(e, GetItem):
+            return self.is_var(e.value)
+        if isinstance(e, Call):
+            return self.call(e)
+        if isinstance(e, CallFunc):
+            raise NotBatchable("calls another function")
+        return False
+
+    def mark(self, name: str, v: bool) -> None:
+        if v and name not in self.varying:
+            self.varying.add(name)
+            self.changed = True
+
+    def form(self, e: Any) -> Any:
+        """The affine form (const, {symbol: coef}) of an integer scalar expression."""
+        if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+            return (e.value, {})
+        if isinstance(e, int) and not isinstance(e, bool):
+            return (e, {})
+        if isinstance(e, Var):
+            f = self.forms.get(e.name)
+            if f is not None:
+                return f
+            if e.name in self.varying:
+                return (0, {e.name: 1}) if e.name in self.params else None
+            return (0, {("u", e.name): 1})  # a uniform unknown
+        if isinstance(e, Call):
+            op = get(e.op)
+            if op.role is Role.BLOCK_INDEX:
+                return (0, {BLOCK: 1})
+            sym = index_symbol(op)
+            if sym in AFFINE_SYMBOLS:
+                a, b = self.form(e.args[0]), self.form(e.args[1])
+                if a is None or b is None:
+                    return None
+                if sym == "*":
+                    if not a[1]:
+                        a, b = b, a
+                    if b[1]:
+                        return None
+                    k = b[0]
+                    return (a[0] * k, {s: c * k for s, c in a[1].items()})
+                sign = 1 if sym == "+" else -1
+                coefs = dict(a[1])
+                for s, c in b[1].items():
+                    coefs[s] = coefs.get(s, 0) + sign * c
+                return (a[0] + sign * b[0], {s: c for s, c in coefs.items() if c})
+        if not self.is_var(e):
+            return (0, {("u", id(e)): 1})
+        return None
+
+    def resolve(self, e: Any) -> str | None:
+        if isinstance(e, Var):
+            return self.alias.get(e.name)
+        if isinstance(e, Call):
+            op = get(e.op)
+            w = op.window_write
+            if w is not None:
+                return self.resolve(dict(zip(op.params, e.args))[w.tensor])
+        return None
+
+    # -- calls ---------------------------------------------------------------------
+
+    def call(self, e: Call) -> bool:
+        op = e.op
+        try:
+            opdef = get(op)
+        except KeyError:
+            raise NotBatchable(f"unknown op {op}") from None
+        if opdef.role in UNSAFE:
+            raise NotBatchable(f"{op} in the region")
+        a = dict(zip(opdef.params, e.args))
+        rd, wr = opdef.window_read, opdef.window_write
+        if rd is not None:
+            src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
+            src = a[src_n]
+            if self.is_var(src):
+                raise NotBatchable("window of a varying value")
+            if isinstance(getattr(src, "type", None), TileType):
+                raise NotBatchable("window of an on-chip tile (a view of its storage)")
+            self.is_var(a[shape_n])
+            voff = self.is_var(a[off_n])
+            t = self.resolve(src)
+            shape = _const_list(a[shape_n])
+            extras = [a.get(k) for k in ("valid_shape", "clamp", "pad_value")]
+            if voff and (shape is None or any(not falsy_const(x) for x in extras)):
+                raise NotBatchable("varying window with a valid shape, clamp or pad")
+            if t is not None:
+                self.accesses.append(Access(t, self.offsets(a[off_n]), shape, False))
+            if voff and _has_valid(e.type):
+                raise NotBatchable("varying window with a valid shape")
+            return voff
+        if wr is not None:
+            tgt_n, src_n, off_n = wr.tensor, wr.source, wr.offset
+            tgt = a[tgt_n]
+            src = a.get(src_n)
+            if self.is_var(tgt):
+                raise NotBatchable("writing a varying value")
+            vs = self.is_var(src)
+            vo = self.is_var(a[off_n])
+            t = self.resolve(tgt)
+            shape = _static_shape(getattr(src, "type", None))
+            if vs or vo:
+                if t is None:
+                    raise NotBatchable("a varying write into a local tile")
+                if not falsy_const(a.get("atomic")) or not falsy_const(a.get("shapes")):
+                    raise NotBatchable("atomic / reshaping write")
+                if shape is None or _has_valid(getattr(src, "type", None)):
+                    raise NotBatchable("write of a dynamic or partially valid tile")
+                tt = self.ptypes.get(t)
+                if tt is None or len(tt.shape) != len(shape):
+                    raise NotBatchable("write of a value of another rank")
+            if t is not None:
+                self.accesses.append(Access(t, self.offsets(a[off_n]), shape, True))
+            return False  # the result is the (uniform) target
+        if opdef.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):
+            for v in e.args:
+                if self.is_var(v):
+                    raise NotBatchable(f"varying {op}")
+            t = self.resolve(e.args[0])  # (pl.read / pl.write take the tensor first)
+            if t is not None:
+                self.accesses.append(Access(t, [None], None, opdef.role is Role.ELEMENT_WRITE))
+            return False
+        vargs = [self.is_var(x) for x in e.args]
+        if opdef.role is Role.BLOCK_INDEX:
+            return BLOCK in self.varying
+        if not any(vargs):
+            return False
+        sym = index_symbol(opdef)
+        if sym in AFFINE_SYMBOLS:
+            if not all(_int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
+                raise NotBatchable("varying non-integer scalar arithmetic")
+            return True
+        if sym in DIV_SYMBOLS:
+            d = e.args[1]
+            if vargs[1] or not (isinstance(d, Const) and isinstance(d.value, int) and d.value):
+                raise NotBatchable("varying division")
+            if not _int_scalar(e.args[0]):
+                raise NotBatchable("varying non-integer scalar arithmetic")
+            return True
+        if not opdef.batchable:
+            raise NotBatchable(f"varying operand of {op}")
+        if _has_valid(e.type) or not isinstance(e.type, ShapedType):
+            raise NotBatchable(f"{op} with a valid shape")
+        rank = len(e.type.shape)
+        for x, v in zip(e.args, vargs):
+            t = getattr(x, "type", None)
+            if isinstance(t, ScalarType) and v:
+                raise NotBatchable("a varying scalar operand")
+            if isinstance(t, ShapedType):
+                if _has_valid(t):
+                    raise NotBatchable(f"{op} of a partially valid operand")
+                if v and len(t.shape) != rank:
+                    raise NotBatchable(f"{op} of operands of different ranks")
+                if opdef.matmul is not None and len(t.shape) != 2:
+                    raise NotBatchable("matmul of non-2-D operands")
+        return True
+
+    def offsets(self, off: Any) -> list:
+        items = off.items if isinstance(off, ListExpr) else (off if isinstance(off, (list, tuple))
+                                                             else None)
+        if items is None:
+            return [None]
+        return [self.form(i) for i in items]
+
+    # -- statements ----------------------------------------------------------------
+
+    def body(self, stmts: tuple[Stmt, ...]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: Stmt) -> None:
+        if isinstance(s, Assign):
+            v = s.value
+            if isinstance(v, CallFunc):
+                raise NotBatchable("a call or launch inside the region")
+            var = self.is_var(v)
+            for t in s.targets:
+                self.mark(t.name, var)
+            if len(s.targets) == 1:
+                name = s.targets[0].name
+                if isinstance(s.targets[0].type, ScalarType):
+                    f = self.form(v)
+                    if f is not None:
+                        self.forms[name] = f
+                r = self.resolve(v)
+                if r is not None:
+                    self.alias[name] = r
+        elif isinstance(s, Eval):
+            if isinstance(s.expr, CallFunc):
+                raise NotBatchable("a call inside the region")
+            self.is_var(s.expr)
+        elif isinstance(s, (For, While)):
+            if isinstance(s, For) and (self.is_var(s.start) or self.is_var(s.stop)
+                                       or self.is_var(s.step)):
+                raise NotBatchable("loop bounds differ per block")
+            for it, init in zip(s.iter_args, s.inits):
+                self.mark(it.name, self.is_var(init))
+                r = self.resolve(init)
+                if r is not None:
+                    self.alias[it.name] = r
+            self.loop_body = getattr(self, "loop_body", 0) + 1
+            self.body(s.body)
+            self.loop_body -= 1
+            ys = _last_yield(s.body)
+            for i, it in enumerate(s.iter_args):
+                if ys is not None and i < len(ys.values):
+                    self.mark(it.name, self.is_var(ys.values[i]))
+                    if self.resolve(ys.values[i]) != self.alias.get(it.name):
+                        self.alias.pop(it.name, None)
+            for it, res in zip(s.iter_args, s.results):
+                self.mark(res.name, it.name in self.varying)
+                if it.name in self.alias:
+                    self.alias[res.name] = self.alias[it.name]
+            if isinstance(s, While) and self.is_var(s.cond):
+                raise NotBatchable("a while condition differs per block")
+        elif isinstance(s, If):
+            if self.is_var(s.cond):
+                raise NotBatchable("a condition differs per block")
+            self.body(s.then_body)
+            self.body(s.else_body)
+            for i, r in enumerate(s.results):
+                for br in (s.then_body, s.else_body):
+                    ys = _last_yield(br)
+                    if ys is not None and i < len(ys.values):
+                        self.mark(r.name, self.is_var(ys.values[i]))
+        elif isinstance(s, Scope):
+            if s.kind is ScopeKind.SPLIT_AIV or s.task is not None:
+                raise NotBatchable("split / task scope")
+            self.body(s.body)
+        elif isinstance(s, Yield):
+            for v in s.values:
+                self.is_var(v)
+        elif isinstance(s, Return):
+            for v in s.values:
+                if self.is_var(v):
+                    raise NotBatchable("returns a varying value")
+            self.returns = [self.resolve(v) for v in s.values]
+        elif isinstance(s, (Break, Continue)):
+            pass
+        else:
+            raise NotBatchable(f"{type(s).__name__} statement")
+
+
+def _int_scalar(x: Any) -> bool:
+    t = getattr(x, "type", None)
+    if isinstance(t, ScalarType):
+        return t.dtype.is_int()
+    return isinstance(x, int) or (isinstance(x, Const) and isinstance(x.value, int))
+
+
+def _const_list(e: Any) -> tuple | None:
+    items = e.items if isinstance(e, ListExpr) else e if isinstance(e, (list, tuple)) else None
+    if items is None:
+        return None
+    out = []
+    for i in items:
+        if isinstance(i, Const) and isinstance(i.value, int):
+            out.append(i.value)
+        elif isinstance(i, int):
+            out.append(i)
+        else:
+            return None
+    return tuple(out)
+
+
+def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
+    for s in reversed(stmts):
+        if isinstance(s, Yield):
+            return s
+    return None
+
+
+def analyze(func: Function, varying: set) -> Plan | str:
+    """The batching plan of `func` when the parameters / symbols in `varying` differ per
+    block, or the reason it cannot run batched."""
+    try:
+        for _ in range(8):
+            an = _Analyzer(func, varying)
+            an.body(func.body)
+            if not an.changed or set(an.varying) == set(varying):
+                break
+            varying = set(an.varying)
+        else:
+            return "no fixpoint"
+        an = _Analyzer(func, varying)
+        an.body(func.body)
+    except NotBatchable as exc:
+        return str(exc)
+    written = {a.tensor for a in an.accesses if a.write}
+    read_written = any(not a.write and a.tensor in written for a in an.accesses)
+    plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
+                alias=dict(an.alias))
+    syms = [p for p in varying if p in an.params or p == BLOCK]
+    for t in written:
+        accs = [a for a in an.accesses if a.tensor == t]
+        if any(a.ext is None or any(f is None for f in a.forms) for a in accs):
+            return f"an access to '{t}' with an unknown window"
+        seps = []
+        rank = len(accs[0].forms)
+        for sym in syms:
+            for ax in range(rank):
+                coef = None
+                lo = hi = None
+                ok = True
+                for a in accs:
+                    if len(a.forms) != rank or a.ext is None or len(a.ext) != rank:
+                        ok = False
+                        break
+                    const, coefs = a.forms[ax]
+                    if set(coefs) != {sym} or (coef is not None and coefs[sym] != coef):
+                        ok = False
+                        break
+                    coef = coefs[sym]
+                    lo = const if lo is None else min(lo, const)
+                    hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
+                if ok and coef is not None and lo is not None and hi is not None:
+                    seps.append((sym, ax, coef, hi - lo))
+        plan.separators[t] = seps
+    return plan
+
+
+__all__ = [
+    "AFFINE_SYMBOLS",
+    "BLOCK",
+    "DIV_SYMBOLS",
+    "Access",
+    "NotBatchable",
+    "Plan",
+    "analyze",
+    "index_symbol",
+]

@@ -1,0 +1,316 @@
+"""Batched execution: the independent blocks of a launch run as one vectorised pass.
+
+Two shapes of launch run batched (see `pypto.sim.batch.plan` for when):
+
+* a `pl.parallel` loop nest in orchestration whose body is one launch (the usual
+  "one task per tile" kernel): the iterations become the batch, one task each
+  (`launch_loop`);
+* an SPMD launch of N blocks (no syncall): the blocks become the batch (`run_spmd`).
+
+Every value of the region is either *uniform* (the same for all blocks: a plain value,
+exactly what block-by-block execution computes) or *batched*: an array with one leading
+axis per batch axis (extent 1 where the value does not depend on that axis; numpy
+broadcasting does the rest). Block-varying integer scalars are `Aff` (base + a step per
+batch axis), so the windows of all blocks are one strided view of the tensor. The body
+runs once, in a `BatchFrame`; the trace is rebuilt afterwards by replaying the logged
+accesses per task (or block) in program order, with the per-block costs, so the trace
+equals the one block-by-block execution records. Anything unexpected at run time (a
+bound check that fails, a valid-shape-tagged value, an error of any kind) abandons the
+batch, restores the tensors the region both reads and writes, and runs block by block,
+which reports exactly what it always reported.
+
+Which mode a launch runs in is decided in one place, `pypto.sim.runtime.launch`; this
+module runs the batched mode.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from pypto.ops.numeric import _QUIET
+from pypto.sim.batch.compiler import BatchCompiler
+from pypto.sim.batch.fills import fill_unwritten, write_only
+from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.plan import BLOCK, Plan, analyze
+from pypto.sim.batch.state import Aff, BatchState, Fallback, LoggedAccess, lo_at
+from pypto.sim.device.memory import PendingFill
+from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
+from pypto.sim.machine.frame import TaskFrame
+from pypto.sim.trace.trace import TaskRecord
+
+
+class BatchedRegion:
+    """A region compiled for batched execution under one plan."""
+
+    __slots__ = ("cf", "covered", "names", "plan", "write_only", "written")
+
+    def __init__(self, plan: Plan, cf: CompiledFunction):
+        self.plan = plan
+        self.cf = cf
+        self.names = [p[0] for p in cf.params]
+        # the parameters the region writes (by position): `_prepare` checks on every call
+        # that each is passed once and overlaps no other argument
+        self.written = tuple(j for j, n in enumerate(self.names) if n in plan.written)
+        self.write_only: dict[str, bool] = {}  # parameter -> fills.write_only (memoised)
+        self.covered: list = [None]  # the last coverage answer (fills.fill_unwritten)
+
+
+class BatchCache:
+    """What an executable remembers about batching its regions (static decisions only:
+    shared by every run of it)."""
+
+    def __init__(self) -> None:
+        self.regions: dict[tuple, BatchedRegion | None] = {}  # (region, varying) -> ...
+        self.prepared: dict[tuple, tuple] = {}  # `_prepare`'s static part per call shape
+        self.refusals: dict[str, str] = {}  # region -> why it cannot run batched
+
+    def region(self, host: Host, cf: CompiledFunction, varying: frozenset[str]
+               ) -> BatchedRegion | None:
+        key = (cf.name, varying)
+        if key in self.regions:
+            return self.regions[key]
+        plan = analyze(cf.func, set(varying))
+        region = None
+        if isinstance(plan, Plan):
+            region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
+        else:
+            self.refusals[cf.name] = plan
+        self.regions[key] = region
+        return region
+
+
+def _prepare(host: Host, cache: BatchCache, cf: CompiledFunction, args: list, bs: tuple,
+             spmd: bool) -> BatchedRegion | None:
+    # the static part (plan, separation) is memoised per region, varying steps and batch
+    # shape; the tensors themselves are checked on every call
+    key: tuple | None
+    try:
+        key = (cf.name, spmd, bs, *[a.d if type(a) is Aff else None for a in args])
+        hit = cache.prepared.get(key)
+    except TypeError:
+        key, hit = None, None
+    if hit is None:
+        hit = _prepare_static(host, cache, cf, args, bs, spmd)
+        if key is not None:
+            if len(cache.prepared) > 1024:
+                cache.prepared.clear()
+            cache.prepared[key] = hit
+    region, written = hit
+    if region is None:
+        return None
+    for j in written:
+        a = args[j]
+        if not isinstance(a, np.ndarray):
+            continue
+        if type(a) is not np.ndarray or not a.flags.writeable:
+            return None
+        passed = 0
+        for b in args:
+            if b is a:
+                passed += 1
+            elif isinstance(b, np.ndarray) and np.may_share_memory(a, b):
+                return None
+        if passed > 1:
+            return None
+    return region
+
+
+def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: list,
+                    bs: tuple, spmd: bool) -> tuple:
+    names = [p[0] for p in cf.params]
+    varying = {n for n, a in zip(names, args) if type(a) is Aff}
+    if spmd:
+        varying.add(BLOCK)
+    region = cache.region(host, cf, frozenset(varying))
+    if region is None:
+        return None, ()
+    deltas = {n: a.d for n, a in zip(names, args) if type(a) is Aff}
+    if spmd:
+        deltas[BLOCK] = (1,)
+    if not region.plan.separated(deltas, bs):
+        return None, ()
+    return region, region.written
+
+
+def _run(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool, label: str,
+         tid: int, mult: int, wlog: bool) -> tuple:
+    """Run the batched body; returns (rets, its frame) or raises Fallback after undoing
+    what it did."""
+    run = fr.run
+    snaps = [(a, a.copy()) for n, a in zip(region.names, args)
+             if n in region.plan.written and isinstance(a, np.ndarray)] \
+        if region.plan.read_written else []
+    tracing = run.trace is not None
+    st = BatchState(bs, spmd, tracing, wlog)
+    proto = TaskRecord(tid, "", "", "", 1) if tracing else None
+    f = BatchFrame(run, st, proto, label, bs[0] if spmd else 1, tid, mult)
+    work = run.work
+    try:
+        if _QUIET[0]:  # the run already ignores floating-point errors (Executable.run)
+            rets = region.cf.call(args, f)
+        else:
+            with np.errstate(all="ignore"):
+                rets = region.cf.call(args, f)
+    except Exception as exc:  # any failure: undo, run block by block
+        for a, copy in snaps:
+            a[...] = copy
+        run.work = work
+        run.batch.fallback += 1
+        raise Fallback(str(exc)) from exc
+    run.batch.batched += 1
+    return rets, f
+
+
+def _replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple) -> None:
+    for a, buf, origin, lo, ext, write, site, rest in items:
+        fr.record(a, buf, origin, lo_at(lo, idx), tuple(ext), write, site, *rest)
+
+
+def _add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
+    rec.units |= proto.units
+    oc = rec.op_counts
+    for k, v in proto.op_counts.items():
+        oc[k] = oc.get(k, 0) + v
+    by = rec.bytes
+    for k, v in proto.bytes.items():
+        by[k] = by.get(k, 0) + v
+    rec.flops += proto.flops
+    rec.vector_elements += proto.vector_elements
+
+
+def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFunction,
+                site: LaunchSite, args: list, bs: tuple, pre_work: int,
+                carries: list[tuple[int, int]]) -> tuple[tuple, int] | None:
+    """Run the tasks of a parallel launch loop nest (batch shape `bs`) batched. Returns
+    (rets, last task id), or None to run the loop block by block instead."""
+    run = fr.run
+    region = _prepare(host, cache, cf, args, bs, False)
+    if region is None:
+        return None
+    names = region.names
+    rets_alias = region.plan.returns
+    for j, o in carries:  # carried tensors must come back as themselves
+        if o >= len(rets_alias) or rets_alias[o] != names[j]:
+            return None
+    n_tasks = math.prod(bs)
+    if run.work + pre_work + n_tasks > run.settings.max_work:
+        return None
+    host.check_budget(cf, site.label, site.span)
+    w0 = run.work
+    run.work += pre_work + n_tasks
+    tid0 = run.next_tid
+    t0 = time.perf_counter() if run.trace is not None else 0.0
+    kept = _pending_args(run.memory.pending, region, args, run.memory) \
+        if run.memory.pending else None
+    try:
+        rets, f = _run(fr, region, args, bs, False, site.label, tid0, n_tasks, bool(kept))
+    except Fallback:
+        run.work = w0
+        run.memory.forget_views()
+        return None
+    st = f.batch
+    if kept:
+        assert st.wlog is not None
+        fill_unwritten(run.memory, kept, st.wlog, st, region.covered)
+    run.next_tid = tid0 + n_tasks
+    trace = run.trace
+    if trace is not None:
+        assert f.rec is not None and st.log is not None
+        dt = (time.perf_counter() - t0) / n_tasks
+        targs = task_args(fr, cf, args)
+        for flat, idx in enumerate(np.ndindex(*bs)):
+            rec = TaskRecord(tid0 + flat, site.hint, site.func, site.kind, 1, site.span,
+                             parent=None, deps=[])
+            rec.args = list(targs)
+            trace.add_task(rec)
+            task = TaskFrame(run, rec, site.label, 0)
+            _replay(task, st.log, idx)
+            _add_costs(rec, f.rec)
+            task.costs = dict(f.costs)
+            task.close_block()
+            rec.seconds = dt
+            trace.finish_task(rec, run.memory.buffers)
+    run.memory.forget_views()
+    return rets, tid0 + n_tasks - 1
+
+
+def task_args(fr: TaskFrame, cf: CompiledFunction, args: list) -> list[tuple]:
+    """The trace's (param, buffer, direction, lo, hi) of the tensor arguments of a task."""
+    out = []
+    for p, a in zip(cf.params, args):
+        if isinstance(a, np.ndarray):
+            buf, origin = fr.run.memory.locate(a)
+            if buf is not None:
+                lo = origin if origin is not None else (0,) * buf.array.ndim
+                hi = tuple(o + s for o, s in zip(lo, a.shape)) if origin is not None \
+                    else tuple(buf.array.shape)
+                out.append((p[0], buf.name, p[2], tuple(lo), hi))
+    return out
+
+
+def _pending_args(pending: list[PendingFill], region: BatchedRegion, args: list,
+                  memory: Any) -> list[PendingFill]:
+    """The deferred fills among this launch's arguments that may still wait until after
+    the batched run (the region only writes them through windows); the other pending
+    buffers passed in are filled now."""
+    names = region.names
+    kept = []
+    flush = []
+    for item in pending:
+        a = item.array
+        # fast: passed as a written parameter, which `_prepare` found passed once and
+        # overlapping no other argument
+        for j in region.written:
+            if args[j] is a:
+                params = [names[j]]
+                break
+        else:
+            params = [n for n, x in zip(names, args) if isinstance(x, np.ndarray) and
+                      (x is a or np.may_share_memory(x, a))]
+            if not params:
+                continue
+        if len(params) == 1 and all(x is a for n, x in zip(names, args) if n in params) and \
+                _write_only(region, params[0]):
+            kept.append(item)
+        else:
+            flush.append(a)
+    if flush:
+        memory.flush_pending(flush)
+    return kept
+
+
+def _write_only(region: BatchedRegion, param: str) -> bool:
+    r = region.write_only.get(param)
+    if r is None:
+        r = region.write_only[param] = write_only(region.cf.func, region.plan.alias, param)
+    return r
+
+
+def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunction, args: list,
+             n: int) -> tuple | None:
+    """Run the `n` blocks of one SPMD launch (the task of frame `task`) batched. Returns
+    the region's returns, or None to run the blocks one by one instead."""
+    region = _prepare(host, cache, cf, args, (n,), True)
+    if region is None:
+        return None
+    assert task.region is not None
+    try:
+        rets, f = _run(task, region, args, (n,), True, task.region, task.task_id, n, False)
+    except Fallback:
+        return None
+    rec = task.rec
+    if rec is not None:
+        assert f.rec is not None and f.batch.log is not None
+        for b in range(n):
+            task.block = b
+            _replay(task, f.batch.log, (b,))
+            _add_costs(rec, f.rec)
+            task.costs = dict(f.costs)
+            task.close_block()
+    return rets
+
+
+__all__ = ["BatchCache", "BatchedRegion", "launch_loop", "run_spmd", "task_args"]

@@ -1,0 +1,200 @@
+"""Values and state of a batched run: affine block-varying scalars (`Aff`), the
+`BatchState` of one batched run (its batch shape, the accesses it logs for the trace,
+the window writes it makes into buffers whose fill waits), and `Fallback`."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+# A logged access: (array, buffer, origin, offsets, extent, write, site, extra record args)
+LoggedAccess = tuple
+# A window write into a buffer whose fill is pending: (target, offsets or None, extent,
+# per-block origins or None)
+WindowWrite = tuple
+
+
+class Fallback(Exception):
+    """Abandon the batch; run block by block."""
+
+
+class Aff:
+    """An integer that differs per block: `base + sum(d[k] * index[k])`."""
+
+    __slots__ = ("base", "d")
+
+    def __init__(self, base: int, d: tuple):
+        self.base = base
+        self.d = d
+
+    # Equal by value: the window memo (`BatchState.window_at`) compares the offsets of
+    # this call with the previous call's, and derived offsets are fresh objects.
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is Aff and self.base == other.base and self.d == other.d
+
+    def __hash__(self) -> int:
+        return hash((self.base, self.d))
+
+    def at(self, idx: tuple) -> int:
+        v = self.base
+        for x, i in zip(self.d, idx):
+            v += x * i
+        return v
+
+    def __repr__(self) -> str:
+        return f"Aff({self.base}, {self.d})"
+
+
+def at(v: Any, idx: tuple) -> Any:
+    """The value of `v` (an `Aff`, a per-block integer array, or uniform) in block `idx`."""
+    if type(v) is Aff:
+        return v.at(idx)
+    if isinstance(v, np.ndarray) and v.ndim == len(idx) and v.dtype.kind in "iu":
+        return int(v[tuple(i if n > 1 else 0 for i, n in zip(idx, v.shape))])
+    return v
+
+
+def lo_at(lo: Any, idx: tuple) -> tuple:
+    """The offsets `lo` in block `idx`."""
+    return tuple(int(at(o, idx)) for o in lo)
+
+
+class BatchState:
+    """One batched run: its batch shape (one leading axis per batch axis), the block
+    index of an SPMD batch, and what it logs."""
+
+    __slots__ = ("blk", "bs", "log", "nb", "wlog")
+
+    def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool):
+        self.bs = bs
+        self.nb = len(bs)
+        self.blk = Aff(0, (1,)) if spmd else None
+        # traced runs: the accesses, replayed per task (or block) afterwards
+        self.log: list[LoggedAccess] | None = [] if trace else None
+        # the window writes into buffers whose fill waits for this run
+        # (pypto.sim.batch.fills)
+        self.wlog: list[WindowWrite] | None = [] if wlog else None
+
+    def materialize(self, v: Any) -> Any:
+        if type(v) is Aff:
+            out = np.asarray(v.base, dtype=np.int64)
+            for k, (x, n) in enumerate(zip(v.d, self.bs)):
+                if x:
+                    shape = [1] * self.nb
+                    shape[k] = n
+                    out = out + (np.arange(n, dtype=np.int64) * x).reshape(shape)
+            return out
+        return v
+
+    # -- windows -------------------------------------------------------------------
+
+    def _geometry(self, a: np.ndarray, offs: list, shp: tuple, write: bool) -> tuple | None:
+        """(shape, strides, first element's index) of all blocks' windows of `a` as one
+        strided view, None when the offsets are not affine; raises Fallback when a
+        window leaves `a` or blocks would write the same window."""
+        nb, bs = self.nb, self.bs
+        st = a.strides
+        ashape = a.shape
+        base = []
+        bstr = [0] * nb
+        moved = [False] * nb
+        for ax, o in enumerate(offs):
+            if type(o) is Aff:
+                b = lo = hi = o.base
+                s_ax = st[ax]
+                for k, x in enumerate(o.d):
+                    if x:
+                        moved[k] = True
+                        bstr[k] += x * s_ax
+                        span = x * (bs[k] - 1)
+                        if span < 0:
+                            lo += span
+                        else:
+                            hi += span
+            elif isinstance(o, np.ndarray):
+                return None
+            else:
+                b = lo = hi = int(o)
+            if lo < 0 or hi + shp[ax] > ashape[ax]:
+                raise Fallback("out of bounds")
+            base.append(b)
+        bshape = []
+        for k in range(nb):
+            n = bs[k]
+            if moved[k] and n > 1:
+                bshape.append(n)
+            else:
+                if write and n > 1:
+                    raise Fallback("blocks write the same window")
+                bshape.append(1)
+                bstr[k] = 0
+        return tuple(bshape) + tuple(shp), tuple(bstr) + st, base
+
+    def window(self, a: np.ndarray, offs: list, shp: tuple, write: bool) -> np.ndarray | None:
+        """All blocks' windows of `a` as one strided view (leading batch axes), or None
+        when the offsets are not affine."""
+        g = self._geometry(a, offs, shp, write)
+        if g is None:
+            return None
+        shape, strides, base = g
+        st = a.strides
+        # fast path (sim speed: as_strided costs ~3 us): the view straight on the memory
+        # of the array owning it
+        root = a.base if a.base is not None else a
+        if type(a) is np.ndarray and type(root) is np.ndarray and root.base is None and \
+                root.flags.c_contiguous and all(x >= 0 for x in strides):
+            off = sum(b * x for b, x in zip(base, st))
+            if root is not a:
+                off += a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            if off >= 0:
+                v = np.ndarray(shape, a.dtype, root, off, strides)
+                if not (write and a.flags.writeable):
+                    v.flags.writeable = False
+                return v
+        v0 = a[tuple(slice(b, b + s) for b, s in zip(base, shp))]
+        return as_strided(v0, shape, strides, writeable=write)
+
+    def window_at(self, site: list, a: np.ndarray, offs: list, shp: tuple, write: bool
+                  ) -> np.ndarray | None:
+        """`window`, remembering at `site` (a one-item list owned by the calling op) the
+        geometry of its last result. When the array's layout, the offsets and the batch
+        shape equal the previous call's, the bounds and overlap checks `window` made then
+        hold now, and the view is built from the remembered shape, strides and byte
+        offset (sim speed: `window` is ~3 us of Python per call). A C-contiguous array
+        is the buffer of its own windows (a read-only one gives read-only windows, as
+        `window` makes them)."""
+        g = site[0]
+        if g is not None and type(a) is np.ndarray:
+            try:
+                same = g[0] == offs and g[1] == self.bs and g[2] == a.shape and \
+                    g[3] == a.strides and g[4] == a.dtype
+            except ValueError:  # an array offset compared with an int
+                same = False
+            if same:
+                v = np.ndarray(g[5], a.dtype, a, g[6], g[7])
+                if not write:
+                    v.flags.writeable = False
+                return v
+        if type(a) is not np.ndarray or not a.flags.c_contiguous:
+            return self.window(a, offs, shp, write)
+        g = self._geometry(a, offs, shp, write)
+        if g is None:
+            return None
+        shape, strides, base = g
+        if not all(x >= 0 for x in strides):
+            return self.window(a, offs, shp, write)
+        off = sum(b * x for b, x in zip(base, a.strides))
+        v = np.ndarray(shape, a.dtype, a, off, strides)
+        if not write:
+            v.flags.writeable = False
+        if all(type(o) is Aff or type(o) is int for o in offs):
+            site[0] = (list(offs), self.bs, a.shape, a.strides, a.dtype, shape, off, strides)
+        return v
+
+    def indices(self) -> Iterator[tuple]:
+        return iter(np.ndindex(*self.bs))
+
+
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "WindowWrite", "at", "lo_at"]

@@ -1,0 +1,39 @@
+"""The checks of simulated runs, selected by `SimConfig.checks` / `simulate(checks=...)`:
+
+* `"oob"`: the bounds of every slice / load / store / assemble / read / write, checked by
+  the memory intrinsics (`pypto.sim.engine.intrinsics`). With
+  `SimConfig.oob_reads="warn"` a read past the end of a tensor is recorded (`oob`:
+  `OobRead`, `SimResult.oob_reads`) instead of faulting.
+* `"ub"` (`budget`): the on-chip budget of every region, at its first launch.
+* `"race"` (`races`): accesses of the same elements by tasks the runtime would not
+  order (declared directions, `deps=`, manual scopes), by blocks of one SPMD task
+  and by iterations of a `pl.parallel` loop; found after the run from the trace,
+  collected into `SimResult.races` (a `RaceReport`), raised as `RaceError` when strict.
+* `"uninit"` (`uninit`): reads of `pl.Out` residue and of never-written
+  `pl.create_tensor` / `pl.create_tile` elements, checked during the run against
+  per-buffer "written" bitmaps; `UninitializedReadError` at the culprit when strict,
+  else collected into `SimResult.uninit_reads`.
+
+The core's default is `("oob", "ub")`; the workbench runs all four.
+"""
+from pypto.sim.checks.oob import OobRead
+from pypto.sim.checks.races import Race, RaceError, RaceReport, RaceSide, find_races, happens_before
+from pypto.sim.checks.uninit import UninitializedReadError, UninitRead, UninitTracker
+from pypto.sim.config import CHECKS as ALL_CHECKS
+
+DEFAULT_CHECKS = ("oob", "ub")
+
+__all__ = [
+                                    "ALL_CHECKS",
+                                    "DEFAULT_CHECKS",
+                                    "OobRead",
+                                    "Race",
+                                    "RaceError",
+                                    "RaceReport",
+                                    "RaceSide",
+                                    "UninitRead",
+                                    "UninitTracker",
+                                    "UninitializedReadError",
+                                    "find_races",
+                                    "happens_before",
+]

@@ -1,0 +1,161 @@
+"""How to simulate: the user's `SimConfig` and the `Settings` a run derives from it.
+
+`SimConfig` is what a caller passes (`kernel(x, y, config=...)`, `simulate(...)`);
+`Settings` is the immutable per-run configuration every part of the simulator reads:
+the config with its platform resolved, the check switches as booleans, and the
+decisions that follow from them (the race check traces; the uninit check runs block by
+block). One `Settings` serves any number of runs, concurrently.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.platform import Platform, get_platform
+
+CHECKS = ("oob", "ub", "race", "uninit")
+_CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
+            "oob_reads": ("fault", "warn")}
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """How to simulate.
+
+    platform: "a2a3sim" (default: the compiled program's platform) or "a5sim".
+    checks:   any of "oob" (bounds of every slice/load/store/assemble/read/write), "ub"
+              (on-chip budget of every region), "race" (accesses of the same elements
+              by tasks the runtime does not order; implies trace=True) and "uninit"
+              (reads of memory nothing wrote); see `pypto.sim.checks`. The core's
+              default is ("oob", "ub"); the workbench runs all four. Argument checks
+              and the work limits are always on.
+    strict:   a race or an uninitialized read raises (`RaceError` after the run with
+              every race in `err.report`; `UninitializedReadError` at the first read).
+              With strict=False they are collected into `SimResult.races` /
+              `SimResult.uninit_reads` and the run completes.
+    trace:    record tasks, accesses, the task graph, costs and last writers.
+    seed:     seeds the garbage pattern of uninitialised integer memory.
+    padding:  what a load puts in the part of a tile outside its valid shape when no
+              pad_value is given: "zero" (like the reference CPU backend) or "nan"
+              (poison, to catch kernels that read padding).
+    uninit:   contents of fresh device memory (`pl.Out` buffers, `pl.create_tensor`
+              without init_value, `pl.create_tile`): "residue" (NaN / garbage, like
+              hardware) or "zero".
+    oob_reads: what a read past the end of a global tensor does under the "oob" check:
+              "fault" (raise, naming tensor, region, block and window) or "warn" (record
+              it in `SimResult.oob_reads` and read fresh memory - residue or zeros, per
+              `uninit` - for the overhang, as the device reads whatever follows the
+              tensor). Writes past the end always fault.
+    max_work: fail fast past this many loop iterations + blocks in total.
+    batch:    run the independent blocks of a `pl.parallel` launch loop / an SPMD launch
+              as one vectorised pass when they only differ by affine offsets (same
+              outputs and trace as block by block; see `pypto.sim.batch`).
+    """
+
+    platform: str | None = None
+    checks: tuple = ("oob", "ub")
+    strict: bool = True
+    trace: bool = False
+    seed: int = 0
+    padding: str = "zero"
+    uninit: str = "residue"
+    oob_reads: str = "fault"
+    max_work: int = 10 ** 8
+    batch: bool = True
+
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"SimConfig.{name} must be one of "
+                                 f"{', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
+
+    @staticmethod
+    def from_any(config: Any, **overrides: Any) -> SimConfig:
+        """A `SimConfig` from a SimConfig, a dict, a RunConfig-like object or None."""
+        if isinstance(config, SimConfig):
+            base = config
+        elif config is None:
+            if not overrides:
+                return DEFAULT_CONFIG  # sim speed: no per-call construct + replace
+            base = SimConfig()
+        elif isinstance(config, dict):
+            base = SimConfig(**{k: v for k, v in config.items()
+                                if k in SimConfig.__dataclass_fields__})
+        else:  # a RunConfig-like object
+            base = SimConfig(**{k: getattr(config, k) for k in SimConfig.__dataclass_fields__
+                                if getattr(config, k, None) is not None})
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if "checks" in overrides:
+            overrides["checks"] = tuple(overrides["checks"])
+        cfg = dataclasses.replace(base, **overrides)
+        return dataclasses.replace(cfg, checks=check_names(cfg.checks))
+
+
+DEFAULT_CONFIG = SimConfig()
+
+
+def check_names(checks: Any) -> tuple:
+    """`checks` as a tuple, rejecting unknown names."""
+    if isinstance(checks, str):
+        checks = tuple(c.strip() for c in checks.replace(" ", ",").split(",") if c.strip())
+    checks = tuple(checks or ())
+    bad = [c for c in checks if c not in CHECKS]
+    if bad:
+        raise ValueError(f"unknown simulator check(s) {', '.join(map(repr, bad))}; choose from "
+                         f"{', '.join(CHECKS)}")
+    return checks
+
+
+def config_platform(config: Any) -> str | None:
+    """The platform a run config asks for (validated), or None for the default."""
+    if config is None:
+        return None
+    p = config.get("platform") if isinstance(config, dict) else getattr(config, "platform", None)
+    if p is None:
+        return None
+    return get_platform(p).name
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The immutable configuration of a run: what every part of the simulator reads."""
+
+    config: SimConfig  # as resolved: platform named, trace on when the race check is
+    platform: Platform
+    trace: bool
+    check_oob: bool
+    check_ub: bool
+    check_race: bool
+    check_uninit: bool
+    batch: bool  # batched blocks (off under PYPTO_SIM_BATCH=0 and the uninit check)
+    zero_fresh: bool  # fresh device memory holds zeros, not residue
+    warn_oob_reads: bool  # oob_reads="warn"
+    strict: bool
+    seed: int
+    max_work: int
+
+    @staticmethod
+    def of(cfg: SimConfig, default_platform: str | None) -> Settings:
+        platform = get_platform(cfg.platform or default_platform)
+        checks = set(cfg.checks or ())
+        trace = bool(cfg.trace) or "race" in checks  # the race check reads the trace
+        cfg = dataclasses.replace(cfg, platform=platform.name, trace=trace,
+                                  checks=tuple(cfg.checks or ()))
+        batch = bool(cfg.batch) and os.environ.get("PYPTO_SIM_BATCH", "1") != "0" and \
+            "uninit" not in checks  # the written-bitmaps are kept by the per-block path
+        return Settings(cfg, platform, trace, "oob" in checks, "ub" in checks,
+                        "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
+                        cfg.oob_reads == "warn", bool(cfg.strict),
+                        int(cfg.seed), int(cfg.max_work))
+
+
+__all__ = [
+    "CHECKS",
+    "DEFAULT_CONFIG",
+    "Settings",
+    "SimConfig",
+    "check_names",
+    "config_platform",
+]

@@ -1,0 +1,340 @@
+"""Compiling statements into closures `s(env) -> signal` (None, BREAK, CONTINUE, RETURN).
+Mixed into `FnCompiler` (`pypto.sim.engine.compiler`)."""
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from typing import Any
+
+from pypto.errors import SimulationError
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Continue,
+    Eval,
+    For,
+    If,
+    LoopKind,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+)
+from pypto.ir.nodes import Stmt as IRStmt
+from pypto.ops.registry import Unit, get
+from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
+
+
+class StmtCompiler(abc.ABC):
+    """Statement compilers; the compiler of expressions (`FnCompiler`) derives from it."""
+
+    in_region: bool
+    cube_vars: set[str]  # values held in L0C (storing them drains it)
+
+    @abc.abstractmethod
+    def expr(self, e: Any, tolerant: bool = False) -> Expr:
+        """The closure computing expression `e`."""
+
+    @abc.abstractmethod
+    def call(self, e: Call, target: str | None = None) -> Expr:
+        """The closure of the op call `e` (assigned to `target`)."""
+
+    @abc.abstractmethod
+    def launch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
+        """The closure launching the task `e` (assigning its outputs to `targets`)."""
+
+    @abc.abstractmethod
+    def parallel_loop(self, s: For, seq: Stmt) -> Stmt:
+        """The closure of the orchestration `pl.parallel` loop `s` compiled as `seq`."""
+
+    # -- statements -------------------------------------------------------------------
+
+    def body(self, stmts: tuple) -> Stmt:
+        fns = [self.stmt(s) for s in stmts]
+        if not fns:
+            return lambda env: None
+        if len(fns) == 1:
+            return fns[0]
+        if len(fns) == 2:
+            f0, f1 = fns
+
+            def run2(env: Env) -> str | None:
+                r = f0(env)
+                if r is not None:
+                    return r
+                return f1(env)
+
+            return run2
+
+        def run(env: Env) -> str | None:
+            for f in fns:
+                r = f(env)
+                if r is not None:
+                    return r
+            return None
+
+        return run
+
+    def stmt(self, s: IRStmt) -> Stmt:
+        compile_ = _STATEMENTS.get(type(s))
+        if compile_ is None:
+            raise SimulationError(f"the simulator cannot run {type(s).__name__} statements",
+                                  getattr(s, "span", None))
+        return compile_(self, s)
+
+    def s_assign(self, s: Assign) -> Stmt:
+        v = s.value
+        targets = s.targets
+        if isinstance(v, CallFunc) and v.launch:
+            return self.launch(v, targets)
+        if len(targets) == 1:
+            name = targets[0].name
+            if isinstance(v, Call):
+                vf = self.call(v, target=name)
+                self.note_cube(name, v)
+            else:
+                vf = self.expr(v)
+                if isinstance(v, Var) and v.name in self.cube_vars:
+                    self.cube_vars.add(name)
+
+            def assign(env: Env) -> None:
+                env[name] = vf(env)
+            return assign
+        vf = self.expr(v)
+        names = [t.name for t in targets]
+
+        def assign_many(env: Env) -> None:
+            vals = vf(env)
+            for n, x in zip(names, vals):
+                env[n] = x
+        return assign_many
+
+    def note_cube(self, name: str, v: Call) -> None:
+        """`name` is assigned the result of `v`: a cube result stays in L0C."""
+        try:
+            if get(v.op).unit is Unit.CUBE:
+                self.cube_vars.add(name)
+            else:
+                self.cube_vars.discard(name)
+        except KeyError:
+            pass
+
+    def s_eval(self, s: Eval) -> Stmt:
+        e = s.expr
+        f = self.launch(e, None) if isinstance(e, CallFunc) and e.launch else self.expr(e)
+
+        def ev(env: Env) -> None:
+            f(env)
+        return ev
+
+    def s_yield(self, s: Yield) -> Stmt:
+        fns = [self.expr(v) for v in s.values]
+
+        def yld(env: Env) -> None:
+            env["$y"] = [f(env) for f in fns]
+        return yld
+
+    def s_return(self, s: Return) -> Stmt:
+        fns = [self.expr(v) for v in s.values]
+
+        def ret(env: Env) -> str:
+            env["$ret"] = tuple(f(env) for f in fns)
+            return RETURN
+        return ret
+
+    def s_break(self, s: Break) -> Stmt:
+        return lambda env: BREAK
+
+    def s_continue(self, s: Continue) -> Stmt:
+        return lambda env: CONTINUE
+
+    def s_for(self, s: For) -> Stmt:
+        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        var = s.var.name
+        self._carry_cube(s)
+        body = self.body(s.body)
+        iters = [v.name for v in s.iter_args]
+        inits = [self.expr(i) for i in s.inits]
+        results = [v.name for v in s.results]
+        span = s.span
+
+        def loop(env: Env) -> str | None:
+            a, b, c = int(start(env)), int(stop(env)), int(step(env))
+            if c == 0:
+                raise env[FRAME].fault("loop step is 0", span)
+            rng = range(a, b, c)
+            n = max(0, -((a - b) // c))  # not len(rng): that overflows past 2**63 trips
+            if n:
+                fr = env[FRAME]
+                run = fr.run
+                run.work += n * fr.work_mult
+                if run.work > run.settings.max_work:
+                    raise fr.over_work(span, f"a loop of {n:,} iterations")
+            if iters:
+                carried = [f(env) for f in inits]
+                for i in rng:
+                    env[var] = i
+                    for k, x in zip(iters, carried):
+                        env[k] = x
+                    r = body(env)
+                    if r is not None:
+                        if r is BREAK:
+                            break
+                        if r is not CONTINUE:
+                            return r
+                    y = env.pop("$y", None)
+                    if y is not None:
+                        carried = y
+                for k, x in zip(results, carried):
+                    env[k] = x
+                return None
+            for i in rng:
+                env[var] = i
+                r = body(env)
+                if r is not None:
+                    if r is BREAK:
+                        break
+                    if r is not CONTINUE:
+                        return r
+            return None
+
+        if not self.in_region and s.kind is LoopKind.PARALLEL:
+            return self.parallel_loop(s, loop)
+        return loop
+
+    def s_while(self, s: While) -> Stmt:
+        cond = self.expr(s.cond)
+        self._carry_cube(s)
+        body = self.body(s.body)
+        iters = [v.name for v in s.iter_args]
+        inits = [self.expr(i) for i in s.inits]
+        results = [v.name for v in s.results]
+        span = s.span
+
+        def loop(env: Env) -> str | None:
+            carried = [f(env) for f in inits]
+            fr = env[FRAME]
+            run = fr.run
+            limit = run.settings.max_work
+            while True:
+                for k, x in zip(iters, carried):
+                    env[k] = x
+                if not cond(env):
+                    break
+                run.work += fr.work_mult
+                if run.work > limit:
+                    raise fr.over_work(span, "a while loop")
+                r = body(env)
+                if r is not None:
+                    if r is BREAK:
+                        break
+                    if r is not CONTINUE:
+                        return r
+                y = env.pop("$y", None)
+                if y is not None:
+                    carried = y
+            for k, x in zip(results, carried):
+                env[k] = x
+            return None
+
+        return loop
+
+    def _carry_cube(self, s: For | While) -> None:
+        """Loop carries (and results) of a cube result stay in L0C: storing them drains it."""
+        for it, init, res in zip(s.iter_args, s.inits, s.results or s.iter_args):
+            if isinstance(init, Var) and init.name in self.cube_vars:
+                self.cube_vars.add(it.name)
+                self.cube_vars.add(res.name)
+
+    def s_if(self, s: If) -> Stmt:
+        cond = self.expr(s.cond)
+        then = self.body(s.then_body)
+        other = self.body(s.else_body)
+        results = [v.name for v in s.results]
+
+        if not results:
+            def branch(env: Env) -> str | None:
+                if cond(env):
+                    return then(env)
+                return other(env)
+            return branch
+
+        def branch_r(env: Env) -> str | None:
+            r = then(env) if cond(env) else other(env)
+            if r is not None:
+                return r
+            y = env.pop("$y", None)
+            if y is not None:
+                for k, x in zip(results, y):
+                    env[k] = x
+            return None
+
+        return branch_r
+
+    def s_scope(self, s: Scope) -> Stmt:
+        if s.kind is ScopeKind.SPLIT_AIV:
+            return self._split_aiv(s)
+        if s.kind in (ScopeKind.INCORE, ScopeKind.SPMD):
+            raise SimulationError("an InCore region reached the simulator without being "
+                                  "outlined into a kernel (the outline pass did not run)",
+                                  s.span)
+        body = self.body(s.body)
+        task = s.task.name if s.task is not None else None
+        if task is None:
+            return body
+        span = s.span
+
+        def scoped(env: Env) -> str | None:
+            r = body(env)
+            env[task] = env[FRAME].run.dummy_task((), span)
+            return r
+        return scoped
+
+    def _split_aiv(self, s: Scope) -> Stmt:
+        loop = s.body[0] if len(s.body) == 1 and isinstance(s.body[0], For) else None
+        if loop is None:
+            return self.body(s.body)
+        body = self.body(loop.body)
+        var = loop.var.name
+        # values the lanes write (SSA carries through the lane loop)
+        iters = [v.name for v in loop.iter_args]
+        inits = [self.expr(i) for i in loop.inits]
+        results = [v.name for v in loop.results]
+
+        def lanes(env: Env) -> str | None:
+            fr = env[FRAME]
+            saved = fr.subblock_idx
+            carried = [f(env) for f in inits]
+            try:
+                for lane in (0, 1):
+                    fr.subblock_idx = lane
+                    env[var] = lane
+                    for k, x in zip(iters, carried):
+                        env[k] = x
+                    r = body(env)
+                    if r is not None and r is not CONTINUE:
+                        return r if r is not BREAK else None
+                    y = env.pop("$y", None)
+                    if y is not None:
+                        carried = y
+            finally:
+                fr.subblock_idx = saved
+            for k, x in zip(results, carried):
+                env[k] = x
+            return None
+
+        return lanes
+
+
+_STATEMENTS: dict[type, Callable[[StmtCompiler, Any], Stmt]] = {
+    Assign: StmtCompiler.s_assign, Eval: StmtCompiler.s_eval, Yield: StmtCompiler.s_yield,
+    Return: StmtCompiler.s_return, Break: StmtCompiler.s_break,
+    Continue: StmtCompiler.s_continue, For: StmtCompiler.s_for, While: StmtCompiler.s_while,
+    If: StmtCompiler.s_if, Scope: StmtCompiler.s_scope,
+}
+
+__all__ = ["StmtCompiler"]

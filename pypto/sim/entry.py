@@ -1,0 +1,131 @@
+"""The simulator's entry points: `run_compiled` (what calling a `@pl.jit` kernel does)
+and `simulate`.
+
+Each compiled program keeps one `Executable` per configuration it ran under, in a table
+this module owns (keyed by the program's identity and dropped with it: an executable
+holds the program's IR and analyses, not the compiled object);
+a call looks its executable up - by the config object itself first, as that is the
+common case and costs no hashing - and runs in a `Run` of its own.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import weakref
+from typing import Any
+
+from pypto.platform import get_platform
+from pypto.sim.checks.races import RaceError, find_races
+from pypto.sim.config import DEFAULT_CONFIG, Settings, SimConfig, check_names
+from pypto.sim.result import SimResult
+from pypto.sim.runtime.executable import Compiled, Executable
+from pypto.sim.runtime.transfers import host_args
+
+
+class _Executables:
+    """The executables of one compiled program, by configuration."""
+
+    __slots__ = ("by_config", "by_id", "default", "lock")
+
+    def __init__(self) -> None:
+        self.default: Executable | None = None  # config=None
+        self.by_id: dict[int, tuple[SimConfig, Executable]] = {}  # id(config) -> ...
+        self.by_config: dict[Any, Executable] = {}  # a config, or its resolved fields
+        self.lock = threading.Lock()
+
+
+_TABLES: dict[int, tuple[weakref.ref, _Executables]] = {}
+
+
+def _table(compiled: Compiled) -> _Executables:
+    got = _TABLES.get(id(compiled))
+    if got is not None and got[0]() is compiled:
+        return got[1]
+    table = _Executables()
+    key = id(compiled)
+
+    def forget(_ref: weakref.ref) -> None:  # the program is gone: so are its executables
+        _TABLES.pop(key, None)
+
+    _TABLES[key] = (weakref.ref(compiled, forget), table)
+    return table
+
+
+def executable(compiled: Compiled, config: SimConfig) -> Executable:
+    """The executable of `compiled` under `config` (made on first use)."""
+    table = _table(compiled)
+    cache = table.by_config
+    # fast path (sim speed): the config as given is a key too, so a repeated call does no
+    # replace / astuple (~100 us)
+    try:
+        exe = cache.get(config)
+    except TypeError:  # an unhashable field (e.g. checks given as a list)
+        exe, config = None, dataclasses.replace(config, checks=tuple(config.checks or ()))
+    if exe is not None:
+        return exe
+    given = config
+    settings = Settings.of(config, getattr(compiled, "platform", None))
+    key = dataclasses.astuple(settings.config)
+    with table.lock:
+        exe = cache.get(key)
+        if exe is None:
+            exe = cache[key] = Executable(compiled.program, compiled.analyses, settings)
+        cache[given] = exe
+    return exe
+
+
+def run_compiled(compiled: Compiled, args: tuple, kwargs: dict | None = None,
+                 config: Any = None) -> SimResult:
+    """Run a compiled program on the simulator: `pl.Out` / `pl.InOut` arrays among `args`
+    are filled in place; plain `pl.Tensor` arguments are never written."""
+    if config is None:  # sim speed: no config hashing on the default path
+        table = _table(compiled)
+        exe = table.default
+        if exe is None:
+            exe = table.default = executable(compiled, DEFAULT_CONFIG)
+    elif type(config) is SimConfig:  # frozen: the same object is the same config
+        table = _table(compiled)
+        hit = table.by_id.get(id(config))
+        if hit is not None and hit[0] is config:
+            exe = hit[1]
+        else:
+            exe = executable(compiled, config)
+            if len(table.by_id) > 64:
+                table.by_id.clear()
+            table.by_id[id(config)] = (config, exe)  # (holding the config keeps its id unique)
+    else:
+        exe = executable(compiled, SimConfig.from_any(config))
+    run, rets = exe.run(tuple(args), dict(kwargs or {}))
+    result = SimResult(run, rets, exe.batch.refusals)
+    if exe.settings.check_race and run.trace is not None:
+        result.races = find_races(run.trace, compiled.program, compiled.analyses)
+        if result.races and exe.settings.strict:
+            raise RaceError(result.races, result)
+    return result
+
+
+def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
+             checks: tuple = ("oob", "ub"), trace: bool = True, seed: int = 0,
+             padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
+             strict: bool = True, oob_reads: str = "fault", **kwargs: Any) -> SimResult:
+    """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
+    with `args`, tracing by default. `result.outputs` holds the device arrays of the
+    `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
+
+    checks: any of "oob", "ub", "race", "uninit" (see `SimConfig`); with strict=False
+    races and uninitialized reads are collected into `result.races` /
+    `result.uninit_reads` instead of raising; oob_reads="warn" collects reads past the
+    end of a tensor into `result.oob_reads`."""
+    plat = get_platform(platform)
+    args = host_args(args)
+    if hasattr(program, "compile") and not hasattr(program, "records"):
+        compiled = program.compile(*args, platform=plat.name)
+    else:
+        compiled = program
+    cfg = SimConfig(platform=plat.name, checks=check_names(checks), trace=trace, seed=seed,
+                    padding=padding, uninit=uninit, max_work=max_work, strict=strict,
+                    oob_reads=oob_reads)
+    return run_compiled(compiled, args, kwargs, cfg)
+
+
+__all__ = ["executable", "run_compiled", "simulate"]

@@ -1,0 +1,168 @@
+"""Task frames: the state of one task - or one block of it - while it runs.
+
+The runtime makes a frame for every task it launches (and for every block of an SPMD
+task that runs interleaved), so nothing is saved and restored around a launch: the
+caller's frame is left as it was. Compiled code finds its frame in its environment
+(`env[FRAME]`, `pypto.sim.engine.values`). A frame is also the execution context that
+op impls with `wants_ctx=True` receive as `ctx=`: `in_region`, `block_idx`,
+`block_num`, `subblock_idx`, `platform`, `task_id`, `span`, `new_task_id()`,
+`barrier()`.
+"""
+from __future__ import annotations
+
+from operator import add
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import SimulationError
+from pypto.ir.span import Span
+from pypto.platform import Platform
+from pypto.sim.device.memory import GlobalBuffer
+from pypto.sim.device.views import strided_like, view_box
+from pypto.sim.faults import fault
+from pypto.sim.machine.interleave import Interleaver
+from pypto.sim.machine.run import Run
+from pypto.sim.trace.costs import Costs
+from pypto.sim.trace.trace import Access, TaskRecord
+
+
+class TaskFrame:
+    """One task (or one block of it) while it runs; see the module docstring."""
+
+    __slots__ = (
+        "block",
+        "block_num",
+        "costs",
+        "in_region",
+        "interleaver",
+        "rec",
+        "region",
+        "run",
+        "span",
+        "subblock_idx",
+        "task_id",
+        "work_mult",
+    )
+
+    def __init__(self, run: Run, rec: TaskRecord | None = None, region: str | None = None,
+                 block: int | None = None, block_num: int = 1, task_id: int = -1,
+                 in_region: bool = False, work_mult: int = 1):
+        self.run = run
+        self.rec = rec  # the task's trace record (traced runs), else None
+        self.costs: Costs = {}  # the current block's cycles per pipe (traced runs)
+        self.region = region  # the launch label, "'name' (file:line)"; None: orchestration
+        self.block = block  # the block index inside a region, else None
+        self.block_num = block_num
+        self.subblock_idx = 0
+        self.task_id = task_id
+        self.in_region = in_region
+        self.interleaver: Interleaver | None = None  # blocks meeting at pl.system.syncall
+        self.work_mult = work_mult  # a batched run counts loop work once per block
+        self.span: Span | None = None  # the op call a wants_ctx impl runs for
+
+    # -- the execution context of op impls ------------------------------------------------
+
+    @property
+    def block_idx(self) -> int:
+        return self.block or 0
+
+    @property
+    def platform(self) -> Platform:
+        return self.run.settings.platform
+
+    def new_task_id(self) -> int:
+        return self.run.dummy_task((), self.span)
+
+    def barrier(self) -> None:
+        if self.interleaver is not None:
+            self.interleaver.barrier(self.span)
+
+    # -- blocks ------------------------------------------------------------------------------
+
+    def start_block(self, b: int) -> None:
+        """Block `b` of the task starts (sequentially, after the previous one)."""
+        self.block = b
+        if self.rec is not None:
+            self.costs = dict.fromkeys(self.rec.cycles, 0.0)
+
+    def close_block(self) -> None:
+        """The current block's costs go into the task's record."""
+        rec = self.rec
+        if rec is None:
+            return
+        bc = self.costs
+        rec.block_cycles.append(max(bc.values()) if bc else 0.0)
+        cyc = rec.cycles
+        for k, v in bc.items():
+            cyc[k] += v
+
+    def for_block(self, b: int) -> TaskFrame:
+        """A frame of its own for block `b` (blocks that run interleaved)."""
+        f = TaskFrame(self.run, self.rec, self.region, b, self.block_num, self.task_id,
+                      self.in_region, self.work_mult)
+        if self.rec is not None:
+            f.costs = dict.fromkeys(self.rec.cycles, 0.0)
+        return f
+
+    # -- faults and work ---------------------------------------------------------------------
+
+    def fault(self, message: str, span: Span | None = None, *, tensor: str | None = None,
+              indices: Any = None, hint: str | None = None, note: str | None = None
+              ) -> SimulationError:
+        """The error of a fault here: it names the tensor, the region and the block."""
+        return fault(message, span, region=self.region, block=self.block, tensor=tensor,
+                     indices=indices, hint=hint, note=note)
+
+    def over_work(self, span: Span | None, what: str) -> SimulationError:
+        """The fault of a run whose work passed `SimConfig.max_work` because of `what`."""
+        limit = self.run.settings.max_work
+        return self.fault(
+            f"{what} pushes the simulated work past {limit:.0e} loop iterations / blocks in "
+            f"total ({self.run.work:,} so far)", span,
+            hint="this is almost certainly a wrong loop bound or block count; shrink the "
+                 "problem for simulation or raise SimConfig.max_work")
+
+    # -- access recording (traced runs) ----------------------------------------------------
+
+    def record(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
+               ext: tuple, write: bool, site: int, atomic: bool = False) -> None:
+        """A traced access of the window [lo, lo + ext) of `a`, a view of `buf` at
+        `origin` (None: a view that is not a window, e.g. through a reshape)."""
+        run = self.run
+        trace = run.trace
+        assert trace is not None
+        if origin is None:
+            # its box in the buffer, exact when it is one (else the enclosing box), so
+            # accesses of disjoint parts through a reshape stay disjoint (the race check)
+            glo, ghi = view_box(a, buf.array, lo, ext)
+        else:
+            glo = tuple(map(add, origin, lo))
+            ghi = tuple(map(add, glo, ext))
+        mode = "W" if write else "R"
+        blk = -1 if self.block is None else self.block
+        rec = self.rec
+        if rec is not None:
+            # the race check keeps atomic-add writes and syncall phases apart, so merged
+            # boxes never mix them
+            phase = self.interleaver.phase if self.interleaver is not None else 0
+            key = (buf.uid, mode, blk, atomic, phase)
+            last = run.merged.get(key)
+            if last is None or last[0] is not rec or not last[1].grow(glo, ghi):
+                acc = Access(buf.name, mode, blk, glo, ghi, buf.uid, atomic, phase)
+                rec.accesses.append(acc)
+                run.merged[key] = (rec, acc)
+        else:
+            trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
+                                                       buf.uid))
+        if write:
+            ev = trace.write_event(rec.id if rec is not None else -2, blk, site)
+            w = buf.track_writers()
+            if origin is not None:
+                w[tuple(slice(lo_, hi_) for lo_, hi_ in zip(glo, ghi))] = ev
+            else:
+                strided_like(w, a, buf.array)[tuple(slice(lo_, lo_ + e)
+                                                    for lo_, e in zip(lo, ext))] = ev
+
+
+__all__ = ["TaskFrame"]

@@ -1,0 +1,58 @@
+"""`SimResult`: the outcome of one simulated call."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pypto.platform import Platform
+from pypto.sim.checks.oob import OobRead
+from pypto.sim.checks.races import RaceReport
+from pypto.sim.checks.uninit import UninitRead
+from pypto.sim.config import SimConfig
+from pypto.sim.machine.run import Run
+from pypto.sim.trace.trace import TaskRecord, Trace
+
+
+class SimResult:
+    """The outcome of one simulated call: its outputs, its trace and what the checks
+    found."""
+
+    def __init__(self, run: Run, returns: tuple, batch_refusals: dict[str, str]):
+        self.platform: Platform = run.settings.platform
+        self.config: SimConfig = run.settings.config
+        self.returns = returns
+        self.device: dict[str, np.ndarray] = {}
+        self.outputs: dict[str, np.ndarray] = {}
+        for buf in run.memory.buffer_list:
+            self.device.setdefault(buf.name, buf.array)
+            if buf.direction in ("Out", "InOut"):
+                self.outputs[buf.name] = buf.array
+        self.trace: Trace | None = run.trace
+        self.tasks: list[TaskRecord] = self.trace.tasks if self.trace is not None else []
+        self.task_count = run.next_tid
+        #: checks=("race",): every race found (a `pypto.sim.checks.RaceReport`), else None
+        self.races: RaceReport | None = None
+        #: checks=("uninit",) with strict=False: the reads of unwritten memory, else []
+        self.uninit_reads: list[UninitRead] = list(run.uninit.reads) \
+            if run.uninit is not None else []
+        #: oob_reads="warn": the reads past the end of a global tensor, else []
+        self.oob_reads: list[OobRead] = run.oob.reads()
+        #: launches this call ran batched, and batched runs it abandoned for block by block
+        self.batch_stats: dict[str, int] = run.batch.as_dict()
+        #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
+        self.batch_refusals: dict[str, str] = dict(batch_refusals)
+
+    def blame(self, tensor: str, index: Any) -> dict:
+        """Who wrote element `index` of `tensor` last (traced runs)."""
+        if self.trace is None:
+            raise ValueError("run with trace=True to know who wrote what")
+        return self.trace.writers[tensor].blame(index)
+
+    def __repr__(self) -> str:
+        outs = ", ".join(f"{k}{list(v.shape)}" for k, v in self.outputs.items())
+        return (f"<SimResult on {self.platform.name}: {self.task_count} tasks, "
+                f"outputs: {outs or 'none'}>")
+
+
+__all__ = ["SimResult"]

@@ -1,0 +1,160 @@
+"""Launching tasks: the one place that decides how the blocks of a launch run.
+
+* a launch whose region meets at `pl.system.syncall`, with more than one block: its
+  blocks run interleaved, each in a frame of its own (`Interleaver`);
+* a top-level SPMD launch, when batching is on: its blocks run batched
+  (`pypto.sim.batch.run.run_spmd`), falling back to
+* block by block, in one task frame;
+* a `pl.parallel` loop nest of orchestration whose body is one launch: its iterations
+  run as one batch (`launch_loop`) when they can, else the loops run sequentially and
+  each iteration launches as above.
+
+Every launch is one task (one `TaskRecord` in a traced run) with a frame of its own;
+the caller's frame is left as it was.
+"""
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+import numpy as np
+
+from pypto.ir.nodes import For
+from pypto.ir.span import Span
+from pypto.ir.types import ShapedType
+from pypto.sim.batch.nest import nest_of
+from pypto.sim.batch.run import BatchCache, launch_loop, run_spmd, task_args
+from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
+from pypto.sim.engine.values import FRAME, Env, Stmt
+from pypto.sim.machine.frame import TaskFrame
+from pypto.sim.machine.interleave import Interleaver
+from pypto.sim.trace.trace import TaskRecord
+
+
+class Executable(Host, Protocol):
+    """What launching needs of the executable it runs (`pypto.sim.runtime.executable`)."""
+
+    batch: BatchCache  # batching decisions about its regions
+    nest_fors: set[int]  # ids of the For statements that are launch nests
+
+
+def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
+           deps: list[int]) -> tuple[tuple, int]:
+    """Run the task `site` launches from frame `fr` with `core_num` blocks: (its returns,
+    its task id)."""
+    cf = exe.function(site.func)
+    label = site.label
+    span = site.span
+    if core_num < 1:
+        raise fr.fault(f"launch of {label} with core_num={core_num}; it must be >= 1", span)
+    run = fr.run
+    run.work += core_num
+    if run.work > run.settings.max_work:
+        raise fr.over_work(span, f"launching {core_num} blocks of {label}")
+    exe.check_budget(cf, label, span)
+    tid = run.new_tid()
+    parent = fr.rec
+    trace = run.trace
+    rec = None
+    if trace is not None:
+        rec = TaskRecord(tid, site.hint, site.func, site.kind, core_num, span,
+                         parent=parent.id if parent is not None else None, deps=list(deps))
+        rec.args = task_args(fr, cf, args)
+        trace.add_task(rec)
+    task = TaskFrame(run, rec, label, None, core_num, tid, True)
+    top = not fr.in_region
+    t0 = time.perf_counter()
+    rets: tuple = ()
+    try:
+        if cf.has_syncall and core_num > 1:
+            rets = _interleaved(exe, task, cf, args, core_num, span)
+        else:
+            batched = run_spmd(exe, exe.batch, task, cf, args, core_num) \
+                if core_num > 1 and exe.settings.batch and top else None
+            if batched is not None:
+                rets = batched
+            else:
+                call = cf.call
+                for b in range(core_num):
+                    task.start_block(b)
+                    rets = call(args, task)
+                    task.close_block()
+    finally:
+        if top:
+            run.memory.forget_views()
+    if rec is not None and trace is not None:
+        rec.seconds = time.perf_counter() - t0
+        trace.finish_task(rec, run.memory.buffers)
+    # Values a task hands back to orchestration live in global memory from now on.
+    for r, t in zip(rets, cf.func.returns):
+        if isinstance(r, np.ndarray) and isinstance(t, ShapedType):
+            buf, _ = run.memory.locate(r)
+            if buf is None:
+                run.memory.register(f"{site.hint}.out", r, None, None, "result")
+    return rets, tid
+
+
+def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: list,
+                 n: int, span: Span | None) -> tuple:
+    """The `n` blocks of a task that meet at `pl.system.syncall`, interleaved."""
+    platform = exe.settings.platform
+    occupancy = platform.full_occupancy(cf.syncall_core_type)
+    label = task.region
+    if cf.syncall_mode == "hard" and n > occupancy:
+        raise task.fault(
+            f"a hard pl.system.syncall in {label} needs all {n} blocks resident at once, but "
+            f"{platform.name} runs at most {occupancy} such blocks together; on hardware "
+            "this launch deadlocks", span,
+            hint=f"launch at most {occupancy} blocks (full occupancy, sync_start=True) or "
+                 "use mode='soft' with a GM workspace")
+    frames = [task.for_block(b) for b in range(n)]
+    call = cf.call
+    il = Interleaver(n, lambda b: call(args, frames[b]), lambda: f"task {label}")
+    for f in frames:
+        f.interleaver = il
+    results = il.run()
+    for f in frames:
+        f.close_block()
+    return results[-1] if results else ()
+
+
+def parallel_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
+    """The closure running the orchestration `pl.parallel` loop `s` (compiled as `seq`):
+    when it is a launch nest (`nest_of`), batched when this run can, else `seq`."""
+    nest = nest_of(fc, s)
+    if nest is None:
+        return seq
+    exe.nest_fors.add(id(s))
+    site = nest.site
+
+    def sequential(env: Env) -> str | None:
+        memory = env[FRAME].run.memory
+        if memory.pending:  # block by block: every deferred fill happens first
+            memory.flush_pending()
+        return seq(env)
+
+    def loop(env: Env) -> str | None:
+        fr = env[FRAME]
+        if not exe.settings.batch or fr.in_region or fr.interleaver is not None:
+            return sequential(env)
+        shape = nest.shape(env)
+        if shape is None:
+            return sequential(env)
+        got = nest.arguments(env, shape)
+        if got is None:
+            return sequential(env)
+        args, carried = got
+        cf = exe.function(site.func)
+        if cf.has_syncall:
+            return sequential(env)
+        r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
+                        nest.carries)
+        if r is None:
+            return sequential(env)
+        nest.finish(env, shape, carried, *r)
+        return None
+
+    return loop
+
+
+__all__ = ["launch", "parallel_nest"]

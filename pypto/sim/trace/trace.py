@@ -1,0 +1,351 @@
+"""What a simulated run leaves behind: tasks, their accesses, the task graph, costs.
+
+A `Trace` holds one `TaskRecord` per launch (an SPMD launch of N blocks is one
+record with N blocks), the dependency edges between tasks and, for every global
+tensor, three int32 arrays saying which task, which block and which source site
+last wrote each element (-1: never written by a task, i.e. uploaded data or
+allocator residue; -2: written by orchestration code).
+
+Cost model (see `COST_MODEL`): each op adds cycles to one pipe of the task
+  * cube: per matmul `head + passes * ceil(m/16) * ceil(k/kt) * ceil(n/16)`
+    (kt = 16 for 2-byte inputs, 8 for 4-byte), FLOPs = 2 m n k;
+  * mte1: L1 -> L0A / L0B bytes over the reference bandwidths;
+  * fix: each store of a cube result drains L0C: fixed + rows * max(floor, row_bytes / bw);
+  * vector: `issue + bytes / vector_bpc` per instruction (bytes of its largest operand,
+    computed in fp32 for narrow floats);
+  * mte2 / mte3: GM -> on-chip / on-chip -> GM bytes over `gm_bpc`, each row
+    rounded up to the platform's GM granule (512 B on A2/A3, 128 B on A5);
+  * scalar: 1 cycle per scalar op.
+A task's estimate is `max` over pipes (pipes overlap) per block; blocks of an SPMD
+task run on `min(blocks, cores)` cores in waves. All of it is a model for
+comparing kernels, not a wall-time prediction.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pypto.ir.span import Span
+from pypto.platform import Platform
+from pypto.sim.device.memory import GlobalBuffer
+from pypto.sim.trace.index import BoxIndex
+
+COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
+
+PIPES = ("cube", "mte1", "fix", "vector", "mte2", "mte3", "scalar")
+
+
+@dataclass
+class Access:
+    tensor: str  # the global buffer's name
+    mode: str  # "R" or "W"
+    block: int
+    lo: tuple
+    hi: tuple  # exclusive
+    uid: int = -1  # the buffer's id within the run
+    atomic: bool = False  # a write by an atomic-add store/assemble (sanitizers: no conflict
+    # with other atomic adds)
+    phase: int = 0  # syncall barriers the block had passed (sanitizers: blocks of one task
+    # are ordered across a barrier)
+
+    @property
+    def ranges(self) -> list:
+        return [(a, b) for a, b in zip(self.lo, self.hi)]
+
+    def grow(self, lo: tuple, hi: tuple) -> bool:
+        """Grow this box to cover [lo, hi) when the union is still a box (contained, or
+        adjacent along one axis with equal extents elsewhere); False when it is not."""
+        alo, ahi = self.lo, self.hi
+        if alo == lo and ahi == hi:  # the same box again (a loop re-reading a window)
+            return True
+        # one pass: is it contained, and which axes differ (traced runs merge per access)
+        inside = True
+        diff = -1
+        for ax in range(len(lo)):
+            a, b, lo_ax, hi_ax = alo[ax], ahi[ax], lo[ax], hi[ax]
+            if a == lo_ax and b == hi_ax:
+                continue
+            if inside and not (a <= lo_ax and hi_ax <= b):
+                inside = False
+            if diff >= 0 or lo_ax > b or hi_ax < a:
+                diff = -2  # two differing axes, or apart along one: not a box unless inside
+            elif diff == -1:
+                diff = ax
+        if inside:
+            return True
+        if diff < 0:
+            return False
+        self.lo = alo[:diff] + (min(alo[diff], lo[diff]),) + alo[diff + 1:]
+        self.hi = ahi[:diff] + (max(ahi[diff], hi[diff]),) + ahi[diff + 1:]
+        return True
+
+    def to_dict(self) -> dict:
+        return {"tensor": self.tensor, "mode": self.mode, "block": self.block,
+                "ranges": self.ranges}
+
+
+@dataclass
+class TaskRecord:
+    id: int
+    name: str  # the region's name_hint (or the kernel name)
+    function: str
+    kind: str  # "at", "spmd", "dummy", "entry"
+    blocks: int
+    span: Span | None = None  # source span of the region / launch
+    parent: int | None = None
+    deps: list = field(default_factory=list)  # explicit deps= task ids
+    units: set = field(default_factory=set)
+    op_counts: dict = field(default_factory=dict)  # unit -> ops executed
+    bytes: dict = field(default_factory=lambda: {"gm_read": 0, "gm_write": 0, "l1_to_l0": 0,
+                                                 "l0c_drain": 0})
+    flops: int = 0
+    vector_elements: int = 0
+    cycles: dict = field(default_factory=lambda: {p: 0.0 for p in PIPES})
+    block_cycles: list = field(default_factory=list)  # per block: max over pipes
+    accesses: list = field(default_factory=list)  # Access
+    args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi)
+    seconds: float = 0.0  # host time spent simulating it
+
+    @property
+    def source(self) -> str:
+        return str(self.span) if self.span is not None else "<unknown>"
+
+    @property
+    def reads(self) -> list:
+        return [a for a in self.accesses if a.mode == "R"]
+
+    @property
+    def writes(self) -> list:
+        return [a for a in self.accesses if a.mode == "W"]
+
+    def est_cycles(self, platform: Platform) -> float:
+        if not self.block_cycles:
+            return 0.0
+        cores = platform.aic_cores if "cube" in self.units else platform.aiv_cores
+        waves = math.ceil(len(self.block_cycles) / max(1, cores))
+        return max(self.block_cycles) * waves
+
+    def est_us(self, platform: Platform) -> float:
+        return self.est_cycles(platform) / (platform.clock_ghz * 1e3)
+
+    def to_dict(self, platform: Platform | None = None) -> dict:
+        d = {"id": self.id, "name": self.name, "function": self.function, "kind": self.kind,
+             "blocks": self.blocks, "source": self.source, "parent": self.parent,
+             "deps": list(self.deps), "units": sorted(self.units),
+             "op_counts": dict(self.op_counts), "bytes": dict(self.bytes), "flops": self.flops,
+             "vector_elements": self.vector_elements,
+             "cycles": {k: round(v, 1) for k, v in self.cycles.items()},
+             "reads": [a.to_dict() for a in self.reads],
+             "writes": [a.to_dict() for a in self.writes],
+             "args": [{"param": p, "tensor": t, "direction": d, "ranges": list(zip(lo, hi))}
+                      for p, t, d, lo, hi in self.args]}
+        if platform is not None:
+            d["est_cycles"] = round(self.est_cycles(platform), 1)
+            d["est_us"] = round(self.est_us(platform), 3)
+        return d
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: int
+    dst: int
+    kind: str  # "RAW", "WAR", "WAW" or "explicit"
+    tensor: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"src": self.src, "dst": self.dst, "kind": self.kind, "tensor": self.tensor}
+
+
+class LastWriter:
+    """Per element of one global tensor: the task, block and source site that wrote it last.
+
+    `task` / `block` / `site` are int32 arrays of the tensor's shape (-1: never written by
+    a task, i.e. uploaded data or residue; task -2: written by orchestration code)."""
+
+    def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: Trace):
+        self.tensor = tensor
+        self.events = events if events is not None else np.zeros(shape, np.int32)
+        self.trace = trace
+        self._cache: dict = {}
+
+    def _table(self, i: int) -> np.ndarray:
+        a = self._cache.get(i)
+        if a is None:
+            table = np.asarray([e[i] for e in self.trace.write_events], dtype=np.int32)
+            a = self._cache[i] = table[self.events]
+        return a
+
+    @property
+    def task(self) -> np.ndarray:
+        return self._table(0)
+
+    @property
+    def block(self) -> np.ndarray:
+        return self._table(1)
+
+    @property
+    def site(self) -> np.ndarray:
+        return self._table(2)
+
+    def blame(self, index: int | Sequence[int]) -> dict:
+        """Who wrote element `index` last: task id, name, block, source line."""
+        idx = tuple(int(i) for i in np.atleast_1d(index))
+        t, blk, site = self.trace.write_events[int(self.events[idx])]
+        rec = self.trace.task(t) if t >= 0 else None
+        return {"index": idx, "task": t, "name": rec.name if rec else
+                ("orchestration" if t == -2 else "never written"),
+                "block": blk,
+                "source": str(self.trace.sites[site][0]) if site >= 0 else None,
+                "op": self.trace.sites[site][1] if site >= 0 else None}
+
+    def blame_mask(self, mask: np.ndarray) -> list:
+        """Group the elements where `mask` is true by (task, block, site), largest first."""
+        mask = np.asarray(mask, dtype=bool)
+        if not mask.any():
+            return []
+        ids, counts = np.unique(self.events[mask], return_counts=True)
+        merged: dict = {}
+        for i, c in zip(ids.tolist(), counts.tolist()):
+            key = self.trace.write_events[i]
+            merged[key] = merged.get(key, 0) + c
+        out = []
+        for (t, b, s), c in sorted(merged.items(), key=lambda r: -r[1]):
+            rec = self.trace.task(t) if t >= 0 else None
+            out.append({"task": t, "name": rec.name if rec else
+                        ("orchestration" if t == -2 else "never written"),
+                        "block": b, "elements": c,
+                        "source": str(self.trace.sites[s][0]) if s >= 0 else None})
+        return out
+
+
+class Trace:
+    """Everything recorded about one simulated run."""
+
+    def __init__(self, platform: Platform, program_name: str = ""):
+        self.platform = platform
+        self.program = program_name
+        self.tasks: list[TaskRecord] = []
+        self._by_id: dict[int, TaskRecord] = {}
+        self.edges: list[Edge] = []
+        self._edge_set: set = set()
+        self.sites: list[tuple] = []  # (span, op name)
+        self._site_ids: dict = {}
+        # write event id -> (task, block, site); event 0 means "never written"
+        self.write_events: list[tuple] = [(-1, -1, -1)]
+        self._event_ids: dict = {(-1, -1, -1): 0}
+        self.writers: dict[str, LastWriter] = {}
+        self._boxes: dict[int, BoxIndex] = {}
+        self.orchestration_accesses: list[Access] = []
+        self.seconds = 0.0
+
+    # -- building ------------------------------------------------------------------
+
+    def site(self, span: Span | None, op: str) -> int:
+        key = (span, op)
+        i = self._site_ids.get(key)
+        if i is None:
+            i = len(self.sites)
+            self.sites.append(key)
+            self._site_ids[key] = i
+        return i
+
+    def write_event(self, task: int, block: int, site: int) -> int:
+        key = (task, block, site)
+        i = self._event_ids.get(key)
+        if i is None:
+            i = len(self.write_events)
+            self.write_events.append(key)
+            self._event_ids[key] = i
+        return i
+
+    def add_task(self, rec: TaskRecord) -> None:
+        self.tasks.append(rec)
+        self._by_id[rec.id] = rec
+
+    def task(self, tid: int) -> TaskRecord | None:
+        return self._by_id.get(tid)
+
+    def add_edge(self, src: int, dst: int, kind: str, tensor: str | None) -> None:
+        if src == dst or src < 0:
+            return
+        key = (src, dst, kind, tensor)
+        if key not in self._edge_set:
+            self._edge_set.add(key)
+            self.edges.append(Edge(src, dst, kind, tensor))
+
+    def finish_task(self, rec: TaskRecord, buffers: dict[int, GlobalBuffer]) -> None:
+        """Derive the edges into `rec` from overlaps with every earlier access."""
+        for d in rec.deps:
+            self.add_edge(int(d), rec.id, "explicit", None)
+        mine = [(a.uid, a) for a in rec.accesses]
+        for uid, a in mine:
+            idx = self._boxes.get(uid)
+            if idx is None:
+                continue
+            tids, writes = idx.overlapping(a.lo, a.hi, a.mode == "R")
+            if not len(tids):
+                continue
+            if a.mode == "R":
+                for t in np.unique(tids[writes]).tolist():
+                    self.add_edge(t, rec.id, "RAW", a.tensor)
+            else:
+                for t in np.unique(tids[writes]).tolist():
+                    self.add_edge(t, rec.id, "WAW", a.tensor)
+                for t in np.unique(tids[~writes]).tolist():
+                    self.add_edge(t, rec.id, "WAR", a.tensor)
+        for uid, a in mine:
+            idx = self._boxes.get(uid)
+            if idx is None:
+                shape = next((b.array.shape for b in buffers.values() if b.uid == uid), None)
+                idx = self._boxes[uid] = BoxIndex(len(a.lo), shape)
+            idx.add(rec.id, a.mode == "W", a.lo, a.hi)
+
+    # -- reading -------------------------------------------------------------------
+
+    def predecessors(self, tid: int) -> list[Edge]:
+        return [e for e in self.edges if e.dst == tid]
+
+    def successors(self, tid: int) -> list[Edge]:
+        return [e for e in self.edges if e.src == tid]
+
+    def graph(self) -> dict:
+        """Nodes and edges, e.g. for networkx: {'nodes': [...], 'edges': [...]}."""
+        return {"nodes": [{"id": t.id, "name": t.name, "blocks": t.blocks, "kind": t.kind}
+                          for t in self.tasks],
+                "edges": [e.to_dict() for e in self.edges]}
+
+    def totals(self) -> dict:
+        cyc = {p: sum(t.cycles[p] for t in self.tasks) for p in PIPES}
+        return {"tasks": len(self.tasks), "edges": len(self.edges),
+                "flops": sum(t.flops for t in self.tasks),
+                "gm_read": sum(t.bytes["gm_read"] for t in self.tasks),
+                "gm_write": sum(t.bytes["gm_write"] for t in self.tasks),
+                "cycles": cyc,
+                "est_us_serial": sum(t.est_us(self.platform) for t in self.tasks)}
+
+    def to_dict(self) -> dict:
+        return {"program": self.program, "platform": self.platform.name,
+                "cost_model": COST_MODEL,
+                "tasks": [t.to_dict(self.platform) for t in self.tasks],
+                "edges": [e.to_dict() for e in self.edges],
+                "sites": [{"source": str(s), "op": op} for s, op in self.sites],
+                "totals": self.totals()}
+
+    def summary(self) -> str:
+        rows = [f"{'id':>4} {'name':<24} {'blocks':>6} {'units':<22} {'gm R/W bytes':>20} "
+                f"{'est us':>9}  source"]
+        for t in self.tasks:
+            rw = f"{t.bytes['gm_read']}/{t.bytes['gm_write']}"
+            rows.append(f"{t.id:>4} {t.name[:24]:<24} {t.blocks:>6} "
+                        f"{','.join(sorted(t.units))[:22]:<22} {rw:>20} "
+                        f"{t.est_us(self.platform):>9.3f}  {t.source}")
+        rows.append(f"{len(self.edges)} edges: " + ", ".join(
+            f"{e.src}->{e.dst} {e.kind}{'(' + e.tensor + ')' if e.tensor else ''}"
+            for e in self.edges[:20]) + (" ..." if len(self.edges) > 20 else ""))
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return f"<Trace {self.program}: {len(self.tasks)} tasks, {len(self.edges)} edges>"
