@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.ir import dtypes
+from pypto.ir.distributed import COMM_CTX, WINDOW_BUFFER, DistributedTensorType
 from pypto.ir.dtypes import DType
-from pypto.ir.distributed import COMM_CTX, DistributedTensorType
 from pypto.ir.nodes import Call, Const, Direction, DynDim, Expr
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.language import typing as plt
-from pypto.language.distributed.typing import CommCtx
+from pypto.language.distributed.typing import CommCtx, WindowBuffer
 from pypto.language.enums import MemorySpace, TensorLayout
 
 _INDEX = ScalarType(dtypes.INDEX)
@@ -72,6 +72,8 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
         return cls(shape, ann.dtype, _valid_shape(view.valid_shape), layout), direction
     if ann is CommCtx:
         return COMM_CTX, direction
+    if ann is WindowBuffer:
+        return WINDOW_BUFFER, direction
     if isinstance(ann, (plt.TileAnnotation, plt.ScalarAnnotation, plt.ArrayAnnotation)) and \
             not isinstance(ann.dtype, DType):
         what = type(ann).__name__.replace("Annotation", "")

@@ -43,22 +43,28 @@ def _alloc_window_buffer(p: Any, construct: Any, target: ast.expr, call: ast.Cal
     if p.kind is not FunctionKind.HOST:
         raise _not_host(p, call)
     args, kwargs, arg_nodes, kw_nodes = _call_args(p, call)
-    if "name" in kwargs:
-        raise p.error(InvalidOperationError, "pld.alloc_window_buffer() takes no name=: the "
-                      f"buffer is named after the variable ('{target.id}')", kw_nodes["name"],
-                      hint=f"write `{target.id} = pld.alloc_window_buffer(...)` without name=")
-    kwargs["name"] = target.id
+    kwargs.setdefault("name", target.id)  # an explicit name= (as printed IR has) wins
     value = call_op(p, ALLOC_OP, args, kwargs, call, arg_nodes, kw_nodes,
                     public="pld.alloc_window_buffer")
     p.bind(target.id, value, target)
 
 
 @call_construct(alloc_window_buffer)
-def _alloc_outside_assignment(p: Any, call: ast.Call) -> None:
-    raise p.error(PyptoSyntaxError, "pld.alloc_window_buffer(...) must be the right-hand side "
-                  "of a simple assignment: the window buffer is named after the variable", call,
-                  hint="write `buf = pld.alloc_window_buffer(...)` in the @pl.jit.host function "
-                       "and pass buf to pld.window")
+def _alloc_outside_assignment(p: Any, call: ast.Call) -> Any:
+    """Outside `buf = ...` the buffer has no variable to be named after; the printed IR
+    form (`buf: pld.WindowBuffer = pld.tensor.alloc_window_buffer(..., name='buf')`)
+    names it explicitly."""
+    args, kwargs, arg_nodes, kw_nodes = _call_args(p, call)
+    if "name" not in kwargs:
+        raise p.error(PyptoSyntaxError, "pld.alloc_window_buffer(...) must be the right-hand "
+                      "side of a simple assignment: the window buffer is named after the "
+                      "variable", call,
+                      hint="write `buf = pld.alloc_window_buffer(...)` in the @pl.jit.host "
+                           "function and pass buf to pld.window")
+    if p.kind is not FunctionKind.HOST:
+        raise _not_host(p, call)
+    return call_op(p, ALLOC_OP, args, kwargs, call, arg_nodes, kw_nodes,
+                   public="pld.alloc_window_buffer")
 
 
 def _not_host(p: Any, node: ast.AST) -> Exception:

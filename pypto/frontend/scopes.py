@@ -352,13 +352,21 @@ with_scope(dsl.cluster)(_runtime_scope(ScopeKind.CLUSTER, "pl.cluster"))
 @call_construct(dsl.aiv_shard)
 def _aiv_shard(p: Any, node: ast.Call) -> Any:
     modes = p.__dict__.get("split_modes")
-    if not modes:
+    args = list(node.args)
+    given = {k.arg: k.value for k in node.keywords}
+    if len(args) == 2 and "mode" not in given:  # the printed IR: pl.aiv_shard(x, mode)
+        given["mode"] = args.pop()
+    if len(args) != 1 or set(given) - {"mode"}:
+        raise p.error(PyptoSyntaxError, "pl.aiv_shard(x) takes one operand (the split mode "
+                      "comes from the enclosing pl.split_aiv loop)", node)
+    if "mode" in given:  # the printed IR names it
+        mode = p.visit_expr(given["mode"])
+    elif modes:
+        mode = modes[-1]
+    else:
         raise p.error(ScopeError, "pl.aiv_shard must be used inside a `for lane in "
                       "pl.split_aiv(2, mode=...)` loop, which supplies the split mode", node,
                       hint="open the split region around it")
-    if len(node.args) != 1 or node.keywords:
-        raise p.error(PyptoSyntaxError, "pl.aiv_shard(x) takes one operand (the split mode "
-                      "comes from the enclosing pl.split_aiv loop)", node)
-    x = p.visit_expr(node.args[0])
-    return call_op(p, "aiv_shard", [x], {"mode": modes[-1]}, node, [node.args[0]], {},
+    x = p.visit_expr(args[0])
+    return call_op(p, "aiv_shard", [x], {"mode": mode}, node, args, {},
                    public="pl.aiv_shard")

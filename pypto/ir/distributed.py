@@ -33,10 +33,11 @@ class DistributedTensorType(TensorType):
 @dataclass(frozen=True, slots=True)
 class WindowBufferType(Type):
     """The handle `pld.alloc_window_buffer` returns: a symmetric allocation, viewed by
-    `pld.window`. It has no shape or dtype of its own (the real toolchain's `pl.Ptr`)."""
+    `pld.window`. It has no shape or dtype of its own (the real toolchain types it as a
+    plain pointer, `pl.Ptr`; here it prints as the annotation `pld.WindowBuffer`)."""
 
     def __str__(self) -> str:
-        return "pl.Ptr"
+        return "pld.WindowBuffer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,5 +81,14 @@ def is_window(t: object) -> bool:
     return isinstance(t, DistributedTensorType)
 
 
-__all__ = ["DistributedTensorType", "WindowBufferType", "CommCtxType", "WINDOW_BUFFER",
-           "COMM_CTX", "NotifyOp", "WaitCmp", "ReduceOp", "is_window"]
+__all__ = [
+    "COMM_CTX",
+    "WINDOW_BUFFER",
+    "CommCtxType",
+    "DistributedTensorType",
+    "NotifyOp",
+    "ReduceOp",
+    "WaitCmp",
+    "WindowBufferType",
+    "is_window",
+]

@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir import dtypes
+from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import (
     LAUNCH_DEFAULTS,
     Assign,
@@ -193,7 +194,8 @@ def type_str(t: Type) -> str:
         extra = f", pl.{t.layout}" if t.layout != "ND" else ""
         if t.valid_shape is not None:
             extra += f", pl.TensorView(valid_shape={_dims(t.valid_shape)})"
-        return f"pl.Tensor[{_dims(t.shape)}, {t.dtype!r}{extra}]"
+        name = "pld.DistributedTensor" if isinstance(t, DistributedTensorType) else "pl.Tensor"
+        return f"{name}[{_dims(t.shape)}, {t.dtype!r}{extra}]"
     if isinstance(t, TileType):
         view = (f", pl.TileView(valid_shape={_dims(t.valid_shape)})"
                 if t.valid_shape is not None else "")

@@ -6,7 +6,7 @@ import pytest
 
 import pypto.language as pl
 import pypto.language.distributed as pld
-from pypto.ir.distributed import (DistributedTensorType, NotifyOp, WaitCmp, WindowBufferType)
+from pypto.ir.distributed import DistributedTensorType, NotifyOp, WaitCmp, WindowBufferType
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.ir.nodes import Assign, Call, CallFunc, FunctionKind
 from pypto.ir.printer import print_program
@@ -175,3 +175,15 @@ def test_pld_annotations_are_not_values():
     with pytest.raises(RuntimeError, match="inside a kernel body"):
         pld.system.notify(None, 0, [0], 1, op=pld.NotifyOp.Set)
     assert pld.DistributedTensor[[4, 4], pl.FP32, "window_buffer=w"].shape == (4, 4)
+
+
+def test_pld_names_cover_the_registry_short_forms():
+    from pypto.ops.registry import BY_PUBLIC_NAME
+
+    short = {n.split(".", 1)[1] for n in BY_PUBLIC_NAME if n.count(".") == 1 and
+             n.startswith("pld.")}
+    assert short <= set(pld.__all__)
+    for name in pld.__all__:
+        assert hasattr(pld, name)
+    spaces = {n.rsplit(".", 1)[0] for n in BY_PUBLIC_NAME if n.startswith("pld.")}
+    assert spaces == {"pld", "pld.system", "pld.tensor", "pld.tile"}

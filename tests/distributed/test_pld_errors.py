@@ -3,10 +3,10 @@ fault) and how to fix it."""
 from __future__ import annotations
 
 import pytest
+from frontend_helpers import compile_error
 
 import pypto.language as pl
 import pypto.language.distributed as pld
-from frontend_helpers import compile_error
 from pypto.errors import InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError
 
 HERE = __file__
@@ -43,15 +43,6 @@ def test_alloc_must_be_assigned():
     err = compile_error(alloc_as_statement, PyptoSyntaxError, "must be the right-hand side of a "
                         "simple assignment", HERE, "alloc-stmt", "pld.alloc_window_buffer")
     assert "buf = pld.alloc_window_buffer" in err.hint
-
-
-@pl.jit.host
-def alloc_named(x: pl.Tensor[[NR, 1, S], pl.FP32]):
-    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32, name="b")  # ERR:alloc-name
-
-
-def test_alloc_takes_no_name():
-    compile_error(alloc_named, InvalidOperationError, "takes no name=", HERE, "alloc-name", '"b"')
 
 
 @pl.jit.host

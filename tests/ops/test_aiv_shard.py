@@ -13,7 +13,7 @@ import pypto.language as pl
 from pypto.errors import InvalidOperationError, ScopeError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "frontend"))
-from frontend_helpers import compile_error  # noqa: E402
+from frontend_helpers import compile_error
 
 HERE = __file__
 

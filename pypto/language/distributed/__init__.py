@@ -21,8 +21,8 @@ from __future__ import annotations
 import types as _types
 
 from pypto.ir.distributed import NotifyOp, ReduceOp, WaitCmp
+from pypto.language.distributed.typing import CommCtx, DistributedTensor, WindowBuffer
 from pypto.language.dsl import Construct as _Construct
-from pypto.language.distributed.typing import CommCtx, DistributedTensor
 from pypto.language.enums import AtomicType
 from pypto.language.ops import build_namespaces as _build_namespaces
 
@@ -47,5 +47,9 @@ tile = _namespace("pld.tile", _spaces.get("pld.tile", {}))
 tensor.alloc_window_buffer = alloc_window_buffer
 globals().update(_spaces.get("pld", {}))
 
-__all__ = sorted(n for n, v in globals().items() if not n.startswith("_")
-                 and not isinstance(v, _types.ModuleType) and n != "annotations")
+# the short forms (`pld.window`, ...) come from the registry above; the test of the pld
+# surface checks this list against it
+__all__ = ["AtomicType", "CommCtx", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
+           "WindowBuffer",
+           "alloc_window_buffer", "get_comm_ctx", "nranks", "rank", "remote_load",
+           "remote_store", "system", "tensor", "tile", "window", "world_size"]

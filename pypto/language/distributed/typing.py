@@ -43,6 +43,15 @@ class DistributedTensor(metaclass=_DistributedTensorMeta):
                         "the @pl.jit.host function with pld.window(buf, shape, dtype=...)")
 
 
+class WindowBuffer:
+    """`buf: pld.WindowBuffer = pld.alloc_window_buffer(...)`: the handle of a window
+    buffer (what `pld.window` views)."""
+
+    def __init__(self, *_: Any, **__: Any):
+        raise TypeError("pld.WindowBuffer is an annotation; allocate a window buffer with "
+                        "buf = pld.alloc_window_buffer(...) in the @pl.jit.host function")
+
+
 class CommCtx:
     """`ctx: pld.CommCtx = pld.get_comm_ctx(window)`: read `pld.rank(ctx)`,
     `pld.nranks(ctx)` from it."""

@@ -20,8 +20,8 @@ from pypto.ops.rules import _describe, py_value, type_of
 _FLOAT_REDUCE = ("FP32", "FP16", "BF16")
 
 
-def _signal(signal, op):
-    t = window_arg(signal, "signal", op)
+def _signal(signal):
+    t = window_arg(signal, "signal")
     if not t.dtype.is_int():
         raise OpError(f"the signal window must hold INT32 counters, got {t.dtype!r}",
                       arg="signal")
@@ -39,21 +39,20 @@ def _allreduce(target, signal=None, *, op=ReduceOp.Sum, mode="mesh", core_num=1)
     """Every rank's `target` becomes the element-wise reduction (`op`) of all ranks'.
     In host code the signal may be omitted (mesh mode): the run gives the call a
     private one."""
-    name = "pld.tensor.allreduce"
-    t = window_arg(target, "target", name)
+    t = window_arg(target, "target")
     if t.dtype.name not in _FLOAT_REDUCE and not t.dtype.is_int():
         raise OpError(f"cannot reduce {t.dtype!r} data", arg="target")
-    enum_arg(op, ReduceOp, "op", name)
+    enum_arg(op, ReduceOp, "op")
     m = py_value(mode)
     if m not in ("mesh", "ring"):
         raise OpError(f"mode must be \"mesh\" or \"ring\", got {m!r}", arg="mode")
-    n = static_int(core_num, "core_num", name, minimum=1)
+    n = static_int(core_num, "core_num", minimum=1)
     if _given(signal):
-        _signal(signal, name)
+        _signal(signal)
     elif m != "mesh":
-        raise OpError(f"mode=\"ring\" needs an explicit signal window", arg="mode")
+        raise OpError("mode=\"ring\" needs an explicit signal window", arg="mode")
     if m == "ring" and n != 1:
-        raise OpError(f"mode=\"ring\" runs on one core (core_num=1)", arg="core_num")
+        raise OpError("mode=\"ring\" runs on one core (core_num=1)", arg="core_num")
     return t
 
 
@@ -66,7 +65,7 @@ defop("pld.tensor.allreduce", unit=Unit.MTE, wants_ctx=True, writes="target",
 
 def _barrier(signal):
     """Every rank waits here until all ranks of the group have arrived."""
-    return _signal(signal, "pld.tensor.barrier")
+    return _signal(signal)
 
 
 defop("pld.tensor.barrier", unit=Unit.MTE, wants_ctx=True, writes="signal",
@@ -76,10 +75,9 @@ defop("pld.tensor.barrier", unit=Unit.MTE, wants_ctx=True, writes="signal",
 
 def _broadcast(target, signal, *, root):
     """Every rank's `target` becomes rank `root`'s (root stages its data first)."""
-    name = "pld.tensor.broadcast"
-    t = window_arg(target, "target", name)
-    _signal(signal, name)
-    static_int(root, "root", name)
+    t = window_arg(target, "target")
+    _signal(signal)
+    static_int(root, "root")
     return t
 
 
@@ -88,7 +86,7 @@ defop("pld.tensor.broadcast", unit=Unit.MTE, wants_ctx=True, writes="target",
       names=("pld.tensor.broadcast",))(_broadcast)
 
 
-def _local_input(x, arg: str, target, op: str) -> None:
+def _local_input(x, arg: str, target) -> None:
     t = type_of(x)
     if not isinstance(t, TensorType):
         raise OpError(f"'{arg}' must be a tensor (a window or a plain pl.Tensor), got "
@@ -103,10 +101,9 @@ def _local_input(x, arg: str, target, op: str) -> None:
 
 def _allgather(local_data, target, signal):
     """Row `r` of every rank's `target` becomes rank `r`'s `local_data` ([1, SIZE])."""
-    name = "pld.tensor.allgather"
-    t = window_arg(target, "target", name)
-    _signal(signal, name)
-    _local_input(local_data, "local_data", target, name)
+    t = window_arg(target, "target")
+    _signal(signal)
+    _local_input(local_data, "local_data", target)
     return t
 
 
@@ -119,10 +116,9 @@ defop("pld.tensor.allgather", unit=Unit.MTE, wants_ctx=True, writes="target",
 def _reduce_scatter(target, signal, *, op=ReduceOp.Sum):
     """Each rank stages all `nranks` chunks (rows); afterwards row `r` of rank `r`'s
     `target` holds the reduction of row `r` over all ranks."""
-    name = "pld.tensor.reduce_scatter"
-    t = window_arg(target, "target", name)
-    _signal(signal, name)
-    enum_arg(op, ReduceOp, "op", name)
+    t = window_arg(target, "target")
+    _signal(signal)
+    enum_arg(op, ReduceOp, "op")
     return t
 
 
@@ -134,10 +130,9 @@ defop("pld.tensor.reduce_scatter", unit=Unit.MTE, wants_ctx=True, writes="target
 
 def _all_to_all(input, target, signal):
     """Row `d` of my `input` lands in row `me` of rank `d`'s `target` ([NR, SIZE])."""
-    name = "pld.tensor.all_to_all"
-    t = window_arg(target, "target", name)
-    _signal(signal, name)
-    _local_input(input, "input", target, name)
+    t = window_arg(target, "target")
+    _signal(signal)
+    _local_input(input, "input", target)
     return t
 
 
@@ -150,11 +145,10 @@ def _all_to_all_v(input, target, signal, send_counts, recv_counts):
     """Variable-size all-to-all: rank `me` pushes its block of `target.shape[0] // NR`
     rows for rank `d` (rows `d*MAX ...` of `input`) into rows `me*MAX ...` of `d`'s
     `target`, and publishes `min(send_counts[d], MAX)` in `d`'s `recv_counts[me, 0]`."""
-    name = "pld.tensor.all_to_all_v"
-    t = window_arg(target, "target", name)
-    _signal(signal, name)
-    _local_input(input, "input", target, name)
-    rc = window_arg(recv_counts, "recv_counts", name)
+    t = window_arg(target, "target")
+    _signal(signal)
+    _local_input(input, "input", target)
+    rc = window_arg(recv_counts, "recv_counts")
     sc = type_of(send_counts)
     if not isinstance(sc, TensorType) or not sc.dtype.is_int():
         raise OpError(f"'send_counts' must be an INT32 tensor, got "

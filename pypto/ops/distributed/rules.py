@@ -15,7 +15,7 @@ WINDOW_HINT = ("make it with pld.window(buf, shape, dtype=...) over a "
                "pld.DistributedTensor[[...], dtype]")
 
 
-def window_arg(x: Any, arg: str, op: str) -> DistributedTensorType:
+def window_arg(x: Any, arg: str) -> DistributedTensorType:
     """A window-bound tensor (the peer side of a cross-rank op)."""
     t = type_of(x)
     if not isinstance(t, DistributedTensorType):
@@ -25,7 +25,7 @@ def window_arg(x: Any, arg: str, op: str) -> DistributedTensorType:
     return t
 
 
-def buffer_arg(x: Any, arg: str, op: str) -> None:
+def buffer_arg(x: Any, arg: str) -> None:
     if not isinstance(type_of(x), WindowBufferType):
         raise OpError(f"needs the handle returned by pld.alloc_window_buffer as '{arg}', "
                       f"got {_describe(x)}", arg=arg,
@@ -33,13 +33,13 @@ def buffer_arg(x: Any, arg: str, op: str) -> None:
                            "buf = pld.alloc_window_buffer(shape, dtype=...)")
 
 
-def ctx_arg(x: Any, arg: str, op: str) -> None:
+def ctx_arg(x: Any, arg: str) -> None:
     if not isinstance(type_of(x), CommCtxType):
         raise OpError(f"needs a pld.CommCtx as '{arg}', got {_describe(x)}", arg=arg,
                       hint="get one with ctx = pld.get_comm_ctx(window_tensor)")
 
 
-def int_scalar_arg(x: Any, arg: str, op: str) -> None:
+def int_scalar_arg(x: Any, arg: str) -> None:
     """A rank index, a signal value: an integer literal or an integer scalar."""
     if isinstance(x, Const) and isinstance(x.value, int) and not isinstance(x.value, bool):
         return
@@ -51,7 +51,7 @@ def int_scalar_arg(x: Any, arg: str, op: str) -> None:
     raise OpError(f"'{arg}' must be an integer scalar, got {_describe(x)}", arg=arg)
 
 
-def offsets_arg(x: Any, t: ShapedType, arg: str, op: str) -> tuple:
+def offsets_arg(x: Any, t: ShapedType, arg: str) -> tuple:
     offs = dims_arg(x, arg)
     if len(offs) != t.rank:
         raise OpError(f"'{arg}' needs one entry per axis of the rank-{t.rank} tensor, "
@@ -59,12 +59,12 @@ def offsets_arg(x: Any, t: ShapedType, arg: str, op: str) -> tuple:
     return offs
 
 
-def enum_arg(x: Any, enum: type[IntEnum], arg: str, op: str) -> IntEnum:
+def enum_arg(x: Any, enum: type[IntEnum], arg: str) -> IntEnum:
     """A member of `enum` (its integer payload is accepted too, as printed IR carries it)."""
     v = py_value(x)
     if isinstance(v, enum):
         return v
-    if isinstance(v, IntEnum) or isinstance(v, bool) or not isinstance(v, int):
+    if isinstance(v, (IntEnum, bool)) or not isinstance(v, int):
         members = ", ".join(f"pld.{enum.__name__}.{m.name}" for m in enum)
         raise OpError(f"'{arg}' must be one of {members}, got {_describe(x)}", arg=arg)
     try:
@@ -74,7 +74,7 @@ def enum_arg(x: Any, enum: type[IntEnum], arg: str, op: str) -> IntEnum:
             from None
 
 
-def atomic_arg(x: Any, op: str) -> int:
+def atomic_arg(x: Any) -> int:
     """`atomic=pld.AtomicType.None_ | Add` as its integer payload (0 / 1)."""
     v = py_value(x)
     name = getattr(v, "name", None)
@@ -86,7 +86,7 @@ def atomic_arg(x: Any, op: str) -> int:
                   f"{_describe(x)}", arg="atomic")
 
 
-def box_fits(shape: tuple, offs: tuple, t: ShapedType, arg: str, op: str,
+def box_fits(shape: tuple, offs: tuple, t: ShapedType, arg: str,
              what: str = "box") -> None:
     """A box at `offs` of extent `shape` must stay inside `t` where that is provable."""
     for i, (o, d, full) in enumerate(zip(offs, shape, t.shape)):
@@ -97,16 +97,16 @@ def box_fits(shape: tuple, offs: tuple, t: ShapedType, arg: str, op: str,
                           f"{full} of {t}", arg=arg)
 
 
-def same_dtype(a: ShapedType, b: ShapedType, arg: str, op: str) -> None:
+def same_dtype(a: ShapedType, b: ShapedType, arg: str) -> None:
     if a.dtype != b.dtype:
         raise OpError(f"'{arg}' has dtype {a.dtype!r} but the window holds "
                       f"{b.dtype!r}", arg=arg, hint="insert a pl.cast")
 
 
-def static_int(x: Any, arg: str, op: str, *, minimum: int = 0) -> int:
+def static_int(x: Any, arg: str, *, minimum: int = 0) -> int:
     v = py_value(x)
-    if isinstance(v, bool) or not isinstance(v, int) or isinstance(x, Expr) and \
-            not isinstance(x, (Attr, Const)):
+    if isinstance(v, bool) or not isinstance(v, int) or (isinstance(x, Expr) and \
+            not isinstance(x, (Attr, Const))):
         raise OpError(f"'{arg}' must be a compile-time int, got {_describe(x)}", arg=arg)
     if v < minimum:
         raise OpError(f"'{arg}' must be >= {minimum}, got {v}", arg=arg)
@@ -114,9 +114,9 @@ def static_int(x: Any, arg: str, op: str, *, minimum: int = 0) -> int:
 
 
 def region_args(dst_offsets: Any, src_offsets: Any, shape: Any, dst: ShapedType,
-                src: ShapedType, op: str) -> None:
+                src: ShapedType) -> None:
     """put / get: the three region arguments come together and fit both sides."""
-    given = [py_value(a) is not None or isinstance(a, Expr) and not isinstance(a, (Attr, Const))
+    given = [py_value(a) is not None or (isinstance(a, Expr) and not isinstance(a, (Attr, Const)))
              for a in (dst_offsets, src_offsets, shape)]
     if any(given) and not all(given):
         missing = [n for n, g in zip(("dst_offsets", "src_offsets", "shape"), given) if not g]
@@ -141,14 +141,14 @@ def region_args(dst_offsets: Any, src_offsets: Any, shape: Any, dst: ShapedType,
     if len(dims) not in (dst.rank, src.rank):
         raise OpError(f"shape needs one extent per axis, got {len(dims)}", arg="shape")
     if len(dims) == dst.rank:
-        box_fits(dims, d_off, dst, "dst_offsets", op, "destination box")
+        box_fits(dims, d_off, dst, "dst_offsets", "destination box")
     if len(dims) == src.rank:
-        box_fits(dims, s_off, src, "src_offsets", op, "source box")
+        box_fits(dims, s_off, src, "src_offsets", "source box")
 
 
-def chunk_args(chunk_rows: Any, chunk_cols: Any, pipeline: Any, op: str) -> None:
-    rows = static_int(chunk_rows, "chunk_rows", op)
-    cols = static_int(chunk_cols, "chunk_cols", op)
+def chunk_args(chunk_rows: Any, chunk_cols: Any, pipeline: Any) -> None:
+    rows = static_int(chunk_rows, "chunk_rows")
+    cols = static_int(chunk_cols, "chunk_cols")
     pipe = py_value(pipeline)
     if not isinstance(pipe, bool):
         raise OpError(f"'pipeline' must be True or False, got {_describe(pipeline)}",

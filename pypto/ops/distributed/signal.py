@@ -16,8 +16,8 @@ from pypto.ops.distributed.runtime import comm
 from pypto.ops.registry import OpError, Unit, defop
 
 
-def _signal_window(x, arg, op):
-    t = window_arg(x, arg, op)
+def _signal_window(x, arg):
+    t = window_arg(x, arg)
     if not t.dtype.is_int():
         raise OpError(f"the signal window '{arg}' must hold integers (INT32 counters), "
                       f"got {t.dtype!r}", arg=arg)
@@ -27,12 +27,11 @@ def _signal_window(x, arg, op):
 def _notify(target, peer, offsets, value, *, op):
     """Deposit `value` in the cell `target[offsets]` of rank `peer`'s window:
     `op=pld.NotifyOp.AtomicAdd` adds it atomically, `pld.NotifyOp.Set` stores it."""
-    name = "pld.system.notify"
-    t = _signal_window(target, "target", name)
-    int_scalar_arg(peer, "peer", name)
-    offsets_arg(offsets, t, "offsets", name)
-    int_scalar_arg(value, "value", name)
-    enum_arg(op, NotifyOp, "op", name)
+    t = _signal_window(target, "target")
+    int_scalar_arg(peer, "peer")
+    offsets_arg(offsets, t, "offsets")
+    int_scalar_arg(value, "value")
+    enum_arg(op, NotifyOp, "op")
     return NONE
 
 
@@ -45,11 +44,10 @@ defop("pld.system.notify", unit=Unit.SCALAR, wants_ctx=True,
 def _wait(signal, offsets, expected, *, cmp):
     """Block this rank until its own cell `signal[offsets]` compares to `expected`
     (`cmp=pld.WaitCmp.Ge`: `>=`, `pld.WaitCmp.Eq`: `==`); the other ranks go on."""
-    name = "pld.system.wait"
-    t = _signal_window(signal, "signal", name)
-    offsets_arg(offsets, t, "offsets", name)
-    int_scalar_arg(expected, "expected", name)
-    enum_arg(cmp, WaitCmp, "cmp", name)
+    t = _signal_window(signal, "signal")
+    offsets_arg(offsets, t, "offsets")
+    int_scalar_arg(expected, "expected")
+    enum_arg(cmp, WaitCmp, "cmp")
     return NONE
 
 
@@ -63,12 +61,11 @@ def _defer_wait(signal, offsets, expected, *, cmp):
     """Register a completion condition on this rank's own cell: the enclosing task may
     finish running, but its TaskId completes only once `signal[offsets] >= expected`
     (work that needs the data goes in a task depending on it). Only `WaitCmp.Ge`."""
-    name = "pld.system.defer_wait"
-    t = _signal_window(signal, "signal", name)
-    offsets_arg(offsets, t, "offsets", name)
-    int_scalar_arg(expected, "expected", name)
-    if enum_arg(cmp, WaitCmp, "cmp", name) is not WaitCmp.Ge:
-        raise OpError(f"supports only cmp=pld.WaitCmp.Ge (a monotonic counter)",
+    t = _signal_window(signal, "signal")
+    offsets_arg(offsets, t, "offsets")
+    int_scalar_arg(expected, "expected")
+    if enum_arg(cmp, WaitCmp, "cmp") is not WaitCmp.Ge:
+        raise OpError("supports only cmp=pld.WaitCmp.Ge (a monotonic counter)",
                       arg="cmp")
     return NONE
 

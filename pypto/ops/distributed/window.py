@@ -28,24 +28,24 @@ def _alloc_window_buffer(size, *, dtype=None, name=""):
     """
     op = "pld.alloc_window_buffer"
     if not py_value(name):
-        raise OpError(f"must be the right-hand side of a simple assignment "
+        raise OpError("must be the right-hand side of a simple assignment "
                       "(`buf = pld.alloc_window_buffer(...)`): the buffer is named after "
                       "the variable", arg="name")
     if isinstance(size, (ListExpr, list, tuple)):
         if dtype is None or py_value(dtype) is None:
-            raise OpError(f"of a shape needs dtype= (the bytes are shape x dtype)",
+            raise OpError("a shape needs dtype= (the bytes are shape x dtype)",
                           arg="dtype", hint=f"{op}([rows, cols], dtype=pl.FP32)")
         dtype_arg(dtype, "dtype")
         dims = dims_arg(size, "size")
         if not dims:
-            raise OpError(f"the shape must not be empty", arg="size")
+            raise OpError("the shape must not be empty", arg="size")
         for i, d in enumerate(dims):
             if isinstance(d, int) and d <= 0:
                 raise OpError(f"shape dimension [{i}] is {d}; every dimension must be "
                               "positive", arg="size")
         return WINDOW_BUFFER
     if dtype is not None and py_value(dtype) is not None:
-        raise OpError(f"dtype= goes with a shape, not with a byte count", arg="dtype",
+        raise OpError("dtype= goes with a shape, not with a byte count", arg="dtype",
                       hint=f"{op}(nbytes) or {op}([rows, cols], dtype=...)")
     v = py_value(size)
     if isinstance(v, int) and not isinstance(v, bool):
@@ -68,7 +68,7 @@ defop("pld.tensor.alloc_window_buffer", unit=Unit.ORCH, orch_only=True, wants_ct
 
 def _window(buf, shape, *, dtype):
     """This rank's slice of a window buffer, viewed as a `pld.DistributedTensor`."""
-    buffer_arg(buf, "buf", "pld.window")
+    buffer_arg(buf, "buf")
     dims = dims_arg(shape, "shape")
     for i, d in enumerate(dims):
         if isinstance(d, int) and d <= 0:
@@ -94,7 +94,7 @@ defop("pld.system.world_size", unit=Unit.ORCH, orch_only=True, wants_ctx=True, h
 
 def _get_comm_ctx(dist_tensor):
     """The communication context of a window-bound tensor (read rank / nranks from it)."""
-    window_arg(dist_tensor, "dist_tensor", "pld.get_comm_ctx")
+    window_arg(dist_tensor, "dist_tensor")
     return COMM_CTX
 
 
@@ -105,7 +105,7 @@ defop("pld.system.get_comm_ctx", unit=Unit.SCALAR, wants_ctx=True,
 
 def _rank(ctx):
     """This rank's index in its communication group (INT32)."""
-    ctx_arg(ctx, "ctx", "pld.rank")
+    ctx_arg(ctx, "ctx")
     return _I32
 
 
@@ -115,7 +115,7 @@ defop("pld.system.rank", unit=Unit.SCALAR, impl=lambda ctx: ctx.rank,
 
 def _nranks(ctx):
     """The number of ranks of the communication group (INT32)."""
-    ctx_arg(ctx, "ctx", "pld.nranks")
+    ctx_arg(ctx, "ctx")
     return _I32
 
 
