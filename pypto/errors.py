@@ -121,6 +121,13 @@ class SimulationError(PyptoError):
         self.indices = indices
 
 
+class ConfigError(PyptoError, ValueError):
+    """An option the simulator or a run was given that it does not know or cannot use
+    (`SimConfig`, `config=`): the message names the option and lists what it accepts."""
+
+    code = "E400"
+
+
 class InternalError(RuntimeError):
     """A bug in pypto. Not a `PyptoError`: `except PyptoError` must not swallow it."""
 

@@ -71,6 +71,9 @@ def program_kind(fdef: FunctionDef) -> FunctionKind:
     return PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
 
 
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
 class ProgramBuilder:
     """Collects the functions of one program while parsing."""
 
@@ -124,7 +127,7 @@ class ProgramBuilder:
         self.functions[name] = func
         return func, p
 
-    def _params(self, p: FunctionParser, tree: ast.FunctionDef, kind: FunctionKind,
+    def _params(self, p: FunctionParser, tree: _Def, kind: FunctionKind,
                 args: list | None, entry: bool, is_method: bool) -> list[Param]:
         a = tree.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
@@ -143,9 +146,11 @@ class ProgramBuilder:
             if given is _NOARG and defaults[i] is not None:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
+            # a compile-time argument of an inline helper, folded into its body; an
+            # entry's values (any kind, @pl.jit.opaque too) are run-time arguments
             if given is not _NOARG and not is_ir(given) and not _is_array(given) and \
-                    kind in (FunctionKind.INLINE, FunctionKind.OPAQUE):
-                p.env[node.arg] = given  # a compile-time argument, folded into the body
+                    kind is FunctionKind.INLINE and not entry:
+                p.env[node.arg] = given
                 continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
@@ -203,7 +208,7 @@ class ProgramBuilder:
                 return declared
         return actual
 
-    def _returns(self, p: FunctionParser, kind: FunctionKind, tree: ast.FunctionDef) -> tuple:
+    def _returns(self, p: FunctionParser, kind: FunctionKind, tree: _Def) -> tuple:
         if kind is FunctionKind.INLINE:
             if not p.returns or not p.returns[-1][0]:
                 # Called as a statement this is fine (real kernels do it); using the
@@ -218,7 +223,7 @@ class ProgramBuilder:
             return ()
         return tuple(v.type for v in p.returns[-1][0])
 
-    def _check_bound_dynamic(self, p: FunctionParser, tree: ast.FunctionDef) -> None:
+    def _check_bound_dynamic(self, p: FunctionParser, tree: _Def) -> None:
         """A pl.dynamic symbol the entry body reads as a value must be bound with
         `x.bind_dynamic(axis, DYN)` on some parameter declaring it. Dims that are only
         declared (e.g. a cache's block count the body never reads) need no binding: real
@@ -267,7 +272,7 @@ class ProgramBuilder:
         key = (id(fn), _signature(values), p.in_region)
         if key in self._active:
             raise p.error(InvalidOperationError, f"recursive call of {fn.__name__}", node)
-        name, func = self._specs.get(key, (None, None))
+        name, func = self._specs.get(key, ("", None))
         if func is None:
             self._active.append(key)
             try:
@@ -355,7 +360,7 @@ class ProgramBuilder:
                           "it cannot be called from inside a region", node,
                           hint="call it from orchestration code, or make it @pl.jit.inline")
         key = ("incore", id(fn), _signature(values))
-        name, func = self._specs.get(key, (None, None))
+        name, func = self._specs.get(key, ("", None))
         if func is None:
             name = self.unique(fn.__name__)
             func, _ = self.parse_function(fn, FunctionKind.INCORE, name, args=values,
@@ -453,7 +458,7 @@ def _is_array(v: Any) -> bool:
 
 
 def _signature(values: list) -> tuple:
-    out = []
+    out: list[tuple] = []
     for v in values:
         if is_ir(v):
             out.append(("ir", v.type))
@@ -474,7 +479,7 @@ def _ret_type(func: Function) -> Any:
     return func.returns[0] if len(func.returns) == 1 else TupleType(func.returns)
 
 
-def _name_node(tree: ast.FunctionDef) -> ast.AST:
+def _name_node(tree: _Def) -> ast.AST:
     """A node whose span is the function's name on its `def` line."""
     n = ast.Name(tree.name)
     n.lineno = tree.lineno

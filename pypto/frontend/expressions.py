@@ -239,7 +239,7 @@ def _joined_str(p: Any, node: ast.JoinedStr) -> Any:
     for v in node.values:
         if isinstance(v, ast.Constant):
             parts.append(str(v.value))
-        else:
+        elif isinstance(v, ast.FormattedValue):
             val = p.visit_expr(v.value)
             spec = ast.unparse(v.format_spec)[2:-1] if v.format_spec else ""
             parts.append(str(val.type) if is_ir(val) else format(val, spec))

@@ -16,6 +16,7 @@ from pypto.errors import (
 from pypto.frontend.dispatch import (
     WITH_SCOPES,
     call_construct,
+    iterator_call,
     lookup,
     loop_iterator,
     statement,
@@ -177,7 +178,7 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
         raise p.error(PyptoSyntaxError, "role= is not allowed with pl.Level.CORE_GROUP",
                       kw["role"][1])
     _region_guard(p, call, "pl.at")
-    attrs = [("level", "CORE_GROUP")]
+    attrs: list[tuple[str, Any]] = [("level", "CORE_GROUP")]
     name_hint = kw.get("name_hint", ("", None))[0]
     if not isinstance(name_hint, str):
         raise p.error(PyptoSyntaxError, "name_hint= must be a string", kw["name_hint"][1])
@@ -257,7 +258,7 @@ def _check_spmd_factor(p: Any, cnode: ast.AST) -> None:
 
 @loop_iterator(dsl.spmd)
 def spmd_loop(p: Any, node: ast.For) -> None:
-    kw, attrs = _spmd_common(p, node.iter, node)
+    kw, attrs = _spmd_common(p, iterator_call(node), node)
     if "deps" in kw:
         raise p.error(PyptoSyntaxError, "pl.spmd() does not accept 'deps=' here",
                       kw["deps"][1], hint="use `with pl.spmd(n, deps=[...]) as tid:`")
@@ -323,7 +324,7 @@ def _runtime_scope(kind: ScopeKind, name: str):
 
 @loop_iterator(dsl.split_aiv)
 def split_aiv_loop(p: Any, node: ast.For) -> None:
-    call = node.iter
+    call = iterator_call(node)
     args = [p.visit_expr(a) for a in call.args]
     kw = {k.arg: p.visit_expr(k.value) for k in call.keywords}
     if args != [2]:

@@ -68,9 +68,10 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
     if a.shape != e.shape:
         return
     try:
-        own_rule = cmp is not None and hasattr(cmp, "bad_mask")
-        if own_rule:
-            bad = cmp.bad_mask(a, e, rtol, atol)
+        rule = getattr(cmp, "bad_mask", None)
+        own_rule = rule is not None
+        if rule is not None:
+            bad = rule(a, e, rtol, atol)
         elif a.dtype == e.dtype:
             bad = ~isclose(a, e, rtol=rtol, atol=atol)
         else:

@@ -34,6 +34,7 @@ import numpy as np
 
 from pypto.golden import _interop as io
 from pypto.golden.diagnosis import check_zero_fill, diagnose
+from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import check_outputs, default_compare
@@ -119,7 +120,9 @@ def _file(dir_: Path, name: str) -> Path | None:
     return None
 
 
-def _load(path: Path, dtype: np.dtype) -> np.ndarray:
+def _load(path: Path | None, dtype: np.dtype) -> np.ndarray:
+    if path is None:  # the callers list missing files first; this names any they miss
+        raise FileNotFoundError("a golden_data file is missing")
     if path.suffix == ".pt":
         import torch  # the user pointed us at torch data
 
@@ -318,9 +321,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         return RunResult(passed=True, execution_time=clock.elapsed, work_dir=work_dir,
                          name=name, platform=platform, compiled=compiled, validated=False,
                          stages=clock.stages)
-    directions, kernel_names, err = _bind(compiled, specs, verbose)
-    if err:
-        return fail(err, platform=platform, compiled=compiled)
+    directions, kernel_names, bind_error = _bind(compiled, specs, verbose)
+    if bind_error:
+        return fail(bind_error, platform=platform, compiled=compiled)
 
     data_dir = Path(golden_data) if golden_data is not None else None
     torch_run = any(s.uses_torch for s in specs)
@@ -346,15 +349,15 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                     host[s.name] = np.zeros(s.shape, dtype=s.np_dtype)
                 else:
                     host[s.name] = _load(_file(data_dir / "in", s.name), s.np_dtype)
-            for s in scalar_specs:
-                v = _load(_file(data_dir / "in", s.name), s.np_dtype)
+            for sc in scalar_specs:
+                v = _load(_file(data_dir / "in", sc.name), sc.np_dtype)
                 if v.ndim != 0:
-                    return fail(f"{s.name}: replayed scalar must be 0-dim, got shape "
+                    return fail(f"{sc.name}: replayed scalar must be 0-dim, got shape "
                                 f"{v.shape}", platform=platform, compiled=compiled)
-                if v.dtype != s.np_dtype:
-                    return fail(f"{s.name}: replayed scalar dtype {v.dtype} differs from the "
-                                f"spec's {s.np_dtype}", platform=platform, compiled=compiled)
-                scalars[s.name] = ScalarSpec(s.name, s.dtype, _scalar_value(v, s))
+                if v.dtype != sc.np_dtype:
+                    return fail(f"{sc.name}: replayed scalar dtype {v.dtype} differs from the "
+                                f"spec's {sc.np_dtype}", platform=platform, compiled=compiled)
+                scalars[sc.name] = ScalarSpec(sc.name, sc.dtype, _scalar_value(v, sc))
         for s in tensor_specs:
             a = host[s.name]
             if tuple(a.shape) != tuple(s.shape):
@@ -365,9 +368,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
             for s in tensor_specs:
                 if not s.is_output or s.init_value is not None:
                     _save(work_dir / "data" / "in", s.name, snapshot[s.name], torch_run)
-            for s in scalar_specs:
-                _save(work_dir / "data" / "in", s.name, np.asarray(s.value if not
-                      io.is_torch_tensor(s.value) else io.to_numpy(s.value)), torch_run)
+            for sc in scalar_specs:
+                _save(work_dir / "data" / "in", sc.name, np.asarray(sc.value if not
+                      io.is_torch_tensor(sc.value) else io.to_numpy(sc.value)), torch_run)
 
     # -- golden --------------------------------------------------------------------------
     golden: dict[str, np.ndarray] | None = None
@@ -377,7 +380,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 _note(f"[RUN]   cache hit: {data_dir / 'out'}", verbose)
                 golden = {s.name: _load(_file(data_dir / "out", s.name), s.np_dtype)
                           for s in tensor_specs if s.is_output}
-            else:
+            elif golden_fn is not None:
                 golden = _compute_golden(specs, scalars, snapshot, golden_fn, torch_run)
                 if save_data:
                     for n, g in golden.items():
@@ -520,8 +523,9 @@ def run_jit(fn: Any, specs: list, golden_fn: Callable | None = None,
     save_data    write inputs and goldens under <work_dir>/data/{in,out}/ for replay
     verbose      print the stage lines and per-output verdicts (pypto-lab extension)
     """
-    return _harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg, runtime_cfg,
-                    rtol, atol, compare_fn, compile_only, runtime_dir, save_data, verbose, extra)
+    return emit(_harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg,
+                         runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,
+                         save_data, verbose, extra))
 
 
 def run(program: Any, specs: list, golden_fn: Callable | None = None,
@@ -531,5 +535,6 @@ def run(program: Any, specs: list, golden_fn: Callable | None = None,
         runtime_dir: str | None = None, save_data: bool = False, *,
         verbose: bool = True, **extra: Any) -> RunResult:
     """`run_jit` for a `@pl.program` class (or an already compiled program)."""
-    return _harness("run", program, specs, golden_fn, golden_data, compile_cfg, runtime_cfg,
-                    rtol, atol, compare_fn, compile_only, runtime_dir, save_data, verbose, extra)
+    return emit(_harness("run", program, specs, golden_fn, golden_data, compile_cfg,
+                         runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,
+                         save_data, verbose, extra))

@@ -138,7 +138,8 @@ def _const_str(c: Const) -> str:
         return _float_str(v) if isinstance(v, float) else repr(v)
     if isinstance(v, Enum) and c.type == ScalarType(dtypes.INDEX):
         return value_str(v)  # an IntEnum used as a number (pl.AtomicType.Add)
-    return f"pl.const({value_str(v)}, {c.type.dtype!r})"
+    dtype = c.type.dtype if isinstance(c.type, ScalarType) else None
+    return f"pl.const({value_str(v)}, {dtype!r})"
 
 
 def _default_expr(value: Any) -> Expr:

@@ -102,9 +102,10 @@ from pypto.language.typing import (
     Tuple,
     dynamic,
 )
+from pypto.language.typing import ScalarAnnotation as _ScalarAnnotation
 
 DataType = DType
-TaskId = Scalar[TASK_ID]
+TaskId: _ScalarAnnotation = Scalar[TASK_ID]  # an annotation object, not a type alias
 
 optimizations = _types.SimpleNamespace(Optimization=Optimization, Split=Split,
                                        CrossCoreSlot=CrossCoreSlot, split=split,

@@ -208,13 +208,16 @@ for _name, (_fn, _doc, _kw) in _UNARY.items():
           names=(f"pl.{_name}", f"pl.tensor.{_name}", f"pl.tile.{_name}"))(_sig)
 
 
-def _hp_unary(name: str, fn: Callable, doc: str) -> None:
+def _hp_unary(name: str, fn: Callable, doc: str, tile_high_precision: bool = False) -> None:
+    """A float unary op with the tensor option `high_precision=` (the tile forms of
+    log and recip take it too, as the real pl.tile.log / pl.tile.recip do; rsqrt's
+    tile form takes a scratch tile instead). The simulator computes in fp32 either way."""
     rule = _unary_rule(name, float_only=True)
 
     def sig(x, high_precision=False, tmp=None):
         scratch(x, tmp, f"pl.{name}", required=False)
-        if isinstance(type_of(x), TileType) and high_precision is not False and \
-                getattr(high_precision, "value", high_precision):
+        if not tile_high_precision and isinstance(type_of(x), TileType) and \
+                high_precision is not False and getattr(high_precision, "value", high_precision):
             raise OpError(f"high_precision= is a tensor-level option of pl.{name}; the tile form "
                           "takes a scratch tile `tmp` instead", arg="high_precision")
         return rule(x)
@@ -226,8 +229,8 @@ def _hp_unary(name: str, fn: Callable, doc: str) -> None:
 
 
 _hp_unary("rsqrt", _rsqrt, "Elementwise `1/sqrt(x)`.")
-_hp_unary("recip", np.reciprocal, "Elementwise `1/x` (FP16/FP32).")
-_hp_unary("log", np.log, "Elementwise natural logarithm.")
+_hp_unary("recip", np.reciprocal, "Elementwise `1/x` (FP16/FP32).", tile_high_precision=True)
+_hp_unary("log", np.log, "Elementwise natural logarithm.", tile_high_precision=True)
 
 
 def _lrelu(x, slope):

@@ -10,6 +10,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from pypto.ir.options import PadValue
 from pypto.ir.types import TileType
 from pypto.ops.facts import View
 from pypto.ops.numeric import plain
@@ -30,7 +31,7 @@ def pad_kind(x: Any, arg: str = "pad_value") -> str:
     """'zero' | 'max' | 'min' from a PadValue or its literal sugar (0, inf, -inf)."""
     v = py_value(x)
     name = getattr(v, "name", None)
-    if name is not None and type(v).__name__ == "PadValue":
+    if name is not None and isinstance(v, PadValue):
         if name == "null":
             raise OpError("fillpad needs a pad value: PadValue.null means 'no padding'", arg=arg,
                           hint="use pl.PadValue.zero, .max or .min")
@@ -156,7 +157,8 @@ defop("fillpad_expand", unit=Unit.VECTOR, impl=_fillpad_expand_impl,
 
 
 def _expand_clone(src, target):
-    """A copy of `src` broadcast to `target`'s shape (target supplies the shape only)."""
+    """`src` broadcast to `target`'s shape, written into `target` (in place, as the
+    real compiler lowers it: a loop of stores into the target); returns the target."""
     s = shaped(src, "src")
     t = shaped(target, "target")
     if s.rank != t.rank:
@@ -167,6 +169,11 @@ def _expand_clone(src, target):
     return like(t, dtype=s.dtype, valid_shape=None)
 
 
-defop("expand_clone", unit=Unit.VECTOR,
-      impl=lambda src, target: np.broadcast_to(plain(src), np.shape(target)).copy(),
+def _expand_clone_impl(src: Any, target: Any) -> np.ndarray:
+    out = plain(target)
+    out[...] = np.broadcast_to(plain(src), out.shape)
+    return out
+
+
+defop("expand_clone", unit=Unit.VECTOR, impl=_expand_clone_impl, writes="target",
       names=("pl.expand_clone", "pl.tensor.expand_clone"))(_expand_clone)

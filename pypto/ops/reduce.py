@@ -44,11 +44,11 @@ def _reduced(x: Any, axis: int, arg: str = "x"):
         raise OpError("column reductions need a tensor of rank >= 2", arg=arg)
     shape = list(t.shape)
     shape[axis] = 1
-    valid = None
+    valid: tuple | None = None
     if t.valid_shape is not None:  # the reduced axis keeps its one element
-        valid = list(t.valid_shape)
-        valid[axis] = 1
-        valid = None if tuple(valid) == tuple(shape) else tuple(valid)
+        kept = list(t.valid_shape)
+        kept[axis] = 1
+        valid = None if tuple(kept) == tuple(shape) else tuple(kept)
     return like(t, shape=tuple(shape), valid_shape=valid)
 
 
@@ -83,12 +83,12 @@ def _reduce_impl(fn: Callable, axis: int) -> Callable:
     def run(x: np.ndarray, *_: Any) -> np.ndarray:
         x = _widen(x)
         if type(x) is nd:
-            if quiet[0]:
+            if quiet.depth:
                 return red(x, axis=axis, keepdims=True)
             with np.errstate(all="ignore"):
                 return red(x, axis=axis, keepdims=True)
         data, valid = _valid_part(x, axis)  # a valid-shape tag: reduce the valid part
-        if quiet[0]:  # the simulator ignores floating-point errors for the whole run
+        if quiet.depth:  # the simulator ignores floating-point errors for the whole run
             return with_valid(red(data, axis=axis, keepdims=True), valid)
         with np.errstate(all="ignore"):
             return with_valid(red(data, axis=axis, keepdims=True), valid)
@@ -228,8 +228,12 @@ def _expand_rule(kind: str):
         shape_hint = "[rows, 1]" if kind == "row" else "[1, cols]"
         ones = [v.shape[-1]] if kind == "row" else \
             [v.shape[-2]] if v.rank == t.rank else list(v.shape[:-1])
+        if kind == "row" and _packed_row_carrier(v):
+            ones = []  # one 32-byte block per row, repeated across the columns
         if any(isinstance(d, int) and d != 1 for d in ones):
-            raise OpError(f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
+            raise OpError(f"the {kind} vector must have shape {shape_hint} (or one 32-byte "
+                          f"block per row), got {v}" if kind == "row" else
+                          f"the {kind} vector must have shape {shape_hint}, got {v}", arg="vec")
         axis = -2 if kind == "row" else -1  # the axis the vector runs along must match x's
         if isinstance(v.shape[axis], int) and isinstance(t.shape[axis], int) and \
                 v.shape[axis] != t.shape[axis]:
@@ -246,9 +250,23 @@ def _expand_rule(kind: str):
     return rule
 
 
+def _packed_row_carrier(v: Any) -> bool:
+    """A row vector given as one 32-byte block per row (`[rows, 32 / element bytes]`):
+    the vector unit (TROWEXPAND*) reads the whole block and repeats it across the
+    destination's columns; a `[rows, 1]` vector is the one-lane case."""
+    last = v.shape[-1]
+    return isinstance(last, int) and last > 1 and last * v.dtype.nbytes == 32
+
+
 def _as_vector(x: Any, vec: Any, kind: str) -> Any:
-    """`vec` shaped to broadcast against `x` when their ranks differ (see the rule)."""
-    if not isinstance(x, np.ndarray) or not isinstance(vec, np.ndarray) or vec.ndim == x.ndim:
+    """`vec` shaped to broadcast against `x` when their ranks differ (see the rule), a
+    packed row carrier repeated across x's columns."""
+    if not isinstance(x, np.ndarray) or not isinstance(vec, np.ndarray):
+        return vec
+    if kind == "row" and vec.ndim == x.ndim and 1 < vec.shape[-1] != x.shape[-1]:
+        reps = -(-x.shape[-1] // vec.shape[-1])
+        return np.tile(plain(vec), (1,) * (vec.ndim - 1) + (reps,))[..., :x.shape[-1]]
+    if vec.ndim == x.ndim:
         return vec
     if kind == "row":
         return vec.reshape(x.shape[:-1] + (1,))

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.ir.nodes import CallFunc, For, LoopKind, Program
+from pypto.ir.options import CrossCoreSlot, Split
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import MemorySpace, ShapedType, TileType
@@ -301,11 +302,10 @@ def split_and_slots(launch: dict) -> tuple[str | None, int, Any, Any]:
     """(split mode name, ring slots, the Split object, the CrossCoreSlot object)."""
     split_mode, slots, split_obj, slot_obj = None, 2, None, None
     for o in launch.get("optimizations", ()) or ():
-        kind = type(o).__name__
-        if kind == "Split":
+        if isinstance(o, Split):
             split_obj = o
             split_mode = getattr(o.mode, "name", str(o.mode))
-        elif kind == "CrossCoreSlot":
+        elif isinstance(o, CrossCoreSlot):
             slot_obj = o
             slots = int(o.slot_num)
     return split_mode, slots, split_obj, slot_obj

@@ -35,19 +35,28 @@ class _Executables:
 
 
 _TABLES: dict[int, tuple[weakref.ref, _Executables]] = {}
+_TABLES_LOCK = threading.Lock()  # one table per program, also when first calls race
 
 
 def _table(compiled: Compiled) -> _Executables:
     got = _TABLES.get(id(compiled))
     if got is not None and got[0]() is compiled:
         return got[1]
-    table = _Executables()
     key = id(compiled)
+    with _TABLES_LOCK:
+        got = _TABLES.get(key)
+        if got is not None and got[0]() is compiled:
+            return got[1]
+        table = _Executables()
 
-    def forget(_ref: weakref.ref) -> None:  # the program is gone: so are its executables
-        _TABLES.pop(key, None)
+        def forget(ref: weakref.ref) -> None:
+            # the program is gone: so are its executables (unless a new program that
+            # took the id already has a table of its own)
+            got = _TABLES.get(key)
+            if got is not None and got[0] is ref:
+                _TABLES.pop(key, None)
 
-    _TABLES[key] = (weakref.ref(compiled, forget), table)
+        _TABLES[key] = (weakref.ref(compiled, forget), table)
     return table
 
 

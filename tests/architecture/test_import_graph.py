@@ -60,6 +60,9 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "the frontend below it never imports the front door",
     ("pypto.language.jit", "pypto.sim"):
         "the pl front door runs the simulator on the first call with arrays",
+    ("pypto.scale.cluster", "distributed"):
+        "Dask is the optional [scale] extra: imported only when a client is opened (a "
+        "corpus run, a sweep) or a task asks for its worker",
     ("pypto.language", "pypto.frontend.text"):
         "pl.parse reads text with the frontend, imported on first use (`import pypto.language` "
         "stays cheap)",

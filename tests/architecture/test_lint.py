@@ -19,3 +19,9 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_ruff_finds_nothing():
     out = _run("ruff", "check", "--no-cache", "--output-format", "concise", *LINTED)
     assert out.returncode == 0, f"ruff:\n{out.stdout}{out.stderr}"
+
+
+def test_mypy_finds_nothing_in_pypto():
+    # the files, the Python version and the options are in pyproject.toml [tool.mypy]
+    out = _run("mypy", "--no-incremental", "--no-error-summary")
+    assert out.returncode == 0, f"mypy:\n{out.stdout}{out.stderr}"

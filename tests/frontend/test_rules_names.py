@@ -386,3 +386,32 @@ def test_where_finds_markers():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert isinstance(where(HERE, "pow"), tuple)
+
+
+@pl.jit
+def carried_subscript(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([T, N], pl.FP32, 0.0)
+        for i, (a, y[0]) in pl.range(2, init_values=(acc, acc)):  # ERR:carried
+            c, d = pl.yield_(a, a)
+        y[0:T, :] = c
+    return y
+
+
+@pl.jit
+def while_subscript(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for (n, y[0]) in pl.while_(init_values=(0, 1)):  # ERR:while_carried
+            pl.cond(n < 3)
+            n2, m2 = pl.yield_(n + 1, n)
+    return y
+
+
+def test_carried_values_must_be_plain_names():
+    err = compile_error(carried_subscript, PyptoSyntaxError,
+                        "the carried values of a loop must be plain names", __file__, "carried",
+                        "y[0]")
+    assert "bind to a name" in err.hint
+    compile_error(while_subscript, PyptoSyntaxError,
+                  "the carried values of a pl.while_ must be plain names", __file__,
+                  "while_carried", "y[0]")

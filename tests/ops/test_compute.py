@@ -354,4 +354,10 @@ def test_elementwise_rules():
         rule("div", tile([4, 8]), lit(2.0), attr(True))
     with pytest.raises(OpError, match="takes no scratch"):
         rule("rsqrt", tensor([4, 8]), tmp=tile([4, 8]))
+    # the tile forms of log / recip take high_precision= (real pl.tile.log signature);
+    # rsqrt's tile form takes a scratch tile instead
+    assert rule("log", tile([4, 8]), attr(True)).shape == (4, 8)
+    assert rule("recip", tile([4, 8]), attr(True)).shape == (4, 8)
+    with pytest.raises(OpError, match=r"high_precision= is a tensor-level option of pl\.rsqrt"):
+        rule("rsqrt", tile([4, 8]), attr(True))
     assert rule("part_add", tensor([4, 8], INT16), tensor([4, 8], INT32)).dtype == INT32

@@ -161,6 +161,16 @@ def test_gather_index_form_per_row():
         impl("gather", x, -1, np.array([[8]], np.int32))
 
 
+def test_gather_index_form_along_any_axis_is_torch_gather():
+    x = np.arange(2 * 8 * 8, dtype=np.float32).reshape(2, 8, 8)
+    rng = np.random.default_rng(1)
+    idx = rng.integers(0, 8, (2, 3, 8)).astype(np.int32)
+    np.testing.assert_array_equal(impl("gather", x, 1, idx), np.take_along_axis(x, idx, 1))
+    y = x.reshape(8, 2, 8)
+    idx0 = rng.integers(0, 8, (3, 2, 8)).astype(np.int32)
+    np.testing.assert_array_equal(impl("gather", y, -3, idx0), np.take_along_axis(y, idx0, 0))
+
+
 def test_gather_mask_patterns_and_reinterpret():
     x = np.arange(16, dtype=np.float32).reshape(2, 8)
     expect = {1: x[:, 0::2], 2: x[:, 1::2], 3: x[:, 0::4], 4: x[:, 1::4], 5: x[:, 2::4],
@@ -210,8 +220,13 @@ def test_gather_rules():
     with pytest.raises(OpError, match="exactly one form"):
         rule("gather", tensor([1, 8]), dim=lit(-1), index=tensor([1, 8], INT32),
              mask_pattern=attr(1))
-    with pytest.raises(OpError, match="last axis"):
-        rule("gather", tensor([4, 8]), dim=lit(0), index=tensor([4, 8], INT32))
+    # any axis, as torch.gather (the real toolchain's rank-3 dim=1 / dim=-3 tests)
+    assert rule("gather", tensor([2, 8, 8]), dim=lit(1), index=tensor([2, 3, 8], INT32)
+                ).shape == (2, 3, 8)
+    with pytest.raises(OpError, match="out of range"):
+        rule("gather", tensor([4, 8]), dim=lit(2), index=tensor([4, 8], INT32))
+    with pytest.raises(OpError, match="exceeds"):
+        rule("gather", tensor([4, 8]), dim=lit(0), index=tensor([4, 9], INT32))
     with pytest.raises(OpError, match="exceeds"):
         rule("gather", tensor([4, 8]), dim=lit(-1), index=tensor([5, 8], INT32))
     r = rule("gather", tensor([4, 8]), kvalue=lit(1.0), cmp_mode=attr("gt"), out_cols=lit(4))

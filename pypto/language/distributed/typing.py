@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.language.typing import TensorAnnotation
+from pypto.language.typing import Tensor, TensorAnnotation
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,10 @@ class _DistributedTensorMeta(type):
             items = items[:-1]
         if len(items) < 2:
             raise TypeError("pld.DistributedTensor needs [shape, dtype]")
-        shape, dtype = items[0], items[1]
-        if not isinstance(shape, (list, tuple)):
+        if not isinstance(items[0], (list, tuple)):
             raise TypeError("pld.DistributedTensor's shape must be a list such as [M, N]")
-        return DistributedTensorAnnotation(tuple(shape), dtype,
-                                           items[2] if len(items) > 2 else None)
+        ann = Tensor[items]  # the same subscript forms as pl.Tensor (layout, view)
+        return DistributedTensorAnnotation(ann.shape, ann.dtype, ann.layout, ann.view)
 
 
 class DistributedTensor(metaclass=_DistributedTensorMeta):

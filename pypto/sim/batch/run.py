@@ -25,6 +25,7 @@ module runs the batched mode.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Any
 
@@ -66,19 +67,24 @@ class BatchCache:
         self.regions: dict[tuple, BatchedRegion | None] = {}  # (region, varying) -> ...
         self.prepared: dict[tuple, tuple] = {}  # `_prepare`'s static part per call shape
         self.refusals: dict[str, str] = {}  # region -> why it cannot run batched
+        # concurrent calls: a region is planned and compiled once, by the first of them
+        self._lock = threading.Lock()
 
     def region(self, host: Host, cf: CompiledFunction, varying: frozenset[str]
                ) -> BatchedRegion | None:
         key = (cf.name, varying)
         if key in self.regions:
             return self.regions[key]
-        plan = analyze(cf.func, set(varying))
-        region = None
-        if isinstance(plan, Plan):
-            region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
-        else:
-            self.refusals[cf.name] = plan
-        self.regions[key] = region
+        with self._lock:
+            if key in self.regions:
+                return self.regions[key]
+            plan = analyze(cf.func, set(varying))
+            region = None
+            if isinstance(plan, Plan):
+                region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
+            else:
+                self.refusals[cf.name] = plan
+            self.regions[key] = region
         return region
 
 
@@ -149,7 +155,7 @@ def _run(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool
     f = BatchFrame(run, st, proto, label, bs[0] if spmd else 1, tid, mult)
     work = run.work
     try:
-        if _QUIET[0]:  # the run already ignores floating-point errors (Executable.run)
+        if _QUIET.depth:  # the run already ignores floating-point errors (Executable.run)
             rets = region.cf.call(args, f)
         else:
             with np.errstate(all="ignore"):
@@ -198,7 +204,8 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
     n_tasks = math.prod(bs)
     if run.work + pre_work + n_tasks > run.settings.max_work:
         return None
-    host.check_budget(cf, site.label, site.span)
+    if run.settings.check_ub:
+        host.check_budget(cf, site.label, site.span)
     w0 = run.work
     run.work += pre_work + n_tasks
     tid0 = run.next_tid
