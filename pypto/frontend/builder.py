@@ -317,13 +317,13 @@ class ProgramBuilder:
                       ) -> tuple[Function, str]:
         """The per-device orchestration function `fn` specialised for these arguments."""
         key = ("device", id(fn), _signature(values))
-        name, func = self._specs.get(key, (None, None))
-        if func is None:
+        spec = self._specs.get(key)
+        if spec is None:
             name = self.unique(fn.__name__)
             func, _ = self.parse_function(fn, FunctionKind.ORCHESTRATION, name, args=values,
                                           self_object=self_object)
-            self._specs[key] = (name, func)
-        return func, name
+            spec = self._specs[key] = (name, func)
+        return spec[1], spec[0]
 
     def _callee(self, p: FunctionParser, callee: Any, node: ast.AST) -> tuple:
         if isinstance(callee, FunctionDef):

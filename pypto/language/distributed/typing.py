@@ -25,7 +25,8 @@ class _DistributedTensorMeta(type):
             raise TypeError("pld.DistributedTensor needs [shape, dtype]")
         if not isinstance(items[0], (list, tuple)):
             raise TypeError("pld.DistributedTensor's shape must be a list such as [M, N]")
-        ann = Tensor[items]  # the same subscript forms as pl.Tensor (layout, view)
+        # the same subscript forms as pl.Tensor (layout, view)
+        ann = type(Tensor).__getitem__(Tensor, items)
         return DistributedTensorAnnotation(ann.shape, ann.dtype, ann.layout, ann.view)
 
 

@@ -10,7 +10,7 @@ signal can serve the next call (also inside loops). Each returns its window, reb
 """
 from __future__ import annotations
 
-from pypto.ir.distributed import ReduceOp
+from pypto.ir.distributed import DistributedTensorType, ReduceOp
 from pypto.ir.types import TensorType
 from pypto.ops.distributed.rules import enum_arg, static_int, window_arg
 from pypto.ops.distributed.runtime import comm
@@ -86,14 +86,13 @@ defop("pld.tensor.broadcast", unit=Unit.MTE, wants_ctx=True, writes="target",
       names=("pld.tensor.broadcast",))(_broadcast)
 
 
-def _local_input(x, arg: str, target) -> None:
+def _local_input(x, arg: str, target, window: DistributedTensorType) -> None:
     t = type_of(x)
     if not isinstance(t, TensorType):
         raise OpError(f"'{arg}' must be a tensor (a window or a plain pl.Tensor), got "
                       f"{_describe(x)}", arg=arg)
-    if t.dtype != type_of(target).dtype:
-        raise OpError(f"'{arg}' has dtype {t.dtype!r}, the target {type_of(target).dtype!r}",
-                      arg=arg)
+    if t.dtype != window.dtype:
+        raise OpError(f"'{arg}' has dtype {t.dtype!r}, the target {window.dtype!r}", arg=arg)
     if x is target or (getattr(x, "name", None) is not None and
                        getattr(x, "name", None) == getattr(target, "name", "")):
         raise OpError(f"'{arg}' must be a different buffer from 'target'", arg=arg)
@@ -103,7 +102,7 @@ def _allgather(local_data, target, signal):
     """Row `r` of every rank's `target` becomes rank `r`'s `local_data` ([1, SIZE])."""
     t = window_arg(target, "target")
     _signal(signal)
-    _local_input(local_data, "local_data", target)
+    _local_input(local_data, "local_data", target, t)
     return t
 
 
@@ -132,7 +131,7 @@ def _all_to_all(input, target, signal):
     """Row `d` of my `input` lands in row `me` of rank `d`'s `target` ([NR, SIZE])."""
     t = window_arg(target, "target")
     _signal(signal)
-    _local_input(input, "input", target)
+    _local_input(input, "input", target, t)
     return t
 
 
@@ -147,7 +146,7 @@ def _all_to_all_v(input, target, signal, send_counts, recv_counts):
     `target`, and publishes `min(send_counts[d], MAX)` in `d`'s `recv_counts[me, 0]`."""
     t = window_arg(target, "target")
     _signal(signal)
-    _local_input(input, "input", target)
+    _local_input(input, "input", target, t)
     rc = window_arg(recv_counts, "recv_counts")
     sc = type_of(send_counts)
     if not isinstance(sc, TensorType) or not sc.dtype.is_int():

@@ -18,7 +18,7 @@ from pypto.ops.distributed.rules import (
 )
 from pypto.ops.distributed.runtime import comm
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import _describe, dims_arg, tile, type_of
+from pypto.ops.rules import _describe, dims_arg, shaped, tile, type_of
 
 
 def _remote_load(target, peer, offsets, shape, valid_shape=None):
@@ -49,7 +49,7 @@ defop("pld.tile.remote_load", unit=Unit.MTE, wants_ctx=True,
 
 def _check_store(src, target, offsets, src_arg: str = "src") -> None:
     t = window_arg(target, "target")
-    s = type_of(src)
+    s = shaped(src, src_arg)
     same_dtype(s, t, src_arg)
     if t.rank < 2:
         raise OpError(f"the target window must have rank >= 2, got {t}", arg="target")
