@@ -8,6 +8,7 @@ the whole operand. The split mode is the enclosing loop's; the parser supplies i
 """
 from __future__ import annotations
 
+from pypto.ops.facts import Role
 from pypto.ops.numeric import plain, valid_shape, with_valid
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import like, py_value, shaped
@@ -57,5 +58,5 @@ def _aiv_shard_impl(x, mode, *, ctx):
     return with_valid(plain(x)[tuple(box)].copy(), valid)
 
 
-defop("aiv_shard", unit=Unit.MTE, wants_ctx=True, impl=_aiv_shard_impl,
+defop("aiv_shard", unit=Unit.MTE, wants_ctx=True, role=Role.LANE_SHARD, impl=_aiv_shard_impl,
       names=("pl.aiv_shard", "pl.tile.aiv_shard", "pl.tensor.aiv_shard"))(_aiv_shard)

@@ -14,6 +14,7 @@ from pypto.ir.distributed import DistributedTensorType, ReduceOp
 from pypto.ir.types import TensorType
 from pypto.ops.distributed.rules import enum_arg, static_int, window_arg
 from pypto.ops.distributed.runtime import comm
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import _describe, py_value, type_of
 
@@ -56,10 +57,10 @@ def _allreduce(target, signal=None, *, op=ReduceOp.Sum, mode="mesh", core_num=1)
     return t
 
 
-defop("pld.tensor.allreduce", unit=Unit.MTE, wants_ctx=True, writes="target",
+defop("pld.tensor.allreduce", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="target",
       signal_param="signal",
       impl=lambda target, signal=None, op=ReduceOp.Sum, mode="mesh", core_num=1, *, ctx:
-      comm(ctx).allreduce(target, signal, op, mode, core_num),
+      comm(ctx).allreduce(ctx, target, signal, op, mode, core_num),
       names=("pld.tensor.allreduce",))(_allreduce)
 
 
@@ -68,8 +69,8 @@ def _barrier(signal):
     return _signal(signal)
 
 
-defop("pld.tensor.barrier", unit=Unit.MTE, wants_ctx=True, writes="signal",
-      impl=lambda signal, *, ctx: comm(ctx).barrier(signal),
+defop("pld.tensor.barrier", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="signal",
+      impl=lambda signal, *, ctx: comm(ctx).barrier(ctx, signal),
       names=("pld.tensor.barrier",))(_barrier)
 
 
@@ -81,8 +82,8 @@ def _broadcast(target, signal, *, root):
     return t
 
 
-defop("pld.tensor.broadcast", unit=Unit.MTE, wants_ctx=True, writes="target",
-      impl=lambda target, signal, root, *, ctx: comm(ctx).broadcast(target, signal, root),
+defop("pld.tensor.broadcast", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="target",
+      impl=lambda target, signal, root, *, ctx: comm(ctx).broadcast(ctx, target, signal, root),
       names=("pld.tensor.broadcast",))(_broadcast)
 
 
@@ -106,9 +107,9 @@ def _allgather(local_data, target, signal):
     return t
 
 
-defop("pld.tensor.allgather", unit=Unit.MTE, wants_ctx=True, writes="target",
+defop("pld.tensor.allgather", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="target",
       impl=lambda local_data, target, signal, *, ctx:
-      comm(ctx).allgather(local_data, target, signal),
+      comm(ctx).allgather(ctx, local_data, target, signal),
       names=("pld.tensor.allgather",))(_allgather)
 
 
@@ -121,9 +122,9 @@ def _reduce_scatter(target, signal, *, op=ReduceOp.Sum):
     return t
 
 
-defop("pld.tensor.reduce_scatter", unit=Unit.MTE, wants_ctx=True, writes="target",
+defop("pld.tensor.reduce_scatter", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="target",
       impl=lambda target, signal, op=ReduceOp.Sum, *, ctx:
-      comm(ctx).reduce_scatter(target, signal, op),
+      comm(ctx).reduce_scatter(ctx, target, signal, op),
       names=("pld.tensor.reduce_scatter",))(_reduce_scatter)
 
 
@@ -135,8 +136,8 @@ def _all_to_all(input, target, signal):
     return t
 
 
-defop("pld.tensor.all_to_all", unit=Unit.MTE, wants_ctx=True, writes="target",
-      impl=lambda input, target, signal, *, ctx: comm(ctx).all_to_all(input, target, signal),
+defop("pld.tensor.all_to_all", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="target",
+      impl=lambda input, target, signal, *, ctx: comm(ctx).all_to_all(ctx, input, target, signal),
       names=("pld.tensor.all_to_all",))(_all_to_all)
 
 
@@ -158,7 +159,7 @@ def _all_to_all_v(input, target, signal, send_counts, recv_counts):
     return t
 
 
-defop("pld.tensor.all_to_all_v", unit=Unit.MTE, wants_ctx=True, writes="target",
+defop("pld.tensor.all_to_all_v", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="target",
       impl=lambda input, target, signal, send_counts, recv_counts, *, ctx:
-      comm(ctx).all_to_all_v(input, target, signal, send_counts, recv_counts),
+      comm(ctx).all_to_all_v(ctx, input, target, signal, send_counts, recv_counts),
       names=("pld.tensor.all_to_all_v",))(_all_to_all_v)

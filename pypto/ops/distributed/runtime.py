@@ -9,10 +9,11 @@ class NotOnRanks(RuntimeError):
 
 
 def comm(ctx: Any) -> Any:
-    """The rank runtime of the executing rank (`ctx.comm`)."""
-    c = getattr(ctx, "comm", None)
+    """The communication runtime of the executing run (`ctx.run.comm`): the host's in a
+    `@pl.jit.host` function, the rank's in a kernel it dispatched."""
+    c = getattr(getattr(ctx, "run", None), "comm", None)
     if c is None:
         raise NotOnRanks("this pld op runs only on simulated ranks: launch the kernel from a "
                          "@pl.jit.host function (`for r in pl.range(pld.world_size()): "
-                         "chip(..., device=r)`) with a DistributedConfig")
+                         "chip(..., device=r)`)")
     return c

@@ -13,6 +13,7 @@ from pypto.ir.distributed import NotifyOp, WaitCmp
 from pypto.ir.types import NONE
 from pypto.ops.distributed.rules import enum_arg, int_scalar_arg, offsets_arg, window_arg
 from pypto.ops.distributed.runtime import comm
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 
 
@@ -35,9 +36,9 @@ def _notify(target, peer, offsets, value, *, op):
     return NONE
 
 
-defop("pld.system.notify", unit=Unit.SCALAR, wants_ctx=True,
+defop("pld.system.notify", unit=Unit.SCALAR, role=Role.COMM, wants_ctx=True,
       impl=lambda target, peer, offsets, value, op, *, ctx:
-      comm(ctx).notify(target, peer, offsets, value, op),
+      comm(ctx).notify(ctx, target, peer, offsets, value, op),
       names=("pld.system.notify",))(_notify)
 
 
@@ -51,9 +52,9 @@ def _wait(signal, offsets, expected, *, cmp):
     return NONE
 
 
-defop("pld.system.wait", unit=Unit.SCALAR, wants_ctx=True,
+defop("pld.system.wait", unit=Unit.SCALAR, role=Role.COMM, wants_ctx=True,
       impl=lambda signal, offsets, expected, cmp, *, ctx:
-      comm(ctx).wait(signal, offsets, expected, cmp),
+      comm(ctx).wait(ctx, signal, offsets, expected, cmp),
       names=("pld.system.wait",))(_wait)
 
 
@@ -70,7 +71,7 @@ def _defer_wait(signal, offsets, expected, *, cmp):
     return NONE
 
 
-defop("pld.system.defer_wait", unit=Unit.SCALAR, wants_ctx=True,
+defop("pld.system.defer_wait", unit=Unit.SCALAR, role=Role.COMM, wants_ctx=True,
       impl=lambda signal, offsets, expected, cmp, *, ctx:
-      comm(ctx).defer_wait(signal, offsets, expected, cmp),
+      comm(ctx).defer_wait(ctx, signal, offsets, expected, cmp),
       names=("pld.system.defer_wait",))(_defer_wait)

@@ -17,6 +17,7 @@ from pypto.ops.distributed.rules import (
     window_arg,
 )
 from pypto.ops.distributed.runtime import comm
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import _describe, dims_arg, shaped, tile, type_of
 
@@ -41,9 +42,9 @@ def _remote_load(target, peer, offsets, shape, valid_shape=None):
     return tile(dims, t.dtype, MemorySpace.Vec, valid)
 
 
-defop("pld.tile.remote_load", unit=Unit.MTE, wants_ctx=True,
+defop("pld.tile.remote_load", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
       impl=lambda target, peer, offsets, shape, valid_shape=None, *, ctx:
-      comm(ctx).remote_load(target, peer, offsets, shape, valid_shape),
+      comm(ctx).remote_load(ctx, target, peer, offsets, shape, valid_shape),
       names=("pld.tile.remote_load", "pld.remote_load"))(_remote_load)
 
 
@@ -60,7 +61,7 @@ def _check_store(src, target, offsets, src_arg: str = "src") -> None:
 
 
 def _remote_store_impl(src, target, peer, offsets, atomic, *, ctx):
-    return comm(ctx).remote_store(src, target, peer, offsets, atomic)
+    return comm(ctx).remote_store(ctx, src, target, peer, offsets, atomic)
 
 
 def _tile_remote_store(src_tile, target, peer, offsets, *, atomic=0):
@@ -76,7 +77,8 @@ def _tile_remote_store(src_tile, target, peer, offsets, *, atomic=0):
     return NONE
 
 
-defop("pld.tile.remote_store", unit=Unit.MTE, wants_ctx=True, impl=_remote_store_impl,
+defop("pld.tile.remote_store", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
+      impl=_remote_store_impl,
       names=("pld.tile.remote_store",))(_tile_remote_store)
 
 
@@ -94,7 +96,8 @@ def _tensor_remote_store(src, target, peer, offsets, *, atomic=0):
     return NONE
 
 
-defop("pld.tensor.remote_store", unit=Unit.MTE, wants_ctx=True, impl=_remote_store_impl,
+defop("pld.tensor.remote_store", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
+      impl=_remote_store_impl,
       names=("pld.tensor.remote_store",))(_tensor_remote_store)
 
 
@@ -110,7 +113,8 @@ def _remote_store(src, target, peer, offsets, *, atomic=0):
     return NONE
 
 
-defop("pld.remote_store", unit=Unit.MTE, wants_ctx=True, impl=_remote_store_impl,
+defop("pld.remote_store", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
+      impl=_remote_store_impl,
       names=("pld.remote_store",))(_remote_store)
 
 
@@ -134,10 +138,10 @@ def _put(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, atom
     return NONE
 
 
-defop("pld.tensor.put", unit=Unit.MTE, wants_ctx=True,
+defop("pld.tensor.put", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
       impl=lambda dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, atomic=0,
       chunk_rows=0, chunk_cols=0, pipeline=False, *, ctx:
-      comm(ctx).put(dst, peer, src, dst_offsets, src_offsets, shape, atomic, chunk_rows,
+      comm(ctx).put(ctx, dst, peer, src, dst_offsets, src_offsets, shape, atomic, chunk_rows,
                     chunk_cols, pipeline),
       names=("pld.tensor.put",))(_put)
 
@@ -160,9 +164,9 @@ def _get(dst, peer, src, dst_offsets=None, src_offsets=None, shape=None, *, chun
     return NONE
 
 
-defop("pld.tensor.get", unit=Unit.MTE, wants_ctx=True, writes="dst",
+defop("pld.tensor.get", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="dst",
       impl=lambda dst, peer, src, dst_offsets=None, src_offsets=None, shape=None,
       chunk_rows=0, chunk_cols=0, pipeline=False, *, ctx:
-      comm(ctx).get(dst, peer, src, dst_offsets, src_offsets, shape, chunk_rows, chunk_cols,
+      comm(ctx).get(ctx, dst, peer, src, dst_offsets, src_offsets, shape, chunk_rows, chunk_cols,
                     pipeline),
       names=("pld.tensor.get",))(_get)

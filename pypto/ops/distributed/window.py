@@ -12,6 +12,7 @@ from pypto.ir.nodes import ListExpr
 from pypto.ir.types import ScalarType
 from pypto.ops.distributed.rules import buffer_arg, ctx_arg, window_arg
 from pypto.ops.distributed.runtime import comm
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import _describe, dims_arg, dtype_arg, py_value
 
@@ -60,9 +61,9 @@ def _alloc_window_buffer(size, *, dtype=None, name=""):
     return WINDOW_BUFFER
 
 
-defop("pld.tensor.alloc_window_buffer", unit=Unit.ORCH, orch_only=True, wants_ctx=True,
-      host_only=True,
-      impl=lambda size, dtype=None, name="", *, ctx: comm(ctx).alloc_window(size, dtype, name),
+defop("pld.tensor.alloc_window_buffer", unit=Unit.ORCH, role=Role.COMM, orch_only=True,
+      wants_ctx=True, host_only=True,
+      impl=lambda size, dtype=None, name="", *, ctx: comm(ctx).alloc_window(ctx, size, dtype, name),
       names=("pld.tensor.alloc_window_buffer",))(_alloc_window_buffer)
 
 
@@ -77,8 +78,9 @@ def _window(buf, shape, *, dtype):
     return DistributedTensorType(dims, dtype_arg(dtype, "dtype"))
 
 
-defop("pld.tensor.window", unit=Unit.ORCH, orch_only=True, wants_ctx=True, host_only=True,
-      impl=lambda buf, shape, dtype, *, ctx: comm(ctx).window(buf, shape, dtype),
+defop("pld.tensor.window", unit=Unit.ORCH, role=Role.COMM, orch_only=True, wants_ctx=True,
+      host_only=True,
+      impl=lambda buf, shape, dtype, *, ctx: comm(ctx).window(ctx, buf, shape, dtype),
       names=("pld.tensor.window", "pld.window"))(_window)
 
 
@@ -87,8 +89,9 @@ def _world_size():
     return _I64
 
 
-defop("pld.system.world_size", unit=Unit.ORCH, orch_only=True, wants_ctx=True, host_only=True,
-      impl=lambda *, ctx: comm(ctx).world_size,
+defop("pld.system.world_size", unit=Unit.ORCH, role=Role.COMM, orch_only=True, wants_ctx=True,
+      host_only=True,
+      impl=lambda *, ctx: comm(ctx).world_size(ctx),
       names=("pld.system.world_size", "pld.world_size"))(_world_size)
 
 
@@ -98,8 +101,8 @@ def _get_comm_ctx(dist_tensor):
     return COMM_CTX
 
 
-defop("pld.system.get_comm_ctx", unit=Unit.SCALAR, wants_ctx=True,
-      impl=lambda dist_tensor, *, ctx: comm(ctx).comm_ctx(dist_tensor),
+defop("pld.system.get_comm_ctx", unit=Unit.SCALAR, role=Role.COMM, wants_ctx=True,
+      impl=lambda dist_tensor, *, ctx: comm(ctx).comm_ctx(ctx, dist_tensor),
       names=("pld.system.get_comm_ctx", "pld.get_comm_ctx"))(_get_comm_ctx)
 
 
