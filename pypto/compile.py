@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.frontend import PROGRAM_KINDS, ProgramBuilder
+from pypto.frontend import ProgramBuilder, program_kind
 from pypto.ir.nodes import FunctionKind, Program
 from pypto.language.enums import FunctionType
 from pypto.language.typing import Tensor
@@ -119,7 +119,7 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
     if cached is not None:
         return cached
     builder = ProgramBuilder(platform)
-    kind = PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
+    kind = program_kind(fdef)
     builder.parse_function(fdef.fn, kind, entry, args=list(args) or None, entry=True,
                            self_object=progdef)
     program = Program(progdef.__name__, tuple(builder.functions.values()), entry)
@@ -129,6 +129,10 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
 
 
 def _program_entry(progdef: Any) -> str:
+    # A multi-card program's entry is its host function, which dispatches the others.
+    host = [n for n, f in progdef.functions.items() if program_kind(f) is FunctionKind.HOST]
+    if host:
+        return host[0]
     orch = [n for n, f in progdef.functions.items() if f.type is FunctionType.Orchestration]
     if orch:
         return orch[0]

@@ -4,7 +4,16 @@
 walks one body through the dispatch tables of `pypto.frontend.dispatch`. Importing
 this package imports every handler module once, which fills those tables.
 """
-from pypto.frontend import calls, constructs, expressions, loops, scopes, slicing, statements  # noqa: F401
-from pypto.frontend.builder import PROGRAM_KINDS, ProgramBuilder
+from pypto.frontend import (  # noqa: F401
+    calls,
+    constructs,
+    distributed,
+    expressions,
+    loops,
+    scopes,
+    slicing,
+    statements,
+)
+from pypto.frontend.builder import PROGRAM_KINDS, ProgramBuilder, program_kind
 
-__all__ = ["PROGRAM_KINDS", "ProgramBuilder"]
+__all__ = ["PROGRAM_KINDS", "ProgramBuilder", "program_kind"]

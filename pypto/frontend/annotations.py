@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pypto.ir import dtypes
+from pypto.ir.distributed import COMM_CTX, WINDOW_BUFFER, DistributedTensorType
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Call, Const, Direction, DynDim, Expr
 from pypto.ir.types import (
@@ -17,6 +18,7 @@ from pypto.ir.types import (
     Type,
 )
 from pypto.language import typing as plt
+from pypto.language.distributed.typing import CommCtx, WindowBuffer
 from pypto.language.enums import MemorySpace, TensorLayout
 
 _INDEX = ScalarType(dtypes.INDEX)
@@ -74,7 +76,13 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
         layout = next((x for x in (ann.layout, view.layout) if x is not None), None)
         layout = layout.value if isinstance(layout, TensorLayout) else "ND"
         shape = tuple(dim_to_ir(d) for d in dims)
-        return TensorType(shape, ann.dtype, _valid_shape(view.valid_shape), layout), direction
+        # pld.DistributedTensor: window-bound (pypto.ir.distributed)
+        cls = DistributedTensorType if getattr(ann, "window", False) else TensorType
+        return cls(shape, ann.dtype, _valid_shape(view.valid_shape), layout), direction
+    if ann is CommCtx:
+        return COMM_CTX, direction
+    if ann is WindowBuffer:
+        return WINDOW_BUFFER, direction
     if isinstance(ann, (plt.TileAnnotation, plt.ScalarAnnotation, plt.ArrayAnnotation)) and \
             not isinstance(ann.dtype, DType):
         what = type(ann).__name__.replace("Annotation", "")

@@ -23,6 +23,7 @@ from pypto.errors import (
     UnsupportedFeatureError,
 )
 from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
 from pypto.frontend.opaque import parse_as_region, self_contained
@@ -52,7 +53,7 @@ from pypto.ir.nodes import (
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
-from pypto.language.enums import FunctionType
+from pypto.language.enums import FunctionType, Level
 from pypto.language.kernels import FunctionDef, extern_spec, parse_options
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
@@ -62,6 +63,14 @@ PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.InCore: FunctionKind.INCORE, FunctionType.AIC: FunctionKind.INCORE,
                   FunctionType.AIV: FunctionKind.INCORE, FunctionType.Inline: FunctionKind.INLINE,
                   None: FunctionKind.OPAQUE}
+
+
+def program_kind(fdef: FunctionDef) -> FunctionKind:
+    """The kind of a `@pl.function`: its `type=`, or HOST for
+    `@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`."""
+    if fdef.type is None and fdef.options.get("level") is Level.HOST:
+        return FunctionKind.HOST
+    return PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
 
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -261,6 +270,8 @@ class ProgramBuilder:
 
     def call_function(self, p: FunctionParser, callee: Any, args: list, kwargs: dict,
                       node: ast.AST, launch: bool = False) -> Any:
+        if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
+            return self._device_call(p, callee, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
         try:
             bound = inspect.signature(fn).bind(*((None,) if self_object else ()), *args, **kwargs)
@@ -296,6 +307,35 @@ class ProgramBuilder:
         p.emit(Assign((tmp,), call, p.span(node)))
         return tmp
 
+    def _device_call(self, p: FunctionParser, callee: Any, args: list, kwargs: dict,
+                     node: ast.AST) -> Any:
+        kwargs = dict(kwargs)
+        device = kwargs.pop("device")
+        dnode = next((k.value for k in getattr(node, "keywords", ()) if k.arg == "device"), node)
+        if isinstance(callee, FunctionDef):
+            fn, self_object = callee.fn, (p.self_object.program if p.self_object else None)
+            kind = program_kind(callee)
+        else:
+            fn, self_object, kind = callee.fn, None, callee.kind
+        try:
+            bound = inspect.signature(fn).bind(*((None,) if self_object else ()), *args, **kwargs)
+        except TypeError as exc:
+            raise p.error(InvalidOperationError, f"{fn.__name__}(): {exc}", node) from None
+        values = list(bound.arguments.values())[1 if self_object else 0:]
+        return dispatch_on_device(p, fn, kind, values, device, node, dnode, self_object)
+
+    def chip_function(self, p: FunctionParser, fn: Any, values: list, self_object: Any
+                      ) -> tuple[Function, str]:
+        """The per-device orchestration function `fn` specialised for these arguments."""
+        key = ("device", id(fn), _signature(values))
+        spec = self._specs.get(key)
+        if spec is None:
+            name = self.unique(fn.__name__)
+            func, _ = self.parse_function(fn, FunctionKind.ORCHESTRATION, name, args=values,
+                                          self_object=self_object)
+            spec = self._specs[key] = (name, func)
+        return spec[1], spec[0]
+
     def _callee(self, p: FunctionParser, callee: Any, node: ast.AST) -> tuple:
         if isinstance(callee, FunctionDef):
             if p.self_object is None:
@@ -303,7 +343,7 @@ class ProgramBuilder:
                           f"function {callee.__name__}", p.span(node),
                           hint="keep one form per kernel: @pl.jit with @pl.jit.inline helpers, "
                                "or a @pl.program class")
-            kind = PROGRAM_KINDS.get(callee.type, FunctionKind.OPAQUE)
+            kind = program_kind(callee)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
             if not _takes_self(callee.fn):

@@ -155,7 +155,8 @@ _BUILTIN_HINTS = {
 def _bind_dynamic(p: Any, node: ast.Call) -> None:
     base = p.visit_expr(cast(ast.Attribute, node.func).value)  # visit_call checked it
     args = [p.visit_expr(a) for a in node.args]
-    if p.kind is not FunctionKind.ORCHESTRATION or not is_ir(base) or len(args) != 2:
+    if p.kind not in (FunctionKind.ORCHESTRATION, FunctionKind.HOST) or not is_ir(base) or \
+            len(args) != 2:
         raise p.error(PyptoSyntaxError, "x.bind_dynamic(axis, DYN) is only valid on a parameter "
                       "of the @pl.jit entry", node)
     axis, dyn = args

@@ -42,7 +42,7 @@ class SelfProgram:
 @expression(ast.Name)
 def _name(p: Any, node: ast.Name) -> Any:
     value = p.lookup(node.id, node)
-    if node.id != "pl" and node.id not in p.env and _is_pypto_module(value):
+    if node.id not in ("pl", "pld") and node.id not in p.env and _is_pypto_module(value):
         what = ("pypto.language is imported as" if _is_pl_module(value)
                 else "the pypto package is reached through")
         raise p.error(PyptoSyntaxError, f"{what} '{node.id}'; kernels must spell the language "
@@ -57,8 +57,11 @@ def _is_pl_module(value: Any) -> bool:
 
 
 def _is_pypto_module(value: Any) -> bool:
-    return isinstance(value, types.ModuleType) and (
-        value.__name__ == "pypto" or value.__name__.startswith("pypto.language"))
+    if not isinstance(value, types.ModuleType):
+        return False
+    if value.__name__ == "pypto.language.distributed":
+        return False  # `import pypto.language.distributed as pld` (any alias reads fine)
+    return value.__name__ == "pypto" or value.__name__.startswith("pypto.language")
 
 
 def _pl_namespace_name(base: Any) -> str | None:
@@ -66,8 +69,10 @@ def _pl_namespace_name(base: Any) -> str | None:
     if _is_pl_module(base):
         return "pl"
     name = getattr(base, "__name__", None)
+    if isinstance(base, types.ModuleType) and name == "pypto.language.distributed":
+        return "pld"
     if isinstance(base, types.SimpleNamespace) and isinstance(name, str) and \
-            name.startswith("pl."):
+            name.startswith(("pl.", "pld.")):
         return name
     return None
 

@@ -14,6 +14,7 @@ import linecache
 import warnings
 from typing import Any
 
+import pypto.language.distributed as pld
 from pypto.errors import (
     InternalError,
     PyptoError,
@@ -43,6 +44,7 @@ class TextReader:
         self.code = code
         self.filename = filename
         self.names = dict(names)  # module-level names the text sees ("pl", constants...)
+        self.names.setdefault("pld", pld)  # the multi-card vocabulary (pld.window, ...)
         self.pl = names["pl"]
         self.source_map = source_map or {}
         self.warnings: list[PyptoWarning] = []

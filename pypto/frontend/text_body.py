@@ -122,6 +122,11 @@ class TextParser(FunctionParser):
         returns = self.signatures[name]
         args = tuple(self.ir(a) for a in node.args)
         launch = {}
+        device = next((kw for kw in node.keywords if kw.arg == "device"), None)
+        if device is not None:  # a host's dispatch on one rank (pypto.frontend.distributed)
+            t = NONE if not returns else returns[0] if len(returns) == 1 else TupleType(returns)
+            return CallFunc(name, args, t, self.span(node),
+                            (("kind", "device"), ("device", self.ir(device.value))))
         for kw in node.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a call of a program function takes no "

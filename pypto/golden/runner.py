@@ -248,7 +248,7 @@ def fresh_memory(requested: str | None, runtime_cfg: dict | None = None) -> str:
 
 
 def _simulate(compiled: Any, args: list, platform: str, uninit: str,
-              runtime_cfg: dict | None = None) -> Any:
+              runtime_cfg: dict | None = None, devices: Any = None) -> Any:
     opts = sim_options()
     opts["uninit"] = uninit
     opts["oob_reads"] = "warn"  # the device reads what follows; the report says so
@@ -257,7 +257,18 @@ def _simulate(compiled: Any, args: list, platform: str, uninit: str,
         opts["checks"] = tuple(cfg["sim_checks"])
     if cfg.get("sim_strict") is not None:
         opts["strict"] = bool(cfg["sim_strict"])
+    if devices is not None:
+        opts["device_ids"] = tuple(devices)
     return simulate(compiled, *args, platform=platform, **opts)
+
+
+def _devices(compile_cfg: dict, runtime_cfg: dict) -> Any:
+    """The devices of a multi-card run: `compile_cfg["distributed_config"].device_ids`
+    (what pypto-lib passes), else `runtime_cfg["device_ids"]`; None for one card."""
+    dist = compile_cfg.get("distributed_config")
+    if dist is not None:
+        return getattr(dist, "device_ids", None)
+    return runtime_cfg.get("device_ids")
 
 
 def _sim_outputs(sim: Any) -> dict:
@@ -390,7 +401,8 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
                 for s in specs]
-        sim = _simulate(compiled, args, platform, uninit, runtime_cfg)
+        sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
+                        _devices(compile_cfg, runtime_cfg))
         outs = _sim_outputs(sim)
         for s in tensor_specs:
             kname = kernel_names[s.name]

@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir import dtypes
+from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import (
     LAUNCH_DEFAULTS,
     Assign,
@@ -109,7 +110,9 @@ def value_str(v: Any) -> str:
     if isinstance(v, Expr):
         return expr_str(v)
     if isinstance(v, Enum):
-        return f"pl.{type(v).__name__}.{v.name}"
+        # the communication enums (NotifyOp, WaitCmp, ReduceOp) live in `pld`
+        space = "pld" if type(v).__module__ == "pypto.ir.distributed" else "pl"
+        return f"{space}.{type(v).__name__}.{v.name}"
     if isinstance(v, float):
         return _float_str(v)
     if isinstance(v, tuple):
@@ -166,7 +169,9 @@ def _call_str(c: Call) -> str:
 
 def _callfunc_str(c: CallFunc) -> str:
     parts = [expr_str(a) for a in c.args]
-    if c.launch:
+    if c.launch_attr("kind") == "device":  # a host's dispatch on one rank (pld)
+        parts.append(f"device={expr_str(c.launch_attr('device'))}")
+    elif c.launch:
         given = dict(c.launch)
         for key, default in LAUNCH_DEFAULTS:
             value = given.get(key, default)
@@ -190,7 +195,8 @@ def type_str(t: Type) -> str:
         extra = f", pl.{t.layout}" if t.layout != "ND" else ""
         if t.valid_shape is not None:
             extra += f", pl.TensorView(valid_shape={_dims(t.valid_shape)})"
-        return f"pl.Tensor[{_dims(t.shape)}, {t.dtype!r}{extra}]"
+        name = "pld.DistributedTensor" if isinstance(t, DistributedTensorType) else "pl.Tensor"
+        return f"{name}[{_dims(t.shape)}, {t.dtype!r}{extra}]"
     if isinstance(t, TileType):
         view = (f", pl.TileView(valid_shape={_dims(t.valid_shape)})"
                 if t.valid_shape is not None else "")

@@ -4,9 +4,11 @@ from pypto.ir.printer import OpSpelling, use_op_spellings
 from pypto.ops import (  # noqa: F401
     cast,
     creation,
+    distributed,
     elementwise,
     gather,
     handles,
+    lanes,
     matmul,
     memory,
     mx,

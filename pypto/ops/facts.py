@@ -101,6 +101,8 @@ class Role(Enum):
     TASK_JOIN = "task_join"  # a task that only joins dependencies (pl.system.task_dummy)
     ARRAY_GET = "array_get"  # an element of a scalar array (task ids)
     ARRAY_SET = "array_set"  # a scalar array with one element replaced
+    LANE_SHARD = "lane_shard"  # this vector lane's part of an operand (pl.aiv_shard)
+    COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
 
 
 __all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]

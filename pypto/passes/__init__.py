@@ -6,6 +6,7 @@ from pypto.passes.buffers import EstimateBuffers
 from pypto.passes.checks import CheckRegionRules
 from pypto.passes.ctrl_flow import LowerBreakContinue
 from pypto.passes.deps import DeriveTaskGraph
+from pypto.passes.distributed import CheckDistributed
 from pypto.passes.inline import InlineFunctions
 from pypto.passes.manager import PassRecord, run_pipeline
 from pypto.passes.outline import OutlineRegions
@@ -18,6 +19,9 @@ def default_pipeline() -> list[Pass]:
     return [
         # Splice inline bodies first: every later pass sees one flat function.
         InlineFunctions(),
+        # Multi-card placement: with inline bodies spliced, every pld op sits in the
+        # function that runs it (host-only ops on the host, signals named on devices).
+        CheckDistributed(),
         # break/continue become flags and guards, so every loop body runs to its end and
         # the SSA pass can thread carried values through a single Yield.
         LowerBreakContinue(),
@@ -45,6 +49,7 @@ def default_pipeline() -> list[Pass]:
 
 __all__ = [
     "AnalyzeRegions",
+    "CheckDistributed",
     "CheckRegionRules",
     "ClassifyUnits",
     "ConvertToSSA",

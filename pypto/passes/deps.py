@@ -45,6 +45,7 @@ from pypto.ir.nodes import (
     Eval,
     For,
     Function,
+    FunctionKind,
     If,
     ListExpr,
     LoopKind,
@@ -542,6 +543,8 @@ class _GraphBuilder:
 def derive_task_graph(program: Program) -> TaskGraph:
     b = _GraphBuilder(program)
     for f in program.functions:
+        if f.kind is FunctionKind.HOST:
+            continue  # a host dispatches per-device programs; each rank has its own graph
         if any(isinstance(n, CallFunc) and n.launch for n in walk(f.body)) or \
                 f.name == program.entry:
             b.build(f)

@@ -57,6 +57,10 @@ class SimConfig:
     batch:    run the independent blocks of a `pl.parallel` launch loop / an SPMD launch
               as one vectorised pass when they only differ by affine offsets (same
               outputs and trace as block by block; see `pypto.sim.batch`).
+    device_ids: the devices a multi-card (`@pl.jit.host`) program runs on, one simulated
+              rank each (rank r is `device_ids[r]`; `pld.world_size()` is their number);
+              None: one device, as `DistributedConfig()`. A RunConfig-like config gives
+              them as its `distributed_config`.
     """
 
     platform: str | None = None
@@ -69,6 +73,7 @@ class SimConfig:
     oob_reads: str = "fault"
     max_work: int = 10 ** 8
     batch: bool = True
+    device_ids: tuple | None = None
 
     def __post_init__(self) -> None:
         # every option is validated (and put in its one spelling) here, so a config that
@@ -96,8 +101,12 @@ class SimConfig:
                     "the options are " + ", ".join(SimConfig.__dataclass_fields__))
             base = SimConfig(**config)
         elif _run_config_like(config):
-            base = SimConfig(**{k: getattr(config, k) for k in SimConfig.__dataclass_fields__
-                                if getattr(config, k, None) is not None})
+            given = {k: getattr(config, k) for k in SimConfig.__dataclass_fields__
+                     if getattr(config, k, None) is not None}
+            dist = getattr(config, "distributed_config", None)  # pypto.runtime.RunConfig
+            if dist is not None and "device_ids" not in given:
+                given["device_ids"] = getattr(dist, "device_ids", None)
+            base = SimConfig(**given)
         else:
             raise ConfigError(
                 f"config= takes a pypto.sim.SimConfig, a dict of its options or None, not "

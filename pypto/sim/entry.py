@@ -14,8 +14,10 @@ import threading
 import weakref
 from typing import Any
 
+from pypto.ir.nodes import FunctionKind
 from pypto.platform import get_platform
 from pypto.sim.checks.races import RaceError, find_races
+from pypto.sim.cluster.run import run_host
 from pypto.sim.config import DEFAULT_CONFIG, Settings, SimConfig, check_names
 from pypto.sim.result import SimResult
 from pypto.sim.runtime.executable import Compiled, Executable
@@ -104,6 +106,8 @@ def run_compiled(compiled: Compiled, args: tuple, kwargs: dict | None = None,
             table.by_id[id(config)] = (config, exe)  # (holding the config keeps its id unique)
     else:
         exe = executable(compiled, SimConfig.from_any(config))
+    if exe.entry.kind is FunctionKind.HOST:  # a multi-card program: its ranks
+        return run_host(exe, tuple(args), dict(kwargs or {}))
     run, rets = exe.run(tuple(args), dict(kwargs or {}))
     result = SimResult(run, rets, exe.batch.refusals)
     if exe.settings.check_race and run.trace is not None:
@@ -116,7 +120,8 @@ def run_compiled(compiled: Compiled, args: tuple, kwargs: dict | None = None,
 def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
              checks: Any = ("oob", "ub", "div"), trace: bool = True, seed: int = 0,
              padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
-             strict: bool = True, oob_reads: str = "fault", **kwargs: Any) -> SimResult:
+             strict: bool = True, oob_reads: str = "fault", device_ids: Any = None,
+             **kwargs: Any) -> SimResult:
     """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
     with `args`, tracing by default. `result.outputs` holds the device arrays of the
     `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
@@ -134,7 +139,7 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
         compiled = program
     cfg = SimConfig(platform=plat.name, checks=check_names(checks), trace=trace, seed=seed,
                     padding=padding, uninit=uninit, max_work=max_work, strict=strict,
-                    oob_reads=oob_reads)
+                    oob_reads=oob_reads, device_ids=device_ids)
     return run_compiled(compiled, args, kwargs, cfg)
 
 

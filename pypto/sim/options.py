@@ -110,6 +110,27 @@ def validated(cfg: Any) -> dict[str, Any]:
     out["max_work"] = work
     for name, allowed in CHOICES.items():
         out[name] = _choice(name, getattr(cfg, name), allowed)
+    out["device_ids"] = _devices(cfg.device_ids)
+    return out
+
+
+def _devices(ids: Any) -> tuple[int, ...] | None:
+    """`device_ids`: None, or distinct non-negative device indices (one rank each)."""
+    if ids is None:
+        return None
+    if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+        raise ConfigError(f"SimConfig.device_ids must be a list of device indices, got "
+                          f"{shown(ids)}", hint="e.g. device_ids=(0, 1) for two ranks")
+    out = tuple(ids)
+    if not out:
+        raise ConfigError("SimConfig.device_ids must not be empty",
+                          hint="e.g. device_ids=(0, 1) for two ranks")
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in out):
+        raise ConfigError(f"SimConfig.device_ids must be non-negative integers, got "
+                          f"{list(out)}")
+    if len(set(out)) != len(out):
+        raise ConfigError(f"SimConfig.device_ids must be distinct (two ranks cannot share a "
+                          f"card), got {list(out)}")
     return out
 
 

@@ -30,9 +30,10 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # one registry entry per op: signature, type rule, unit, numpy implementation
     "ops": (("pypto.ops",), ("ir",)),
     # the pl vocabulary the parser reads: constructs, annotations, enums, op stubs,
-    # and what the decorators make
+    # and what the decorators make; the pld (multi-card) vocabulary likewise
     "language": (("pypto.language.dsl", "pypto.language.enums", "pypto.language.typing",
-                  "pypto.language.ops", "pypto.language.kernels"), ("ops",)),
+                  "pypto.language.ops", "pypto.language.kernels",
+                  "pypto.language.distributed"), ("ops",)),
     "frontend": (("pypto.frontend",), ("language",)),
     "passes": (("pypto.passes",), ("ops",)),
     # the simulator runs what the passes made, reading their analyses (the buffer

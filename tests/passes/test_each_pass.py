@@ -15,7 +15,8 @@ import pytest
 from pass_helpers import check_ssa, definitions, function
 
 import pypto.language as pl
-from pypto.errors import PyptoWarning
+import pypto.language.distributed as pld
+from pypto.errors import PyptoWarning, ScopeError
 from pypto.frontend import ProgramBuilder
 from pypto.ir.nodes import (
     Assign,
@@ -111,6 +112,43 @@ def test_inline_functions_splices_the_body_and_drops_the_callee():
     x, y = np.random.default_rng(0).random((2, 64, 64), dtype=np.float32)
     uses_inline(x, y)
     np.testing.assert_allclose(y, np.exp(x) * 2, rtol=1e-6)
+
+
+# --- check_distributed --------------------------------------------------------------
+
+
+@pl.jit.inline
+def group_size_helper(x: pl.Tensor[[64, 64], F32]):
+    n = pld.world_size()  # host-only: placed by inlining into a device function
+    return x
+
+
+@pl.jit
+def device_reads_world_size(x: pl.Tensor[[64, 64], F32]):
+    x = group_size_helper(x)
+    return x
+
+
+@pl.jit
+def signals_on_device(x: pl.Tensor[[2, 1], pl.INT32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="sync"):
+        ctx = pld.get_comm_ctx(sig)
+        me = pld.rank(ctx)
+        pld.system.notify(sig, 1 - me, [me, 0], 1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(sig, [1 - me, 0], 1, cmp=pld.WaitCmp.Ge)
+    return x
+
+
+def test_check_distributed_places_pld_ops_after_inlining():
+    step = steps(signals_on_device)["check_distributed"]
+    assert step.after is step.before and step.added == {}
+    with pytest.raises(ScopeError) as info:
+        steps(device_reads_world_size)
+    err = info.value
+    assert "pld.world_size is host-side work" in err.message
+    assert "device_reads_world_size" in err.message
+    # located at the call in the helper's body, where the user wrote it
+    assert err.span.line == group_size_helper.fn.__code__.co_firstlineno + 2
 
 
 # --- lower_break_continue ------------------------------------------------------------

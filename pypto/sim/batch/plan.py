@@ -55,7 +55,8 @@ BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
 DIV_SYMBOLS = frozenset(("//", "%"))
 # ops whose result differs per block in ways the batch cannot express
-UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX))
+UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
+                    Role.COMM))
 
 
 def index_symbol(op: OpDef) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import NotSimulatableError, PyptoError, SimulationError
+from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import (
     Attr,
     Call,
@@ -167,6 +168,8 @@ class FnCompiler(StmtCompiler):
     def launch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
         """A launch of a region as a task; with `targets`, the closure assigns its outputs
         and task id (and returns None), else it returns the task id."""
+        if e.launch_attr("kind") == "device":
+            return self.device_dispatch(e, targets)
         host = self.host
         site = launch_site(e, tuple(self.loop_vars))
         callee = host.function(e.func).func
@@ -191,6 +194,29 @@ class FnCompiler(StmtCompiler):
             for t, r in zip(tnames[:-1], rets):
                 env[t] = r
             env[tnames[-1]] = tid
+            return None
+
+        return run
+
+    def device_dispatch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
+        """`chip(..., device=r)` in a host function: queued on rank r, which runs it with
+        the others when the host function returns (`pypto.sim.cluster`)."""
+        if targets:
+            raise SimulationError(f"the result of {e.func}(..., device=...) is used, but a "
+                                  "dispatch on a rank returns nothing to the host", e.span,
+                                  hint="pass the output tensors (e.g. out[r]) as arguments")
+        argfns = [self.expr(a, tolerant=True) for a in e.args]
+        device = self.expr(e.launch_attr("device"))
+        name, span = e.func, e.span
+
+        def run(env: Env) -> Any:
+            fr = env[FRAME]
+            comm = fr.run.comm
+            if comm is None:
+                raise fr.fault(f"{name}(..., device=...) dispatches on a rank, which only a "
+                               "multi-card run has", span)
+            fr.span = span
+            comm.dispatch(fr, device(env), name, [f(env) for f in argfns])
             return None
 
         return run
@@ -243,6 +269,8 @@ class FnCompiler(StmtCompiler):
     def caster(self, t: Type | None, what: str) -> Callable[[Any], Any] | None:
         """The cast of a result to the type its type rule declared (None: keep it); a
         result of another size raises `ResultShapeError` (the guard reports it)."""
+        if isinstance(t, DistributedTensorType):
+            return None  # a window is itself (a host's view of it is no array)
         if isinstance(t, ShapedType):
             npdt = t.dtype.np
             static = t.static_shape()

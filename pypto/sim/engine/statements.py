@@ -312,20 +312,32 @@ class StmtCompiler(abc.ABC):
         if isinstance(mode, (Attr, Const)):
             mode = mode.value
         mode_name = SplitMode(int(mode)).name
+        # values the lanes write (SSA carries through the lane loop)
+        iters = [v.name for v in loop.iter_args]
+        inits = [self.expr(i) for i in loop.inits]
+        results = [v.name for v in loop.results]
 
         def lanes(env: Env) -> str | None:
             fr = env[FRAME]
             saved, saved_mode = fr.subblock_idx, fr.split_mode
             fr.split_mode = mode_name
+            carried = [f(env) for f in inits]
             try:
                 for lane in (0, 1):
                     fr.subblock_idx = lane
                     env[var] = lane
+                    for k, x in zip(iters, carried):
+                        env[k] = x
                     r = body(env)
                     if r is not None and r is not CONTINUE:
                         return r if r is not BREAK else None
+                    y = env.pop("$y", None)
+                    if y is not None:
+                        carried = y
             finally:
                 fr.subblock_idx, fr.split_mode = saved, saved_mode
+            for k, x in zip(results, carried):
+                env[k] = x
             return None
 
         return lanes

@@ -9,6 +9,8 @@ call (the settings, the compiled closures, the batching plans) lives in the
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pypto.ir.span import Span
 from pypto.sim.checks.divide import DivideLog
 from pypto.sim.checks.oob import OobLog
@@ -36,6 +38,7 @@ class Run:
 
     __slots__ = (
         "batch",
+        "comm",
         "divides",
         "dyn",
         "memory",
@@ -63,6 +66,9 @@ class Run:
         # checks=("div",): integer divisions by zero
         self.divides = DivideLog(settings.strict) if settings.check_div else None
         self.batch = BatchStats()
+        # a multi-card run: the host's or a rank's communication runtime (`ctx.run.comm`
+        # of the pld ops; `pypto.sim.cluster`), else None
+        self.comm: Any = None
         # traced runs: the last access per (buffer, mode, block, atomic, phase), which
         # the next one extends when their union is a box
         self.merged: dict[tuple, tuple[TaskRecord, Access]] = {}

@@ -133,9 +133,10 @@ class Executable:
 
     # -- running the entry ---------------------------------------------------------------
 
-    def run(self, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
+    def run(self, args: tuple, kwargs: dict, run: Run | None = None) -> tuple[Run, tuple]:
         """One call: (its run, the entry's returns). `pl.Out` / `pl.InOut` arrays among
-        `args` are filled in place."""
+        `args` are filled in place. A multi-card run passes the `Run` of the host or of a
+        rank (`pypto.sim.cluster`): a rank runs its dispatches in one run."""
         # The cyclic GC is paused while simulating (counted across threads: see
         # `switches`). numpy's floating-point error state is set once for the run, in
         # this thread (op impls skip their own np.errstate then).
@@ -144,13 +145,14 @@ class Executable:
         quiet.depth += 1
         try:
             with np.errstate(all="ignore"):
-                return self._run(args, kwargs)
+                return self._run(args, kwargs, run)
         finally:
             quiet.depth -= 1
             resume_gc()
 
-    def _run(self, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
-        run = Run(self.settings, self.program.name)
+    def _run(self, args: tuple, kwargs: dict, run: Run | None) -> tuple[Run, tuple]:
+        if run is None:
+            run = Run(self.settings, self.program.name)
         root = TaskFrame(run)
         entry = self.entry
         t0 = time.perf_counter()
@@ -168,6 +170,8 @@ class Executable:
             else:
                 cf = self.function(entry.name)
                 rets = cf.call([bound.get(p[0], UNDEF) for p in cf.params], root)
+            if run.comm is not None:  # the host's dispatches run; a rank's deferred waits
+                run.comm.finish()
         except PyptoError as err:
             memory.flush_pending()
             mark_partial_outputs(err, tuple(

@@ -55,6 +55,8 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
         raise fr.over_work(span, f"launching {core_num} blocks of {label}")
     if settings.check_ub and cf.name not in exe.budget_ok:
         exe.check_budget(cf, label, span)
+    if deps and run.comm is not None:  # a deferred completion (pld.system.defer_wait)
+        run.comm.before_launch(deps)
     tid = run.next_tid
     run.next_tid = tid + 1
     parent = fr.rec

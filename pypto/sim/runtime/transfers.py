@@ -19,12 +19,14 @@ import ml_dtypes
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.dtypes import Kind
 from pypto.ir.nodes import Call, Const, DynDim, Function
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, Type
 from pypto.ops.registry import get
 from pypto.sim.device.fill import check_size
+from pypto.sim.device.views import root_of
 from pypto.sim.engine.values import scalar_caster
 from pypto.sim.machine.run import Run
 from pypto.sim.trace.trace import LastWriter
@@ -306,6 +308,9 @@ def _upload(exe: Executable, run: Run, values: dict, hosts: dict) -> dict[str, A
     for spec in exe.params:
         name = spec.name
         v = values[name]
+        if isinstance(spec.type, DistributedTensorType):
+            bound[name] = _window_argument(run, name, hosts[name], spec.direction)
+            continue
         if spec.shaped:
             host = hosts[name]
             direction = spec.direction
@@ -335,6 +340,23 @@ def _upload(exe: Executable, run: Run, values: dict, hosts: dict) -> dict[str, A
         else:
             bound[name] = v
     return bound
+
+
+def _window_argument(run: Run, name: str, arr: np.ndarray, direction: str) -> np.ndarray:
+    """A window (pld.DistributedTensor) parameter is the rank's window itself, whatever its
+    direction: never copied, never filled (windows start zeroed when the host allocates
+    them). The rank's device memory knows it once, so its accesses are traced."""
+    if run.comm is None:
+        raise SimulationError(
+            f"parameter '{name}' is a window (pld.DistributedTensor), which only a "
+            "multi-card run has", tensor=name,
+            hint="dispatch the kernel from a @pl.jit.host function: allocate the window "
+                 "there (pld.alloc_window_buffer) and pass pld.window(...) with device=r")
+    memory = run.memory
+    known = memory.buffers.get(id(root_of(arr)))
+    if known is None or known.array.shape != arr.shape or known.array.dtype != arr.dtype:
+        memory.register(name, arr, direction, None, "window")
+    return arr
 
 
 def _overlapping(hosts: dict[str, np.ndarray]) -> set[str]:

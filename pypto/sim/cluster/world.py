@@ -1,0 +1,154 @@
+"""A multi-card run: the host function, then the ranks it dispatched, stepped together.
+
+The host function (`@pl.jit.host`) runs first, in a `Run` of its own: it allocates the
+window buffers (zeroed on every rank), views them, and each `chip(..., device=r)`
+queues a dispatch on rank `r`. When the host function returns, the ranks run
+concurrently - one thread each, one at a time (`RankScheduler`) - each in a `Run` of
+its own (its device memory, trace and task ids) made from the same compiled program:
+rank `r` runs its dispatches in the order the host made them, a dispatch being a call
+of the per-device function as an entry (its `pl.Out` arguments fresh, its `pl.InOut`
+ones uploaded, copied back when it returns). Then the host's outputs go back to the
+caller.
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pypto.ir.span import Span
+from pypto.sim.cluster.happens import AccessLog, Clocks, WindowAccess
+from pypto.sim.cluster.rank import RankComm
+from pypto.sim.cluster.scheduler import Blocked, RankScheduler
+from pypto.sim.cluster.signals import DeadlockError, Wait
+from pypto.sim.cluster.windows import Located, WindowError, Windows, WindowView
+from pypto.sim.machine.frame import TaskFrame
+from pypto.sim.machine.run import Run
+from pypto.sim.runtime.executable import Executable
+
+
+@dataclass
+class CommEvent:
+    """One step of the ranks' conversation, in the order the run made it."""
+
+    seq: int
+    rank: int
+    kind: str  # notify / wait (blocked) / wait_done / defer_wait / dispatch / ...
+    task: int  # the rank's task id (-1: its orchestration)
+    span: Span | None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Dispatch:
+    """A call queued on a rank: a per-device function with its arguments, or a builtin
+    (a host collective) run by the rank's runtime."""
+
+    func: str | None
+    args: list
+    span: Span | None
+    builtin: Callable[[RankComm, TaskFrame], Any] | None = None
+
+
+_CHIPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def chip_executable(exe: Executable, func: str) -> Executable:
+    """The executable running `func` of `exe`'s program as an entry (made once)."""
+    table = _CHIPS.setdefault(exe, {})
+    chip = table.get(func)
+    if chip is None:
+        program = dataclasses.replace(exe.program, entry=func)
+        chip = table[func] = Executable(program, exe.analyses, exe.settings)
+    return chip
+
+
+class World:
+    """The ranks of one multi-card run and everything they share."""
+
+    def __init__(self, exe: Executable, device_ids: tuple[int, ...]):
+        self.exe = exe
+        self.settings = exe.settings
+        self.device_ids = device_ids
+        self.size = len(device_ids)
+        self.windows = Windows(self.size)
+        self.clocks = Clocks(self.size)
+        self.log = AccessLog() if self.settings.check_race else None
+        self.events: list[CommEvent] = []
+        self.queues: list[list[Dispatch]] = [[] for _ in range(self.size)]
+        self.runs: list[Run | None] = [None] * self.size
+        self.scheduler = RankScheduler(self.size, self._rank, self._deadlock)
+
+    # -- what the ranks share ------------------------------------------------------------
+
+    def event(self, ctx: Any, rank: int, kind: str, **info: Any) -> None:
+        self.events.append(CommEvent(len(self.events), rank, kind,
+                                     int(getattr(ctx, "task_id", -1)),
+                                     getattr(ctx, "span", None), info))
+
+    def peer_view(self, ctx: Any, a: np.ndarray, at: Located, peer: int,
+                  what: str) -> np.ndarray:
+        try:
+            return self.windows.peer(a, at, peer)
+        except WindowError as exc:
+            raise ctx.fault(f"{what} on rank {self.scheduler.rank}: {exc}", ctx.span,
+                            tensor=at.buffer.name,
+                            hint=f"the run has {self.size} device(s) {list(self.device_ids)}; "
+                                 "give the devices the program is written for, e.g. "
+                                 "DistributedConfig(device_ids=[0, 1]) or "
+                                 "SimConfig(device_ids=(0, 1))") from None
+
+    def access(self, ctx: Any, rank: int, at: Located, owner: int, lo: tuple, hi: tuple,
+               write: bool, atomic: bool, what: str) -> None:
+        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window."""
+        if self.log is not None:
+            self.log.add(at.buffer, owner, WindowAccess(rank, lo, hi, write, atomic,
+                                                         self.clocks.now[rank], what,
+                                                         getattr(ctx, "span", None)))
+        if write and rank != owner:
+            self.event(ctx, rank, "remote_write", peer=owner, window=at.buffer.name,
+                       lo=lo, hi=hi, what=what)
+
+    # -- running the ranks ---------------------------------------------------------------
+
+    def run_ranks(self) -> None:
+        """Every rank runs its dispatches; returns when all have finished."""
+        if any(self.queues):
+            self.scheduler.run()
+
+    def _rank(self, r: int) -> None:
+        run = Run(self.settings, f"{self.exe.program.name}@rank{r}")
+        comm = RankComm(self, r, run)
+        run.comm = comm
+        self.runs[r] = run
+        for d in self.queues[r]:
+            self.event(None, r, "dispatch", func=d.func or "builtin", device=self.device_ids[r])
+            if d.builtin is not None:
+                d.builtin(comm, TaskFrame(run))
+            else:
+                assert d.func is not None
+                chip_executable(self.exe, d.func).run(tuple(d.args), {}, run=run)
+            comm.complete()  # a dispatch returns when its tasks have completed
+        self.event(None, r, "finish")
+
+    def _deadlock(self, blocked: dict[int, Blocked], done: set[int]) -> BaseException:
+        waits: dict[int, Wait] = {r: b.what for r, b in blocked.items()}
+        for r, w in waits.items():
+            self.event(None, r, "deadlock", window=w.window, indices=w.indices,
+                       value=w.expected, after=w.current)
+        return DeadlockError(waits, done, self.size)
+
+
+def window_array(world: World, value: Any, rank: int) -> Any:
+    """A dispatch argument for rank `rank`: a host-side window view becomes the rank's
+    array of it; anything else is passed as it is."""
+    if isinstance(value, WindowView):
+        return world.windows.array(value, rank)
+    return value
+
+
+__all__ = ["CommEvent", "Dispatch", "World", "chip_executable", "window_array"]

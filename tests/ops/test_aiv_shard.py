@@ -1,0 +1,106 @@
+"""`pl.aiv_shard` in a `pl.split_aiv` loop: each vector lane gets its half of a
+cube-produced operand (rows for UP_DOWN, columns for LEFT_RIGHT, all of it for NONE),
+and lane writes carried through the loop reach the output."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.errors import InvalidOperationError, ScopeError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "frontend"))
+from frontend_helpers import compile_error
+
+HERE = __file__
+
+
+@pl.jit
+def up_down(a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+            y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            part = pl.aiv_shard(acc)
+            y[lane * 8: lane * 8 + 8, :] = pl.mul(part, 2.0)
+    return y
+
+
+@pl.jit
+def left_right(a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+               y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+            part = pl.aiv_shard(acc)
+            y[:, lane * 32: lane * 32 + 32] = pl.mul(part, 2.0)
+    return y
+
+
+@pl.jit
+def whole(a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+          y: pl.Out[pl.Tensor[[2, 16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
+        acc = pl.matmul(a, b, out_dtype=pl.FP32)
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            part = pl.aiv_shard(acc)
+            y[lane: lane + 1, :, :] = pl.reshape(pl.mul(part, 2.0), [1, 16, 64])
+    return y
+
+
+@pytest.mark.parametrize("kernel", [up_down, left_right])
+def test_each_lane_gets_its_half(kernel):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 64)).astype(np.float32)
+    y = np.full((16, 64), np.nan, np.float32)
+    kernel(a, b, y)
+    np.testing.assert_allclose(y, 2 * (a @ b), rtol=1e-5, atol=1e-5)
+
+
+def test_mode_none_gives_every_lane_the_whole_operand():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 64)).astype(np.float32)
+    y = np.zeros((2, 16, 64), np.float32)
+    whole(a, b, y)
+    np.testing.assert_allclose(y[0], 2 * (a @ b), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(y[0], y[1])
+
+
+def test_the_shard_type_is_halved_along_the_split_axis():
+    from pypto.ir.nodes import Call
+    from pypto.ir.transform import walk
+
+    for kernel, shape in ((up_down, (8, 64)), (left_right, (16, 32)), (whole, (16, 64))):
+        region = kernel.compile().program.function(f"{kernel.__name__}_mm")
+        (call,) = [n for n in walk(region.body) if isinstance(n, Call) and n.op == "aiv_shard"]
+        assert call.type.shape == shape
+
+
+@pl.jit
+def outside_split(a: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        y[:, :] = pl.aiv_shard(a)  # ERR:outside
+    return y
+
+
+def test_aiv_shard_needs_a_split_loop():
+    compile_error(outside_split, ScopeError, "must be used inside a `for lane in "
+                  "pl.split_aiv(2, mode=...)` loop", HERE, "outside", "pl.aiv_shard")
+
+
+@pl.jit
+def odd_rows(a: pl.Tensor[[15, 64], pl.FP32], y: pl.Out[pl.Tensor[[15, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            part = pl.aiv_shard(a)  # ERR:odd
+    return y
+
+
+def test_up_down_needs_an_even_row_count():
+    compile_error(odd_rows, InvalidOperationError, "UP_DOWN halves axis 0 between the two "
+                  "lanes, but its extent 15 is odd", HERE, "odd", "a)")

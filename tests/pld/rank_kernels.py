@@ -1,0 +1,143 @@
+"""Small multi-card kernels the rank-runtime tests run (the `# ERR:<tag>` lines are
+where the tests expect a located fault)."""
+from __future__ import annotations
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+S = 64
+NR = 2
+
+
+@pl.jit.incore
+def exchange(inp: pl.Tensor[[1, S], pl.FP32], out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+             data: pld.DistributedTensor[[1, S], pl.FP32],
+             signal: pld.DistributedTensor[[NR, 1], pl.INT32], expected: pl.Scalar[pl.INT32]):
+    ctx = pld.get_comm_ctx(data)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    data = pl.store(pl.load(inp, [0, 0], [1, S]), [0, 0], data)
+    for peer in pl.range(n):
+        if peer != me:
+            pld.system.notify(signal, peer=peer, offsets=[me, 0], value=1,
+                              op=pld.NotifyOp.AtomicAdd)
+    for src in pl.range(n):
+        if src != me:
+            pld.system.wait(signal=signal, offsets=[src, 0], expected=expected,  # ERR:wait
+                            cmp=pld.WaitCmp.Ge)
+    acc = pl.load(data, [0, 0], [1, S])
+    for peer in pl.range(n):
+        if peer != me:
+            acc = pl.add(acc, pld.tile.remote_load(data, peer=peer, offsets=[0, 0],
+                                                   shape=[1, S]))
+    return pl.store(acc, [0, 0], out)
+
+
+@pl.jit
+def exchange_chip(inp: pl.Tensor[[1, S], pl.FP32], out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                  data: pld.DistributedTensor[[1, S], pl.FP32],
+                  signal: pld.DistributedTensor[[NR, 1], pl.INT32],
+                  expected: pl.Scalar[pl.INT32]):
+    return exchange(inp, out, data, signal, expected)
+
+
+@pl.jit.host
+def allreduce(inputs: pl.Tensor[[NR, 1, S], pl.FP32],
+              outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([NR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(data_buf, [1, S], dtype=pl.FP32)
+        signal = pld.window(signal_buf, [NR, 1], dtype=pl.INT32)
+        exchange_chip(inputs[r], outputs[r], data, signal, 1, device=r)
+
+
+@pl.jit.host
+def waits_too_long(inputs: pl.Tensor[[NR, 1, S], pl.FP32],
+                   outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([NR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(data_buf, [1, S], dtype=pl.FP32)
+        signal = pld.window(signal_buf, [NR, 1], dtype=pl.INT32)
+        exchange_chip(inputs[r], outputs[r], data, signal, 2, device=r)  # one notify each
+
+
+# --- faults -----------------------------------------------------------------------------
+
+
+@pl.jit.incore
+def load_past(data: pld.DistributedTensor[[4, S], pl.FP32],
+              out: pl.Out[pl.Tensor[[1, S], pl.FP32]], row: pl.Scalar[pl.INT32]):
+    me = pld.rank(pld.get_comm_ctx(data))
+    t = pld.tile.remote_load(data, peer=1 - me, offsets=[row, 0], shape=[2, S])  # ERR:oob
+    return pl.store(pl.load(out, [0, 0], [1, S]), [0, 0], out)
+
+
+@pl.jit
+def load_past_chip(data: pld.DistributedTensor[[4, S], pl.FP32],
+                   out: pl.Out[pl.Tensor[[1, S], pl.FP32]], row: pl.Scalar[pl.INT32]):
+    return load_past(data, out, row)
+
+
+@pl.jit.host
+def remote_oob(outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    buf = pld.alloc_window_buffer([4, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(buf, [4, S], dtype=pl.FP32)
+        load_past_chip(data, outputs[r], 3, device=r)
+
+
+@pl.jit.incore
+def push_unordered(inp: pl.Tensor[[1, S], pl.FP32],
+                   data: pld.DistributedTensor[[1, S], pl.FP32]):
+    me = pld.rank(pld.get_comm_ctx(data))
+    pld.tile.remote_store(pl.load(inp, [0, 0], [1, S]), data, peer=0, offsets=[0, 0])
+    return data
+
+
+@pl.jit
+def push_chip(inp: pl.Tensor[[1, S], pl.FP32], data: pld.DistributedTensor[[1, S], pl.FP32]):
+    return push_unordered(inp, data)
+
+
+@pl.jit.host
+def racy_pushes(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(buf, [1, S], dtype=pl.FP32)
+        push_chip(inputs[r], data, device=r)
+
+
+@pl.jit.host
+def off_the_world(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    data = pld.window(buf, [1, S], dtype=pl.FP32)
+    push_chip(inputs[0], data, device=5)  # ERR:device
+
+
+@pl.jit.incore
+def fixed_pair(data: pld.DistributedTensor[[1, S], pl.FP32],
+               signal: pld.DistributedTensor[[NR, 1], pl.INT32], me: pl.Scalar[pl.INT32]):
+    for peer in pl.range(NR):  # written for exactly two ranks, like pypto-lib's allreduce
+        if peer != me:
+            pld.system.notify(signal, peer=peer, offsets=[me, 0], value=1,  # ERR:pair-notify
+                              op=pld.NotifyOp.AtomicAdd)
+            pld.system.wait(signal, offsets=[peer, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    return data
+
+
+@pl.jit
+def fixed_pair_chip(data: pld.DistributedTensor[[1, S], pl.FP32],
+                    signal: pld.DistributedTensor[[NR, 1], pl.INT32], me: pl.Scalar[pl.INT32]):
+    return fixed_pair(data, signal, me)
+
+
+@pl.jit.host
+def pair_host(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
+    data_buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    signal_buf = pld.alloc_window_buffer([NR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(data_buf, [1, S], dtype=pl.FP32)
+        signal = pld.window(signal_buf, [NR, 1], dtype=pl.INT32)
+        fixed_pair_chip(data, signal, r, device=r)
