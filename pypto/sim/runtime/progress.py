@@ -81,8 +81,20 @@ class _Settings:
         self.every = 0.5
 
 
+class _Local(threading.local):
+    """Per thread: the (hook, delay, every) of the `on_progress` blocks it is in."""
+
+    stack: list = []  # noqa: RUF012 - replaced per thread by on_progress, never mutated
+
+
 _SETTINGS = _Settings()
-_LOCAL = threading.local()  # .stack: the (hook, delay, every) of on_progress blocks
+_LOCAL = _Local()
+
+
+# Held a moment to mark a run done or give it a lock of its own (its first report):
+# the reports of a run and its end are serialised by that lock, so no report comes
+# after the last, and a slow hook only holds up its own run's end.
+_REPORTING = threading.Lock()
 
 
 class _Watch:
@@ -99,7 +111,7 @@ class _Watch:
         self.every = every
         self.count = 0
         self.done = False
-        self.lock = threading.Lock()
+        self.lock: threading.Lock | None = None  # made by its first report
 
     def report(self, now: float, done: bool = False, failed: bool = False) -> None:
         hook = self.hook
@@ -123,30 +135,43 @@ class _Monitor:
         self.active: dict[int, _Watch] = {}
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
+        self.idle = False  # asleep until a run starts (`wake`)
+        self.wake = threading.Event()
 
     def ensure(self) -> None:
-        if self.thread is None or not self.thread.is_alive():
-            with self.lock:
-                if self.thread is None or not self.thread.is_alive():
-                    self.thread = threading.Thread(target=self._loop, daemon=True,
-                                                   name="pypto-sim-progress")
-                    self.thread.start()
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, daemon=True,
+                                               name="pypto-sim-progress")
+                self.thread.start()
 
     def _loop(self) -> None:
         while True:
-            time.sleep(0.05 if self.active else 0.25)
+            # idle, it looks every 0.5 s (a run is first reported after 2 s by default);
+            # a run asking for a report sooner wakes it (idle is raised before looking,
+            # so a run starting meanwhile is seen)
+            self.idle = True
+            if not self.active:
+                self.wake.wait(0.5)
+            self.wake.clear()
+            self.idle = False
+            time.sleep(0.05)
             now = time.perf_counter()
             for w in list(self.active.values()):
                 if now >= w.next_at:
-                    with w.lock:
+                    with _REPORTING:
+                        if w.done:
+                            continue
+                        if w.lock is None:
+                            w.lock = threading.Lock()
+                        lock = w.lock
+                    with lock:
                         if not w.done:
                             w.report(now)
                     w.next_at = now + w.every
 
     def after_fork(self) -> None:
-        self.active = {}
-        self.lock = threading.Lock()
-        self.thread = None
+        self.__init__()  # type: ignore[misc]
 
 
 _MONITOR = _Monitor()
@@ -156,7 +181,7 @@ if hasattr(os, "register_at_fork"):
 
 def watch(run: Watched, name: str) -> _Watch | None:
     """Start watching `run` (None when this thread's runs are not reported)."""
-    stack = getattr(_LOCAL, "stack", None)
+    stack = _LOCAL.stack
     if stack:
         hook, delay, every = stack[-1]
     else:
@@ -165,7 +190,10 @@ def watch(run: Watched, name: str) -> _Watch | None:
         return None
     w = _Watch(run, name, hook, delay, every)
     _MONITOR.active[id(w)] = w
-    _MONITOR.ensure()
+    if _MONITOR.thread is None:
+        _MONITOR.ensure()
+    elif delay < 0.5 and _MONITOR.idle:
+        _MONITOR.wake.set()
     return w
 
 
@@ -174,10 +202,13 @@ def unwatch(w: _Watch | None, failed: bool) -> None:
     if w is None:
         return
     _MONITOR.active.pop(id(w), None)
-    with w.lock:
+    with _REPORTING:
         w.done = True
-        if w.count:
-            w.report(time.perf_counter(), done=True, failed=failed)
+        lock = w.lock
+    if lock is not None:  # it was reported (or is being reported right now)
+        with lock:
+            if w.count:
+                w.report(time.perf_counter(), done=True, failed=failed)
 
 
 @contextmanager
@@ -185,9 +216,9 @@ def on_progress(hook: Hook | None, *, delay: float = 2.0, every: float = 0.5
                 ) -> Iterator[None]:
     """Report the runs this thread starts inside the block to `hook` (None: not at all),
     first after `delay` seconds, then every `every` seconds."""
-    stack = getattr(_LOCAL, "stack", None)
-    if stack is None:
-        stack = _LOCAL.stack = []
+    if "stack" not in _LOCAL.__dict__:
+        _LOCAL.stack = []
+    stack = _LOCAL.stack
     stack.append((hook, float(delay), float(every)))
     try:
         yield
