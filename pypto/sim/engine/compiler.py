@@ -63,6 +63,7 @@ class FnCompiler(StmtCompiler):
         self.func = func
         self.in_region = func.kind.is_region
         self.cube_vars: set[str] = set()  # values held in L0C (storing them drains it)
+        self.loop_vars: list[str] = []  # the loops being compiled, outermost first
 
     def compile(self) -> CompiledFunction:
         params = [(p.var.name, p.var.type, p.direction.value) for p in self.func.params]
@@ -164,7 +165,7 @@ class FnCompiler(StmtCompiler):
         """A launch of a region as a task; with `targets`, the closure assigns its outputs
         and task id (and returns None), else it returns the task id."""
         host = self.host
-        site = launch_site(e)
+        site = launch_site(e, tuple(self.loop_vars))
         info = dict(e.launch)
         argfns = [self.expr(a, tolerant=True) for a in e.args]
         core = info.get("core_num")
@@ -176,7 +177,8 @@ class FnCompiler(StmtCompiler):
             args = [f(env) for f in argfns]
             n = 1 if core_f is None else int(core_f(env))
             deps = flatten_deps([f(env) for f in deps_f])
-            rets, tid = host.launch(env[FRAME], site, args, n, deps)
+            loops = tuple((v, env[v]) for v in site.loops if v in env)
+            rets, tid = host.launch(env[FRAME], site, args, n, deps, loops)
             if tnames is None:
                 return tid
             for t, r in zip(tnames[:-1], rets):
@@ -357,11 +359,11 @@ class FnCompiler(StmtCompiler):
         return accountant(self.settings.platform, e, op, public)
 
 
-def launch_site(e: CallFunc) -> LaunchSite:
-    """The launch site of the launching call `e`."""
+def launch_site(e: CallFunc, loops: tuple[str, ...] = ()) -> LaunchSite:
+    """The launch site of the launching call `e` (inside the loops over `loops`)."""
     info = dict(e.launch)
     return LaunchSite.of(e.func, info.get("name_hint") or e.func, info.get("kind") or "at",
-                         e.span)
+                         e.span, loops)
 
 
 def _zero_division(e: Call, op: OpDef, divisor: Any) -> Callable[[Any, tuple], None]:
