@@ -13,8 +13,7 @@ from pypto.ir.nodes import FunctionKind, Program
 from pypto.language.enums import FunctionType
 from pypto.language.typing import Tensor
 from pypto.passes import PassContext, default_pipeline, run_pipeline
-
-DEFAULT_PLATFORM = "a2a3sim"
+from pypto.platform import DEFAULT_PLATFORM
 
 
 @dataclass

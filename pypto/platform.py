@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 
 from pypto.errors import SimulationError
 
+# what a kernel compiles and runs for when nobody names a platform
+DEFAULT_PLATFORM = "a2a3sim"
+
 
 @dataclass(frozen=True)
 class Platform:

@@ -12,7 +12,7 @@ from typing import Any
 
 _API = ("show_graph", "inspect", "heatmap", "timeline", "pipeline_view")
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", "set_plotlyjs",
-           *_API]
+           "sweep", "sweep_figure", *_API]
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -49,6 +49,10 @@ def __getattr__(name: str) -> Any:
         from pypto_lab.views import set_plotlyjs
 
         return set_plotlyjs
+    if name in ("sweep", "sweep_figure"):
+        from pypto_lab import sweeps
+
+        return sweeps.sweep if name == "sweep" else sweeps.SweepView
     if name == "run_cell":
         from pypto_lab.session import run_cell
 

@@ -9,6 +9,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from pypto_lab.args import VIEWS, ArgsError, MagicArgs
 from pypto_lab.session import run_cell
+from pypto_lab.sweeps import SweepView, sweep_cell
 
 
 @magics_class
@@ -27,6 +28,8 @@ class PyptoMagics(Magics):
     @magic_arguments.argument("--seed", type=int, default=0, help="input generation seed")
     @magic_arguments.argument("--rtol", type=float, default=1e-5, help="golden rtol")
     @magic_arguments.argument("--atol", type=float, default=1e-5, help="golden atol")
+    @magic_arguments.argument("--sweep", action="append", metavar="NAME=V1,V2,...",
+                              help="tile-size sweep of the cell's constants (needs --run)")
     @line_cell_magic
     def pypto(self, line: str, cell: str | None = None) -> Any:
         """Run the cell as Python, compile its @pl.jit kernels and show a summary."""
@@ -34,7 +37,8 @@ class PyptoMagics(Magics):
             print(usage())
             return None
         try:
-            args = MagicArgs.from_namespace(magic_arguments.parse_argstring(self.pypto, line))
+            ns = magic_arguments.parse_argstring(self.pypto, line)
+            args = MagicArgs.from_namespace(ns)
         except ArgsError as err:
             raise UsageError(str(err)) from None
         progress = _Progress()
@@ -45,7 +49,24 @@ class PyptoMagics(Magics):
             progress.clear()
             raise
         result.progress_slot = progress.handle
+        if ns.sweep:
+            result.views.append(_sweep(result, args, ns.sweep, self.shell.user_ns))
         return result
+
+
+def _sweep(result: Any, args: MagicArgs, items: list[str], user_ns: dict) -> SweepView:
+    """`--sweep`: the kernel --run would run, over the grid of the cell's constants."""
+    if not args.specs:
+        raise UsageError("--sweep needs --run SPECS [GOLDEN]: what each point runs and checks")
+    if not result.kernels:
+        raise UsageError("--sweep: the cell compiled no kernel to sweep")
+    name = args.kernel or result.kernels[-1].name
+    golden = user_ns[args.golden] if args.golden else None
+    try:
+        return sweep_cell(user_ns[name], items, user_ns[args.specs], golden,
+                          platform=args.platform, rtol=args.rtol, atol=args.atol)
+    except ValueError as err:
+        raise UsageError(f"--sweep: {err}") from None
 
 
 def usage() -> str:

@@ -125,16 +125,8 @@ class ProgramBuilder:
 
     def _params(self, p: FunctionParser, tree: _Def, kind: FunctionKind,
                 args: list | None, entry: bool, is_method: bool) -> list[Param]:
-        a = tree.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-            raise p.error(UnsupportedFeatureError, "kernel parameters must be plain positional "
-                          "parameters (no *args, **kwargs or keyword-only parameters)", tree)
-        nodes = list(a.args)
-        if is_method:
-            if not nodes or nodes[0].arg != "self":
-                raise p.error(PyptoSyntaxError, "a @pl.program function takes self first", tree)
-            nodes = nodes[1:]
-        defaults = [p.visit_expr(d) for d in a.defaults]
+        nodes = positional_params(p, tree, is_method)
+        defaults = [p.visit_expr(d) for d in tree.args.defaults]
         defaults = [None] * (len(nodes) - len(defaults)) + defaults
         params: list[Param] = []
         for i, node in enumerate(nodes):
@@ -351,6 +343,23 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
+
+def positional_params(p: Any, tree: _Def, is_method: bool, defaults: bool = True,
+                      what: str = "kernel parameters") -> list[ast.arg]:
+    """The parameters of `tree` (after `self` for a method): plain positional ones only."""
+    a = tree.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or (a.defaults and not defaults):
+        extra = ", keyword-only parameters or defaults" if not defaults else \
+            " or keyword-only parameters"
+        raise p.error(UnsupportedFeatureError, f"{what} must be plain positional parameters "
+                      f"(no *args, **kwargs{extra})", tree)
+    nodes = list(a.args)
+    if is_method:
+        if not nodes or nodes[0].arg != "self":
+            raise p.error(PyptoSyntaxError, "a @pl.program function takes self first", tree)
+        nodes = nodes[1:]
+    return nodes
 
 
 class _NoProgram:

@@ -22,6 +22,7 @@ from pypto.errors import (
     PyptoWarning,
     UnsupportedFeatureError,
 )
+from pypto.frontend.builder import positional_params
 from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
 from pypto.frontend.statements import assigned_names
@@ -172,15 +173,8 @@ class TextReader:
     def _head(self, node: ast.FunctionDef, options: dict, method: bool) -> tuple:
         kind = self._kind(options)
         p = self._parser(node, kind, node.name, {})
-        a = node.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-            raise p.error(UnsupportedFeatureError, "parameters of the IR text form are plain "
-                          "positional parameters", node)
-        args = list(a.args)
-        if method:
-            if not args or args[0].arg != "self":
-                raise p.error(PyptoSyntaxError, "a @pl.program function takes self first", node)
-            args = args[1:]
+        args = positional_params(p, node, method, defaults=False,
+                                 what="parameters of the IR text form")
         locals_ = assigned_names(node.body)
         params = []
         for arg in args:

@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from pypto.compile import DEFAULT_PLATFORM
 from pypto.golden import _interop as io
 from pypto.golden.diagnosis import check_zero_fill, diagnose
 from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import check_outputs, default_compare
+from pypto.platform import DEFAULT_PLATFORM
 from pypto.sim import simulate
 
 # hardware platform -> the simulator that stands in for it

@@ -24,10 +24,10 @@ from pypto.language.kernels import (
     remember_scope,
     set_parse_options,
 )
+from pypto.platform import DEFAULT_PLATFORM
 
-# compile_jit's cache key of a kernel without bare-Tensor parameters on the default
-# platform (pypto.compile.DEFAULT_PLATFORM)
-_DEFAULT_KEY = ("a2a3sim", ())
+# compile_jit's cache key of a kernel without bare-Tensor parameters on the default platform
+_DEFAULT_KEY = (DEFAULT_PLATFORM, ())
 
 
 class JITFunction(KernelFunction):

@@ -81,6 +81,8 @@ def _kernel_source(obj: Any) -> tuple[str, str]:
     lines = linecache.getlines(filename)
     if not lines:
         raise ValueError(f"the source of {obj!r} ({filename}) is not available to sweep")
+    if lines[0].startswith("%%"):  # a notebook cell's magic line: keep the numbering
+        lines = ["\n", *lines[1:]]
     return "".join(lines), filename
 
 

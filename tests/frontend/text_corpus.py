@@ -4,7 +4,6 @@ magics, displays and runs), for the tests that must hold for any kernel."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import linecache
 import sys
@@ -14,28 +13,12 @@ from pathlib import Path
 from pypto.language.jit import JITFunction, ProgramDef
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from kernel_files import load_file  # noqa: E402 - tests/ is not a package
+
 _SKIP_DIRS = {"architecture"}
 # calls that run or display something: a notebook cell statement making one is skipped
 _RUNS = {"run", "run_jit", "compile", "lower", "simulate", "print", "display"}
-
-
-def _load_file(path: Path):
-    name = f"_corpus_{path.parent.name}_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            spec.loader.exec_module(mod)
-    except BaseException:  # noqa: BLE001 - a module that needs a fixture or optional dep
-        return None
-    finally:
-        sys.path.remove(str(path.parent))
-    sys.modules[name] = mod
-    return mod
 
 
 def _runs_something(stmt: ast.stmt) -> bool:
@@ -87,7 +70,7 @@ def kernels() -> dict[str, object]:
              if not _SKIP_DIRS & set(f.relative_to(ROOT).parts) and f.name != "conftest.py"
              and not f.name.startswith("test_text")]
     spaces = [(str(f.relative_to(ROOT)), vars(m)) for f in files
-              if (m := _load_file(f)) is not None]
+              if (m := load_file(f, "_corpus")) is not None]
     spaces += [(str(nb.relative_to(ROOT)), _notebook_namespace(nb))
                for nb in sorted(ROOT.glob("notebooks/*.ipynb"))]
     out: dict[str, object] = {}

@@ -8,7 +8,6 @@ edges, sites, last writers), or both runs must fail with the same message.
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 import warnings
 from pathlib import Path
@@ -21,6 +20,9 @@ from pypto.language.jit import JITFunction
 from pypto.sim import SimConfig, run_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from kernel_files import load_file  # noqa: E402 - tests/ is not a package
+
 SOURCES = (sorted((ROOT / "tests" / "sim").glob("*.py")) +
            sorted((ROOT / "tests" / "golden").glob("*.py")) +
            sorted((ROOT / "tests" / "passes").glob("*.py")) +
@@ -29,32 +31,11 @@ SOURCES = (sorted((ROOT / "tests" / "sim").glob("*.py")) +
            [ROOT / "benchmarks" / "sim_bench.py"])
 
 
-def _load(path: Path):
-    if path.name == Path(__file__).name:
-        return None
-    name = f"_speq_{path.parent.name}_{path.stem}"
-    if name in sys.modules:
-        return sys.modules[name]
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            spec.loader.exec_module(mod)
-    except Exception:  # noqa: BLE001 - a module that needs a fixture or optional dep
-        return None
-    finally:
-        sys.path.remove(str(path.parent))
-    sys.modules[name] = mod
-    return mod
-
-
 def _kernels() -> list:
     out = []
     seen = set()
     for path in SOURCES:
-        mod = _load(path)
+        mod = load_file(path, "_speq") if path.name != Path(__file__).name else None
         if mod is None:
             continue
         for attr, v in sorted(vars(mod).items()):
