@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from pypto.sim import on_progress
+
 Progress = Callable[[str, float], None]
 
 
@@ -180,7 +182,12 @@ def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: s
     if "progress" in params and progress is not None:
         kwargs["progress"] = lambda frac: note("simulating", 0.1 + 0.8 * float(frac))
     log = io.StringIO()
-    with contextlib.redirect_stdout(log):  # the harness narrates its stages; keep it
+    # a long simulation moves the bar (the core's progress hook, in place of its line on
+    # stderr); the fraction is nominal: how long a run takes is not known ahead
+    watch = on_progress(lambda p: note(f"simulating: {p.seconds:.0f} s, {p.tasks:,} tasks",
+                                       0.1 + 0.8 * (1 - 0.5 ** (p.seconds / 10))),
+                        delay=0.5)
+    with contextlib.redirect_stdout(log), watch:  # the harness narrates its stages; keep it
         result = run_jit(kernel, specs, **kwargs)
     note("checking", 0.95)
     run = from_run_result(result, getattr(kernel, "__name__", "kernel"), platform, rtol, atol)

@@ -20,7 +20,7 @@ face; `engine` compiles IR into closures that hold no run state; `machine` is th
 of one call (`Run`) and of each task (`TaskFrame`, also the execution context `ctx=`
 of op impls); `runtime` makes programs runnable (`Executable`), binds arguments and
 decides how each launch runs; `batch` runs independent blocks as one vectorised pass;
-`checks` are the four checks; `trace` what a run leaves behind and the cost model;
+`checks` are the five checks; `trace` what a run leaves behind and the cost model;
 `device` the simulated memory.
 """
 from pypto.errors import SimulationError
@@ -29,6 +29,7 @@ from pypto.sim.config import SimConfig, config_platform
 from pypto.sim.device.fill import residue
 from pypto.sim.entry import run_compiled, simulate
 from pypto.sim.result import SimResult
+from pypto.sim.runtime.progress import Progress, on_progress, set_progress, terminal_progress
 from pypto.sim.runtime.transfers import host_args
 from pypto.sim.trace.trace import COST_MODEL, TaskRecord, Trace
 
@@ -38,6 +39,7 @@ __all__ = [
            "COST_MODEL",
            "PLATFORMS",
            "Platform",
+           "Progress",
            "SimConfig",
            "SimResult",
            "SimulationError",
@@ -46,7 +48,10 @@ __all__ = [
            "config_platform",
            "get_platform",
            "host_args",
+           "on_progress",
            "residue",
            "run_compiled",
+           "set_progress",
            "simulate",
+           "terminal_progress",
 ]

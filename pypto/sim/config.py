@@ -53,7 +53,12 @@ class SimConfig:
               it in `SimResult.oob_reads` and read fresh memory - residue or zeros, per
               `uninit` - for the overhang, as the device reads whatever follows the
               tensor). Writes past the end always fault.
-    max_work: fail fast past this many loop iterations + blocks in total.
+    max_work: fail fast past this many loop iterations + blocks in total; a loop or a
+              `pl.parallel` launch nest whose trip count is known on entry fails before
+              it runs when it would pass the limit.
+    max_while: the most iterations one execution of a `pl.while_` loop may run; past
+              it the loop is taken for an endless one (the error names the loop and
+              its iteration count).
     batch:    run the independent blocks of a `pl.parallel` launch loop / an SPMD launch
               as one vectorised pass when they only differ by affine offsets (same
               outputs and trace as block by block; see `pypto.sim.batch`).
@@ -72,6 +77,7 @@ class SimConfig:
     uninit: str = "residue"
     oob_reads: str = "fault"
     max_work: int = 10 ** 8
+    max_while: int = 10 ** 6
     batch: bool = True
     device_ids: tuple | None = None
 
@@ -175,6 +181,7 @@ class Settings:
     seed: int
     max_work: int
     check_div: bool = False
+    max_while: int = 10 ** 6
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None) -> Settings:
@@ -188,7 +195,8 @@ class Settings:
         return Settings(cfg, platform, trace, "oob" in checks, "ub" in checks,
                         "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
                         cfg.oob_reads == "warn", bool(cfg.strict),
-                        int(cfg.seed), int(cfg.max_work), check_div="div" in checks)
+                        int(cfg.seed), int(cfg.max_work), check_div="div" in checks,
+                        max_while=int(cfg.max_while))
 
 
 __all__ = [

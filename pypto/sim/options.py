@@ -11,7 +11,7 @@ nearest valid name for a typo). Accepted spellings, each on purpose:
   names the valid ones; a real-hardware name says which simulator to use instead).
 * `strict` / `trace` / `batch`: True or False (numpy booleans too); not 0 / 1 / "yes".
 * `seed`: an integer (numpy integers too; not a bool, a float or a string).
-* `max_work`: an integer >= 1.
+* `max_work`, `max_while`: an integer >= 1.
 """
 from __future__ import annotations
 
@@ -103,11 +103,12 @@ def validated(cfg: Any) -> dict[str, Any]:
     for name in _BOOLS:
         out[name] = _boolean(name, getattr(cfg, name))
     out["seed"] = _integer("seed", cfg.seed)
-    work = _integer("max_work", cfg.max_work, "an integer >= 1 (loop iterations + blocks)")
-    if work < 1:
-        raise ConfigError(f"SimConfig.max_work must be an integer >= 1 (loop iterations + "
-                          f"blocks), got {work}")
-    out["max_work"] = work
+    for name, what in (("max_work", "loop iterations + blocks"),
+                       ("max_while", "iterations of one pl.while_ loop")):
+        n = _integer(name, getattr(cfg, name), f"an integer >= 1 ({what})")
+        if n < 1:
+            raise ConfigError(f"SimConfig.{name} must be an integer >= 1 ({what}), got {n}")
+        out[name] = n
     for name, allowed in CHOICES.items():
         out[name] = _choice(name, getattr(cfg, name), allowed)
     out["device_ids"] = _devices(cfg.device_ids)

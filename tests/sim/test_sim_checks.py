@@ -156,7 +156,7 @@ def test_absurd_trip_count_fails_fast():
     with pytest.raises(SimulationError) as ei:
         k.endless(z(8, 8), 10 ** 9, z(8, 8))
     assert time.perf_counter() - t0 < 5
-    assert "1,000,000,000 iterations" in ei.value.message and "1e+08" in ei.value.message
+    assert "1,000,000,000 iterations" in ei.value.message and "100,000,000" in ei.value.message
 
 
 def test_absurd_tensor_fails_fast():

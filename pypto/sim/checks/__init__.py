@@ -18,7 +18,8 @@
   result whether or not the check runs (`pypto.ops.intdiv`); `DivisionByZeroError` at
   the op when strict, else collected into `SimResult.zero_divisions`.
 
-The core's default is `("oob", "ub", "div")`; the workbench runs all five.
+The core's default is `("oob", "ub", "div")`; the workbench runs oob, ub, race and uninit,
+not strictly.
 """
 from pypto.sim.checks.divide import DivideLog, DivisionByZeroError, ZeroDivision
 from pypto.sim.checks.oob import OobRead

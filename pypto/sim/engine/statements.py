@@ -179,9 +179,10 @@ class StmtCompiler(abc.ABC):
             if n:
                 fr = env[FRAME]
                 run = fr.run
-                run.work += n * fr.work_mult
-                if run.work > run.settings.max_work:
-                    raise fr.over_work(span, f"a loop of {n:,} iterations")
+                more = n * fr.work_mult
+                if run.work + more > run.settings.max_work:  # before it runs
+                    raise fr.over_work(span, f"a loop of {n:,} iterations", more)
+                run.work += more
             if iters:
                 carried = [f(env) for f in inits]
                 for i in rng:
@@ -223,19 +224,27 @@ class StmtCompiler(abc.ABC):
         results = [v.name for v in s.results]
         span = s.span
 
+        where = f"{span.file}:{span.line}" if span is not None and span.known else "?"
+
         def loop(env: Env) -> str | None:
             carried = [f(env) for f in inits]
             fr = env[FRAME]
             run = fr.run
             limit = run.settings.max_work
+            endless = run.settings.max_while
+            n = 0  # iterations of this execution of the loop
             while True:
                 for k, x in zip(iters, carried):
                     env[k] = x
                 if not cond(env):
                     break
+                n += 1
+                if n > endless:
+                    raise _endless(fr, span, where, n - 1)
                 run.work += fr.work_mult
                 if run.work > limit:
-                    raise fr.over_work(span, "a while loop")
+                    raise fr.over_work(span, f"the pl.while_ loop at {where}, in its "
+                                             f"iteration {n:,},")
                 r = body(env)
                 if r is not None:
                     if r is BREAK:
@@ -341,6 +350,15 @@ class StmtCompiler(abc.ABC):
             return None
 
         return lanes
+
+
+def _endless(fr: Any, span: Any, where: str, n: int) -> Exception:
+    """The fault of a `pl.while_` loop past `SimConfig.max_while` iterations."""
+    return fr.fault(
+        f"the pl.while_ loop at {where} ran {n:,} iterations without its condition turning "
+        "false: taken for an endless loop", span,
+        hint="check that the loop's carried values move its condition toward false; if it "
+             f"really needs more than {n:,} iterations, raise SimConfig.max_while")
 
 
 _STATEMENTS: dict[type, Callable[[StmtCompiler, Any], Stmt]] = {

@@ -132,12 +132,16 @@ class TaskFrame:
         return fault(message, span, region=self.region, block=self.block, tensor=tensor,
                      indices=indices, hint=hint, note=note)
 
-    def over_work(self, span: Span | None, what: str) -> SimulationError:
-        """The fault of a run whose work passed `SimConfig.max_work` because of `what`."""
+    def over_work(self, span: Span | None, what: str, more: int = 0) -> SimulationError:
+        """The fault of a run whose work passes `SimConfig.max_work` because of `what`
+        (`more`: the work it would add, known before it runs; 0: what it just added)."""
         limit = self.run.settings.max_work
+        work = self.run.work
+        told = f"{what} would take" if more else f"{what} takes"
         return self.fault(
-            f"{what} pushes the simulated work past {limit:.0e} loop iterations / blocks in "
-            f"total ({self.run.work:,} so far)", span,
+            f"{told} the simulated work past its limit of {limit:,} loop iterations and "
+            f"blocks ({work + more:,}" + (f", {work:,} done before it" if more else "") +
+            ")", span,
             hint="this is almost certainly a wrong loop bound or block count; shrink the "
                  "problem for simulation or raise SimConfig.max_work")
 

@@ -9,6 +9,7 @@ wait at a barrier is reported as the deadlock it would be on hardware.
 """
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,7 @@ class Interleaver:
         self.aborted = False
         self.results: list = [None] * n
         self.barrier_site: Span | None = None
+        self.running: int | None = None  # the block running kernel code, if any
         self._local = threading.local()
 
     # -- the driver (main thread) ------------------------------------------------------
@@ -48,14 +50,34 @@ class Interleaver:
                                     name=f"pypto-sim-block-{b}") for b in range(self.n)]
         for t in threads:
             t.start()
-        with self.cv:
-            while len(self.done) < self.n and not self.aborted:
-                self.cv.wait()
+        try:
+            with self.cv:
+                while len(self.done) < self.n and not self.aborted:
+                    self.cv.wait()
+        except BaseException:  # Ctrl-C (the driver is the thread signals reach)
+            self._stop(threads)
+            raise
         for t in threads:
             t.join()
         if self.error is not None:
             raise self.error
         return self.results
+
+    def _stop(self, threads: list[threading.Thread]) -> None:
+        """Unwind every block thread: the waiting ones see `aborted`; the one running
+        kernel code gets `_Abort` raised in it at its next bytecode (a thread cannot be
+        stopped otherwise), so no block outlives the interrupted call."""
+        with self.cv:
+            self.aborted = True
+            running = self.running
+            self.cv.notify_all()
+            if running is not None:
+                t = threads[running]
+                if t.is_alive() and t.ident is not None:
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident),
+                                                               ctypes.py_object(_Abort))
+        for t in threads:
+            t.join(timeout=10.0)
 
     # -- block threads -----------------------------------------------------------------
 
@@ -64,6 +86,7 @@ class Interleaver:
             self.cv.wait()
         if self.aborted:
             raise _Abort()
+        self.running = b  # (under the lock) b runs kernel code until it takes it again
 
     def _next_runnable(self, after: int) -> int | None:
         for k in range(1, self.n + 1):
@@ -73,12 +96,19 @@ class Interleaver:
         return None
 
     def _main(self, b: int) -> None:
+        try:
+            self._block(b)
+        except _Abort:  # the stop of an interrupted call, arriving late
+            pass
+
+    def _block(self, b: int) -> None:
         self._local.block = b
         try:
             with self.cv:
                 self._wait_turn(b)
             self.results[b] = self.run_block(b)
             with self.cv:
+                self.running = None
                 self.done.add(b)
                 if self.arrived:
                     waiting = ", ".join(str(x) for x in sorted(self.arrived))
@@ -107,6 +137,7 @@ class Interleaver:
         """Called by the running block when it executes syncall."""
         b = self._local.block
         with self.cv:
+            self.running = None
             if self.barrier_site is None:
                 self.barrier_site = span
             if self.done:

@@ -31,6 +31,7 @@ from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
+from pypto.sim.runtime.progress import unwatch, watch
 from pypto.sim.runtime.switches import pause_gc, resume_gc
 from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
 from pypto.sim.runtime.written import written_entry_params
@@ -153,6 +154,16 @@ class Executable:
     def _run(self, args: tuple, kwargs: dict, run: Run | None) -> tuple[Run, tuple]:
         if run is None:
             run = Run(self.settings, self.program.name)
+        watched = watch(run, self.program.name)  # a long run reports its progress
+        try:
+            out = self._call(run, args, kwargs)
+        except BaseException:
+            unwatch(watched, failed=True)
+            raise
+        unwatch(watched, failed=False)
+        return out
+
+    def _call(self, run: Run, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
         root = TaskFrame(run)
         entry = self.entry
         t0 = time.perf_counter()

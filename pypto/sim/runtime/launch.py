@@ -14,6 +14,7 @@ the caller's frame is left as it was.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Protocol
 
@@ -148,10 +149,21 @@ def parallel_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
 
     def loop(env: Env) -> str | None:
         fr = env[FRAME]
-        if not exe.settings.batch or fr.in_region or fr.interleaver is not None:
+        if fr.in_region or fr.interleaver is not None:
             return sequential(env)
-        shape = nest.shape(env)
-        if shape is None:
+        try:
+            shape = nest.shape(env)
+        except Exception:  # noqa: BLE001 - the loops report their own bounds
+            shape = None
+        if shape is not None:
+            # its size is known: a nest past the work limit fails before it runs, batched
+            # or not (at one task per iteration, it would fail only after hours)
+            more = shape.pre_work + math.prod(shape.bs)
+            if fr.run.work + more > fr.run.settings.max_work:
+                raise fr.over_work(s.span, "a pl.parallel launch nest of " +
+                                   " x ".join(f"{n:,}" for n in shape.bs) +
+                                   f" = {math.prod(shape.bs):,} tasks", more)
+        if shape is None or not exe.settings.batch:
             return sequential(env)
         got = nest.arguments(env, shape)
         if got is None:
