@@ -28,6 +28,7 @@ from pypto.ir.types import ScalarType, ShapedType
 from pypto.ops.facts import Role, Window
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.intrinsics.common import falsy_const
+from pypto.sim.faults import source_name
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
@@ -83,11 +84,11 @@ class Plan:
     returns: list = field(default_factory=list)  # per returned value: the parameter it is
     alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
 
-    def separated(self, sym_deltas: dict, bs: tuple) -> bool:
-        """Are the footprints of the blocks on every written tensor pairwise disjoint?
-        `sym_deltas[symbol]` is the per-batch-axis step of a varying scalar (None when it
-        is not affine)."""
-        for t in self.written:
+    def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
+        """Why the footprints of the blocks on some written tensor may overlap, or None
+        when they are pairwise disjoint. `sym_deltas[symbol]` is the per-batch-axis step of
+        a varying scalar (None when it is not affine)."""
+        for t in sorted(self.written):
             for k, n in enumerate(bs):
                 if n <= 1:
                     continue
@@ -104,8 +105,9 @@ class Plan:
                         ok = True
                         break
                 if not ok:
-                    return False
-        return True
+                    return f"the windows of '{source_name(t)}' may overlap from block to block " \
+                           f"(batch axis {k})"
+        return None
 
 
 def _static_shape(t: Any) -> tuple | None:

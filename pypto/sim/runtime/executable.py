@@ -79,8 +79,8 @@ class Executable:
                deps: list[int]) -> tuple[tuple, int]:
         return launching.launch(self, fr, site, args, core_num, deps)
 
-    def parallel_nest(self, fc: FnCompiler, s: For, seq: Stmt) -> Stmt:
-        return launching.parallel_nest(self, fc, s, seq)
+    def launch_nest(self, fc: FnCompiler, s: For, seq: Stmt) -> Stmt:
+        return launching.launch_nest(self, fc, s, seq)
 
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         if not self.settings.check_ub or cf.name in self.budget_ok:
