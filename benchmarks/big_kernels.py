@@ -51,19 +51,27 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
     def simulate(*args, **kwargs):
         before = _peak_mb()
         t0 = time.perf_counter()
+        row: dict = {"rss_before_mb": before}
+        report["runs"].append(row)
+        prof = None
         if profile:
             import cProfile
             prof = cProfile.Profile()
-            sim = prof.runcall(real_simulate, *args, **kwargs)
-            prof.dump_stats(f"{profile}.{len(report['runs'])}")
-        else:
-            sim = real_simulate(*args, **kwargs)
-        report["runs"].append({
-            "simulate_s": time.perf_counter() - t0, "rss_before_mb": before,
-            "peak_mb": _peak_mb(),
-            "batch": dict(getattr(sim, "batch_stats", None) or {}),
-            "refusals": dict(getattr(sim, "batch_refusals", None) or {}),
-            "tasks": len(sim.trace.tasks) if getattr(sim, "trace", None) is not None else None})
+        try:
+            sim = prof.runcall(real_simulate, *args, **kwargs) if prof is not None else \
+                real_simulate(*args, **kwargs)
+        except BaseException as exc:
+            row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            raise
+        finally:
+            row["simulate_s"] = time.perf_counter() - t0
+            row["peak_mb"] = _peak_mb()
+            if prof is not None:
+                prof.dump_stats(f"{profile}.{len(report['runs']) - 1}")
+        row.update(
+            batch=dict(getattr(sim, "batch_stats", None) or {}),
+            refusals=dict(getattr(sim, "batch_refusals", None) or {}),
+            tasks=len(sim.trace.tasks) if getattr(sim, "trace", None) is not None else None)
         return sim
 
     def cached(real):

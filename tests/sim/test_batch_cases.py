@@ -68,3 +68,33 @@ def test_the_last_write_of_the_same_window_wins():
     r, (x, y) = _run(K.range_same_window)
     assert r.batch_stats["batched"] == 0
     assert np.array_equal(y, x[3])
+
+
+def test_reshapes_of_batched_values_batch():
+    r, (x, y) = _run(K.reshape_rows)
+    assert r.batch_stats["batched"] == 1
+    _, ref = _run(K.reshape_rows, batch=False)
+    assert np.array_equal(y, ref[1])
+
+
+def test_writes_through_a_reshaped_parameter_are_refused():
+    r, (x, acc, y) = _run(K.rmw_through_reshape)
+    assert r.batch_stats["batched"] == 0
+    assert "writes 'acc' through a view" in r.batch_refusals["rmw_through_reshape_rmw"]
+    start = _args(K.rmw_through_reshape)[1]
+    assert np.array_equal(acc.reshape(4, 16)[0], start.reshape(4, 16)[0] + np.float32(4.0))
+
+
+def test_footprints_spread_by_region_loops_are_proven_disjoint():
+    r, (x, y) = _run(K.lattice_writes)
+    assert r.batch_stats["batched"] == 1, r.batch_refusals
+    _, ref = _run(K.lattice_writes, batch=False)
+    assert np.array_equal(y, ref[1])
+
+
+def test_footprints_that_meet_through_region_loops_are_refused():
+    r, (x, y) = _run(K.lattice_collides)
+    assert r.batch_stats["batched"] == 0
+    assert "may overlap" in r.batch_refusals["lattice_collides_collide"]
+    _, ref = _run(K.lattice_collides, batch=False)
+    assert np.array_equal(y, ref[1])
