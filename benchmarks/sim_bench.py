@@ -23,8 +23,8 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -252,7 +252,7 @@ def check_costs(repeats: int) -> list:
         for label, extra, trace in CHECK_MODES:
             checks = () if extra is None else base + extra
             cfg = sim.SimConfig(checks=checks, trace=trace)
-            fns[label] = (lambda k=kernel, c=cfg: k(*args, config=c))
+            fns[label] = (lambda k=kernel, c=cfg, a=args: k(*a, config=c))
         rows.append((key, blocked(fns, repeats)))
     return rows
 

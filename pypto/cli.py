@@ -1,6 +1,8 @@
 """`pypto-sim KERNEL.py [ARGS...]`: run a pypto-lib kernel file on the simulator.
+`pypto-sim [OPTIONS] TARGET...`: run many (a directory, a list file, globs) as Dask
+tasks, or sweep one file's tiling constants (`pypto.scale.command`).
 
-The file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
+One file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
 `__main__` block, with three differences:
 
 * `import golden` (and `golden.spec` / `golden.runner` / `golden.validation`)
@@ -16,111 +18,32 @@ The file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
 * torch, when the file uses it, runs with PYPTO_GOLDEN_NUM_THREADS threads
   (default 2 here).
 
-The exit status is the file's own (`raise SystemExit(1)` on a failed check).
+The exit status is the file's own (`raise SystemExit(1)` on a failed check), except
+that a file which defines no kernel, or never runs one, says so and exits 3: nothing
+was simulated. `--timeout S` runs the file in a child process that is killed after S
+seconds (exit 124).
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
+import json
 import os
-import re
 import runpy
 import sys
 import traceback
 from pathlib import Path
 
 from pypto.errors import PyptoError
-
-USAGE = """usage: pypto-sim KERNEL.py [ARGS...]
-
-Run a pypto-lib kernel file on the pypto-lab simulator: `import golden` resolves to
-pypto.golden, `-p a2a3sim` is added when the file takes a platform and none is given.
-ARGS go to the file's own argument parser (try: pypto-sim KERNEL.py --help).
-On a2a3sim memory nothing wrote reads as NaN / garbage (a golden expecting zeros there
-fails, with the region and the fixes); `-p a2a3` reads it as zeros, as the device
-often does, and reports a pass that rests on them.
-"""
-
-DEFAULT_SIM_PLATFORM = "a2a3sim"
-_PLATFORM_OPT = re.compile(r"""add_argument\(\s*(['"])(-p|--platform)\1""")
-
-
-def install_golden_alias() -> None:
-    """Make `import golden[.spec|.runner|.validation]` load pypto.golden."""
-    import pypto.golden
-    import pypto.golden.runner
-    import pypto.golden.spec
-    import pypto.golden.validation
-
-    sys.modules["golden"] = pypto.golden
-    for sub in ("spec", "runner", "validation"):
-        sys.modules[f"golden.{sub}"] = sys.modules[f"pypto.golden.{sub}"]
-
-
-class _TorchThreadsOnImport(importlib.abc.MetaPathFinder):
-    """Set torch's thread count right after torch is first imported."""
-
-    def __init__(self, threads: int):
-        self.threads = threads
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("torch")
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        original = loader.exec_module
-        threads = self.threads
-
-        def exec_module(module):
-            original(module)
-            module.set_num_threads(threads)
-
-        loader.exec_module = exec_module
-        return spec
-
-
-def configure_torch_threads(default: int = 2) -> None:
-    from pypto.golden._interop import parse_thread_count
-
-    os.environ.setdefault("PYPTO_GOLDEN_NUM_THREADS", str(default))
-    n = parse_thread_count(os.environ["PYPTO_GOLDEN_NUM_THREADS"])
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(n)
-    elif importlib.util.find_spec("torch") is not None:
-        sys.meta_path.insert(0, _TorchThreadsOnImport(n))
-
-
-def _gives_platform(args: list[str]) -> bool:
-    for a in args:
-        if a in ("-p", "--platform") or a.startswith("--platform="):
-            return True
-        if a.startswith("-p") and not a.startswith("--") and len(a) > 2:
-            return True
-    return False
-
-
-def file_argv(path: Path, args: list[str]) -> list[str]:
-    """The file's sys.argv: its own args, plus a simulator platform when it takes one."""
-    try:
-        source = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        source = ""
-    match = _PLATFORM_OPT.search(source)
-    if match and not _gives_platform(args):
-        args = [match.group(2), DEFAULT_SIM_PLATFORM, *args]
-    return [str(path), *args]
-
-
-def _library_root(start: Path) -> Path | None:
-    """The pypto-lib checkout holding `start` (a directory with golden/ and models/)."""
-    for d in (start, *start.parents):
-        if (d / "golden" / "__init__.py").is_file() and (d / "models").is_dir():
-            return d
-    return None
+from pypto.golden.record import RECORD_ENV, runs_emitted
+from pypto.language.jit import JITFunction, ProgramDef
+from pypto.scale import command
+from pypto.scale.pyptolib import (  # noqa: F401 - re-exported: the CLI's helpers
+    DEFAULT_SIM_PLATFORM,
+    configure_torch_threads,
+    file_argv,
+    install_golden_alias,
+    library_root,
+)
+from pypto.scale.watchdog import watch_parent_from_env
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -145,27 +68,56 @@ def _user_traceback(err: BaseException, path: Path) -> str:
     return "".join(lines) + f"{type(err).__module__}.{type(err).__name__}: {err}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE, end="")
-        return 0 if argv else 2
-    path = Path(argv[0])
-    if not path.is_file():
-        print(f"pypto-sim: no such file: {path}", file=sys.stderr)
-        return 2
+
+NOTHING_SIMULATED = 3  # exit status of a file that defines no kernel or never runs one
+
+
+def _kernels(namespace: dict) -> dict:
+    """The kernel objects (`@pl.jit` entry functions, `@pl.program` classes) a file's
+    namespace holds, by name."""
+    return {k: v for k, v in namespace.items() if isinstance(v, (JITFunction, ProgramDef))}
+
+
+def _compiled_any(kernels: dict) -> bool:
+    # a kernel that ran was compiled first; its specialisations are cached on it
+    return any(getattr(k, "_cache", None) or getattr(k, "_compiled", None)
+               for k in kernels.values())
+
+
+def _record(kind: str, reason: str) -> None:
+    """A line for a supervising corpus run (pypto.scale.runfile), as the harness writes."""
+    path = os.environ.get(RECORD_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"verdict": "fail", "kind": kind, "reason": reason}) + "\n")
+
+
+def _nothing_simulated(path: Path, namespace: dict) -> str:
+    """Why the finished file simulated nothing, or "" when it ran a kernel."""
+    kernels = _kernels(namespace)
+    if runs_emitted() or _compiled_any(kernels):
+        return ""
+    if not kernels:
+        return (f"{path} defines no kernel (no @pl.jit function or @pl.program class) and "
+                "runs none: nothing was simulated")
+    names = ", ".join(sorted(kernels))
+    return (f"{path} defines {names} but never runs a kernel (no call, no run_jit / run; "
+            "is the work under `if __name__ == '__main__':`?): nothing was simulated")
+
+
+def run_path(path: Path, args: list[str]) -> int:
+    """Run one kernel file in this process, as `python FILE ARGS` would (see above)."""
     path = path.resolve()
     install_golden_alias()
     configure_torch_threads()
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = file_argv(path, argv[1:])
+    sys.argv = file_argv(path, args)
     sys.path.insert(0, str(path.parent))
-    root = _library_root(path.parent)
+    root = library_root(path.parent)
     if root is not None and str(root) not in sys.path:
         sys.path.append(str(root))
     try:
-        runpy.run_path(str(path), run_name="__main__")
-        return 0
+        namespace = runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:
         return _exit_code(exc)
     except KeyboardInterrupt:
@@ -174,13 +126,26 @@ def main(argv: list[str] | None = None) -> int:
         # A kernel or simulation fault is the user's: show the located diagnostic and
         # the kernel file's own frames, not the compiler's and the simulator's.
         print(_user_traceback(err, path), file=sys.stderr)
+        _record("exception", f"{type(err).__name__}: {str(err).splitlines()[0]}")
         return 1
-    except BaseException:  # noqa: BLE001 - report like the interpreter would
+    except BaseException as err:  # noqa: BLE001 - report like the interpreter would
         traceback.print_exc()
+        _record("exception", f"{type(err).__name__}: {err}".splitlines()[0])
         return 1
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
+    why = _nothing_simulated(path, namespace)
+    if why:
+        print(f"pypto-sim: {why}", file=sys.stderr)
+        _record("nothing-simulated", why)
+        return NOTHING_SIMULATED
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    watch_parent_from_env()  # a corpus runner's child: end with the runner
+    return command.main(list(sys.argv[1:] if argv is None else argv), run_path)
 
 
 if __name__ == "__main__":  # pragma: no cover

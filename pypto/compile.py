@@ -41,7 +41,7 @@ class CompiledProgram:
         return self.program.function(name)
 
     def __repr__(self) -> str:
-        kinds = {}
+        kinds: dict[str, int] = {}
         for f in self.program.functions:
             kinds[f.kind.value] = kinds.get(f.kind.value, 0) + 1
         return (f"<CompiledProgram {self.program.name} on {self.platform}: "
@@ -49,7 +49,7 @@ class CompiledProgram:
 
 
 def _arg_key(values: tuple) -> tuple:
-    key = []
+    key: list[tuple] = []
     nd = np.ndarray
     for v in values:
         if type(v) is nd:  # sim speed: str(dtype) costs ~4 us; the dtype is its own key
@@ -61,7 +61,7 @@ def _arg_key(values: tuple) -> tuple:
     return tuple(key)
 
 
-_BARE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_BARE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _bare_params(fn: Any) -> bool:
@@ -111,18 +111,21 @@ def compile_jit(jitfn: Any, args: tuple, kwargs: dict, platform: str | None = No
 def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | None = None
                     ) -> CompiledProgram:
     platform = platform or DEFAULT_PLATFORM
-    cached = getattr(progdef, "_compiled", {}).get(platform)
+    entry = _program_entry(progdef)
+    fdef = progdef.functions[entry]
+    # like compile_jit: an entry with bare pl.Tensor parameters is specialised per shape
+    # and dtype of its arguments
+    key = (platform, _arg_key(args) if _bare_params(fdef.fn) else ())
+    cached = getattr(progdef, "_compiled", {}).get(key)
     if cached is not None:
         return cached
     builder = ProgramBuilder(platform)
-    entry = _program_entry(progdef)
-    fdef = progdef.functions[entry]
     kind = PROGRAM_KINDS.get(fdef.type, FunctionKind.OPAQUE)
     builder.parse_function(fdef.fn, kind, entry, args=list(args) or None, entry=True,
                            self_object=progdef)
     program = Program(progdef.__name__, tuple(builder.functions.values()), entry)
     compiled = _finish(program, builder, platform, progdef)
-    progdef.__dict__.setdefault("_compiled", {})[platform] = compiled
+    progdef.__dict__.setdefault("_compiled", {})[key] = compiled
     return compiled
 
 

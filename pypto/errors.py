@@ -10,7 +10,8 @@ Two kinds of failure, never mixed:
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pypto.diagnostics import render_html, render_text
 
@@ -33,7 +34,7 @@ class PyptoError(Exception):
     # result; see `pypto.sim.faults.mark_partial_outputs`)
     partial_outputs: tuple[str, ...] = ()
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
                  note: str | None = None):
         super().__init__(message)
         self.message = message
@@ -109,7 +110,7 @@ class SimulationError(PyptoError):
 
     code = "S000"
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None,
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
                  note: str | None = None, *, tensor: str | None = None,
                  region: str | None = None, block: int | None = None,
                  indices: object = None):
@@ -118,6 +119,13 @@ class SimulationError(PyptoError):
         self.region = region
         self.block = block
         self.indices = indices
+
+
+class ConfigError(PyptoError, ValueError):
+    """An option the simulator or a run was given that it does not know or cannot use
+    (`SimConfig`, `config=`): the message names the option and lists what it accepts."""
+
+    code = "E400"
 
 
 class InternalError(RuntimeError):
@@ -151,7 +159,7 @@ def public_entry(fn: _F) -> _F:
 class PyptoWarning(UserWarning):
     """A located warning about a kernel that compiles but is probably wrong."""
 
-    def __init__(self, message: str, span: "Span | None" = None, hint: str | None = None):
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span

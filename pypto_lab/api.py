@@ -16,7 +16,6 @@ from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
 from pypto_lab.views import FigureView, HtmlView, Panel, View, table_html, table_text
 
-
 # --- coercion -----------------------------------------------------------------------
 
 

@@ -17,8 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Eval, For, Function, FunctionKind,
-                            Var)
+from pypto.ir.nodes import Assign, Call, CallFunc, Const, Eval, For, Function, FunctionKind, Var
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType

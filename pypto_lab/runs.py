@@ -11,8 +11,9 @@ import contextlib
 import inspect
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import linecache
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.errors import PyptoError
 from pypto_lab import api
@@ -29,7 +30,7 @@ def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
     before = {k: id(v) for k, v in user_ns.items()}
     result = CellResult()
     try:
-        exec(_compile_cell(source, line), user_ns)  # noqa: S102 - the user's own cell
+        exec(_compile_cell(source, line), user_ns)  # the user's own cell
     except PyptoError as err:
         result.diagnostics.append(DiagnosticView(err, "cell"))
         return result

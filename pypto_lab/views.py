@@ -215,8 +215,8 @@ def _output_of(view: View) -> Any:
 def table_html(rows: list[list[str]], header: list[str]) -> str:
     """A compact HTML table (cells are already escaped HTML)."""
     th = "".join(f"<th style='text-align:left;padding:2px 8px'>{h}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td style='text-align:left;padding:2px 8px'>{c}</td>" for c in r)
-                   + "</tr>" for r in rows)
+    cell = "<td style='text-align:left;padding:2px 8px'>{}</td>"
+    body = "".join("<tr>" + "".join(cell.format(c) for c in r) + "</tr>" for r in rows)
     return (f"<table style='border-collapse:collapse;font-family:monospace;font-size:12px'>"
             f"<thead><tr style='border-bottom:1px solid #999'>{th}</tr></thead>"
             f"<tbody>{body}</tbody></table>")

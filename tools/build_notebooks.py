@@ -27,14 +27,14 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tutorials.cells import CHECK, notebook  # noqa: E402,F401
-from tutorials.nb1 import NB1  # noqa: E402
-from tutorials.nb2 import NB2  # noqa: E402
-from tutorials.nb3 import NB3  # noqa: E402
-from tutorials.nb4 import NB4  # noqa: E402
-from tutorials.nb5 import NB5  # noqa: E402
-from tutorials.nb6 import NB6  # noqa: E402
-from tutorials.nb7 import NB7  # noqa: E402
+from tutorials.cells import CHECK, notebook  # noqa: F401
+from tutorials.nb1 import NB1
+from tutorials.nb2 import NB2
+from tutorials.nb3 import NB3
+from tutorials.nb4 import NB4
+from tutorials.nb5 import NB5
+from tutorials.nb6 import NB6
+from tutorials.nb7 import NB7
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"

@@ -11,13 +11,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
-import traceback
 from pathlib import Path
 
 
 def compile_file(path: Path) -> tuple[str, str]:
-    from pypto.language.jit import JITFunction
     from pypto.ir.nodes import FunctionKind
+    from pypto.language.jit import JITFunction
 
     saved_path = list(sys.path)
     saved_mods = set(sys.modules)
@@ -45,7 +44,7 @@ def compile_file(path: Path) -> tuple[str, str]:
 
 def main() -> int:
     root = Path(sys.argv[1])
-    files = [line.strip() for line in open(sys.argv[2]) if line.strip()]
+    files = [line.strip() for line in Path(sys.argv[2]).read_text().splitlines() if line.strip()]
     verbose = "--verbose" in sys.argv
     try:
         import pypto.golden as golden

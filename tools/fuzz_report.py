@@ -13,7 +13,6 @@ case misses its expectation. The harness lives in tests/fuzz/fuzzlib.py.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / f"{o.id}.py").write_text(
                     f"# {o.desc}\n# {why}\n" + by_id[o.id].source)
-    print("FAILED: %d case(s)" % failed if failed else "all cases ended in a located user "
+    print(f"FAILED: {failed} case(s)" if failed else "all cases ended in a located user "
           "error or succeeded")
     return 1 if failed else 0
 

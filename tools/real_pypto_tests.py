@@ -1,10 +1,10 @@
 """Run the real pypto's own tests against pypto-lab, verbatim, from a checkout.
 
 Usage:
-    python tools/real_pypto_tests.py [CHECKOUT] [--runtime] [--parser] [--platform ID]
+    python tools/real_pypto_tests.py [--checkout DIR] [--runtime] [--parser] [--platform ID]
                                      [--json OUT] [--show N] [-k EXPR] [FILE ...]
 
-CHECKOUT is a hw-native-sys/pypto checkout (default: $PYPTO_REF, else /work/pypto-ref);
+DIR is a hw-native-sys/pypto checkout (default: $PYPTO_REF, else /work/pypto-ref);
 its tests are read from there and never copied (their licence does not allow it) or
 written to. Two suites:
 
@@ -66,15 +66,15 @@ def run_pytest(checkout: Path, suite: str, files: list[str], platform: str, keyw
     return json.loads(report.read_text()) if report.exists() else {}
 
 
-def file_of(nodeid: str) -> str:
-    return nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+def file_of(nodeid: str, r: dict) -> str:
+    return r.get("file") or nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
 
 
 def summarize(results: dict, suite: str, platform: str) -> tuple[dict, Counter]:
     """{file: Counter of categories} and the totals."""
     per_file: dict[str, Counter] = defaultdict(Counter)
     for nodeid, r in results.items():
-        per_file[file_of(nodeid)][category(nodeid, r, suite, platform)] += 1
+        per_file[file_of(nodeid, r)][category(nodeid, r, suite, platform)] += 1
     totals: Counter = Counter()
     for c in per_file.values():
         totals.update(c)
@@ -87,7 +87,8 @@ def category(nodeid: str, r: dict, suite: str, platform: str) -> str:
         kind = "param" if r.get("variant") else "legacy"
         if outcome == "collect-error":
             return "collect-error"
-        return f"{kind}:{'pass' if outcome == 'passed' else 'skip' if outcome == 'skipped' else 'fail'}"
+        verdict = {"passed": "pass", "skipped": "skip"}.get(outcome, "fail")
+        return f"{kind}:{verdict}"
     return r.get("verdict") or ("pass" if outcome == "passed" else outcome)
 
 
@@ -133,7 +134,8 @@ def show_failures(results: dict, suite: str, platform: str, n: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("checkout", nargs="?", type=Path, default=None)
+    ap.add_argument("--checkout", type=Path, default=None,
+                    help="a pypto checkout (default: $PYPTO_REF, else /work/pypto-ref)")
     ap.add_argument("files", nargs="*", help="test file names inside the suite directory")
     ap.add_argument("--runtime", action="store_true", help="run the runtime suite")
     ap.add_argument("--parser", action="store_true", help="run the parser suite")

@@ -62,7 +62,7 @@ def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
            f"--ServerApp.root_dir={folder}", "--LabApp.expose_app_in_browser=True",
            "--ServerApp.port_retries=0", "--allow-root"]
     proc = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.DEVNULL,
-                            stderr=open(folder / "lab.log", "w"))
+                            stderr=open(folder / "lab.log", "w"))  # noqa: SIM115 - the server logs there while it runs
     url = f"http://127.0.0.1:{port}/api/status?token={token}"
     for _ in range(120):
         try:

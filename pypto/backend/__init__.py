@@ -28,7 +28,7 @@ class BackendType(Enum):
         return self.value + "sim"
 
     @classmethod
-    def for_platform(cls, platform: str) -> "BackendType":
+    def for_platform(cls, platform: str) -> BackendType:
         """The family of a platform name (device or simulator)."""
         for member in cls:
             if platform in (member.platform, member.sim_platform):
@@ -67,5 +67,10 @@ def reset_for_testing() -> None:
     _configured.clear()
 
 
-__all__ = ["BackendType", "set_backend_type", "get_backend_type", "is_backend_configured",
-           "reset_for_testing"]
+__all__ = [
+    "BackendType",
+    "get_backend_type",
+    "is_backend_configured",
+    "reset_for_testing",
+    "set_backend_type",
+]

@@ -35,8 +35,8 @@ def dim_to_ir(d: Any) -> Any:
         return DynDim(d.name, _INDEX)
     if isinstance(d, plt.DynBinary):
         return Call(_SYM[d.op], (dim_to_ir(d.lhs), dim_to_ir(d.rhs)), (), _INDEX)
-    if isinstance(d, Expr) and isinstance(getattr(d, "type", None), ScalarType) and \
-            d.type.dtype.is_int():
+    t = getattr(d, "type", None)
+    if isinstance(d, Expr) and isinstance(t, ScalarType) and t.dtype.is_int():
         return d  # a run-time extent: an integer scalar of the kernel
     raise AnnotationError(
         f"shape dimension {d!r} must be an int literal, a pl.dynamic symbol, or + - * // % of "
@@ -59,12 +59,13 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
         if not isinstance(ann.dtype, DType):
             raise AnnotationError(f"pl.Tensor's dtype must be a pl dtype such as pl.FP32, got "
                                   f"{ann.dtype!r}")
-        if ann.layout is TensorLayout.DN and len(ann.shape) == 0:
+        dims = ann.shape or ()
+        if ann.layout is TensorLayout.DN and len(dims) == 0:
             raise AnnotationError("layout-only DN shorthand was removed")
         view = ann.view or plt.TensorView()
         layout = next((x for x in (ann.layout, view.layout) if x is not None), None)
         layout = layout.value if isinstance(layout, TensorLayout) else "ND"
-        shape = tuple(dim_to_ir(d) for d in ann.shape)
+        shape = tuple(dim_to_ir(d) for d in dims)
         return TensorType(shape, ann.dtype, _valid_shape(view.valid_shape), layout), direction
     if isinstance(ann, (plt.TileAnnotation, plt.ScalarAnnotation, plt.ArrayAnnotation)) and \
             not isinstance(ann.dtype, DType):
@@ -73,9 +74,9 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
                               f"{ann.dtype!r}")
     if isinstance(ann, plt.TileAnnotation):
         mem = next((e for e in ann.extras if isinstance(e, MemorySpace)), MemorySpace.Vec)
-        view = next((e for e in ann.extras if isinstance(e, plt.TileView)), plt.TileView())
+        tile_view = next((e for e in ann.extras if isinstance(e, plt.TileView)), plt.TileView())
         return TileType(tuple(dim_to_ir(d) for d in ann.shape), ann.dtype,
-                        _valid_shape(view.valid_shape), mem), direction
+                        _valid_shape(tile_view.valid_shape), mem), direction
     if isinstance(ann, plt.ScalarAnnotation):
         return ScalarType(ann.dtype), direction
     if isinstance(ann, plt.ArrayAnnotation):

@@ -10,11 +10,18 @@ from __future__ import annotations
 import ast
 import inspect
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
-                          PyptoSyntaxError, PyptoTypeError, PyptoWarning, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.parser import FunctionParser
@@ -23,8 +30,23 @@ from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, DynDim, Eval, Function,
-                            FunctionKind, ListExpr, Param, Return, Scope, ScopeKind, Var)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Const,
+    Direction,
+    DynDim,
+    Eval,
+    Function,
+    FunctionKind,
+    ListExpr,
+    Param,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+)
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
@@ -38,6 +60,9 @@ PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.InCore: FunctionKind.INCORE, FunctionType.AIC: FunctionKind.INCORE,
                   FunctionType.AIV: FunctionKind.INCORE, FunctionType.Inline: FunctionKind.INLINE,
                   None: FunctionKind.OPAQUE}
+
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class ProgramBuilder:
@@ -93,7 +118,7 @@ class ProgramBuilder:
         self.functions[name] = func
         return func, p
 
-    def _params(self, p: FunctionParser, tree: ast.FunctionDef, kind: FunctionKind,
+    def _params(self, p: FunctionParser, tree: _Def, kind: FunctionKind,
                 args: list | None, entry: bool, is_method: bool) -> list[Param]:
         a = tree.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
@@ -112,10 +137,12 @@ class ProgramBuilder:
             if given is _NOARG and defaults[i] is not None:
                 given = defaults[i]
             declared, direction = self._annotation(p, node, kind, entry)
-            if given is not _NOARG and not is_ir(given) and not _is_array(given):
-                if kind is FunctionKind.INLINE or kind is FunctionKind.OPAQUE:
-                    p.env[node.arg] = given  # a compile-time argument, folded into the body
-                    continue
+            # a compile-time argument of an inline helper, folded into its body; an
+            # entry's values (any kind, @pl.jit.opaque too) are run-time arguments
+            if given is not _NOARG and not is_ir(given) and not _is_array(given) and \
+                    kind is FunctionKind.INLINE and not entry:
+                p.env[node.arg] = given
+                continue
             t = self._param_type(p, node, declared, given, kind, entry)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
@@ -172,7 +199,7 @@ class ProgramBuilder:
                 return declared
         return actual
 
-    def _returns(self, p: FunctionParser, kind: FunctionKind, tree: ast.FunctionDef) -> tuple:
+    def _returns(self, p: FunctionParser, kind: FunctionKind, tree: _Def) -> tuple:
         if kind is FunctionKind.INLINE:
             if not p.returns or not p.returns[-1][0]:
                 # Called as a statement this is fine (real kernels do it); using the
@@ -187,7 +214,7 @@ class ProgramBuilder:
             return ()
         return tuple(v.type for v in p.returns[-1][0])
 
-    def _check_bound_dynamic(self, p: FunctionParser, tree: ast.FunctionDef) -> None:
+    def _check_bound_dynamic(self, p: FunctionParser, tree: _Def) -> None:
         """A pl.dynamic symbol the entry body reads as a value must be bound with
         `x.bind_dynamic(axis, DYN)` on some parameter declaring it. Dims that are only
         declared (e.g. a cache's block count the body never reads) need no binding: real
@@ -234,7 +261,7 @@ class ProgramBuilder:
         key = (id(fn), _signature(values), p.in_region)
         if key in self._active:
             raise p.error(InvalidOperationError, f"recursive call of {fn.__name__}", node)
-        name, func = self._specs.get(key, (None, None))
+        name, func = self._specs.get(key, ("", None))
         if func is None:
             self._active.append(key)
             try:
@@ -293,7 +320,7 @@ class ProgramBuilder:
                           "it cannot be called from inside a region", node,
                           hint="call it from orchestration code, or make it @pl.jit.inline")
         key = ("incore", id(fn), _signature(values))
-        name, func = self._specs.get(key, (None, None))
+        name, func = self._specs.get(key, ("", None))
         if func is None:
             name = self.unique(fn.__name__)
             func, _ = self.parse_function(fn, FunctionKind.INCORE, name, args=values,
@@ -324,7 +351,7 @@ class _NoProgram:
     """`self` of a @pl.function called from outside any @pl.program."""
 
     __name__ = "<no @pl.program>"
-    functions: dict = {}
+    functions: ClassVar[dict] = {}
 
 
 def _is_reshape(e: Any) -> bool:
@@ -391,7 +418,7 @@ def _is_array(v: Any) -> bool:
 
 
 def _signature(values: list) -> tuple:
-    out = []
+    out: list[tuple] = []
     for v in values:
         if is_ir(v):
             out.append(("ir", v.type))
@@ -412,7 +439,7 @@ def _ret_type(func: Function) -> Any:
     return func.returns[0] if len(func.returns) == 1 else TupleType(func.returns)
 
 
-def _name_node(tree: ast.FunctionDef) -> ast.AST:
+def _name_node(tree: _Def) -> ast.AST:
     """A node whose span is the function's name on its `def` line."""
     n = ast.Name(tree.name)
     n.lineno = tree.lineno

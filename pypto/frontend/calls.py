@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-from typing import Any
+from typing import Any, cast
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.dispatch import CALL_CONSTRUCTS, expression, lookup
 from pypto.frontend.opcall import call_op
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static
@@ -26,7 +31,8 @@ from pypto.ops.registry import get
 
 def call_args(p: Any, node: ast.Call) -> tuple[list, dict, list, dict]:
     """(args, kwargs, arg nodes, keyword nodes) of a call, `*list` and `**dict` expanded."""
-    args, arg_nodes = [], []
+    args: list = []
+    arg_nodes: list[ast.expr] = []
     for a in node.args:
         if isinstance(a, ast.Starred):
             v = p.visit_expr(a.value)
@@ -147,7 +153,7 @@ _BUILTIN_HINTS = {
 
 
 def _bind_dynamic(p: Any, node: ast.Call) -> None:
-    base = p.visit_expr(node.func.value)
+    base = p.visit_expr(cast(ast.Attribute, node.func).value)  # visit_call checked it
     args = [p.visit_expr(a) for a in node.args]
     if p.kind is not FunctionKind.ORCHESTRATION or not is_ir(base) or len(args) != 2:
         raise p.error(PyptoSyntaxError, "x.bind_dynamic(axis, DYN) is only valid on a parameter "

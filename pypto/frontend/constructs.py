@@ -24,7 +24,9 @@ _TASK = ScalarType(dtypes.TASK_ID)
 @call_construct(dsl.const)
 def _const(p: Any, node: ast.Call) -> Const:
     args = [p.visit_expr(a) for a in node.args]
-    kwargs = {k.arg: p.visit_expr(k.value) for k in node.keywords}
+    if any(k.arg is None for k in node.keywords):
+        raise p.error(PyptoSyntaxError, "pl.const(value, dtype) takes no **kwargs", node)
+    kwargs = {str(k.arg): p.visit_expr(k.value) for k in node.keywords}
     try:
         sig = inspect.signature(lambda value, dtype: None).bind(*args, **kwargs)
     except TypeError as exc:
@@ -153,9 +155,10 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     if "allow_early_resolve" in kw_nodes:
         attrs.append(("allow_early_resolve", bool(p.visit_expr(kw_nodes["allow_early_resolve"]))))
     args = [p.visit_expr(a) for a in call.args[1:]]
-    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-    if not all(isinstance(n, ast.Name) for n in names):
+    targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    if not all(isinstance(n, ast.Name) for n in targets):
         raise p.error(PyptoSyntaxError, "bind the results to plain names", target)
+    names = [n for n in targets if isinstance(n, ast.Name)]
     p.region_stack.append("spmd")
     try:
         with p.block() as body:

@@ -25,7 +25,9 @@ WITH_SCOPES        a construct after `with`         `(p, with_node, call, target
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import ast
+from collections.abc import Callable
+from typing import Any, cast
 
 Handler = Callable[..., Any]
 
@@ -80,6 +82,12 @@ def loop_iterator(*constructs: Any) -> Callable[[Handler], Handler]:
 def with_scope(*constructs: Any) -> Callable[[Handler], Handler]:
     """Register the handler of `with pl.X(...) [as name]:`."""
     return _register(WITH_SCOPES, constructs)
+
+
+def iterator_call(node: ast.For) -> ast.Call:
+    """The `pl.X(...)` call a loop iterates, for a LOOP_ITERATORS handler (the loop
+    statement's handler found the handler by that call's callee)."""
+    return cast(ast.Call, node.iter)
 
 
 def lookup(table: dict, key: Any) -> Handler | None:

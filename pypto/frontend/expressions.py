@@ -10,8 +10,14 @@ import operator
 import types
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, UnsupportedFeatureError, UserError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+    UserError,
+)
 from pypto.frontend.dispatch import expression
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import BINOPS, CMPOPS, contains_ir, fold, is_ir
@@ -228,10 +234,10 @@ def _joined_str(p: Any, node: ast.JoinedStr) -> Any:
     for v in node.values:
         if isinstance(v, ast.Constant):
             parts.append(str(v.value))
-        else:
+        elif isinstance(v, ast.FormattedValue):
             val = p.visit_expr(v.value)
-            parts.append(str(val.type) if is_ir(val) else format(val, ast.unparse(v.format_spec)[2:-1]
-                                                                 if v.format_spec else ""))
+            spec = ast.unparse(v.format_spec)[2:-1] if v.format_spec else ""
+            parts.append(str(val.type) if is_ir(val) else format(val, spec))
     return "".join(parts)
 
 

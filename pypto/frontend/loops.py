@@ -7,11 +7,21 @@ import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, PyptoSyntaxError, PyptoTypeError, ScopeError,
-                          UnsupportedFeatureError)
-from pypto.frontend.dispatch import (LOOP_ITERATORS, assign_construct, lookup, loop_iterator,
-                                     statement)
-from pypto.frontend.statements import assigned_names, check_compatible
+from pypto.errors import (
+    DynamicShapeError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
+from pypto.frontend.dispatch import (
+    LOOP_ITERATORS,
+    assign_construct,
+    iterator_call,
+    lookup,
+    loop_iterator,
+    statement,
+)
+from pypto.frontend.statements import assigned_names, check_compatible, plain_names
 from pypto.frontend.values import INDEX, contains_ir, dim_value, is_ir
 from pypto.ir.nodes import For, LoopKind, Var, While, Yield
 from pypto.ir.types import ScalarType
@@ -39,10 +49,11 @@ def visit_for(p: Any, node: ast.For) -> None:
     if node.orelse:
         raise p.error(UnsupportedFeatureError, "for/else is not supported in a kernel", node,
                       hint="move the else body after the loop")
-    if callee is builtins.range:
+    if callee is builtins.range and isinstance(it, ast.Call):
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, "
                       "pl.unroll, pl.pipeline, pl.spmd or pl.while_", it,
-                      hint=f"write `for ... in pl.range({', '.join(ast.unparse(a) for a in it.args)})`")
+                      hint="write `for ... in pl.range("
+                           f"{', '.join(ast.unparse(a) for a in it.args)})`")
     handler = lookup(LOOP_ITERATORS, callee)
     if handler is None:
         raise p.error(PyptoSyntaxError, "a kernel loop must use pl.range, pl.parallel, pl.unroll, "
@@ -67,7 +78,8 @@ loop_iterator(dsl.pipeline)(_counted_loop(LoopKind.PIPELINE))
 
 
 def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, dict]:
-    """(start, stop, step, kwargs) from `pl.range(stop)` / `(start, stop)` / `(start, stop, step)`."""
+    """(start, stop, step, kwargs) from `pl.range(stop)`, `(start, stop)` or
+    `(start, stop, step)`."""
     args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
     for k in kwargs:
@@ -95,7 +107,7 @@ def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, 
 
 
 def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
-    start, stop, step, kwargs = loop_bounds(p, node.iter, kind)
+    start, stop, step, kwargs = loop_bounds(p, iterator_call(node), kind)
     attrs = []
     if kind is LoopKind.PIPELINE:
         if "stage" not in kwargs:
@@ -150,6 +162,7 @@ def _first_use(nodes: list, name: str) -> str | None:
     for n in nodes:
         if n is None:
             continue
+        order: list[Any]
         if isinstance(n, ast.Name) and n.id == name:
             return "load" if isinstance(n.ctx, ast.Load) else "store"
         if isinstance(n, ast.Assign):
@@ -173,9 +186,9 @@ def _last_store(body: list, name: str) -> ast.AST | None:
         for n in ast.walk(stmt):
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                    if last is None or (n.lineno, n.col_offset) > (last.lineno, last.col_offset):
-                        last = n
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets) and \
+                        (last is None or (n.lineno, n.col_offset) > (last.lineno, last.col_offset)):
+                    last = n
     return last
 
 
@@ -208,13 +221,14 @@ def _carried_loop(p: Any, node: ast.For, kind: LoopKind, start: Any, stop: Any, 
             and isinstance(target.elts[1], (ast.Tuple, ast.List))):
         raise p.error(PyptoSyntaxError, "with init_values the loop target must be "
                       "`i, (a, b, ...)`", target)
-    names = target.elts[1].elts
+    names = plain_names(p, target.elts[1].elts, "the carried values of a loop")
     if len(names) != len(init_vals):
         raise p.error(PyptoSyntaxError, f"Mismatch: {len(names)} iter_args but "
                       f"{len(init_vals)} init_values", target)
     ir_inits = tuple(p.to_ir(v, init_node) for v in init_vals)
     iter_args = tuple(Var(n.id, i.type, span=p.span(n)) for n, i in zip(names, ir_inits))
-    var = Var(target.elts[0].id, INDEX, span=p.span(target.elts[0]))
+    (index,) = plain_names(p, target.elts[:1], "the loop index")
+    var = Var(index.id, INDEX, span=p.span(index))
     ctx = LoopCtx(kind, has_init=True)
     ctx.extra["iter_names"] = [a.name for a in iter_args]
     ctx.extra["iter_types"] = [a.type for a in iter_args]
@@ -235,10 +249,11 @@ def yield_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
                  node: ast.AST) -> None:
     """`a, b = pl.yield_(x, y)`: the yielded values become the loop's (or branch's) results."""
     values = tuple(p.to_ir(p.visit_expr(a), a) for a in call.args)
-    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-    if not all(isinstance(n, ast.Name) for n in names) or len(names) != len(values):
+    targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    if not all(isinstance(n, ast.Name) for n in targets) or len(targets) != len(values):
         raise p.error(PyptoSyntaxError, f"pl.yield_ of {len(values)} values must be bound to "
                       f"{len(values)} names", target)
+    names = plain_names(p, targets, "pl.yield_ results")
     results = [Var(n.id, v.type, span=p.span(n)) for n, v in zip(names, values)]
     ctx = p.loop_stack[-1] if p.loop_stack else None
     if p.branch_stack:
@@ -261,7 +276,7 @@ def yield_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
 
 @loop_iterator(dsl.while_)
 def _while(p: Any, node: ast.For) -> None:
-    call = node.iter
+    call = iterator_call(node)
     kwargs = {k.arg: (p.visit_expr(k.value), k.value) for k in call.keywords}
     if "init_values" not in kwargs or call.args:
         raise p.error(PyptoSyntaxError, "pl.while_ takes only init_values=(...)", call,
@@ -269,10 +284,10 @@ def _while(p: Any, node: ast.For) -> None:
     init_vals, init_node = kwargs["init_values"]
     init_vals = init_vals if isinstance(init_vals, (list, tuple)) else (init_vals,)
     target = node.target
-    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else None
-    if names is None or len(names) != len(init_vals):
+    if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != len(init_vals):
         raise p.error(PyptoSyntaxError, "pl.while_ needs a tuple target matching init_values",
                       target)
+    names = plain_names(p, target.elts, "the carried values of a pl.while_")
     if not node.body or not (isinstance(node.body[0], ast.Expr)
                              and isinstance(node.body[0].value, ast.Call)
                              and p.visit_expr(node.body[0].value.func) is dsl.cond):

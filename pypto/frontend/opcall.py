@@ -9,8 +9,12 @@ import inspect
 import re
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, ScopeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    ScopeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.values import INDEX, is_ir
 from pypto.ir.nodes import Call, DynDim, Expr, FunctionKind
 from pypto.ir.types import ScalarType, ShapedType

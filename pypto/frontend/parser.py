@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-from pypto.errors import (InternalError, PyptoError, UndefinedNameError,
-                          UnsupportedFeatureError, UserError)
+from pypto.errors import (
+    InternalError,
+    PyptoError,
+    UndefinedNameError,
+    UnsupportedFeatureError,
+    UserError,
+)
 from pypto.frontend.dispatch import EXPRESSIONS, STATEMENTS
 from pypto.frontend.opcall import dynvar_value
 from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
 from pypto.frontend.values import const, is_number
-from pypto.ir.nodes import (Assign, Attr, Call, Direction, Expr, FunctionKind, ListExpr, Param,
-                            Var)
+from pypto.ir.nodes import Assign, Attr, Call, Direction, Expr, FunctionKind, ListExpr, Param, Var
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import Type

@@ -5,9 +5,22 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, PyptoDeprecationWarning, PyptoSyntaxError,
-                          PyptoTypeError, ScopeError, UnsupportedFeatureError)
-from pypto.frontend.dispatch import WITH_SCOPES, lookup, loop_iterator, statement, with_scope
+from pypto.errors import (
+    DynamicShapeError,
+    PyptoDeprecationWarning,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UnsupportedFeatureError,
+)
+from pypto.frontend.dispatch import (
+    WITH_SCOPES,
+    iterator_call,
+    lookup,
+    loop_iterator,
+    statement,
+    with_scope,
+)
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
@@ -163,7 +176,7 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
         raise p.error(PyptoSyntaxError, "role= is not allowed with pl.Level.CORE_GROUP",
                       kw["role"][1])
     _region_guard(p, call, "pl.at")
-    attrs = [("level", "CORE_GROUP")]
+    attrs: list[tuple[str, Any]] = [("level", "CORE_GROUP")]
     name_hint = kw.get("name_hint", ("", None))[0]
     if not isinstance(name_hint, str):
         raise p.error(PyptoSyntaxError, "name_hint= must be a string", kw["name_hint"][1])
@@ -243,7 +256,7 @@ def _check_spmd_factor(p: Any, cnode: ast.AST) -> None:
 
 @loop_iterator(dsl.spmd)
 def spmd_loop(p: Any, node: ast.For) -> None:
-    kw, attrs = _spmd_common(p, node.iter, node)
+    kw, attrs = _spmd_common(p, iterator_call(node), node)
     if "deps" in kw:
         raise p.error(PyptoSyntaxError, "pl.spmd() does not accept 'deps=' here",
                       kw["deps"][1], hint="use `with pl.spmd(n, deps=[...]) as tid:`")
@@ -309,7 +322,7 @@ def _runtime_scope(kind: ScopeKind, name: str):
 
 @loop_iterator(dsl.split_aiv)
 def split_aiv_loop(p: Any, node: ast.For) -> None:
-    call = node.iter
+    call = iterator_call(node)
     args = [p.visit_expr(a) for a in call.args]
     kw = {k.arg: p.visit_expr(k.value) for k in call.keywords}
     if args != [2]:

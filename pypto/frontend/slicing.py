@@ -10,8 +10,13 @@ import ast
 import operator
 from typing import Any
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoSyntaxError,
-                          PyptoTypeError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.dispatch import expression
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static
@@ -111,7 +116,8 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
     """(sizes, offsets, dropped axes, all_scalar) for a subscript on `base`. With
     `tiling`, an explicit window inside a region must have a compile-time extent (it
     is the shape of an on-chip tile)."""
-    t: ShapedType = base.type
+    t = base.type
+    assert isinstance(t, ShapedType)  # the caller dispatched on it
     elts = _elements(node)
     if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
         raise p.error(UnsupportedFeatureError, "ellipsis indexing is not supported", node,

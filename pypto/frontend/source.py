@@ -10,8 +10,9 @@ import ast
 import inspect
 import linecache
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.span import Span
@@ -22,7 +23,7 @@ class SourceInfo:
     file: str
     first_line: int  # 1-based line of the `def` (or first decorator) in the file
     indent: int  # columns removed by dedenting
-    tree: ast.FunctionDef
+    tree: ast.FunctionDef | ast.AsyncFunctionDef
 
     def span(self, node: Any) -> Span:
         """The file span of an AST node of this function."""
@@ -43,28 +44,36 @@ class SourceInfo:
         return byte_col + 1
 
 
-_TREES: dict = {}
+_TREES: dict = {}  # file -> (its text, {first line: [definitions starting there]})
 
 
 def _fast_source(fn: Callable) -> tuple | None:
-    """(lines, first line, file) of `fn` from an AST of its whole file (cached per file),
-    or None to let inspect find them. Cold-start speed (issue 7): inspect.getsourcelines
-    tokenizes the source, and the tokenizer's regexes alone cost ~10 ms to build."""
+    """(lines, first line, file) of `fn` from an AST of its whole file (cached per file,
+    keyed by the file's whole text), or None to let inspect find them. Cold-start speed
+    (issue 7): inspect.getsourcelines tokenizes the source, and the tokenizer's regexes
+    alone cost ~10 ms to build."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return None
     file = code.co_filename
+    # A file edited since linecache read it (then importlib.reload, or %autoreload) is
+    # read again: the kernel that runs is the one in the file now. (Notebook cells have
+    # no file to compare with; linecache keeps them.)
+    linecache.checkcache(file)
     lines = linecache.getlines(file)
     if not lines:
         return None
-    key = (file, len(lines), lines[0], lines[-1])
+    # the cache is keyed by the content: any edit, even one keeping the line count and
+    # the first and last lines, parses the file again (comparing the text costs
+    # microseconds; parsing it, milliseconds)
+    key = "".join(lines)
     tree = _TREES.get(file)
     if tree is None or tree[0] != key:
         try:
-            mod = ast.parse("".join(lines))
+            mod = ast.parse(key)
         except (SyntaxError, ValueError):
             return None
-        defs = {}
+        defs: dict[int, list] = {}
         # definitions are statements: only statement lists are searched (ast.walk over
         # every expression of the file cost ~10 ms of a cold start)
         stack = [mod]

@@ -32,6 +32,15 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
     return names
 
 
+def plain_names(p: Any, nodes: list, what: str) -> list[ast.Name]:
+    """`nodes` as the plain names they must be (loop targets, carried values, results)."""
+    for n in nodes:
+        if not isinstance(n, ast.Name):
+            raise p.error(PyptoSyntaxError, f"{what} must be plain names", n,
+                          hint="bind to a name, then write into the tensor in the body")
+    return list(nodes)
+
+
 def _construct_of(p: Any, node: ast.expr) -> Any:
     """The `pl` construct a call node invokes, without evaluating its arguments."""
     if isinstance(node, ast.Call):
@@ -113,10 +122,11 @@ def _unpack(p: Any, target: ast.Tuple | ast.List, value: Any, node: ast.AST) -> 
                           f"{len(names)} names", target)
         if not all(isinstance(n, ast.Name) for n in names):
             raise p.error(UnsupportedFeatureError, "tuple targets must be plain names", target)
-        out = tuple(Var(n.id, it, span=p.span(n)) for n, it in zip(names, t.items))
+        plain = [nm for nm in names if isinstance(nm, ast.Name)]
+        out = tuple(Var(nm.id, it, span=p.span(nm)) for nm, it in zip(plain, t.items))
         p.emit(Assign(out, value, p.span(node)))
-        for n, v in zip(names, out):
-            p.env[n.id] = v
+        for nm, var in zip(plain, out):
+            p.env[nm.id] = var
         return
     if not isinstance(value, (list, tuple)):
         raise p.error(PyptoTypeError, f"cannot unpack {value!r} into {len(names)} names", target)
@@ -161,10 +171,10 @@ def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> N
             if isinstance(a, int) and isinstance(b, int) and a != b:
                 raise p.error(PyptoTypeError, f"{what} shape {want} does not match {got} "
                               f"(axis {i}: {a} vs {b})", node)
-    elif isinstance(want, ScalarType) and want.dtype != got.dtype:
-        if not (want.dtype.is_int() and got.dtype.is_int()):
-            raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node,
-                          hint="insert a pl.cast or fix the annotation")
+    elif isinstance(want, ScalarType) and want.dtype != got.dtype and \
+            not (want.dtype.is_int() and got.dtype.is_int()):
+        raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node,
+                      hint="insert a pl.cast or fix the annotation")
 
 
 @statement(ast.AugAssign)
@@ -240,7 +250,7 @@ def _if(p: Any, node: ast.If) -> None:
     # SSA pass merges the arms' bindings.
     for name, value in then_env.items():
         p.env.setdefault(name, value)
-    results: tuple = ()
+    results: tuple | list = ()
     if then_results or else_results:
         if [r.name for r in then_results] != [r.name for r in else_results]:
             raise p.error(PyptoSyntaxError, "both arms of an if must pl.yield_ the same names",
@@ -248,7 +258,7 @@ def _if(p: Any, node: ast.If) -> None:
         results = then_results
         for r in results:
             p.env[r.name] = r
-    p.emit(If(cond, tuple(then_body), tuple(else_body), results, p.span(node)))
+    p.emit(If(cond, tuple(then_body), tuple(else_body), tuple(results), p.span(node)))
 
 
 @statement(ast.Assert)

@@ -14,8 +14,14 @@ import linecache
 import warnings
 from typing import Any
 
-from pypto.errors import (InternalError, PyptoError, PyptoSyntaxError, PyptoTypeError,
-                          PyptoWarning, UnsupportedFeatureError)
+from pypto.errors import (
+    InternalError,
+    PyptoError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
 from pypto.frontend.statements import assigned_names
@@ -58,7 +64,7 @@ class TextReader:
                                    Span(self.filename, exc.lineno or 1, exc.offset or 1),
                                    hint="pl.parse reads Python source in the pl DSL") from None
         self.module_parser = self._parser(module, FunctionKind.OPAQUE, "<module>", {})
-        items = []
+        items: list[tuple[Any, tuple]] = []
         for node in module.body:
             item = self.module_level(node)
             if item is not None:
@@ -92,9 +98,10 @@ class TextReader:
             raise p.error(UnsupportedFeatureError, "the IR text form imports only pypto", node)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             return None  # a docstring
-        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        names = [t for t in getattr(node, "targets", ()) if isinstance(t, ast.Name)]
+        if isinstance(node, ast.Assign) and len(names) == len(node.targets):
             value = p.visit_expr(node.value)  # pl.dynamic("M"), a constant
-            for t in node.targets:
+            for t in names:
                 self.names[t.id] = value
             return None
         if isinstance(node, ast.ClassDef):
@@ -153,8 +160,9 @@ class TextReader:
             p.signatures = signatures
             body = list(d.body)
             attrs = (("source_name", d.name),)
-            if body and _is_func_attr(p, body[0]):
-                attrs = self._func_attrs(p, body[0].value)
+            first = _func_attr_call(p, body[0]) if body else None
+            if first is not None:
+                attrs = self._func_attrs(p, first)
                 body = body[1:]
             stmts = p.body(body) if body else ()
             out.append(Function(d.name, tuple(params), stmts, kind, tuple(returns), attrs,
@@ -230,16 +238,20 @@ class TextReader:
 
     def _func_attrs(self, p: TextParser, call: ast.Call) -> tuple:
         d = call.args[0] if len(call.args) == 1 and not call.keywords else None
+        keys: list = list(d.keys) if isinstance(d, ast.Dict) else []
         if not isinstance(d, ast.Dict) or any(not (isinstance(k, ast.Constant) and
-                                                   isinstance(k.value, str)) for k in d.keys):
+                                                   isinstance(k.value, str)) for k in keys):
             raise p.error(PyptoSyntaxError, "pl.func_attr takes one dict literal with string "
                           "keys", call)
-        return tuple((k.value, p.visit_expr(v)) for k, v in zip(d.keys, d.values))
+        return tuple((k.value, p.visit_expr(v)) for k, v in zip(keys, d.values))
 
 
-def _is_func_attr(p: TextParser, stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-        p._construct(stmt.value.func) is p.py.lookup("pl").func_attr
+def _func_attr_call(p: TextParser, stmt: ast.stmt) -> ast.Call | None:
+    """The `pl.func_attr({...})` call `stmt` is, or None."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and p._construct(call.func) is p.py.lookup("pl").func_attr:
+        return call
+    return None
 
 
 def parse_text(code: str, filename: str, names: dict,
@@ -258,4 +270,4 @@ def parse_text(code: str, filename: str, names: dict,
                             ) from exc
 
 
-__all__ = ["parse_text", "TextReader"]
+__all__ = ["TextReader", "parse_text"]

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import ast
 import difflib
-from typing import Any
+from typing import Any, TypeGuard
 
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError,
-                          UnsupportedFeatureError)
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.calls import call_args, construct_call
 from pypto.frontend.opcall import bind_op
@@ -21,8 +25,26 @@ from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import MISSING
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
-from pypto.ir.nodes import (LAUNCH_DEFAULTS, Assign, Attr, Break, CallFunc, Continue, Eval, Expr, For,
-                            If, LoopKind, Return, Scope, ScopeKind, Var, While, Yield, literal)
+from pypto.ir.nodes import (
+    LAUNCH_DEFAULTS,
+    Assign,
+    Attr,
+    Break,
+    CallFunc,
+    Continue,
+    Eval,
+    Expr,
+    For,
+    If,
+    LoopKind,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+    literal,
+)
 from pypto.ir.span import Span
 from pypto.ir.types import NONE, ScalarType, TupleType, Type
 from pypto.language import dsl
@@ -31,11 +53,13 @@ from pypto.language.enums import Level
 from pypto.language.ops import OpStub
 
 _TASK = ScalarType(dtypes.TASK_ID)
-_LOOPS = {dsl.range: LoopKind.RANGE, dsl.parallel: LoopKind.PARALLEL,
-          dsl.unroll: LoopKind.UNROLL, dsl.pipeline: LoopKind.PIPELINE, dsl.spmd: LoopKind.SPMD}
-_SCOPES = {dsl.at: ScopeKind.INCORE, dsl.spmd: ScopeKind.SPMD, dsl.scope: ScopeKind.RUNTIME,
-           dsl.manual_scope: ScopeKind.MANUAL, dsl.cluster: ScopeKind.CLUSTER,
-           dsl.split_aiv: ScopeKind.SPLIT_AIV}
+_LOOPS: dict[Any, LoopKind] = {
+    dsl.range: LoopKind.RANGE, dsl.parallel: LoopKind.PARALLEL, dsl.unroll: LoopKind.UNROLL,
+    dsl.pipeline: LoopKind.PIPELINE, dsl.spmd: LoopKind.SPMD}
+_SCOPES: dict[Any, ScopeKind] = {
+    dsl.at: ScopeKind.INCORE, dsl.spmd: ScopeKind.SPMD, dsl.scope: ScopeKind.RUNTIME,
+    dsl.manual_scope: ScopeKind.MANUAL, dsl.cluster: ScopeKind.CLUSTER,
+    dsl.split_aiv: ScopeKind.SPLIT_AIV}
 _IR_VALUED = {"core_num"}  # attributes that hold an IR expression, not a Python value
 
 
@@ -47,7 +71,8 @@ class TextParser(FunctionParser):
                  signatures: dict):
         super().__init__(reader, src, scope, kind, name)
         self.signatures = signatures
-        self.declared: dict[str, Type] = {}  # bare annotations awaiting their binding
+        # bare annotations awaiting their binding (None: a bare pl.Tensor, infer it)
+        self.declared: dict[str, Type | None] = {}
         self.source_map = reader.source_map
 
     def span(self, node: Any) -> Span:
@@ -98,6 +123,9 @@ class TextParser(FunctionParser):
         args = tuple(self.ir(a) for a in node.args)
         launch = {}
         for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error(PyptoSyntaxError, "a call of a program function takes no "
+                                 "**kwargs", kw)
             key = "kind" if kw.arg == "launch" else kw.arg
             if key not in dict(LAUNCH_DEFAULTS):
                 raise self.error(PyptoSyntaxError, f"unknown launch attribute '{kw.arg}'", kw,
@@ -188,7 +216,7 @@ class TextParser(FunctionParser):
                          hint="pl.parse reads what the IR printer writes: assignments, op calls, "
                               "pl loops, if/else, with-scopes, pl.yield_, return")
 
-    def _is_yield(self, value: ast.expr) -> bool:
+    def _is_yield(self, value: ast.expr) -> TypeGuard[ast.Call]:
         return isinstance(value, ast.Call) and self._construct(value.func) is dsl.yield_
 
     def _construct(self, func: ast.expr) -> Any:
@@ -206,12 +234,14 @@ class TextParser(FunctionParser):
         target = targets[0]
         names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
         annotation = node.annotation if isinstance(node, ast.AnnAssign) else None
+        if node.value is None:
+            return None  # a bare annotation: `statement` handles it
         if self._is_yield(node.value):
             return self._yield(node.value, names, annotation, results)
         value = self.ir(node.value)
         if len(names) == 1:
             var = self.new_var(names[0], value.type, annotation)
-            targets_out = (var,)
+            targets_out: tuple[Var, ...] = (var,)
         else:
             t = value.type
             items = t.items if isinstance(t, TupleType) and len(t.items) == len(names) else None
@@ -251,10 +281,10 @@ class TextParser(FunctionParser):
     def _for(self, node: ast.For) -> Any:
         call = node.iter
         construct = self._construct(call.func) if isinstance(call, ast.Call) else None
-        if construct is dsl.while_:
+        if construct is dsl.while_ and isinstance(call, ast.Call):
             return self._while(node, call)
         kind = _LOOPS.get(construct)
-        if kind is None or node.orelse:
+        if kind is None or node.orelse or not isinstance(call, ast.Call):
             raise self.error(PyptoSyntaxError, "a loop of the IR text form iterates pl.range, "
                              "pl.parallel, pl.unroll, pl.pipeline, pl.spmd or pl.while_",
                              node.iter)
@@ -263,6 +293,8 @@ class TextParser(FunctionParser):
             if kw.arg == "init_values":
                 inits = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) \
                     else [kw.value]
+            elif kw.arg is None:
+                raise self.error(PyptoSyntaxError, "a loop takes no **kwargs", kw)
             else:
                 attrs.append((kw.arg, self._attr_value(kw.arg, kw.value)))
         bounds = [self.ir(a) for a in call.args]
@@ -277,12 +309,13 @@ class TextParser(FunctionParser):
         init_ir = tuple(self.ir(i) for i in inits) if inits is not None else ()
         carried: list = []
         if inits is not None:
-            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and
-                    isinstance(target.elts[1], (ast.Tuple, ast.List)) and
-                    len(target.elts[1].elts) == len(init_ir)):
+            parts = target.elts if isinstance(target, ast.Tuple) else []
+            group = parts[1] if len(parts) == 2 else None
+            if not (isinstance(group, (ast.Tuple, ast.List)) and
+                    len(group.elts) == len(init_ir)):
                 raise self.error(PyptoSyntaxError, "with init_values the target is "
                                  "`i, (a, b, ...)` with one name per value", target)
-            target, carried = target.elts[0], target.elts[1].elts
+            target, carried = parts[0], group.elts
         var = self.new_var(target, INDEX)
         iter_args = tuple(self.new_var(n, i.type) for n, i in zip(carried, init_ir))
         init_ir = _typed_inits(init_ir, iter_args)
@@ -350,16 +383,18 @@ class TextParser(FunctionParser):
         return If(cond, then_body, else_body, tuple(then_results), self.span(node))
 
     def _with(self, node: ast.With) -> Scope:
-        item = node.items[0] if len(node.items) == 1 else None
-        call = item.context_expr if item is not None else None
+        item = node.items[0]
+        call = item.context_expr
         kind = _SCOPES.get(self._construct(call.func)) if isinstance(call, ast.Call) else None
-        if kind is None:
+        if kind is None or len(node.items) != 1 or not isinstance(call, ast.Call):
             raise self.error(PyptoSyntaxError, "a with-statement of the IR text form opens one "
                              "pl scope (pl.at, pl.spmd, pl.scope, pl.manual_scope, pl.cluster, "
                              "pl.split_aiv)", node)
         attrs = [("core_num", self.ir(a)) for a in call.args[:1]] if kind is ScopeKind.SPMD \
             else []
         for kw in call.keywords:
+            if kw.arg is None:
+                raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)
             value = self._attr_value(kw.arg, kw.value)
             if kw.arg == "level" and kind is ScopeKind.INCORE and isinstance(value, Level):
                 value = value.name  # regions record their level by name

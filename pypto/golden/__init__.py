@@ -14,14 +14,14 @@ when the caller uses torch, and torch is never imported otherwise.
 `PYPTO_GOLDEN_NUM_THREADS` sets torch's thread count once torch is in use.
 """
 from pypto.golden._interop import torch_or_none as _torch_or_none
-from pypto.golden.report import Mismatch, OutputCheck, RunResult, Unwritten
-from pypto.golden.runner import run, run_jit
-from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.comparators import (
     error_distribution,
     mapped_pool_ratio_allclose,
     topk_pair_compare,
 )
+from pypto.golden.report import Mismatch, OutputCheck, RunResult, Unwritten
+from pypto.golden.runner import run, run_jit
+from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import (
     isclose,
     ratio_allclose,
@@ -32,20 +32,20 @@ from pypto.golden.validation import (
 _torch_or_none()  # apply PYPTO_GOLDEN_NUM_THREADS if torch is already loaded
 
 __all__ = [
-    "TensorSpec",
-    "ScalarSpec",
-    "validate_golden",
-    "ratio_allclose",
-    "mapped_pool_ratio_allclose",
-    "ratio_reldiff",
-    "error_distribution",
-    "topk_pair_compare",
-    "RunResult",
-    "run",
-    "run_jit",
+    "Mismatch",
     # pypto-lab additions
     "OutputCheck",
-    "Mismatch",
+    "RunResult",
+    "ScalarSpec",
+    "TensorSpec",
     "Unwritten",
+    "error_distribution",
     "isclose",
+    "mapped_pool_ratio_allclose",
+    "ratio_allclose",
+    "ratio_reldiff",
+    "run",
+    "run_jit",
+    "topk_pair_compare",
+    "validate_golden",
 ]

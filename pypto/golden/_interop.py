@@ -142,7 +142,7 @@ def to_torch(array: np.ndarray) -> Any:
     a = np.ascontiguousarray(array)
     name = a.dtype.name
     if name in _BIT_VIEW:
-        view_name, np_view = _BIT_VIEW[name]
+        _view_name, np_view = _BIT_VIEW[name]
         return torch.from_numpy(a.view(np_view)).view(getattr(torch, name))
     if a.dtype == np.bool_ or a.dtype.kind in "iuf":
         return torch.from_numpy(a)

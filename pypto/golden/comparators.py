@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from pypto.golden import _interop as io
-from pypto.golden.validation import _f32_pair, _reldiff, ratio_allclose
+from pypto.golden.validation import _f32_pair, _reldiff, ratio_allclose, with_attrs
+
 
 def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
                       max_show: int = 10) -> Callable:
@@ -69,8 +70,7 @@ def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
         return False, "\n".join(lines)
 
     cmp.__name__ = "topk_pair_compare"
-    cmp.options = dict(vals_name=vals_name, dim=dim, descending=descending)
-    return cmp
+    return with_attrs(cmp, options=dict(vals_name=vals_name, dim=dim, descending=descending))
 
 
 _INT_KINDS = "iu"
@@ -182,11 +182,11 @@ def mapped_pool_ratio_allclose(mapping_name: str, *, mapping_shape: tuple,
 
 def _bit_equal(a: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Element equality as `==` sees it (NaN != NaN, like torch)."""
-    return np.asarray(a == e)
+    return np.asarray(a == e, dtype=bool)
 
 
 def _bit_equal_rows(a: np.ndarray, e: np.ndarray) -> np.ndarray:
-    return _bit_equal(a, e).all(axis=-1)
+    return np.asarray(_bit_equal(a, e).all(axis=-1))
 
 
 def error_distribution(diff_thds: tuple = (1e-3, 3e-3, 5e-3, 1e-2, 3e-2, 5e-2),
@@ -219,7 +219,7 @@ def error_distribution(diff_thds: tuple = (1e-3, 3e-3, 5e-3, 1e-2, 3e-2, 5e-2),
                                e.reshape(-1).astype(np.float64)) / (na * ne))
             print(f"rel-L2 = {rel:.4%}  cosine = {cos:.7f}  numel={a.size}")
             for thd in diff_thds:
-                _, rdiff = _reldiff(a, e, thd)
+                rdiff = _reldiff(a, e, thd)[1]
                 bad = rdiff > thd
                 n = int(bad.sum())
                 worst = float(rdiff[bad].max()) if n else 0.0

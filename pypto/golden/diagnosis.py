@@ -61,14 +61,17 @@ def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
 
 
 def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | None,
-              rtol: float, atol: float) -> None:
+             rtol: float, atol: float, tensor: str | None = None) -> None:
+    """Explain a failing output: where it mismatches, and whether that is a pl.Out
+    region nothing wrote. `tensor` is the kernel's name for it (the spec's by default)."""
     a, e = check.actual, check.expected
     if a.shape != e.shape:
         return
     try:
-        own_rule = cmp is not None and hasattr(cmp, "bad_mask")
-        if own_rule:
-            bad = cmp.bad_mask(a, e, rtol, atol)
+        rule = getattr(cmp, "bad_mask", None)
+        own_rule = rule is not None
+        if rule is not None:
+            bad = rule(a, e, rtol, atol)
         elif a.dtype == e.dtype:
             bad = ~isclose(a, e, rtol=rtol, atol=atol)
         else:
@@ -95,7 +98,7 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
             f"pl.InOut[...] if the kernel updates existing contents.")
     if d != "Out" or sim is None:
         return
-    mask, source = unwritten_mask(sim, spec.name, a, 0)
+    mask, source = unwritten_mask(sim, tensor or spec.name, a, 0)
     if mask is None or not mask.any():
         return
     if bad is not None and not (mask & np.broadcast_to(bad, mask.shape)).any():
@@ -111,12 +114,12 @@ def _all_zero_init(spec: TensorSpec) -> bool:
 
 
 def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict,
-                     rtol: float, atol: float, compare_fn: dict, inputs: dict,
-                     wrap: Callable) -> None:
+                    rtol: float, atol: float, compare_fn: dict, inputs: dict,
+                    wrap: Callable, tensor: str | None = None) -> None:
     """A passing pl.Out with elements nothing wrote, on zero-filled fresh memory: does
-    the pass hold when those elements hold garbage, as on the device? If not, note it."""
+    the pass hold when those elements hold garbage, as on a2a3sim? If not, note it."""
     a = check.actual
-    mask = never_written(sim, spec.name, a.shape)
+    mask = never_written(sim, tensor or spec.name, a.shape)
     if mask is None or not mask.any():
         return
     fn = compare_fn.get(spec.name)

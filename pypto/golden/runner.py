@@ -34,6 +34,7 @@ import numpy as np
 
 from pypto.golden import _interop as io
 from pypto.golden.diagnosis import check_zero_fill, diagnose
+from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import check_outputs, default_compare
@@ -119,7 +120,9 @@ def _file(dir_: Path, name: str) -> Path | None:
     return None
 
 
-def _load(path: Path, dtype: np.dtype) -> np.ndarray:
+def _load(path: Path | None, dtype: np.dtype) -> np.ndarray:
+    if path is None:  # the callers list missing files first; this names any they miss
+        raise FileNotFoundError("a golden_data file is missing")
     if path.suffix == ".pt":
         import torch  # the user pointed us at torch data
 
@@ -170,23 +173,30 @@ def _compile(target: Any, specs: list, platform: str) -> Any:
     return target.compile(*dummies, platform=platform)
 
 
-def _bind(compiled: Any, specs: list) -> tuple[dict[str, str], str]:
-    """{spec name: direction} from the entry function; error text when specs don't fit."""
+def _bind(compiled: Any, specs: list, verbose: bool = True
+          ) -> tuple[dict[str, str], dict[str, str], str]:
+    """Specs bind to the entry's parameters by position, as the device runtime passes
+    them: ({spec name: direction}, {spec name: parameter name}, error text when the
+    counts differ)."""
     params = list(compiled.program.entry_function.params)
     pnames = [p.var.name for p in params]
     snames = [s.name for s in specs]
-    if pnames != snames:
-        why = ("in a different order" if sorted(pnames) == sorted(snames)
-               else "with different names" if len(pnames) == len(snames)
-               else f"{len(snames)} specs for {len(pnames)} parameters")
-        return {}, (f"specs do not match the kernel's parameters ({why}): kernel "
-                    f"({', '.join(pnames)}), specs ({', '.join(snames)}); list one spec per "
-                    "parameter, in parameter order")
-    directions = {}
-    for p in params:
+    why = (f"{len(snames)} specs for {len(pnames)} parameters" if len(pnames) != len(snames)
+           else "the same names in a different order"
+           if sorted(pnames) == sorted(snames) and pnames != snames else "")
+    if why:  # (the same names reordered would bind each spec to another's parameter)
+        return {}, {}, (f"specs do not match the kernel's parameters ({why}): kernel "
+                        f"({', '.join(pnames)}), specs ({', '.join(snames)}); list one spec "
+                        "per parameter, in parameter order")
+    directions, kernel_names = {}, {}
+    for p, s in zip(params, specs):
         d = p.direction
-        directions[p.var.name] = getattr(d, "value", str(d))
-    return directions, ""
+        directions[s.name] = getattr(d, "value", str(d))
+        kernel_names[s.name] = p.var.name
+    renamed = [f"'{s}' -> '{k}'" for s, k in kernel_names.items() if s != k]
+    if renamed and verbose:
+        _warn_once("specs bind to the kernel's parameters by position: " + ", ".join(renamed))
+    return directions, kernel_names, ""
 
 
 def sim_checks() -> tuple | None:
@@ -311,9 +321,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         return RunResult(passed=True, execution_time=clock.elapsed, work_dir=work_dir,
                          name=name, platform=platform, compiled=compiled, validated=False,
                          stages=clock.stages)
-    directions, err = _bind(compiled, specs)
-    if err:
-        return fail(err, platform=platform, compiled=compiled)
+    directions, kernel_names, bind_error = _bind(compiled, specs, verbose)
+    if bind_error:
+        return fail(bind_error, platform=platform, compiled=compiled)
 
     data_dir = Path(golden_data) if golden_data is not None else None
     torch_run = any(s.uses_torch for s in specs)
@@ -339,15 +349,15 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                     host[s.name] = np.zeros(s.shape, dtype=s.np_dtype)
                 else:
                     host[s.name] = _load(_file(data_dir / "in", s.name), s.np_dtype)
-            for s in scalar_specs:
-                v = _load(_file(data_dir / "in", s.name), s.np_dtype)
+            for sc in scalar_specs:
+                v = _load(_file(data_dir / "in", sc.name), sc.np_dtype)
                 if v.ndim != 0:
-                    return fail(f"{s.name}: replayed scalar must be 0-dim, got shape "
+                    return fail(f"{sc.name}: replayed scalar must be 0-dim, got shape "
                                 f"{v.shape}", platform=platform, compiled=compiled)
-                if v.dtype != s.np_dtype:
-                    return fail(f"{s.name}: replayed scalar dtype {v.dtype} differs from the "
-                                f"spec's {s.np_dtype}", platform=platform, compiled=compiled)
-                scalars[s.name] = ScalarSpec(s.name, s.dtype, _scalar_value(v, s))
+                if v.dtype != sc.np_dtype:
+                    return fail(f"{sc.name}: replayed scalar dtype {v.dtype} differs from the "
+                                f"spec's {sc.np_dtype}", platform=platform, compiled=compiled)
+                scalars[sc.name] = ScalarSpec(sc.name, sc.dtype, _scalar_value(v, sc))
         for s in tensor_specs:
             a = host[s.name]
             if tuple(a.shape) != tuple(s.shape):
@@ -358,9 +368,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
             for s in tensor_specs:
                 if not s.is_output or s.init_value is not None:
                     _save(work_dir / "data" / "in", s.name, snapshot[s.name], torch_run)
-            for s in scalar_specs:
-                _save(work_dir / "data" / "in", s.name, np.asarray(s.value if not
-                      io.is_torch_tensor(s.value) else io.to_numpy(s.value)), torch_run)
+            for sc in scalar_specs:
+                _save(work_dir / "data" / "in", sc.name, np.asarray(sc.value if not
+                      io.is_torch_tensor(sc.value) else io.to_numpy(sc.value)), torch_run)
 
     # -- golden --------------------------------------------------------------------------
     golden: dict[str, np.ndarray] | None = None
@@ -370,7 +380,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 _note(f"[RUN]   cache hit: {data_dir / 'out'}", verbose)
                 golden = {s.name: _load(_file(data_dir / "out", s.name), s.np_dtype)
                           for s in tensor_specs if s.is_output}
-            else:
+            elif golden_fn is not None:
                 golden = _compute_golden(specs, scalars, snapshot, golden_fn, torch_run)
                 if save_data:
                     for n, g in golden.items():
@@ -385,8 +395,13 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         sim = _simulate(compiled, args, platform, uninit, runtime_cfg)
         outs = _sim_outputs(sim)
         for s in tensor_specs:
-            if directions.get(s.name) in ("Out", "InOut") and s.name in outs:
-                host[s.name] = np.array(io.to_numpy(outs[s.name]), copy=True)
+            kname = kernel_names[s.name]
+            if directions.get(s.name) in ("Out", "InOut") and kname in outs:
+                got = np.array(io.to_numpy(outs[kname]), copy=True)
+                if got.dtype != s.np_dtype and got.dtype.kind in "iu" and \
+                        s.np_dtype.kind in "iu" and got.dtype.itemsize == s.np_dtype.itemsize:
+                    got = got.view(s.np_dtype)  # e.g. a UINT16 output given as an int16 spec
+                host[s.name] = got
     warnings = [f"read past the end of a tensor: {r}; the device reads whatever follows "
                 f"the tensor ({'zeros' if uninit == 'zero' else 'residue'} here)"
                 for r in getattr(sim, "oob_reads", None) or ()]
@@ -404,7 +419,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                          stages=clock.stages, warnings=warnings, **base)
     with clock.stage("validate"):
         checks = _validate(tensor_specs, scalars, host, golden, directions, rtol, atol,
-                           compare_fn, torch_run, sim, verbose, uninit)
+                           compare_fn, torch_run, sim, verbose, uninit, kernel_names)
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
                        stages=clock.stages, warnings=warnings, **base)
@@ -450,7 +465,8 @@ def _compute_golden(specs: list, scalars: dict, snapshot: dict, golden_fn: Calla
 
 def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, directions: dict,
               rtol: float, atol: float, compare_fn: dict, torch_run: bool, sim: Any,
-              verbose: bool, uninit: str = "residue") -> dict[str, OutputCheck]:
+              verbose: bool, uninit: str = "residue", kernel_names: dict | None = None
+              ) -> dict[str, OutputCheck]:
     out_specs = [s for s in tensor_specs if s.is_output]
     actual = {s.name: host[s.name] for s in out_specs}
     inputs: dict[str, Any] = {s.name: host[s.name] for s in tensor_specs if not s.is_output}
@@ -467,10 +483,13 @@ def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, direc
         check = OutputCheck(name=s.name, passed=ok, comparator=label, detail=detail,
                             actual=actual[s.name], expected=golden[s.name],
                             direction=directions.get(s.name))
+        tensor = (kernel_names or {}).get(s.name, s.name)  # its name in the sim's trace
         if not ok:
-            diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol)
+            diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol,
+                     tensor)
         elif uninit == "zero" and check.direction == "Out":
-            check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap)
+            check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap,
+                            tensor)
         checks[s.name] = check
     return checks
 
@@ -504,8 +523,9 @@ def run_jit(fn: Any, specs: list, golden_fn: Callable | None = None,
     save_data    write inputs and goldens under <work_dir>/data/{in,out}/ for replay
     verbose      print the stage lines and per-output verdicts (pypto-lab extension)
     """
-    return _harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg, runtime_cfg,
-                    rtol, atol, compare_fn, compile_only, runtime_dir, save_data, verbose, extra)
+    return emit(_harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg,
+                         runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,
+                         save_data, verbose, extra))
 
 
 def run(program: Any, specs: list, golden_fn: Callable | None = None,
@@ -515,5 +535,6 @@ def run(program: Any, specs: list, golden_fn: Callable | None = None,
         runtime_dir: str | None = None, save_data: bool = False, *,
         verbose: bool = True, **extra: Any) -> RunResult:
     """`run_jit` for a `@pl.program` class (or an already compiled program)."""
-    return _harness("run", program, specs, golden_fn, golden_data, compile_cfg, runtime_cfg,
-                    rtol, atol, compare_fn, compile_only, runtime_dir, save_data, verbose, extra)
+    return emit(_harness("run", program, specs, golden_fn, golden_data, compile_cfg,
+                         runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,
+                         save_data, verbose, extra))

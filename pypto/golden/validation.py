@@ -80,8 +80,23 @@ def default_compare(actual: Any, expected: Any, *, rtol: float, atol: float,
                    f"    first {shown.size} mismatches:\n" + "\n".join(lines))
 
 
+def _overrides(cmp: Callable, atol: float, rtol: float) -> tuple[float, float]:
+    """(atol, rtol) of a run, unless the comparator was built (or later set) with its own."""
+    own_atol = getattr(cmp, "atol_override", None)
+    own_rtol = getattr(cmp, "rtol_override", None)
+    return (atol if own_atol is None else own_atol), (rtol if own_rtol is None else own_rtol)
+
+
+def with_attrs(fn: Callable, **attrs: Any) -> Callable:
+    """`fn` carrying the attributes pypto-lib's comparators have (`options`, and the
+    element-wise verdict `bad_mask(actual, expected, rtol, atol)` the diagnosis uses)."""
+    fn.__dict__.update(attrs)
+    return fn
+
+
 default_compare.__name__ = "allclose"
-default_compare.bad_mask = lambda a, e, rtol, atol: ~isclose(a, e, rtol=rtol, atol=atol)
+with_attrs(default_compare,
+           bad_mask=lambda a, e, rtol, atol: ~isclose(a, e, rtol=rtol, atol=atol))
 
 
 # ----------------------------------------------------------------------------------------
@@ -254,8 +269,7 @@ def ratio_allclose(atol: float | None = None, rtol: float | None = None,
 
     def cmp(actual: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-5,
             **_: Any) -> tuple[bool, str]:
-        use_atol = atol if cmp.atol_override is None else cmp.atol_override
-        use_rtol = rtol if cmp.rtol_override is None else cmp.rtol_override
+        use_atol, use_rtol = _overrides(cmp, atol, rtol)
         a0, e0 = io.as_numpy(actual), io.as_numpy(expected)
         if a0.shape != e0.shape:
             return False, f"    shape mismatch: actual {a0.shape} vs expected {e0.shape}"
@@ -297,18 +311,15 @@ def ratio_allclose(atol: float | None = None, rtol: float | None = None,
             f"    first {min(max_show, idx.size)} mismatches:\n" + _show(lines, max_show))
 
     def bad_mask(actual: Any, expected: Any, rtol: float, atol: float) -> np.ndarray:
-        use_atol = atol if cmp.atol_override is None else cmp.atol_override
-        use_rtol = rtol if cmp.rtol_override is None else cmp.rtol_override
+        use_atol, use_rtol = _overrides(cmp, atol, rtol)
         mask = _ratio_allclose_mask(io.as_numpy(actual), io.as_numpy(expected), use_rtol,
                                     use_atol)
         return _restrict_mask(mask, io.as_numpy(expected), valid_rows, valid_axis, ignore_nan)
 
-    cmp.atol_override = atol
-    cmp.rtol_override = rtol
-    cmp.bad_mask = bad_mask
-    cmp.options = dict(atol=atol, rtol=rtol, max_error_ratio=max_error_ratio,
-                       valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
-                       ignore_nan=ignore_nan)
+    with_attrs(cmp, atol_override=atol, rtol_override=rtol, bad_mask=bad_mask,
+               options=dict(atol=atol, rtol=rtol, max_error_ratio=max_error_ratio,
+                            valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
+                            ignore_nan=ignore_nan))
     extra = ", ignore_nan=True" if ignore_nan else ""
     cmp.__name__ = (f"ratio_allclose(atol={atol}, rtol={rtol}, max_error_ratio={max_error_ratio}, "
                     f"valid_rows={valid_rows}, valid_axis={valid_axis}, zero_tail={zero_tail}"
@@ -355,7 +366,7 @@ def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
         if err:
             return False, err
         a, e = _f32_pair(a0, e0)
-        a, e, dropped = _care(a, e, ignore_nan)
+        a, e, _dropped = _care(a, e, ignore_nan)
         if a.size == 0:
             return True, ""
         err = _nonfinite_text(a, e)
@@ -390,10 +401,10 @@ def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
             mask = ~(rdiff <= diff_thd)
         return _restrict_mask(mask, e, valid_rows, valid_axis, ignore_nan)
 
-    cmp.bad_mask = bad_mask
-    cmp.options = dict(diff_thd=diff_thd, pct_thd=pct_thd, max_diff_hd=max_diff_hd,
-                       valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
-                       ignore_nan=ignore_nan)
+    with_attrs(cmp, bad_mask=bad_mask,
+               options=dict(diff_thd=diff_thd, pct_thd=pct_thd, max_diff_hd=max_diff_hd,
+                            valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
+                            ignore_nan=ignore_nan))
     extra = ", ignore_nan=True" if ignore_nan else ""
     cmp.__name__ = (f"ratio_reldiff(diff_thd={diff_thd}, pct_thd={pct_thd}, "
                     f"max_diff_hd={max_diff_hd}, valid_rows={valid_rows}, "

@@ -17,18 +17,52 @@ installs with `use_op_spellings` when it loads. Without one, calls print as
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (LAUNCH_DEFAULTS, Assign, Attr, Break, Call, CallFunc, Const, Continue,
-                            DynDim, Eval, Expr, For, Function, FunctionKind, GetItem, If,
-                            ListExpr, LoopKind, Program, Return, Scope, ScopeKind, Var, While,
-                            Yield, literal)
+from pypto.ir.nodes import (
+    LAUNCH_DEFAULTS,
+    Assign,
+    Attr,
+    Break,
+    Call,
+    CallFunc,
+    Const,
+    Continue,
+    DynDim,
+    Eval,
+    Expr,
+    For,
+    Function,
+    FunctionKind,
+    GetItem,
+    If,
+    ListExpr,
+    LoopKind,
+    Program,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+    literal,
+)
 from pypto.ir.transform import walk
-from pypto.ir.types import (ArrayType, AttrType, NoneType, ScalarType, TensorType, TileType,
-                            TupleType, Type)
+from pypto.ir.types import (
+    ArrayType,
+    AttrType,
+    NoneType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+)
+
 
 @dataclass(frozen=True)
 class OpSpelling:
@@ -101,7 +135,8 @@ def _const_str(c: Const) -> str:
         return _float_str(v) if isinstance(v, float) else repr(v)
     if isinstance(v, Enum) and c.type == ScalarType(dtypes.INDEX):
         return value_str(v)  # an IntEnum used as a number (pl.AtomicType.Add)
-    return f"pl.const({value_str(v)}, {c.type.dtype!r})"
+    dtype = c.type.dtype if isinstance(c.type, ScalarType) else None
+    return f"pl.const({value_str(v)}, {dtype!r})"
 
 
 def _default_expr(value: Any) -> Expr:
@@ -400,5 +435,14 @@ def print_program(prog: Program) -> str:
     return "\n".join(p.lines)
 
 
-__all__ = ["print_program", "print_function", "expr_str", "type_str", "value_str",
-           "OpSpelling", "use_op_spellings", "entry_by_rule", "walk"]
+__all__ = [
+    "OpSpelling",
+    "entry_by_rule",
+    "expr_str",
+    "print_function",
+    "print_program",
+    "type_str",
+    "use_op_spellings",
+    "value_str",
+    "walk",
+]

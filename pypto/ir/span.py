@@ -19,7 +19,7 @@ class Span:
     end_col: int = 0
 
     @staticmethod
-    def unknown() -> "Span":
+    def unknown() -> Span:
         return _UNKNOWN
 
     @property

@@ -6,7 +6,8 @@ subtrees are shared between a pass's input and output.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from pypto.ir.nodes import Expr, Function, Param, Program, Stmt
 from pypto.ir.types import ShapedType, TupleType, Type
@@ -69,14 +70,15 @@ def walk(node: Any) -> Iterator[Any]:
     """Every IR node (statements and expressions) under `node`, pre-order."""
     stack = [node]
     while stack:
-        n = stack.pop()
+        n: Any = stack.pop()
         if isinstance(n, tuple):
             stack.extend(reversed(n))
             continue
         if not isinstance(n, (Expr, Stmt, Function, Param, Program)):
             continue
         yield n
-        kids = [getattr(n, f.name) for f in dataclasses.fields(n)
+        # every concrete node class is a dataclass (the bases Expr / Stmt are not)
+        kids = [getattr(n, f.name) for f in dataclasses.fields(n)  # type: ignore[arg-type]
                 if f.name not in ("span", "type")]
         stack.extend(reversed(kids))
 

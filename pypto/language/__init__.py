@@ -8,28 +8,104 @@ from __future__ import annotations
 import sys as _sys
 import types as _types
 
-from pypto.ir.dtypes import (BF16, BOOL, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, FP16, FP32, HF4, HF8,
-                             INDEX, INT4, INT8, INT16, INT32, INT64, TASK_ID, UINT4, UINT8, UINT16,
-                             UINT32, UINT64, DType)
+from pypto.ir.dtypes import (
+    BF16,
+    BOOL,
+    FP4,
+    FP8E4M3FN,
+    FP8E5M2,
+    FP8E8M0,
+    FP16,
+    FP32,
+    HF4,
+    HF8,
+    INDEX,
+    INT4,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    TASK_ID,
+    UINT4,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    DType,
+)
 from pypto.ir.nodes import Program as _Program
 from pypto.language import dsl as _dsl
-from pypto.language.dsl import (at, cluster, cond, const, dump_tag, func_attr, manual_scope,
-                                no_dep, parallel, pipeline, range, scope, split_aiv, spmd,
-                                spmd_submit, static_assert, static_print, submit, unroll, while_,
-                                yield_)
-from pypto.language.enums import (AUTO, DN, MX_A_ZZ, MX_B_NN, ND, NZ, AtomicType, CompactMode,
-                                  CrossCoreSlot, ForKind, FunctionType, Level, MaskPattern, Mem,
-                                  MemorySpace, Optimization, PadValue, PipeType, Role, ScopeMode,
-                                  Split, SplitMode, TensorLayout, TileLayout, cross_core_slot,
-                                  split)
+from pypto.language.dsl import (
+    at,
+    cluster,
+    cond,
+    const,
+    dump_tag,
+    func_attr,
+    manual_scope,
+    no_dep,
+    parallel,
+    pipeline,
+    range,
+    scope,
+    split_aiv,
+    spmd,
+    spmd_submit,
+    static_assert,
+    static_print,
+    submit,
+    unroll,
+    while_,
+    yield_,
+)
+from pypto.language.enums import (
+    AUTO,
+    DN,
+    MX_A_ZZ,
+    MX_B_NN,
+    ND,
+    NZ,
+    AtomicType,
+    CompactMode,
+    CrossCoreSlot,
+    ForKind,
+    FunctionType,
+    Level,
+    MaskPattern,
+    Mem,
+    MemorySpace,
+    Optimization,
+    PadValue,
+    PipeType,
+    Role,
+    ScopeMode,
+    Split,
+    SplitMode,
+    TensorLayout,
+    TileLayout,
+    cross_core_slot,
+    split,
+)
 from pypto.language.jit import FunctionDef, JITFunction, ProgramDef, function, jit, program
 from pypto.language.ops import OpStub as _OpStub
 from pypto.language.ops import build_namespaces as _build_namespaces
-from pypto.language.typing import (Array, DynVar, InOut, Out, Scalar, Tensor, TensorView, Tile,
-                                   TileView, Tuple, dynamic)
+from pypto.language.typing import (
+    Array,
+    DynVar,
+    InOut,
+    Out,
+    Scalar,
+    Tensor,
+    TensorView,
+    Tile,
+    TileView,
+    Tuple,
+    dynamic,
+)
+from pypto.language.typing import ScalarAnnotation as _ScalarAnnotation
 
 DataType = DType
-TaskId = Scalar[TASK_ID]
+TaskId: _ScalarAnnotation = Scalar[TASK_ID]  # an annotation object, not a type alias
 
 optimizations = _types.SimpleNamespace(Optimization=Optimization, Split=Split,
                                        CrossCoreSlot=CrossCoreSlot, split=split,

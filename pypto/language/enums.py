@@ -1,10 +1,10 @@
 """Enums and small value classes of the `pl` namespace."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum, IntEnum
 
 from pypto.ir.nodes import FunctionKind
+from pypto.ir.options import CrossCoreSlot, Optimization, PadValue, Split, SplitMode  # noqa: F401
 from pypto.ir.types import MemorySpace
 
 Mem = MemorySpace
@@ -46,19 +46,6 @@ class FunctionType(Enum):
 class Role(Enum):
     Orchestrator = "Orchestrator"
     SubWorker = "SubWorker"
-
-
-class SplitMode(IntEnum):
-    NONE = 0
-    UP_DOWN = 1
-    LEFT_RIGHT = 2
-
-
-class PadValue(Enum):
-    null = "null"
-    zero = "zero"
-    max = "max"
-    min = "min"
 
 
 class AtomicType(IntEnum):
@@ -131,23 +118,7 @@ AUTO = -1
 # --- optimizations ------------------------------------------------------------------
 
 
-class Optimization:
-    """Base of the per-region hints listed in `pl.at(..., optimizations=[...])`."""
-
-
-@dataclass(frozen=True)
-class Split(Optimization):
-    """Ping-pong the vector half of a mixed cube+vector region across two AIV lanes."""
-
-    mode: SplitMode
-    slot_num: int | None = None
-
-
-@dataclass(frozen=True)
-class CrossCoreSlot(Optimization):
-    """Ring depth of the compiler-inserted cube<->vector pipe (default 2)."""
-
-    slot_num: int = 2
+# (Optimization, Split, CrossCoreSlot: pypto.ir.options, where the passes recognise them)
 
 
 def split(mode: SplitMode = SplitMode.NONE, *, slot_num: int | None = None) -> Split:

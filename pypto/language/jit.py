@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.errors import PyptoDeprecationWarning, public_entry
 from pypto.ir.nodes import FunctionKind
 from pypto.language.dsl import KernelOnlyError
-from pypto.language.kernels import KIND_NAMES, FunctionDef, KernelFunction
+from pypto.language.kernels import (
+    KIND_NAMES,
+    FunctionDef,
+    KernelFunction,
+    caller_names,
+    remember_scope,
+)
 
 # compile_jit's cache key of a kernel without bare-Tensor parameters on the default
 # platform (pypto.compile.DEFAULT_PLATFORM)
@@ -108,6 +115,7 @@ class _JitDecorator:
             return functools.partial(self.__call__, **options)
         if isinstance(fn, JITFunction):
             fn = fn.fn
+        remember_scope(fn, caller_names(1))
         return JITFunction(fn, self._kind, options)
 
 
@@ -135,21 +143,26 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
                                               "pl.func_attr({...}) in the body"), stacklevel=2)
     options = {"level": level, "role": role, "attrs": attrs, "auto_scope": auto_scope,
                "strict_ssa": strict_ssa}
-    if fn is None:
-        return lambda f: FunctionDef(f, type, options)
-    return FunctionDef(fn, type, options)
+
+    def make(f: Callable) -> FunctionDef:
+        remember_scope(f, caller_names(2))  # the class body (or function) decorating f
+        return FunctionDef(f, type, options)
+
+    return make if fn is None else make(fn)
 
 
 class ProgramDef:
     """A class decorated with `@pl.program`: a set of functions calling each other via self."""
 
-    def __init__(self, cls: type, options: dict):
+    def __init__(self, cls: type, options: dict, names: dict | None = None):
         self.cls = cls
         self.options = options
         self.__name__ = cls.__name__
         self.functions = {n: v for n, v in vars(cls).items() if isinstance(v, FunctionDef)}
         if not self.functions:
             raise TypeError(f"@pl.program class {cls.__name__} has no @pl.function methods")
+        for f in self.functions.values():  # the methods also see the program's frame
+            remember_scope(f.fn, names)
 
     def __repr__(self) -> str:
         return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"
@@ -173,6 +186,7 @@ class ProgramDef:
 
 def program(cls: type | None = None, *, strict_ssa: bool = False):
     """`@pl.program` on a class whose methods are `@pl.function`s."""
-    if cls is None:
-        return lambda c: ProgramDef(c, {"strict_ssa": strict_ssa})
-    return ProgramDef(cls, {"strict_ssa": strict_ssa})
+    def make(c: type) -> ProgramDef:
+        return ProgramDef(c, {"strict_ssa": strict_ssa}, caller_names(2))
+
+    return make if cls is None else make(cls)

@@ -6,7 +6,10 @@ the frontend, which sits below the toolchain, depends only on this module.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import sys
+import weakref
+from collections.abc import Callable
+from typing import Any
 
 from pypto.ir.nodes import FunctionKind
 
@@ -27,7 +30,7 @@ class KernelFunction:
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
         self.__doc__ = fn.__doc__
-        self.__module__ = getattr(fn, "__module__", None)
+        self.__module__ = getattr(fn, "__module__", "")
         self.__wrapped__ = fn
         self._cache: dict = {}
 
@@ -47,3 +50,39 @@ class FunctionDef:
     def __call__(self, *args: Any, **kwargs: Any):
         raise TypeError(f"{self.__name__} is a @pl.function: call it from a function of the "
                         "same @pl.program as self." + self.__name__ + "(...)")
+
+
+# --- the names visible where a kernel was decorated ----------------------------------
+
+# decorated Python function -> the local namespaces of the frames that decorated it,
+# innermost first (a @pl.program method: its class body, then the program's frame)
+_SCOPES: weakref.WeakKeyDictionary[Callable, list[dict]] = weakref.WeakKeyDictionary()
+
+
+def caller_names(depth: int) -> dict | None:
+    """A snapshot of the local names of the frame `depth` levels above the caller (the
+    code applying a decorator); None at module level, whose names are the function's
+    own globals. A kernel's annotations and body may name the locals of the function
+    that decorates it - the real parser resolves them the same way."""
+    frame = sys._getframe(depth + 1)
+    if frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)
+
+
+def remember_scope(fn: Callable, names: dict | None) -> None:
+    """Record `names` as visible to `fn` (after the namespaces already recorded)."""
+    if names is None:
+        return
+    try:
+        _SCOPES.setdefault(fn, []).append(names)
+    except TypeError:  # not weak-referenceable (a builtin): nothing to resolve in it
+        pass
+
+
+def decoration_scope(fn: Callable) -> list[dict]:
+    """The namespaces recorded for `fn`, innermost first."""
+    try:
+        return list(_SCOPES.get(fn, ()))
+    except TypeError:
+        return []

@@ -6,7 +6,6 @@ raises: kernel bodies are parsed, never executed.
 """
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import pypto.ops  # noqa: F401  (registers every op family)
@@ -33,7 +32,7 @@ class OpStub:
         return f"<pl op {self.public_name}>"
 
 
-def build_namespaces() -> dict[str, types.SimpleNamespace | dict]:
+def build_namespaces() -> dict[str, dict[str, OpStub]]:
     """Map 'pl', 'pl.tensor', 'pl.tile', … to {attribute: OpStub}."""
     spaces: dict[str, dict[str, OpStub]] = {}
     for public, op in BY_PUBLIC_NAME.items():

@@ -13,7 +13,7 @@ class DimExpr:
     """Python-level arithmetic over DynVars, as written in annotations
     (`pl.Tensor[[B_DYN * S_DYN, D], ...]`)."""
 
-    def _bin(self, other: Any, op: str, swap: bool = False) -> "DimExpr":
+    def _bin(self, other: Any, op: str, swap: bool = False) -> DimExpr:
         return DynBinary(op, other, self) if swap else DynBinary(op, self, other)
 
     def __add__(self, o): return self._bin(o, "+")

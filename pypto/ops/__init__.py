@@ -1,8 +1,22 @@
 """Op families. Importing this package registers every op in `registry.REGISTRY` and
 tells the IR printer how each op is spelled."""
 from pypto.ir.printer import OpSpelling, use_op_spellings
-from pypto.ops import (cast, creation, elementwise, gather, matmul, memory, padding,  # noqa: F401
-                       reduce, scalar, scatter, select, sort, system, views)
+from pypto.ops import (  # noqa: F401
+    cast,
+    creation,
+    elementwise,
+    gather,
+    matmul,
+    memory,
+    padding,
+    reduce,
+    scalar,
+    scatter,
+    select,
+    sort,
+    system,
+    views,
+)
 from pypto.ops.facts import Matmul, Role, Ufunc, View, Window  # noqa: F401
 from pypto.ops.registry import REGISTRY, OpDef, OpError, Unit, all_ops, defop, get  # noqa: F401
 

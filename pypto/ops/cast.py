@@ -244,7 +244,7 @@ def _cast_impl(x, target_type, mode="round"):
             x = int(x)
             return x if bounds is None else min(max(x, bounds[0]), bounds[1])
     if isinstance(x, (bool, int, float, np.generic)):
-        if isinstance(x, float) or isinstance(x, np.floating):
+        if isinstance(x, (float, np.floating)):
             src = np.asarray(x, dtype=np.float64)
         else:
             src = np.asarray(int(x), dtype=np.int64) if not isinstance(x, np.generic) \

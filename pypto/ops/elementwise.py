@@ -6,7 +6,8 @@ Scalar ∘ scalar through `pl.add` is plain scalar arithmetic.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -15,8 +16,17 @@ from pypto.ir.types import ScalarType, TileType
 from pypto.ops.facts import Ufunc
 from pypto.ops.numeric import compute_dtype, elementwise, plain, valid_shape, with_valid
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (broadcast_shapes, like, py_value, same_family, scratch,
-                             scalar_dtype, scalar_like, shaped, type_of)
+from pypto.ops.rules import (
+    broadcast_shapes,
+    like,
+    py_value,
+    same_family,
+    scalar_dtype,
+    scalar_like,
+    scratch,
+    shaped,
+    type_of,
+)
 
 
 def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool = False):
@@ -33,7 +43,8 @@ def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool =
         same_family(a, b, "rhs")
         shape = broadcast_shapes(a.shape, b.shape)
         dt = a.dtype if keep_lhs_dtype else dtypes.promote(a.dtype, b.dtype)
-        return like(a, shape=shape, dtype=dt, valid_shape=a.valid_shape if shape == a.shape else None)
+        return like(a, shape=shape, dtype=dt,
+                    valid_shape=a.valid_shape if shape == a.shape else None)
 
     rule.__name__ = op_name
     return rule
@@ -41,8 +52,9 @@ def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool =
 
 # Ops whose impl acts on trailing axes only (the batch engine stacks blocks on leading
 # axes) and, for float32 / float64 operands of their own dtype, is exactly a numpy ufunc.
-_BATCHABLE = frozenset("add sub mul maximum minimum adds subs muls divs maximums minimums neg "
-                       "abs exp sqrt rsqrt recip log relu sin cos".split())
+_BATCHABLE = frozenset(["add", "sub", "mul", "maximum", "minimum", "adds", "subs", "muls",
+                        "divs", "maximums", "minimums", "neg", "abs", "exp", "sqrt", "rsqrt",
+                        "recip", "log", "relu", "sin", "cos"])
 _UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
           "minimum": np.minimum, "adds": np.add, "subs": np.subtract, "muls": np.multiply,
           "divs": np.divide, "maximums": np.maximum, "minimums": np.minimum}
@@ -196,13 +208,16 @@ for _name, (_fn, _doc, _kw) in _UNARY.items():
           names=(f"pl.{_name}", f"pl.tensor.{_name}", f"pl.tile.{_name}"))(_sig)
 
 
-def _hp_unary(name: str, fn: Callable, doc: str) -> None:
+def _hp_unary(name: str, fn: Callable, doc: str, tile_high_precision: bool = False) -> None:
+    """A float unary op with the tensor option `high_precision=` (the tile forms of
+    log and recip take it too, as the real pl.tile.log / pl.tile.recip do; rsqrt's
+    tile form takes a scratch tile instead). The simulator computes in fp32 either way."""
     rule = _unary_rule(name, float_only=True)
 
     def sig(x, high_precision=False, tmp=None):
         scratch(x, tmp, f"pl.{name}", required=False)
-        if isinstance(type_of(x), TileType) and high_precision is not False and \
-                getattr(high_precision, "value", high_precision):
+        if not tile_high_precision and isinstance(type_of(x), TileType) and \
+                high_precision is not False and getattr(high_precision, "value", high_precision):
             raise OpError(f"high_precision= is a tensor-level option of pl.{name}; the tile form "
                           "takes a scratch tile `tmp` instead", arg="high_precision")
         return rule(x)
@@ -214,8 +229,8 @@ def _hp_unary(name: str, fn: Callable, doc: str) -> None:
 
 
 _hp_unary("rsqrt", _rsqrt, "Elementwise `1/sqrt(x)`.")
-_hp_unary("recip", np.reciprocal, "Elementwise `1/x` (FP16/FP32).")
-_hp_unary("log", np.log, "Elementwise natural logarithm.")
+_hp_unary("recip", np.reciprocal, "Elementwise `1/x` (FP16/FP32).", tile_high_precision=True)
+_hp_unary("log", np.log, "Elementwise natural logarithm.", tile_high_precision=True)
 
 
 def _lrelu(x, slope):

@@ -6,8 +6,9 @@ compares op names: a new op that is a view, a window, a matmul or an in-place uf
 works everywhere once its `defop` line says so.
 
 * `View` — the result shares storage with the first operand.
-* `Window` — the op reads or writes a box of a tensor at offsets (slice / load,
-  assemble / store); the parameters that hold the tensor, the extent and the offsets.
+* `WindowRead` / `WindowWrite` — the op reads a box of a tensor at offsets into a
+  value (slice / load) or writes a value into one (assemble / store): the parameters
+  that hold the tensor, the offsets and the extent (reads) or the value (writes).
 * `Matmul` — a cube matrix product: which parameters feed the cube (staged in L1,
   moved to L0A / L0B) and which one is the accumulator the result updates in place.
 * `Ufunc` — for float32 / float64 operands of the op's own dtype the impl is exactly
@@ -44,14 +45,24 @@ class View(Enum):
 
 
 @dataclass(frozen=True)
-class Window:
-    """A box of a tensor at offsets: read into a value, or written from one."""
+class WindowRead:
+    """A box of a tensor at offsets, read into a value."""
 
-    write: bool
-    tensor: str  # the parameter holding the tensor (the target of a write)
+    tensor: str  # the parameter holding the tensor
     offset: str  # the parameter holding the offsets of the box
-    shape: str | None = None  # reads: the parameter holding the box's extent
-    source: str | None = None  # writes: the parameter holding the value written
+    shape: str  # the parameter holding the box's extent
+
+
+@dataclass(frozen=True)
+class WindowWrite:
+    """A value written into a box of a tensor at offsets (the tensor is written in place)."""
+
+    tensor: str  # the parameter holding the tensor written
+    offset: str  # the parameter holding the offsets of the box
+    source: str  # the parameter holding the value written
+
+
+Window = WindowRead | WindowWrite
 
 
 @dataclass(frozen=True)
@@ -89,4 +100,4 @@ class Role(Enum):
     ARRAY_SET = "array_set"  # a scalar array with one element replaced
 
 
-__all__ = ["View", "Window", "Matmul", "Ufunc", "Role"]
+__all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]

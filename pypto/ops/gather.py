@@ -15,8 +15,19 @@ from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TileType, TupleType
 from pypto.ops.numeric import plain
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (dims_arg, dtype_arg, given, int_arg, int_or_enum, like,
-                             py_value, same_family, scalar_like, shaped, type_of)
+from pypto.ops.rules import (
+    dims_arg,
+    dtype_arg,
+    given,
+    int_arg,
+    int_or_enum,
+    like,
+    py_value,
+    same_family,
+    scalar_like,
+    shaped,
+    type_of,
+)
 from pypto.ops.select import CMP_FNS, cmp_code
 
 _GATHER_DTYPES = (dtypes.FP16, dtypes.FP32, dtypes.INT16, dtypes.INT32, dtypes.UINT32)
@@ -81,9 +92,10 @@ def _cmp_fn(mode: Any):
 
 def _gather(input, dim=None, index=None, *, mask_pattern=None, output_dtype=None, kvalue=None,
             cmp_mode=None, out_cols=None, offset=0, count_dtype=None):
-    """Gather from a rank-2 `input` in one of three forms.
+    """Gather from `input` in one of three forms.
 
-    * index form `gather(input, dim=-1, index=idx)`: `out[b, k] = input[b, idx[b, k]]`;
+    * index form `gather(input, dim=-1, index=idx)`: torch.gather along any axis `dim`
+      (the last by default; `out[b, k] = input[b, idx[b, k]]` for dim=-1 on rank 2);
       `idx` INT32 (INT16 with a 16-bit input), same rank, `idx.shape <= input.shape` off
       the gathered axis; the result has idx's shape and input's dtype.
     * mask form `gather(input, mask_pattern=P, output_dtype=None)`: keep the columns
@@ -120,14 +132,14 @@ def _gather(input, dim=None, index=None, *, mask_pattern=None, output_dtype=None
     same_family(t, i, "index")
     if t.rank < 2:
         raise OpError(f"pl.gather needs an input of rank >= 2, got rank {t.rank}", arg="input")
-    if d not in (-1, t.rank - 1):
-        raise OpError(f"pl.gather gathers along the last axis only (dim=-1), got dim={d}",
-                      arg="dim")
+    if not -t.rank <= d < t.rank:
+        raise OpError(f"dim {d} is out of range for a rank-{t.rank} input", arg="dim")
+    d %= t.rank
     _check_index_dtype(t, i)
     if i.rank != t.rank:
         raise OpError(f"index rank {i.rank} must equal input rank {t.rank}", arg="index")
-    for ax, (a, b) in enumerate(zip(i.shape[:-1], t.shape[:-1])):
-        if isinstance(a, int) and isinstance(b, int) and a > b:
+    for ax, (a, b) in enumerate(zip(i.shape, t.shape)):
+        if ax != d and isinstance(a, int) and isinstance(b, int) and a > b:
             raise OpError(f"index.shape[{ax}] = {a} exceeds input.shape[{ax}] = {b}",
                           arg="index")
     return like(t, shape=i.shape, valid_shape=None)
@@ -183,15 +195,17 @@ def _compare_gather(x, kvalue, cmp_mode, out_cols, offset, count_dtype):
     return dst, counts.astype(cd).reshape(1, rows)
 
 
-def _index_gather(x, index):
+def _index_gather(x, index, dim=None):
+    """torch.gather: out[..., j, ...] = x[..., index[..., j, ...], ...] along `dim` (the
+    last axis by default); the other axes of x are cut to the index's extent."""
     a = np.asarray(plain(x))
     idx = np.asarray(plain(index)).astype(np.int64)
-    lead = tuple(slice(0, s) for s in idx.shape[:-1])
-    src = a[lead]
-    if idx.size and (idx.min() < 0 or idx.max() >= src.shape[-1]):
-        raise IndexError(f"gather index out of range [0, {src.shape[-1]}): "
+    d = (-1 if dim is None else int(dim)) % a.ndim
+    src = a[tuple(slice(None) if ax == d else slice(0, s) for ax, s in enumerate(idx.shape))]
+    if idx.size and (idx.min() < 0 or idx.max() >= src.shape[d]):
+        raise IndexError(f"gather index out of range [0, {src.shape[d]}): "
                          f"min {idx.min()}, max {idx.max()}")
-    return np.take_along_axis(src, idx, axis=-1)
+    return np.take_along_axis(src, idx, axis=d)
 
 
 def _gather_impl(input, dim=None, index=None, mask_pattern=None, output_dtype=None, kvalue=None,
@@ -200,7 +214,7 @@ def _gather_impl(input, dim=None, index=None, mask_pattern=None, output_dtype=No
         return _reinterpret(mask_select(input, mask_pattern), output_dtype)
     if out_cols is not None or cmp_mode is not None:
         return _compare_gather(input, kvalue, cmp_mode, out_cols, offset, count_dtype)
-    return _index_gather(input, index)
+    return _index_gather(input, index, dim)
 
 
 defop("gather", unit=Unit.VECTOR, impl=_gather_impl,

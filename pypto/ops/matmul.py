@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ir.types import TileType, MemorySpace
+from pypto.ir.types import MemorySpace, TileType
 from pypto.ops.facts import Matmul
+from pypto.ops.numeric import is_tile_window, plain
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_equal, dtype_arg, like, py_value, same_family, shaped
 
@@ -115,9 +116,13 @@ def _matmul_acc(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
 
 def _matmul_acc_impl(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
     prod = _mm(lhs, rhs, a_trans, b_trans)
-    if init_cond:
-        return prod
-    return acc + prod
+    out = prod if init_cond else acc + prod
+    if is_tile_window(acc):
+        # the accumulator is a window of a larger Acc tile (pl.tile.slice): the MAD
+        # accumulates into that tile's L0C in place
+        plain(acc)[...] = out
+        return acc
+    return out
 
 
 defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl, matmul=Matmul(acc="acc"),
@@ -140,7 +145,8 @@ def _batch_matmul(lhs, rhs):
     return _matmul(lhs, rhs)
 
 
-defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(), impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
+defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(),
+      impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
       names=("pl.batch_matmul", "pl.tile.batch_matmul"))(_batch_matmul)
 
 

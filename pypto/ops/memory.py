@@ -11,10 +11,9 @@ import numpy as np
 
 from pypto.ir.nodes import ListExpr
 from pypto.ir.types import MemorySpace, ScalarType, TileType
-from pypto.ops.facts import Role, View, Window
+from pypto.ops.facts import Role, View, WindowRead, WindowWrite
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.numeric import valid_shape as valid_shape_of
-
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
     dims_arg,
@@ -98,7 +97,7 @@ def _slice_impl(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=No
 
 
 defop("slice", unit=Unit.MTE, impl=_slice_impl, wants_ctx=True, names=_names("slice"),
-      view=View.WINDOW, window=Window(False, "x", "offset", shape="shape"),
+      view=View.WINDOW, window=WindowRead("x", "offset", "shape"),
       shape_param="shape")(_slice)
 
 
@@ -161,7 +160,7 @@ def _assemble_impl(target, source, offset, atomic=None, shapes=None):
 
 
 defop("assemble", unit=Unit.MTE, impl=_assemble_impl, writes="target",
-      window=Window(True, "target", "offset", source="source"),
+      window=WindowWrite("target", "offset", "source"),
       names=_names("assemble"))(_assemble)
 
 
@@ -245,7 +244,7 @@ def _load_impl(tensor, offsets, shapes, valid_shape=None, target_memory=None, cl
 
 
 defop("load", unit=Unit.MTE, impl=_load_impl, names=("pl.load", "pl.tile.load"),
-      window=Window(False, "tensor", "offsets", shape="shapes"), shape_param="shapes",
+      window=WindowRead("tensor", "offsets", "shapes"), shape_param="shapes",
       memory_param="target_memory")(_load)
 
 
@@ -263,7 +262,7 @@ def _store(tile_, offsets, output_tensor, shapes=None, atomic=None):
 
 
 defop("store", unit=Unit.MTE, writes="output_tensor",
-      window=Window(True, "output_tensor", "offsets", source="tile_"),
+      window=WindowWrite("output_tensor", "offsets", "tile_"),
       impl=lambda tile_, offsets, output_tensor, shapes=None, atomic=None:
       _assemble_impl(output_tensor, tile_, offsets, atomic, shapes),
       names=("pl.store", "pl.tile.store"))(_store)
@@ -278,8 +277,9 @@ def _move(tile_, target_memory, blayout=None, slayout=None):
     return TileType(t.shape, t.dtype, t.valid_shape, mem)
 
 
-defop("move", unit=Unit.MTE, memory_param="target_memory", impl=lambda tile_, target_memory, blayout=None, slayout=None:
-      tile_.copy(), names=("pl.move", "pl.tile.move"))(_move)
+defop("move", unit=Unit.MTE, memory_param="target_memory",
+      impl=lambda tile_, target_memory, blayout=None, slayout=None: tile_.copy(),
+      names=("pl.move", "pl.tile.move"))(_move)
 
 
 def _transpose_view(tile_):

@@ -1,7 +1,9 @@
 """Numeric helpers for op implementations: compute precision and rounding."""
 from __future__ import annotations
 
-from typing import Any, Callable
+import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -39,23 +41,36 @@ def as_array(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else np.asarray(x)
 
 
-# Set while the simulator runs with numpy's floating-point errors ignored for the whole
-# run (`quiet_fp`): impls then skip their own np.errstate (~1.5 us per op).
-_QUIET = [0]
+class _Quiet(threading.local):
+    """How deep this thread is in code that ignores numpy's floating-point errors for
+    its whole extent (`quiet_fp`, a simulator run): impls then skip their own
+    np.errstate (~1.5 us per op). Per thread, as numpy's error state is: another
+    thread's run says nothing about this one."""
+
+    depth = 0
+
+
+_QUIET = _Quiet()
+
+
+def fp_quiet() -> bool:
+    """Does this thread ignore numpy's floating-point errors already (`quiet_fp`)?"""
+    return _QUIET.depth > 0
 
 
 class quiet_fp:
-    """Context manager: ignore numpy floating-point errors until exit (re-entrant)."""
+    """Context manager: ignore numpy floating-point errors in this thread until exit
+    (re-entrant)."""
 
     __slots__ = ("_old",)
 
-    def __enter__(self) -> "quiet_fp":
+    def __enter__(self) -> quiet_fp:
         self._old = np.seterr(all="ignore")
-        _QUIET[0] += 1
+        _QUIET.depth += 1
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _QUIET[0] -= 1
+        _QUIET.depth -= 1
         np.seterr(**self._old)
 
 
@@ -88,7 +103,7 @@ def elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
             args.append(x)
         if not arr:
             return fn(*xs)
-        if quiet[0]:
+        if quiet.depth:
             return fn(*args)
         with np.errstate(all="ignore"):
             return fn(*args)
@@ -115,6 +130,10 @@ class ValidArray(np.ndarray):
     """
 
     valid: tuple | None = None
+    # set (by `tile_window`) on a window of an on-chip tile: it shares the tile's storage,
+    # so an op that writes its operand in place (matmul_acc's accumulator) writes the
+    # tile; never inherited by derived arrays
+    tile_window: bool = False
 
     def __array_finalize__(self, obj: Any) -> None:
         v = getattr(obj, "valid", None)
@@ -141,6 +160,18 @@ def valid_shape(x: Any) -> tuple:
     if v is None or len(v) != len(shape):
         return tuple(shape)
     return tuple(min(int(a), int(b)) for a, b in zip(v, shape))
+
+
+def tile_window(x: np.ndarray) -> np.ndarray:
+    """`x` (a view of an on-chip tile, not copied) marked as such, its valid shape kept."""
+    out = x.view(ValidArray)
+    out.valid = getattr(x, "valid", None)
+    out.tile_window = True
+    return out
+
+
+def is_tile_window(x: Any) -> bool:
+    return isinstance(x, ValidArray) and x.tile_window
 
 
 def plain(x: Any) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Padding: `fillpad` family and `expand_clone`.
 
-Elements outside the valid region take the pad value (zero, dtype max or min);
-the result is fully valid.
+Elements outside the valid region take the pad value (zero, +inf / -inf for floats,
+the integer range's max / min); the result is fully valid.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from pypto.ir.options import PadValue
 from pypto.ir.types import TileType
 from pypto.ops.facts import View
 from pypto.ops.numeric import plain
@@ -30,7 +31,7 @@ def pad_kind(x: Any, arg: str = "pad_value") -> str:
     """'zero' | 'max' | 'min' from a PadValue or its literal sugar (0, inf, -inf)."""
     v = py_value(x)
     name = getattr(v, "name", None)
-    if name is not None and type(v).__name__ == "PadValue":
+    if name is not None and isinstance(v, PadValue):
         if name == "null":
             raise OpError("fillpad needs a pad value: PadValue.null means 'no padding'", arg=arg,
                           hint="use pl.PadValue.zero, .max or .min")
@@ -47,16 +48,21 @@ def pad_kind(x: Any, arg: str = "pad_value") -> str:
 
 
 def pad_scalar(dtype: np.dtype, kind: str) -> Any:
-    """The fill value: 0, or the dtype's largest / smallest **finite** value."""
+    """The fill value: 0; for max / min, +-inf in a float format that has infinities
+    (what the hardware's pad fills and the real toolchain's runtime tests expect), else
+    the format's largest / smallest value (integers, bool, fp8 e4m3fn / e8m0)."""
     if kind == "zero":
         return np.zeros((), dtype=dtype)[()]
     if dtype == np.bool_:
         return kind == "max"
     if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-    else:
-        info = ml_dtypes.finfo(dtype)
-    return info.max if kind == "max" else info.min
+        ints = np.iinfo(dtype)
+        return ints.max if kind == "max" else ints.min
+    floats = ml_dtypes.finfo(dtype)
+    inf = np.array(np.inf if kind == "max" else -np.inf).astype(dtype)
+    if np.isinf(inf.astype(np.float32)):
+        return inf[()]
+    return floats.max if kind == "max" else floats.min
 
 
 def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
@@ -71,9 +77,10 @@ def _fill_outside(a: np.ndarray, valid: tuple, kind: str) -> np.ndarray:
 
 
 def _fillpad(x, pad_value=None):
-    """Same shape; every element outside the valid region becomes 0 (zero), the dtype's
-    largest finite value (max) or smallest (min). The result is fully valid. Pad with
-    the identity of the reduction that follows (min before row_max, zero before row_sum)."""
+    """Same shape; every element outside the valid region becomes 0 (zero), +inf (max)
+    or -inf (min) - an integer type's largest / smallest value. The result is fully
+    valid. Pad with the identity of the reduction that follows (min before row_max,
+    zero before row_sum)."""
     t = shaped(x, "x")
     if pad_value is not None:
         pad_kind(pad_value)
@@ -150,7 +157,8 @@ defop("fillpad_expand", unit=Unit.VECTOR, impl=_fillpad_expand_impl,
 
 
 def _expand_clone(src, target):
-    """A copy of `src` broadcast to `target`'s shape (target supplies the shape only)."""
+    """`src` broadcast to `target`'s shape, written into `target` (in place, as the
+    real compiler lowers it: a loop of stores into the target); returns the target."""
     s = shaped(src, "src")
     t = shaped(target, "target")
     if s.rank != t.rank:
@@ -161,6 +169,11 @@ def _expand_clone(src, target):
     return like(t, dtype=s.dtype, valid_shape=None)
 
 
-defop("expand_clone", unit=Unit.VECTOR,
-      impl=lambda src, target: np.broadcast_to(plain(src), np.shape(target)).copy(),
+def _expand_clone_impl(src: Any, target: Any) -> np.ndarray:
+    out = plain(target)
+    out[...] = np.broadcast_to(plain(src), out.shape)
+    return out
+
+
+defop("expand_clone", unit=Unit.VECTOR, impl=_expand_clone_impl, writes="target",
       names=("pl.expand_clone", "pl.tensor.expand_clone"))(_expand_clone)

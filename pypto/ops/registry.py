@@ -18,11 +18,12 @@ returns the result type or raises `OpError`.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
-from pypto.ops.facts import Matmul, Role, Ufunc, View, Window
+from pypto.ops.facts import Matmul, Role, Ufunc, View, Window, WindowRead, WindowWrite
 
 
 class Unit(Enum):
@@ -89,6 +90,14 @@ class OpDef:
     def params(self) -> tuple[str, ...]:
         return tuple(self.signature.parameters)
 
+    @property
+    def window_read(self) -> WindowRead | None:
+        return self.window if isinstance(self.window, WindowRead) else None
+
+    @property
+    def window_write(self) -> WindowWrite | None:
+        return self.window if isinstance(self.window, WindowWrite) else None
+
 
 REGISTRY: dict[str, OpDef] = {}
 # Public spelling ("pl.add", "pl.tensor.dim") -> op name.
@@ -136,9 +145,12 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
 def _named_params(op: OpDef) -> list[str]:
     """The parameter names the op's facts refer to (checked against its signature)."""
     names = [op.shape_param, op.memory_param]
-    if op.window is not None:
-        w = op.window
-        names += [w.tensor, w.offset, w.shape, w.source]
+    if op.window_read is not None:
+        r = op.window_read
+        names += [r.tensor, r.offset, r.shape]
+    if op.window_write is not None:
+        w = op.window_write
+        names += [w.tensor, w.offset, w.source]
     if op.matmul is not None:
         names += [op.matmul.lhs, op.matmul.rhs, op.matmul.acc]
     return [n for n in names if n is not None]

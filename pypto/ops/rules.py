@@ -6,8 +6,15 @@ from typing import Any
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Attr, Const, DynDim, Expr, ListExpr
-from pypto.ir.types import (ArrayType, MemorySpace, ScalarType, ShapedType, TensorType, TileType,
-                            Type)
+from pypto.ir.types import (
+    ArrayType,
+    MemorySpace,
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TileType,
+    Type,
+)
 from pypto.ops.registry import OpError
 
 

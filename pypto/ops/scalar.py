@@ -7,7 +7,8 @@ short-circuit.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType
@@ -144,5 +145,7 @@ def _minmax(lhs, rhs):
     return _arith_rule("max")(lhs, rhs)
 
 
-defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs), names=("pl.max", "pl.tile.max"))(_minmax)
-defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs), names=("pl.min", "pl.tile.min"))(_minmax)
+defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs),
+      names=("pl.max", "pl.tile.max"))(_minmax)
+defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs),
+      names=("pl.min", "pl.tile.min"))(_minmax)

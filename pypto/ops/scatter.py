@@ -5,17 +5,23 @@ Mask patterns and lane reinterpretation are shared with `gather.py`.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, TensorType, TileType
+from pypto.ops.gather import PATTERN_NAMES, PATTERNS, _pattern
 from pypto.ops.numeric import plain
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (dims_arg, dims_equal, given, int_arg, like,
-                             py_value, same_family, shaped)
-from pypto.ops.gather import PATTERN_NAMES, PATTERNS, _pattern
-
+from pypto.ops.rules import (
+    dims_arg,
+    dims_equal,
+    given,
+    int_arg,
+    like,
+    py_value,
+    same_family,
+    shaped,
+)
 
 # --- scatters ------------------------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ NaN compares false except under NE, as in IEEE.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,8 +23,16 @@ from pypto.ir import dtypes
 from pypto.ir.types import ScalarType, TileType
 from pypto.ops.numeric import compute_dtype, plain
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import (broadcast_shapes, like, py_value, same_family, scalar_dtype,
-                             scalar_like, shaped, type_of)
+from pypto.ops.rules import (
+    broadcast_shapes,
+    like,
+    py_value,
+    same_family,
+    scalar_dtype,
+    scalar_like,
+    shaped,
+    type_of,
+)
 
 CMP_NAMES = ("eq", "ne", "lt", "le", "gt", "ge")
 CMP_FNS: tuple[Callable, ...] = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
@@ -43,7 +52,8 @@ def cmp_code(x: Any, arg: str = "cmp_type") -> int:
 
 def mask_bytes(cols: Any) -> Any:
     if isinstance(cols, int):
-        return -(-(-(-cols // 8)) // MASK_COL_ALIGN) * MASK_COL_ALIGN
+        nbytes = -(-cols // 8)  # one bit per column, rounded up to whole bytes
+        return -(-nbytes // MASK_COL_ALIGN) * MASK_COL_ALIGN
     return cols
 
 

@@ -146,7 +146,7 @@ def _mrgsort(src0, src1=None, src2=None, src3=None, tmp=None, *, exhausted=False
         else:
             raise OpError(f"block_len must be an integer, got {block_len!r}", arg="block_len")
         return like(s0, valid_shape=None)
-    if given(src2) and not given(src1) or given(src3) and not given(src2):
+    if (given(src2) and not given(src1)) or (given(src3) and not given(src2)):
         raise OpError("mrgsort format 2 lists must be passed in order src0, src1, src2, src3",
                       arg="src1")
     if not srcs:

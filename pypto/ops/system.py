@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pypto.ir import dtypes
-from pypto.ir.types import ArrayType, ATTR, NONE, ScalarType
+from pypto.ir.types import ATTR, NONE, ArrayType, ScalarType
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import array_type, dtype_arg, int_arg

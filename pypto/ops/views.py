@@ -8,8 +8,8 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
-from pypto.ops.memory import _slice_impl, _static_ints  # noqa: F401
 from pypto.ops.facts import Role, View
+from pypto.ops.memory import _slice_impl, _static_ints  # noqa: F401
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
@@ -35,12 +35,12 @@ def _reshape(x, shape):
     if any(isinstance(d, int) and d < 0 for d in dims):
         raise OpError(f"cannot reshape to [{', '.join(map(str, dims))}]: dimensions must not "
                       "be negative (there is no -1 wildcard)", arg="shape")
-    if old is not None and all(isinstance(d, int) for d in dims):
-        # math.prod on Python ints: np.prod would wrap around past 2**63
-        if math.prod(old) != math.prod(dims):
-            raise OpError(f"cannot reshape {t} ({math.prod(old)} elements) to "
-                          f"[{', '.join(map(str, dims))}] ({math.prod(dims)} elements)",
-                          arg="shape")
+    # math.prod on Python ints: np.prod would wrap around past 2**63
+    if old is not None and all(isinstance(d, int) for d in dims) and \
+            math.prod(old) != math.prod(dims):
+        raise OpError(f"cannot reshape {t} ({math.prod(old)} elements) to "
+                      f"[{', '.join(map(str, dims))}] ({math.prod(dims)} elements)",
+                      arg="shape")
     return like(t, shape=dims, valid_shape=None)
 
 
@@ -133,10 +133,10 @@ def _reinterpret_view(x, dtype, *, shape=None):
     if shape is not None and py_value(shape) is not None:
         dims = dims_arg(shape, "shape")
         old, new = t.static_shape(), dims
-        if old is not None and all(isinstance(d, int) for d in new):
-            if int(np.prod(old)) * t.dtype.nbytes != int(np.prod(new)) * dt.nbytes:
-                raise OpError(f"reinterpret_view to {list(new)} {dt!r} changes the byte size",
-                              arg="shape")
+        if old is not None and all(isinstance(d, int) for d in new) and \
+                int(np.prod(old)) * t.dtype.nbytes != int(np.prod(new)) * dt.nbytes:
+            raise OpError(f"reinterpret_view to {list(new)} {dt!r} changes the byte size",
+                          arg="shape")
         return like(t, shape=dims, dtype=dt, valid_shape=None)
     last = t.shape[-1]
     if isinstance(last, int):

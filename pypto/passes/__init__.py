@@ -43,7 +43,19 @@ def default_pipeline() -> list[Pass]:
     ]
 
 
-__all__ = ["Pass", "PassContext", "PassRecord", "run_pipeline", "default_pipeline",
-           "InlineFunctions", "OutlineRegions", "LowerBreakContinue", "ConvertToSSA",
-           "ClassifyUnits", "EstimateBuffers", "AnalyzeRegions", "DeriveTaskGraph",
-           "CheckRegionRules"]
+__all__ = [
+    "AnalyzeRegions",
+    "CheckRegionRules",
+    "ClassifyUnits",
+    "ConvertToSSA",
+    "DeriveTaskGraph",
+    "EstimateBuffers",
+    "InlineFunctions",
+    "LowerBreakContinue",
+    "OutlineRegions",
+    "Pass",
+    "PassContext",
+    "PassRecord",
+    "default_pipeline",
+    "run_pipeline",
+]

@@ -17,10 +17,10 @@ The model (a planning estimate, not an allocator):
   tile slice or view, else its declared memory (`pl.Mem.*`); for tensor-level values the
   side that produces or consumes them (§2.1, see `units.py`): a matmul result is
   Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
-  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor directly stages it (implicit load) in the
-  consumer's space for that op. Tensor-level matmul operands are not counted in
-  Left/Right: the compiler tiles them to fit L0 (AutoTileMatmulL0); only explicit
-  `pl.Mem.Left`/`Right` tiles count there.
+  consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor
+  directly stages it (implicit load) in the consumer's space for that op. Tensor-level
+  matmul operands are not counted in Left/Right: the compiler tiles them to fit L0
+  (AutoTileMatmulL0); only explicit `pl.Mem.Left`/`Right` tiles count there.
 * **Liveness.** Statements are numbered in program order; a buffer is live from
   its first definition up to (not including) its last use, so the result of the op
   that last reads a buffer may take that buffer's place (in-place reuse of a dying
@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.ir.nodes import CallFunc, For, LoopKind, Program
+from pypto.ir.options import CrossCoreSlot, Split
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import MemorySpace, ShapedType, TileType
@@ -195,7 +196,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
 
     buffers: list[Buffer] = []
     unknown: list[str] = []
-    for root, vs in groups.items():
+    for _root, vs in groups.items():
         vs = sorted(vs, key=lambda v: (flow.defs.get(v, 0), v))
         sizes = [flow.types[v].nbytes() for v in vs]
         if any(s is None for s in sizes):
@@ -236,7 +237,7 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             if v is None or not storage.in_gm(v):
                 continue
             t = flow.types.get(v)
-            if not isinstance(t, ShapedType) or d.matmul is not None and param == d.matmul.acc:
+            if not isinstance(t, ShapedType) or (d.matmul is not None and param == d.matmul.acc):
                 continue
             n = t.nbytes()
             if n is None:
@@ -301,11 +302,10 @@ def split_and_slots(launch: dict) -> tuple[str | None, int, Any, Any]:
     """(split mode name, ring slots, the Split object, the CrossCoreSlot object)."""
     split_mode, slots, split_obj, slot_obj = None, 2, None, None
     for o in launch.get("optimizations", ()) or ():
-        kind = type(o).__name__
-        if kind == "Split":
+        if isinstance(o, Split):
             split_obj = o
             split_mode = getattr(o.mode, "name", str(o.mode))
-        elif kind == "CrossCoreSlot":
+        elif isinstance(o, CrossCoreSlot):
             slot_obj = o
             slots = int(o.slot_num)
     return split_mode, slots, split_obj, slot_obj
@@ -328,5 +328,13 @@ class EstimateBuffers(Pass):
         return program
 
 
-__all__ = ["EstimateBuffers", "BufferReport", "Buffer", "estimate", "budget_for", "align",
-           "launch_options", "split_and_slots"]
+__all__ = [
+    "Buffer",
+    "BufferReport",
+    "EstimateBuffers",
+    "align",
+    "budget_for",
+    "estimate",
+    "launch_options",
+    "split_and_slots",
+]

@@ -23,8 +23,21 @@ import itertools
 from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Break, Call, Const, Continue, For, If, LoopKind, Program,
-                            Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    Const,
+    Continue,
+    For,
+    If,
+    LoopKind,
+    Program,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.transform import map_bodies
 from pypto.ir.types import ScalarType
 from pypto.passes.base import Pass, PassContext
@@ -80,7 +93,7 @@ class _Lowering:
         cont = Var(f"__cont{k}", _BOOL, span=span) if "continue" in exits else None
         flags = [f for f in (brk, cont) if f is not None]
         self.flags = (brk, cont)
-        tail = ()
+        tail: tuple = ()
         if body and isinstance(body[-1], Yield):
             body, tail = body[:-1], (body[-1],)
         guarded = self.guard(body, brk, cont, flags)

@@ -17,13 +17,26 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Eval, For, Function, GetItem, If, ListExpr,
-                            Return, Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.span import Span
 from pypto.ir.types import TensorType, TileType
 from pypto.ops.facts import View
 from pypto.ops.registry import get
-
 
 
 @dataclass
@@ -192,14 +205,14 @@ class Dataflow:
                     self.aliases.append((a.name, i))
             if isinstance(s, While):
                 self.ref(s.cond)
-            sink: list = []
-            self._block(s.body, sink)
+            body_sink: list = []
+            self._block(s.body, body_sink)
             # carried values stay live to the end of the loop
             for a in s.iter_args:
                 self._use(a.name)
             self._stack.pop()
             span.end = self.pos
-            ys = sink[-1] if sink else []
+            ys = body_sink[-1] if body_sink else []
             for a, r, y in zip(s.iter_args, s.results, ys + [None] * len(s.iter_args)):
                 self._define(r.name, r.type)
                 self.aliases.append((r.name, a.name))
@@ -308,4 +321,4 @@ def returned_param_sets(f: Function) -> list[frozenset[str]]:
             else frozenset() for v in rets[-1].values]
 
 
-__all__ = ["Dataflow", "OpNode", "LoopSpan", "Storage", "returned_param_sets"]
+__all__ = ["Dataflow", "LoopSpan", "OpNode", "Storage", "returned_param_sets"]

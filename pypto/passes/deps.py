@@ -36,17 +36,34 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Const, Direction, Eval, For, Function, If,
-                            ListExpr, LoopKind, Program, Scope, ScopeKind, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Const,
+    Direction,
+    Eval,
+    For,
+    Function,
+    If,
+    ListExpr,
+    LoopKind,
+    Program,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
-from pypto.ir.types import ArrayType, ScalarType, ShapedType, TensorType
 from pypto.ir.transform import walk
+from pypto.ir.types import ArrayType, ScalarType, ShapedType, TensorType
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.passes.base import Pass, PassContext
-from pypto.passes.regions import LoopInfo, loop_info
 from pypto.passes.dataflow import Dataflow, Storage, returned_param_sets
+from pypto.passes.regions import LoopInfo, loop_info
 
 Rect = tuple  # ((lo, hi), ...) per dim; None = unknown
 
@@ -209,10 +226,10 @@ def callee_accesses(f: Function, env: dict) -> dict[str, tuple]:
 
     for op in flow.ops:
         d = get(op.op)
-        w = d.window
-        if w is not None and not w.write:  # slice / load
-            touch(op.operand(w.tensor), False, _rect(_ints(op.arg(w.offset), env),
-                                                     _ints(op.arg(w.shape), env)))
+        rd, w = d.window_read, d.window_write
+        if rd is not None:  # slice / load
+            touch(op.operand(rd.tensor), False, _rect(_ints(op.arg(rd.offset), env),
+                                                      _ints(op.arg(rd.shape), env)))
         elif w is not None:  # assemble / store (a reshaping store gives its shapes)
             src_t = flow.types.get(op.operand(w.source) or "")
             shape = _ints(op.arg("shapes"), env) or (
@@ -262,11 +279,11 @@ class _State:
     writers: dict  # root -> list[_Access]
     readers: dict  # root -> list[_Access]
 
-    def copy(self) -> "_State":
+    def copy(self) -> _State:
         return _State({k: list(v) for k, v in self.writers.items()},
                       {k: list(v) for k, v in self.readers.items()})
 
-    def merge(self, other: "_State") -> None:
+    def merge(self, other: _State) -> None:
         for mine, theirs in ((self.writers, other.writers), (self.readers, other.readers)):
             for k, v in theirs.items():
                 cur = mine.setdefault(k, [])
@@ -370,7 +387,7 @@ class _GraphBuilder:
     def orch_op(self, target: Var | None, call: Call, span: Span) -> None:
         d = get(call.op)
         args = dict(zip(d.params, call.args))
-        w = d.window
+        w = d.window_read
         if d.view is View.WINDOW and w is not None and target is not None:  # a slice
             src = args[w.tensor]
             if isinstance(src, Var) and src.name in self.root:
@@ -441,9 +458,8 @@ class _GraphBuilder:
             wrect = _shift(view, wrect, 0) if writes else None
             if p.direction is Direction.IN:
                 direction = "Input"
-            elif p.direction is Direction.INOUT:
-                direction = "InOut"
-            elif seq or root in written_before or root in self.inout_params:
+            elif p.direction is Direction.INOUT or seq or root in written_before or \
+                    root in self.inout_params:
                 direction = "InOut"
             else:
                 direction = "OutputExisting"
@@ -543,5 +559,16 @@ class DeriveTaskGraph(Pass):
         return program
 
 
-__all__ = ["DeriveTaskGraph", "TaskGraph", "TaskNode", "TaskEdge", "TaskArg", "overlaps",
-           "covers", "derive_task_graph", "LoopInfo", "ArrayType", "TensorType"]
+__all__ = [
+    "ArrayType",
+    "DeriveTaskGraph",
+    "LoopInfo",
+    "TaskArg",
+    "TaskEdge",
+    "TaskGraph",
+    "TaskNode",
+    "TensorType",
+    "covers",
+    "derive_task_graph",
+    "overlaps",
+]

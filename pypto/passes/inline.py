@@ -10,8 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from pypto.ir.nodes import (Assign, CallFunc, Eval, FunctionKind, ListExpr, Program, Return,
-                            Var)
+from pypto.ir.nodes import Assign, CallFunc, Eval, FunctionKind, ListExpr, Program, Return, Var
 from pypto.ir.transform import Mutator, map_bodies
 from pypto.ir.types import TupleType
 from pypto.passes.base import Pass, PassContext

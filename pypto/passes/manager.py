@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from pypto.ir.nodes import Program
 from pypto.passes.base import Pass, PassContext

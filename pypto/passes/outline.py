@@ -18,8 +18,25 @@ import itertools
 from typing import Any
 
 from pypto.ir import dtypes
-from pypto.ir.nodes import (Assign, Call, CallFunc, Direction, Eval, For, Function, FunctionKind,
-                            If, LoopKind, Param, Program, Return, Scope, ScopeKind, Var, While)
+from pypto.ir.nodes import (
+    Assign,
+    Call,
+    CallFunc,
+    Direction,
+    Eval,
+    For,
+    Function,
+    FunctionKind,
+    If,
+    LoopKind,
+    Param,
+    Program,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+)
 from pypto.ir.transform import map_bodies, walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType
 from pypto.ops.facts import View
@@ -141,10 +158,11 @@ class OutlineRegions(Pass):
         task = getattr(s, "task", None) or Var(f"_task{next(self.counter)}", _TASK, span=s.span)
         if single is not None:
             stmt, call = single
-            outs = stmt.targets if isinstance(stmt, Assign) else ()
+            targets = stmt.targets if isinstance(stmt, Assign) else ()
             launch["name_hint"] = launch["name_hint"] or call.func
-            lc = dataclasses.replace(call, type=TupleType(tuple(v.type for v in outs) + (_TASK,)))
-            return [Assign(tuple(outs) + (task,), _with_launch(lc, launch), s.span)]
+            lc = dataclasses.replace(call, type=TupleType(tuple(v.type for v in targets) +
+                                                          (_TASK,)))
+            return [Assign(tuple(targets) + (task,), _with_launch(lc, launch), s.span)]
         params, outs = self._interface(body, s, whole)
         hint = launch["name_hint"] or region
         fname = f"{self.parent.name}_{hint}"

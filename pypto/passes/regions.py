@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.nodes import (CallFunc, Const, For, FunctionKind, If, Program, Scope, While)
+from pypto.ir.nodes import CallFunc, Const, For, FunctionKind, If, Program, Scope, While
 from pypto.ir.printer import expr_str
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
@@ -139,7 +139,7 @@ def loop_info(s: Any) -> LoopInfo:
         return LoopInfo("while", ",".join(a.name for a in s.iter_args), None)
     a, b, c = _static(s.start), _static(s.stop), _static(s.step)
     # arithmetic, not len(range(...)): a bound past 2**63 must not overflow
-    trips = max(0, -((a - b) // c)) if None not in (a, b, c) and c != 0 else None
+    trips = max(0, -((a - b) // c)) if a is not None and b is not None and c else None
     return LoopInfo(s.kind.value, s.var.name, trips, s.attr("stage"))
 
 
@@ -197,8 +197,8 @@ class AnalyzeRegions(Pass):
         for f in program.functions:
             if f.kind is not FunctionKind.INCORE:
                 continue
-            site = first_site.get(f.name)
-            launch = dict(site.call.launch) if site else {}
+            first = first_site.get(f.name)
+            launch = dict(first.call.launch) if first else {}
             split, slots, _, _ = split_and_slots(launch)
             u = units.get(f.name)
             b = buffers.get(f.name)
@@ -212,9 +212,9 @@ class AnalyzeRegions(Pass):
                 function=f.name,
                 name_hint=launch.get("name_hint") or f.attr("name_hint", "") or "",
                 kind=launch.get("kind") or f.attr("region", "at"),
-                parent=site.caller if site else (f.attr("parent") or ""),
+                parent=first.caller if first else (f.attr("parent") or ""),
                 children=tuple(children.get(f.name, ())),
-                span=site.call.span if site and site.call.span.known else f.span,
+                span=first.call.span if first and first.call.span.known else f.span,
                 ops_per_unit=tuple(sorted((u.op_units if u else {}).items())),
                 side_counts=tuple(sorted((u.side_counts if u else {}).items())),
                 classification=u.classification if u else "scalar",
@@ -225,7 +225,7 @@ class AnalyzeRegions(Pass):
                 budget=tuple(budget.items()),
                 over_budget=b.over if b else (),
                 unknown_buffers=tuple(b.unknown) if b else (),
-                loop_context=site.loops if site else (),
+                loop_context=first.loops if first else (),
                 core_num=_core_num(launch.get("core_num")),
                 launch=tuple(launch.items()),
                 platform=ctx.platform,
@@ -234,5 +234,12 @@ class AnalyzeRegions(Pass):
         return program
 
 
-__all__ = ["AnalyzeRegions", "RegionInfo", "PipeInfo", "LoopInfo", "LaunchSite",
-           "launch_sites", "loop_info"]
+__all__ = [
+    "AnalyzeRegions",
+    "LaunchSite",
+    "LoopInfo",
+    "PipeInfo",
+    "RegionInfo",
+    "launch_sites",
+    "loop_info",
+]

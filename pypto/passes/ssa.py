@@ -40,11 +40,27 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Attr, Break, Continue, DynDim, Eval, For, Function, If,
-                            LoopKind, Param, Program, Return, Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Attr,
+    Break,
+    Continue,
+    DynDim,
+    Eval,
+    For,
+    Function,
+    If,
+    LoopKind,
+    Param,
+    Program,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ir.transform import substitute, walk
 from pypto.passes.base import Pass, PassContext
-
 
 # --- helpers on named IR ------------------------------------------------------------
 
@@ -247,9 +263,7 @@ class _FunctionSSA:
             body = self.block(s.body)
             out.append(dataclasses.replace(s, var=var, start=start, stop=stop, step=step,
                                            body=body, attrs=attrs))
-        elif isinstance(s, For):
-            out.append(self.loop(s))
-        elif isinstance(s, While):
+        elif isinstance(s, (For, While)):
             out.append(self.loop(s))
         elif isinstance(s, If):
             out.append(self.branch(s))
@@ -287,7 +301,7 @@ class _FunctionSSA:
             self.env[a.name] = new
             iter_args.append(new)
         for name, rep in carried:
-            t = (self.env[name] if name in self.env else rep).type
+            t = (self.env.get(name, rep)).type
             new = self.fresh(Var(name, t, span=rep.span))
             self.env[name] = new
             iter_args.append(new)
@@ -310,6 +324,7 @@ class _FunctionSSA:
         if is_for:
             return For(var, start, stop, step, s.kind, body, tuple(iter_args), inits,
                        tuple(results), attrs, s.span)
+        assert cond is not None
         return While(cond, body, tuple(iter_args), inits, tuple(results), s.span)
 
     def _body_with_yield(self, stmts: tuple) -> tuple[tuple, list]:
@@ -337,17 +352,23 @@ class _FunctionSSA:
         else_body, else_y = self._body_with_yield(s.else_body)
         else_env = self.env
         self.env = dict(before)
-        merged = []
+        merged: list[tuple[str, Var | Attr, Var | Attr]] = []
         arms = assigned_in(s.then_body)
         for name, var in assigned_in(s.else_body).items():
             arms.setdefault(name, var)
-        for name, rep in arms.items():
+        for name, _rep in arms.items():
             if name in explicit or name not in live_after:
                 continue
             tv, ev = then_env.get(name), else_env.get(name)
             if tv is ev:
                 continue
-            merged.append((name, tv or _undefined(ev), ev or _undefined(tv)))
+            if tv is None:
+                assert ev is not None
+                merged.append((name, _undefined(ev), ev))
+            elif ev is None:
+                merged.append((name, tv, _undefined(tv)))
+            else:
+                merged.append((name, tv, ev))
         then_vals = tuple(then_y) + tuple(t for _, t, _ in merged)
         else_vals = tuple(else_y) + tuple(e for _, _, e in merged)
         if then_vals and not _terminates(then_body):
@@ -359,8 +380,8 @@ class _FunctionSSA:
             new = self.fresh(r)
             self.env[r.name] = new
             results.append(new)
-        for name, tv, ev in merged:
-            t = tv.type if isinstance(tv, Var) else ev.type
+        for name, then_v, else_v in merged:
+            t = then_v.type if isinstance(then_v, Var) else else_v.type
             new = self.fresh(Var(name, t, span=s.span))
             self.env[name] = new
             results.append(new)
@@ -384,4 +405,4 @@ class ConvertToSSA(Pass):
         return Program(program.name, funcs, program.entry, program.span)
 
 
-__all__ = ["ConvertToSSA", "assigned_in", "Param"]
+__all__ = ["ConvertToSSA", "Param", "assigned_in"]

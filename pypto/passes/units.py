@@ -88,6 +88,7 @@ def _side_of_mem(m: MemorySpace | None) -> str | None:
 
 def _target_side(op: OpNode, d: OpDef) -> str:
     """The side an op placing its result in the memory its `memory_param` names feeds."""
+    assert d.memory_param is not None
     return _side_of_mem(_mem(op.arg(d.memory_param))) or VECTOR
 
 
@@ -115,7 +116,7 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
             if g in seen:
                 continue
             seen.add(g)
-            for op, param in consumers.get(g, ()):
+            for op, _param in consumers.get(g, ()):
                 d = get(op.op)
                 if d.unit is Unit.CUBE:
                     out.add(CUBE)
@@ -157,8 +158,8 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
                     s = value_side(src) or frozenset({VECTOR})  # a window of an on-chip tile
                 else:
                     s = feeds(op.result) or frozenset({VECTOR})  # a load from GM
-            elif d.window is not None and d.window.write:  # assemble / store
-                src = op.operand(d.window.source)
+            elif d.window_write is not None:  # assemble / store
+                src = op.operand(d.window_write.source)
                 have = value_side(src)
                 s = frozenset({CUBE}) if have == frozenset({CUBE}) else frozenset({VECTOR})
             elif d.unit is Unit.MTE:
@@ -184,14 +185,14 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
         where = op_side[op.result]
         if where not in (CUBE, VECTOR):
             continue
-        w = get(op.op).window
+        w = get(op.op).window_write
         for param, v in op.operands:
             if v is None or v in flow.params:
                 continue
-            if w is not None and w.write and param == w.tensor:  # written, not consumed
+            if w is not None and param == w.tensor:  # written, not consumed
                 continue
-            t = flow.types.get(v)
-            if not isinstance(t, ShapedType):
+            vt = flow.types.get(v)
+            if not isinstance(vt, ShapedType):
                 continue
             have = value_side(v)
             if not have or where in have:
@@ -202,19 +203,19 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
             root = classes.get(v, v)
             key = (direction, root)
             if key not in crossings:
-                shape = tuple(t.shape)
-                crossings[key] = Crossing(direction, v, shape, repr(t.dtype), t.nbytes())
+                crossings[key] = Crossing(direction, v, tuple(vt.shape), repr(vt.dtype),
+                                          vt.nbytes())
 
     units: dict[str, int] = defaultdict(int)
     counts: dict[str, int] = defaultdict(int)
     for op in flow.ops:
         units[get(op.op).unit.value] += 1
-        w = op_side[op.result]
-        if w == "both":
+        where = op_side[op.result]
+        if where == "both":
             counts[CUBE] += 1
             counts[VECTOR] += 1
         else:
-            counts[w] += 1
+            counts[where] += 1
     has_c, has_v = counts.get(CUBE, 0) > 0, counts.get(VECTOR, 0) > 0
     kind = "mixed" if has_c and has_v else CUBE if has_c else VECTOR if has_v else "scalar"
     values = {v: value_side(v) for v in flow.types}
@@ -236,5 +237,12 @@ class ClassifyUnits(Pass):
         return program
 
 
-__all__ = ["ClassifyUnits", "UnitReport", "Crossing", "classify", "CUBE", "VECTOR",
-           "CUBE_SPACES"]
+__all__ = [
+    "CUBE",
+    "CUBE_SPACES",
+    "VECTOR",
+    "ClassifyUnits",
+    "Crossing",
+    "UnitReport",
+    "classify",
+]

@@ -35,4 +35,4 @@ class ScalarSpec:
         return GoldenScalarSpec(self.name, dtype, self.value)
 
 
-__all__ = ["ScalarSpec", "TensorSpec", "SCALAR_CTYPES"]
+__all__ = ["SCALAR_CTYPES", "ScalarSpec", "TensorSpec"]

@@ -32,6 +32,21 @@ from pypto.sim.result import SimResult
 from pypto.sim.runtime.transfers import host_args
 from pypto.sim.trace.trace import COST_MODEL, TaskRecord, Trace
 
-__all__ = ["SimulationError", "run_compiled", "simulate", "SimConfig", "SimResult", "Platform",
-           "get_platform", "PLATFORMS", "A2A3SIM", "A5SIM", "Trace", "TaskRecord", "COST_MODEL",
-           "config_platform", "residue", "host_args"]
+__all__ = [
+           "A2A3SIM",
+           "A5SIM",
+           "COST_MODEL",
+           "PLATFORMS",
+           "Platform",
+           "SimConfig",
+           "SimResult",
+           "SimulationError",
+           "TaskRecord",
+           "Trace",
+           "config_platform",
+           "get_platform",
+           "host_args",
+           "residue",
+           "run_compiled",
+           "simulate",
+]

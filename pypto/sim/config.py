@@ -9,15 +9,14 @@ block). One `Settings` serves any number of runs, concurrently.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import ConfigError
 from pypto.platform import Platform, get_platform
-
-CHECKS = ("oob", "ub", "race", "uninit")
-_CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
-            "oob_reads": ("fault", "warn")}
+from pypto.sim.options import CHECKS, check_names, did_you_mean, shown, validated
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,10 @@ class SimConfig:
               by tasks the runtime does not order; implies trace=True) and "uninit"
               (reads of memory nothing wrote); see `pypto.sim.checks`. The core's
               default is ("oob", "ub"); the workbench runs all four. Argument checks
-              and the work limits are always on.
+              and the work limits are always on. Given as a tuple (or list / set) of
+              names or as one string; a string may hold several names separated by
+              commas or spaces ("oob,ub"); names are case-insensitive. The config holds
+              them as a tuple of lower-case names in the order above.
     strict:   a race or an uninitialized read raises (`RaceError` after the run with
               every race in `err.report`; `UninitializedReadError` at the first read).
               With strict=False they are collected into `SimResult.races` /
@@ -66,14 +68,16 @@ class SimConfig:
     batch: bool = True
 
     def __post_init__(self) -> None:
-        for name, allowed in _CHOICES.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"SimConfig.{name} must be one of "
-                                 f"{', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
+        # every option is validated (and put in its one spelling) here, so a config that
+        # exists is one the simulator understands: nothing is silently ignored
+        for name, value in validated(self).items():
+            object.__setattr__(self, name, value)
 
     @staticmethod
     def from_any(config: Any, **overrides: Any) -> SimConfig:
-        """A `SimConfig` from a SimConfig, a dict, a RunConfig-like object or None."""
+        """A `SimConfig` from a SimConfig, a dict of its options, a RunConfig-like
+        object (one with a `platform` attribute, e.g. `pypto.runtime.RunConfig`) or
+        None; anything else, and a dict key that is not an option, is a `ConfigError`."""
         if isinstance(config, SimConfig):
             base = config
         elif config is None:
@@ -81,41 +85,64 @@ class SimConfig:
                 return DEFAULT_CONFIG  # sim speed: no per-call construct + replace
             base = SimConfig()
         elif isinstance(config, dict):
-            base = SimConfig(**{k: v for k, v in config.items()
-                                if k in SimConfig.__dataclass_fields__})
-        else:  # a RunConfig-like object
+            unknown = sorted(map(str, set(config) - set(SimConfig.__dataclass_fields__)))
+            if unknown:
+                raise ConfigError(
+                    f"unknown simulator option(s) {', '.join(map(repr, unknown))} in config=",
+                    hint=did_you_mean(unknown[0], list(SimConfig.__dataclass_fields__)) +
+                    "the options are " + ", ".join(SimConfig.__dataclass_fields__))
+            base = SimConfig(**config)
+        elif _run_config_like(config):
             base = SimConfig(**{k: getattr(config, k) for k in SimConfig.__dataclass_fields__
                                 if getattr(config, k, None) is not None})
+        else:
+            raise ConfigError(
+                f"config= takes a pypto.sim.SimConfig, a dict of its options or None, not "
+                f"{shown(config)}",
+                hint="e.g. config=pypto.sim.SimConfig(checks=('oob', 'ub', 'race')) or "
+                     "config={'trace': True}")
         overrides = {k: v for k, v in overrides.items() if v is not None}
-        if "checks" in overrides:
-            overrides["checks"] = tuple(overrides["checks"])
-        cfg = dataclasses.replace(base, **overrides)
-        return dataclasses.replace(cfg, checks=check_names(cfg.checks))
+        return dataclasses.replace(base, **overrides) if overrides else base
+
+
+def _checked_init(init: Any) -> Any:
+    """The dataclass's `__init__`, refusing an unknown option by name with the list of
+    the options (Python's own TypeError names neither)."""
+    fields = tuple(SimConfig.__dataclass_fields__)
+
+    @functools.wraps(init)
+    def __init__(self: SimConfig, *args: Any, **kwargs: Any) -> None:
+        unknown = [k for k in kwargs if k not in SimConfig.__dataclass_fields__]
+        if unknown:
+            raise ConfigError(f"SimConfig got unknown option(s) {', '.join(map(repr, unknown))}",
+                              hint=did_you_mean(unknown[0], fields) + "the options are " +
+                              ", ".join(fields))
+        if len(args) > len(fields):
+            raise ConfigError(f"SimConfig takes at most {len(fields)} options, got "
+                              f"{len(args)} positional values",
+                              hint="name them: SimConfig(checks=..., trace=...)")
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+SimConfig.__init__ = _checked_init(SimConfig.__init__)  # type: ignore[method-assign]
+
+
+def _run_config_like(config: Any) -> bool:
+    return not isinstance(config, (str, bytes, int, float, list, tuple, set)) and \
+        isinstance(getattr(config, "platform", None), (str, type(None)))
 
 
 DEFAULT_CONFIG = SimConfig()
 
 
-def check_names(checks: Any) -> tuple:
-    """`checks` as a tuple, rejecting unknown names."""
-    if isinstance(checks, str):
-        checks = tuple(c.strip() for c in checks.replace(" ", ",").split(",") if c.strip())
-    checks = tuple(checks or ())
-    bad = [c for c in checks if c not in CHECKS]
-    if bad:
-        raise ValueError(f"unknown simulator check(s) {', '.join(map(repr, bad))}; choose from "
-                         f"{', '.join(CHECKS)}")
-    return checks
-
-
 def config_platform(config: Any) -> str | None:
-    """The platform a run config asks for (validated), or None for the default."""
+    """The platform a run config asks for (the whole config validated), or None for the
+    default."""
     if config is None:
         return None
-    p = config.get("platform") if isinstance(config, dict) else getattr(config, "platform", None)
-    if p is None:
-        return None
-    return get_platform(p).name
+    return SimConfig.from_any(config).platform
 
 
 @dataclass(frozen=True)
@@ -151,5 +178,11 @@ class Settings:
                         int(cfg.seed), int(cfg.max_work))
 
 
-__all__ = ["SimConfig", "Settings", "CHECKS", "DEFAULT_CONFIG", "check_names",
-           "config_platform"]
+__all__ = [
+    "CHECKS",
+    "DEFAULT_CONFIG",
+    "Settings",
+    "SimConfig",
+    "check_names",
+    "config_platform",
+]

@@ -14,18 +14,18 @@ import threading
 import weakref
 from typing import Any
 
+from pypto.platform import get_platform
 from pypto.sim.checks.races import RaceError, find_races
-from pypto.sim.config import DEFAULT_CONFIG, SimConfig, Settings, check_names
+from pypto.sim.config import DEFAULT_CONFIG, Settings, SimConfig, check_names
 from pypto.sim.result import SimResult
 from pypto.sim.runtime.executable import Compiled, Executable
 from pypto.sim.runtime.transfers import host_args
-from pypto.platform import get_platform
 
 
 class _Executables:
     """The executables of one compiled program, by configuration."""
 
-    __slots__ = ("default", "by_id", "by_config", "lock")
+    __slots__ = ("by_config", "by_id", "default", "lock")
 
     def __init__(self) -> None:
         self.default: Executable | None = None  # config=None
@@ -35,15 +35,28 @@ class _Executables:
 
 
 _TABLES: dict[int, tuple[weakref.ref, _Executables]] = {}
+_TABLES_LOCK = threading.Lock()  # one table per program, also when first calls race
 
 
 def _table(compiled: Compiled) -> _Executables:
     got = _TABLES.get(id(compiled))
     if got is not None and got[0]() is compiled:
         return got[1]
-    table = _Executables()
     key = id(compiled)
-    _TABLES[key] = (weakref.ref(compiled, lambda _r, k=key: _TABLES.pop(k, None)), table)
+    with _TABLES_LOCK:
+        got = _TABLES.get(key)
+        if got is not None and got[0]() is compiled:
+            return got[1]
+        table = _Executables()
+
+        def forget(ref: weakref.ref) -> None:
+            # the program is gone: so are its executables (unless a new program that
+            # took the id already has a table of its own)
+            got = _TABLES.get(key)
+            if got is not None and got[0] is ref:
+                _TABLES.pop(key, None)
+
+        _TABLES[key] = (weakref.ref(compiled, forget), table)
     return table
 
 
@@ -124,4 +137,4 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     return run_compiled(compiled, args, kwargs, cfg)
 
 
-__all__ = ["run_compiled", "simulate", "executable"]
+__all__ = ["executable", "run_compiled", "simulate"]

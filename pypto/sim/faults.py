@@ -17,6 +17,16 @@ def source_name(name: str) -> str:
     return _RENAME_SUFFIX.sub("", name) or name
 
 
+def region_name(label: str | None) -> str:
+    """`'wide' (kernel.py:12)` -> `wide`: the name hint of a launch label (None:
+    orchestration)."""
+    if not label:
+        return "orchestration"
+    if label.startswith("'") and "'" in label[1:]:
+        return label[1:label.index("'", 1)]
+    return label
+
+
 def fault(message: str, span: Span | None, *, region: str | None, block: int | None,
           tensor: str | None = None, indices: Any = None, hint: str | None = None,
           note: str | None = None) -> SimulationError:
@@ -51,4 +61,4 @@ def mark_partial_outputs(err: PyptoError, names: tuple[str, ...]) -> None:
         err.note = f"{err.note}\n{text}" if err.note else text
 
 
-__all__ = ["fault", "source_name", "mark_partial_outputs"]
+__all__ = ["fault", "mark_partial_outputs", "region_name", "source_name"]

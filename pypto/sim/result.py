@@ -1,6 +1,7 @@
 """`SimResult`: the outcome of one simulated call."""
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -38,10 +39,14 @@ class SimResult:
             if run.uninit is not None else []
         #: oob_reads="warn": the reads past the end of a global tensor, else []
         self.oob_reads: list[OobRead] = run.oob.reads()
-        #: launches this call ran batched, and batched runs it abandoned for block by block
-        self.batch_stats: dict[str, int] = run.batch.as_dict()
+        self._batch = run.batch
         #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
-        self.batch_refusals: dict[str, str] = dict(batch_refusals)
+        self.batch_refusals = MappingProxyType(batch_refusals)
+
+    @property
+    def batch_stats(self) -> dict[str, int]:
+        """Launches this call ran batched, and batched runs it abandoned for block by block."""
+        return self._batch.as_dict()
 
     def blame(self, tensor: str, index: Any) -> dict:
         """Who wrote element `index` of `tensor` last (traced runs)."""

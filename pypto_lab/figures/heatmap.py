@@ -15,8 +15,15 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import ERROR_SCALE, NAN_COLOR, PASS_COLOR, RACE_COLOR, \
-    UNINIT_COLOR, UNWRITTEN_OUTLINE, base_layout
+from pypto_lab.figures.style import (
+    ERROR_SCALE,
+    NAN_COLOR,
+    PASS_COLOR,
+    RACE_COLOR,
+    UNINIT_COLOR,
+    UNWRITTEN_OUTLINE,
+    base_layout,
+)
 from pypto_lab.runs import LabOutput
 
 METRICS = {"abs": "|actual − expected|", "rel": "relative error", "ulp": "error in ULPs"}
@@ -67,7 +74,8 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple[int, ...] = 
         unwritten = _box_mask(a.shape, out.unwritten_bounds, lead) & ~ok
     badness = np.where(ok, -1.0, np.where(nonfinite | unwritten, np.inf, err))
     pick, fy, fx = _pool_index(badness, max_side)
-    take = (lambda m: np.take_along_axis(_blocks(m, fy, fx), pick[..., None], -1)[..., 0])
+    def take(m):
+        return (np.take_along_axis(_blocks(m, fy, fx), pick[..., None], -1)[..., 0])
     ok_p, err_p = take(ok), take(err)
     nan_p, unw_p = take(nonfinite & ~unwritten), take(unwritten)
     rows, cols = np.indices(a.shape)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import networkx as nx
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import CLASS_COLORS, EDGE_STYLES, RACE_COLOR, UNINIT_COLOR, \
-    base_layout
+from pypto_lab.figures.style import CLASS_COLORS, EDGE_STYLES, RACE_COLOR, UNINIT_COLOR, base_layout
 from pypto_lab.layout import layered_positions
 
 _SYMBOLS = {"orchestration": "circle", "loop": "diamond", "region": "square",

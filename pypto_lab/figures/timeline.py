@@ -35,7 +35,7 @@ def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
         legend={"title": {"text": "region"}}))
 
 
-def _hover(b, clock_ghz: float) -> str:  # noqa: ANN001 - a schedule Bar
+def _hover(b, clock_ghz: float) -> str:  # a schedule Bar
     t = b.task
     parts = "<br>".join(f"&nbsp;&nbsp;{p}: {c:,.0f} cycles" + (" ◀" if p == b.pipe else "")
                         for p, c in sorted(t.cost.items(), key=lambda kv: -kv[1]))

@@ -81,28 +81,28 @@ def imports(packages: tuple[str, ...] = PACKAGES) -> list[Import]:
     seen: set[Import] = set()
     for module, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        is_package = path.name == "__init__.py"
-
-        def visit(node: ast.AST, lazy: bool) -> None:
-            if isinstance(node, ast.If) and _is_type_checking(node.test):
-                for stmt in node.orelse:
-                    visit(stmt, lazy)
-                return
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for name in _targets(module, node, is_package, known):
-                    owner = _owner(name, known)
-                    target = owner if owner is not None else name.split(".")[0]
-                    record = Import(module, target, node.lineno, lazy, owner is not None)
-                    if target != module and record not in seen:
-                        seen.add(record)
-                        found.append(record)
-            inner = lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                              ast.Lambda))
-            for child in ast.iter_child_nodes(node):
-                visit(child, inner)
-
-        visit(tree, False)
+        for record in _imports_in(tree, module, path.name == "__init__.py", known):
+            if record.target != module and record not in seen:
+                seen.add(record)
+                found.append(record)
     return found
+
+
+def _imports_in(node: ast.AST, module: str, is_package: bool, known: dict,
+                lazy: bool = False) -> list[Import]:
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        return [r for stmt in node.orelse for r in _imports_in(stmt, module, is_package, known,
+                                                               lazy)]
+    out = []
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        for name in _targets(module, node, is_package, known):
+            owner = _owner(name, known)
+            target = owner if owner is not None else name.split(".")[0]
+            out.append(Import(module, target, node.lineno, lazy, owner is not None))
+    inner = lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    for child in ast.iter_child_nodes(node):
+        out.extend(_imports_in(child, module, is_package, known, inner))
+    return out
 
 
 def circles(edges: list[Import]) -> list[list[str]]:

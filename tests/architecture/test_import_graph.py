@@ -16,7 +16,6 @@ helper who removes it; they may shrink, never grow. Graph construction:
 from __future__ import annotations
 
 import pytest
-
 from arch_graph import Import, circles, cycle_path, imports, modules
 
 # --- the layers ----------------------------------------------------------------------
@@ -27,6 +26,8 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # the ground: IR nodes, types, dtypes, spans, the printer; the error model; the
     # platform table (the hardware numbers the passes and the simulator read)
     "ir": (("pypto.ir", "pypto.errors", "pypto.diagnostics", "pypto.platform"), ()),
+    # configuration names of the real toolchain (SoC family, memory planner)
+    "config": (("pypto.backend", "pypto.pypto_core"), ()),
     # one registry entry per op: signature, type rule, unit, numpy implementation
     "ops": (("pypto.ops",), ("ir",)),
     # the pl vocabulary the parser reads: constructs, annotations, enums, op stubs,
@@ -41,8 +42,11 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "compile": (("pypto.compile",), ("frontend", "passes")),
     "golden": (("pypto.golden",), ("compile", "sim")),
     "scale": (("pypto.scale",), ("golden",)),
+    # the real toolchain's run configuration and result names, over the harness
+    "runtime": (("pypto.runtime",), ("golden", "config")),
     # the front doors: `import pypto.language as pl` with its decorators, the CLI
-    "entry": (("pypto", "pypto.language", "pypto.language.jit", "pypto.cli"), ("scale",)),
+    "entry": (("pypto", "pypto.language", "pypto.language.jit", "pypto.cli"),
+              ("scale", "runtime")),
     "workbench": (("pypto_lab",), ("entry",)),
 }
 
@@ -55,6 +59,9 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "the frontend below it never imports the front door",
     ("pypto.language.jit", "pypto.sim"):
         "the pl front door runs the simulator on the first call with arrays",
+    ("pypto.scale.cluster", "distributed"):
+        "Dask is the optional [scale] extra: imported only when a client is opened (a "
+        "corpus run, a sweep) or a task asks for its worker",
     ("pypto.language", "pypto.frontend.text"):
         "pl.parse reads text with the frontend, imported on first use (`import pypto.language` "
         "stays cheap)",

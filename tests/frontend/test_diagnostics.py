@@ -9,12 +9,18 @@ import traceback
 
 import numpy as np
 import pytest
+from frontend_helpers import assert_at, load_kernels, where
 
 import pypto.language as pl
-from frontend_helpers import assert_at, load_kernels, where
 from pypto.diagnostics import render_html, render_text
-from pypto.errors import (InternalError, InvalidOperationError, PyptoError, PyptoWarning,
-                          UnsupportedFeatureError, UserError)
+from pypto.errors import (
+    InternalError,
+    InvalidOperationError,
+    PyptoError,
+    PyptoWarning,
+    UnsupportedFeatureError,
+    UserError,
+)
 
 HERE = __file__
 N = 64
@@ -259,7 +265,8 @@ def test_user_error_classes_carry_span_hint_note():
 
 def test_warnings_point_at_the_kernel_line():
     @pl.jit.inline
-    def out_inline(x: pl.Tensor[[N, N], pl.FP32], y: pl.InOut[pl.Tensor[[N, N], pl.FP32]]):  # ERR:warnline
+    def out_inline(x: pl.Tensor[[N, N], pl.FP32],
+                   y: pl.InOut[pl.Tensor[[N, N], pl.FP32]]):  # ERR:warnline
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="h"):
             y[0:T, :] = pl.exp(x[0:T, :])
         return y
@@ -272,7 +279,7 @@ def test_warnings_point_at_the_kernel_line():
     with pytest.warns(PyptoWarning) as rec:
         compiled = entry.compile()
     line, col = where(HERE, "warnline", "pl.InOut")
-    r = [r for r in rec if "pl.InOut on parameter 'y'" in str(r.message)][0]
+    r = next(r for r in rec if "pl.InOut on parameter 'y'" in str(r.message))
     assert (r.filename, r.lineno) == (HERE, line)
     assert (r.message.span.line, r.message.span.col) == (line, col)
     assert any("pl.InOut" in str(w) for w in compiled.warnings)

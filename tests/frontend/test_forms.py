@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.ir.nodes import (Assign, CallFunc, Const, Direction, DynDim, FunctionKind, Scope,
-                            ScopeKind)
+from pypto.ir.nodes import (
+    Assign,
+    CallFunc,
+    Const,
+    Direction,
+    DynDim,
+    FunctionKind,
+    Scope,
+    ScopeKind,
+)
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType
 
@@ -42,7 +50,7 @@ def launch_value(call: CallFunc, key: str):
     return v.value if isinstance(v, Const) else v
 
 
-# --- form A: @pl.jit entry + @pl.jit.inline body --------------------------------------------
+# --- form A: @pl.jit entry + @pl.jit.inline body --------------------------------------------------
 
 
 @pl.jit.inline
@@ -107,7 +115,7 @@ def test_form_a_parsed_structure_keeps_the_regions():
     assert kinds == ["For:parallel", "Scope:at", "For:pipeline", "For:spmd"]
 
 
-# --- form B: @pl.program ------------------------------------------------------------------------
+# --- form B: @pl.program --------------------------------------------------------------------------
 
 
 @pl.program
@@ -178,7 +186,7 @@ def test_opaque_entry_becomes_orchestration():
     assert rows["x"] is IN and rows["r"] is IN and rows["y"] in (OUT, INOUT)
 
 
-# --- form C: @pl.jit.incore + pl.spmd_submit -------------------------------------------------------
+# --- form C: @pl.jit.incore + pl.spmd_submit ------------------------------------------------------
 
 
 @pl.jit.incore
@@ -214,7 +222,7 @@ def test_form_c_spmd_submit():
     assert scope.kind is ScopeKind.SPMD and scope.task.name == "tid"
 
 
-# --- form D: one dynamic-shape kernel for every batch ----------------------------------------------
+# --- form D: one dynamic-shape kernel for every batch ---------------------------------------------
 
 
 @pl.jit

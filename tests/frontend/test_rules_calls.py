@@ -3,11 +3,16 @@ token of the line marked `# ERR:<tag>`."""
 from __future__ import annotations
 
 import pytest
+from frontend_helpers import assert_at, compile_error
 
 import pypto.language as pl
-from frontend_helpers import assert_at, compile_error
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, PyptoWarning,
-                          ScopeError)
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    ScopeError,
+)
 
 HERE = __file__
 N = 64
@@ -35,7 +40,7 @@ def writes_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP3
 def test_rebinding_an_out_parameter_warns():
     with pytest.warns(PyptoWarning, match="rebinds the name") as rec:
         rebinds_out.compile()
-    w = [r.message for r in rec if "rebinds the name" in str(r.message)][0]
+    w = next(r.message for r in rec if "rebinds the name" in str(r.message))
     assert "pl.Out parameter 'y'" in w.message
     assert "y[...] = value" in w.hint
     assert_at(w, HERE, "rebind", "y = pl.exp")

@@ -1,12 +1,12 @@
-"""Rules of dynamic shapes: DynVar arithmetic, composite shapes, bind_dynamic, tiling.  Each test asserts the exception
-family, the message and the exact line:column of the offending token (`# ERR:<tag>`)."""
+"""Rules of dynamic shapes: DynVar arithmetic, composite shapes, bind_dynamic, tiling.
+Each test asserts the exception family, the message and the exact line:column of the
+offending token (`# ERR:<tag>`)."""
 from __future__ import annotations
 
-
+from frontend_helpers import B_DYN, CHUNK, S_DYN, D, N, T, compile_error
 
 import pypto.language as pl
-from frontend_helpers import B_DYN, CHUNK, D, N, S_DYN, T, compile_error
-from pypto.errors import (DynamicShapeError)
+from pypto.errors import DynamicShapeError
 
 HERE = __file__
 
@@ -107,7 +107,8 @@ def bound_use(x: pl.Tensor[[B_DYN, D], pl.FP32], y: pl.Out[pl.Tensor[[B_DYN, D],
 
 
 @pl.jit
-def declared_only(x: pl.Tensor[[B_DYN, D], pl.FP32], cache: pl.InOut[pl.Tensor[[S_DYN, D], pl.FP32]],
+def declared_only(x: pl.Tensor[[B_DYN, D], pl.FP32],
+                  cache: pl.InOut[pl.Tensor[[S_DYN, D], pl.FP32]],
                   y: pl.Out[pl.Tensor[[B_DYN, D], pl.FP32]]):
     x.bind_dynamic(0, B_DYN)
     y.bind_dynamic(0, B_DYN)

@@ -1,14 +1,21 @@
-"""Rules: the pl alias, unknown names and attributes, op signatures, unsupported Python.  Each test asserts the exception
-family, the message and the exact line:column of the offending token (`# ERR:<tag>`)."""
+"""Rules: the pl alias, unknown names and attributes, op signatures, unsupported Python.
+Each test asserts the exception family, the message and the exact line:column of the
+offending token (`# ERR:<tag>`)."""
 from __future__ import annotations
 
 import warnings
 
-
+from frontend_helpers import N, T, compile_error, helper, load_kernels, where
 
 import pypto.language as pl
-from frontend_helpers import N, T, compile_error, helper, load_kernels, where
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError, ScopeError, UndefinedNameError, UnsupportedFeatureError)
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UndefinedNameError,
+    UnsupportedFeatureError,
+)
 
 HERE = __file__
 
@@ -87,7 +94,7 @@ def test_op_in_wrong_namespace_points_to_the_right_one():
 def undefined(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
         tile_x = x[0:T, :]
-        y[0:T, :] = pl.exp(tilex)  # ERR:undefined
+        y[0:T, :] = pl.exp(tilex)  # ERR:undefined  # noqa: F821 - the typo under test
     return y
 
 
@@ -340,7 +347,8 @@ def test_yield_outside_a_carried_loop():
 
 
 @pl.jit
-def bad_annotation(x: pl.Tensor[[N, N], "fp32"], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):  # ERR:ann
+def bad_annotation(x: pl.Tensor[[N, N], "fp32"],  # ERR:ann  # noqa: UP037, F821 - a str dtype
+                   y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     return y
 
 
@@ -378,3 +386,32 @@ def test_where_finds_markers():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert isinstance(where(HERE, "pow"), tuple)
+
+
+@pl.jit
+def carried_subscript(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([T, N], pl.FP32, 0.0)
+        for i, (a, y[0]) in pl.range(2, init_values=(acc, acc)):  # ERR:carried
+            c, d = pl.yield_(a, a)
+        y[0:T, :] = c
+    return y
+
+
+@pl.jit
+def while_subscript(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for (n, y[0]) in pl.while_(init_values=(0, 1)):  # ERR:while_carried
+            pl.cond(n < 3)
+            n2, m2 = pl.yield_(n + 1, n)
+    return y
+
+
+def test_carried_values_must_be_plain_names():
+    err = compile_error(carried_subscript, PyptoSyntaxError,
+                        "the carried values of a loop must be plain names", __file__, "carried",
+                        "y[0]")
+    assert "bind to a name" in err.hint
+    compile_error(while_subscript, PyptoSyntaxError,
+                  "the carried values of a pl.while_ must be plain names", __file__,
+                  "while_carried", "y[0]")

@@ -1,15 +1,24 @@
-"""Rules of regions and scopes, the two kernel forms, inline helpers, error families.  Each test asserts the exception
-family, the message and the exact line:column of the offending token (`# ERR:<tag>`)."""
+"""Rules of regions and scopes, the two kernel forms, inline helpers, error families.
+Each test asserts the exception family, the message and the exact line:column of the
+offending token (`# ERR:<tag>`)."""
 from __future__ import annotations
 
-
 import pytest
+from frontend_helpers import N, T, assert_at, compile_error
 
 import pypto.language as pl
-from frontend_helpers import N, T, assert_at, compile_error
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoDeprecationWarning,
-                          PyptoError, PyptoSyntaxError, PyptoTypeError, PyptoWarning,
-                          ScopeError, UndefinedNameError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoDeprecationWarning,
+    PyptoError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    PyptoWarning,
+    ScopeError,
+    UndefinedNameError,
+    UnsupportedFeatureError,
+)
 from pypto.ir.nodes import Scope, ScopeKind
 from pypto.ir.transform import walk
 from pypto.language.enums import CrossCoreSlot, Split, SplitMode
@@ -49,7 +58,7 @@ def test_at_inside_spmd():
 
 @pl.jit
 def at_in_at(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="outer"):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="outer"):  # noqa: SIM117 - nesting is the test
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="inner"):
             y[0:T, :] = pl.exp(x[0:T, :])
     return y
@@ -114,7 +123,7 @@ def split_slot(x: pl.Tensor[[N, N], pl.FP32], w: pl.Tensor[[N, N], pl.FP32],
 def test_split_slot_num_is_deprecated_and_means_cross_core_slot():
     with pytest.warns(PyptoDeprecationWarning) as rec:
         compiled = split_slot.compile()
-    w = [r.message for r in rec if isinstance(r.message, PyptoDeprecationWarning)][0]
+    w = next(r.message for r in rec if isinstance(r.message, PyptoDeprecationWarning))
     assert "pl.cross_core_slot(slot_num=N)" in w.message
     assert_at(w, HERE, "split_slot", "pl.split")
     parsed = compiled.records[0].before if compiled.records else compiled.program
@@ -143,7 +152,7 @@ def calls_out_helper(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], 
 def test_out_on_an_inline_parameter_is_stripped_with_a_deprecation_warning():
     with pytest.warns(PyptoDeprecationWarning) as rec:
         calls_out_helper.compile()
-    w = [r.message for r in rec if isinstance(r.message, PyptoDeprecationWarning)][0]
+    w = next(r.message for r in rec if isinstance(r.message, PyptoDeprecationWarning))
     assert "pl.Out on parameter 'y'" in w.message and "stripped" in w.message
     assert_at(w, HERE, "inl_out", "pl.Out[pl.Tensor[[N, N], pl.FP32]]")
 
@@ -207,14 +216,14 @@ def jit_calls_program_function(x: pl.Tensor[[N, N], pl.FP32],
 def test_program_calling_a_jit_kernel_warns():
     with pytest.warns(PyptoWarning, match="mixing kernel forms") as rec:
         MixesForms.compile()
-    w = [r.message for r in rec if "mixing" in str(r.message)][0]
+    w = next(r.message for r in rec if "mixing" in str(r.message))
     assert_at(w, HERE, "mix_prog", "rb_plain_helper(x, y)")
 
 
 def test_jit_calling_a_program_function_warns():
     with pytest.warns(PyptoWarning, match="mixing kernel forms") as rec:
         jit_calls_program_function.compile()
-    w = [r.message for r in rec if "mixing" in str(r.message)][0]
+    w = next(r.message for r in rec if "mixing" in str(r.message))
     assert_at(w, HERE, "mix_jit", "program_function(x, y)")
 
 

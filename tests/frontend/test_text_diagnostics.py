@@ -7,8 +7,13 @@ import textwrap
 import pytest
 
 import pypto.language as pl
-from pypto.errors import (InvalidOperationError, PyptoSyntaxError, PyptoTypeError,
-                          UndefinedNameError, UnsupportedFeatureError)
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UndefinedNameError,
+    UnsupportedFeatureError,
+)
 
 X = "x: pl.Tensor[[64], pl.FP32]"
 
@@ -119,13 +124,13 @@ def test_malformed_text_gets_a_located_error(text, cls, message, line, col):
 
 
 def test_text_without_or_with_several_kernels_is_a_value_error():
-    with pytest.raises(ValueError, match="No @pl.function or @pl.program found in <string>"):
+    with pytest.raises(ValueError, match=r"No @pl\.function or @pl\.program found in <string>"):
         pl.parse("N = 4\n")
     two = fn("return x\n") + fn("return x\n").replace("def f", "def g")
     with pytest.raises(ValueError, match=r"Multiple functions/programs found in <string>: "
                                          r"\['f', 'g'\]"):
         pl.parse(two)
-    with pytest.raises(ValueError, match="Expected @pl.program but found @pl.function"):
+    with pytest.raises(ValueError, match=r"Expected @pl\.program but found @pl\.function"):
         pl.parse_program(fn("return x\n"))
 
 

@@ -8,8 +8,16 @@ import linecache
 
 import pytest
 
-from pypto.errors import (DynamicShapeError, InvalidOperationError, PyptoError, PyptoSyntaxError,
-                          PyptoTypeError, ScopeError, UndefinedNameError, UnsupportedFeatureError)
+from pypto.errors import (
+    DynamicShapeError,
+    InvalidOperationError,
+    PyptoError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UndefinedNameError,
+    UnsupportedFeatureError,
+)
 
 HEAD = '''\
 import pypto.language as pl

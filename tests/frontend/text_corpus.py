@@ -74,7 +74,7 @@ def _notebook_namespace(path: Path) -> dict:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    exec(code, ns)  # noqa: S102 - our own tutorial cells
+                    exec(code, ns)  # our own tutorial cells
             except Exception:  # noqa: BLE001 - a cell needing what we skipped
                 continue
     return ns

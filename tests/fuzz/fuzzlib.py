@@ -40,15 +40,14 @@ import os
 import re
 import signal
 import sys
-import tempfile
 import time
 import traceback
 import warnings
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SEEDS = HERE / "seeds"

@@ -1,13 +1,15 @@
 """The watched worker pool: cases run in worker processes with a soft (SIGALRM) and a
 hard (kill) time limit and a memory cap; a worker that dies is replaced."""
 from __future__ import annotations
+
 import os
 import signal
 import tempfile
 import time
-from typing import Any, Iterable
-from fuzzlib import Case, HARD_TIMEOUT, Outcome, _on_alarm, _tail, init_worker, run_case
+from collections.abc import Iterable
+from typing import Any
 
+from fuzzlib import HARD_TIMEOUT, Case, Outcome, _on_alarm, _tail, init_worker, run_case
 
 # --- the watched worker pool --------------------------------------------------------------------
 

@@ -18,9 +18,20 @@ import ast
 import copy
 import random
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
-from vocab import ABSURD, ASYNC_TEMPLATES, BAD_ANNOTATIONS, DTYPES, NOT_DTYPES, OP_NAMES, PY_TEMPLATES, UNKNOWN_OPS  # noqa: E402
+from typing import Any
+
+from vocab import (
+    ABSURD,
+    ASYNC_TEMPLATES,
+    BAD_ANNOTATIONS,
+    DTYPES,
+    NOT_DTYPES,
+    OP_NAMES,
+    PY_TEMPLATES,
+    UNKNOWN_OPS,
+)
 
 SEEDS = Path(__file__).resolve().parent / "seeds"
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 import ast
 import os
 
-import pytest
-
 import fuzzlib
 import mutator
+import pytest
 
 GENERATED = int(os.environ.get("PYPTO_FUZZ_CASES", "600"))
 

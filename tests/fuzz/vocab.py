@@ -2,7 +2,6 @@
 non-`pl` Python templates and bad annotations."""
 from __future__ import annotations
 
-
 # --- vocabularies ---------------------------------------------------------------------------------
 
 OP_NAMES = ["add", "sub", "mul", "div", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "cast",

@@ -1,6 +1,5 @@
 """Fixtures for the harness tests (helpers live in golden_helpers.py)."""
 import pytest
-
 from golden_helpers import FakeCompiled, fake_simulate
 
 

@@ -7,17 +7,27 @@ that rests on those zeros is reported with the region and the fixes. A read past
 end of a tensor does not stop a harness run (the device reads whatever follows): it
 is listed in the run's warnings, while the core simulator faults on it by default.
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
+from golden_helpers import needs_sim
+from test_golden_unwritten import (
+    COLS,
+    ROWS,
+    VALID,
+    double_head,
+    golden_full,
+    golden_head,
+    golden_head_nan_tail,
+    specs,
+)
 
 import pypto.language as pl
-from golden_helpers import needs_sim
 from pypto.errors import SimulationError
 from pypto.golden import TensorSpec, ratio_allclose, run_jit
 from pypto.golden.runner import fresh_memory
 from pypto.sim import simulate
-from test_golden_unwritten import (COLS, ROWS, VALID, double_head, golden_full, golden_head,
-                                   golden_head_nan_tail, specs)
 
 pytestmark = needs_sim
 
@@ -135,7 +145,7 @@ def over_write(x: pl.Tensor[[WIDE, COLS], pl.FP32],
     return y
 
 
-READ_LINE = next(i for i, ln in enumerate(open(__file__).read().splitlines(), 1)
+READ_LINE = next(i for i, ln in enumerate(Path(__file__).read_text().splitlines(), 1)
                  if ln.strip() == "t = x[0:WIDE, :]")
 
 
@@ -187,7 +197,7 @@ def test_harness_runs_an_over_reading_kernel_and_warns(capsys):
 
 
 def test_sim_config_rejects_unknown_modes():
-    with pytest.raises(ValueError, match="SimConfig.oob_reads must be one of 'fault', 'warn'"):
+    with pytest.raises(ValueError, match=r"SimConfig.oob_reads must be one of 'fault', 'warn'"):
         simulate(over_read, _x(T), np.zeros((T, COLS), np.float32), oob_reads="ignore")
 
 

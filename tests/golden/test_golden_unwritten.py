@@ -2,9 +2,9 @@
 each of the four fixes the run report proposes, on the real simulator."""
 import numpy as np
 import pytest
+from golden_helpers import needs_sim
 
 import pypto.language as pl
-from golden_helpers import needs_sim
 from pypto.golden import TensorSpec, ratio_allclose, run_jit
 
 ROWS, COLS, VALID, TILE = 64, 32, 48, 16

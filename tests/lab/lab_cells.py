@@ -4,8 +4,8 @@ import pytest
 
 def simulator_available() -> bool:
     try:
-        from pypto.sim import simulate  # noqa: F401
         from pypto.golden import run_jit  # noqa: F401
+        from pypto.sim import simulate  # noqa: F401
     except ImportError:
         return False
     return True

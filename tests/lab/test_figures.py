@@ -5,11 +5,11 @@ import json
 
 import numpy as np
 import pytest
+from lab_cells import MIXED, PARTIAL, needs_sim, simulator_available
 
 import pypto_lab
 from pypto_lab.args import MagicArgs
 from pypto_lab.session import run_cell
-from lab_cells import MIXED, PARTIAL, needs_sim, simulator_available
 
 
 @pytest.fixture(scope="module")

@@ -125,8 +125,8 @@ def test_race_between_blocks_of_one_task_is_a_marker_when_folded():
     fig = _task_fig(k)
     # two blocks, one node each: the race is an edge between them
     assert _trace(fig, "race edge") is not None
-    from pypto_lab.graphs import task_graph
     from pypto_lab.figures.region_graph import graph_figure
+    from pypto_lab.graphs import task_graph
 
     g = task_graph(k.model, k.run.tasks, max_nodes=1, races=k.run.races)  # fold per task
     assert g.graph["fold"] in ("task", "region")

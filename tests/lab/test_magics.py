@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.error import UsageError
+from lab_cells import BAD, MIXED, PARTIAL, needs_sim
 
 from pypto_lab.result import CellResult
-from lab_cells import needs_sim, BAD, MIXED, PARTIAL
 
 
 class TestDefineAndCompile:

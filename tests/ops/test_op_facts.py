@@ -174,14 +174,14 @@ def test_views_are_meta_or_windows():
     for name, op in all_ops().items():
         if op.view is View.ALIAS:
             assert op.unit is Unit.META, name
-        if op.window is not None and op.window.write:
-            assert op.writes == op.window.tensor, name  # a window write writes its tensor
+        if op.window_write is not None:
+            assert op.writes == op.window_write.tensor, name  # it writes its tensor
 
 
 def test_a_fact_naming_no_parameter_is_refused():
-    from pypto.ops.facts import Window
+    from pypto.ops.facts import WindowRead
     from pypto.ops.registry import defop
 
     with pytest.raises(ValueError, match="fact names 'offsets', not a parameter"):
         defop("_test_bad_window", unit=Unit.MTE,
-              window=Window(False, "x", "offsets", shape="shape"))(lambda x, shape, offset: x)
+              window=WindowRead("x", "offsets", "shape"))(lambda x, shape, offset: x)

@@ -3,8 +3,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Attr, For, Function, If, Program, Return, Scope, Var, While,
-                            Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Attr,
+    For,
+    Function,
+    If,
+    Program,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 
 
 def after_pass(compiled: Any, name: str) -> Program:

@@ -12,15 +12,27 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from pass_helpers import check_ssa, definitions, function
 
 import pypto.language as pl
 from pypto.errors import PyptoWarning
 from pypto.frontend import ProgramBuilder
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Continue, Direction, For, FunctionKind,
-                            If, Program, Scope, ScopeKind, Var)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Continue,
+    Direction,
+    For,
+    FunctionKind,
+    If,
+    Program,
+    Scope,
+    ScopeKind,
+)
 from pypto.ir.transform import walk
 from pypto.passes import PassContext, default_pipeline
-from pass_helpers import check_ssa, definitions, function
 
 F32 = pl.FP32
 

@@ -63,11 +63,11 @@ def test_three_regions_edges_and_directions():
     # bottom writes y after a sibling already did (R-prior): InOut
     assert _dirs(bottom) == {"x": "Input", "y": "InOut"}
     assert _dirs(use) == {"y": "Input", "z": "OutputExisting"}
-    ya = [a for a in top.args if a.root == "y"][0]
+    ya = next(a for a in top.args if a.root == "y")
     assert ya.write == ((0, 64), (0, 64)) and not ya.reads
-    yb = [a for a in bottom.args if a.root == "y"][0]
+    yb = next(a for a in bottom.args if a.root == "y")
     assert yb.write == ((64, 128), (0, 64))
-    yu = [a for a in use.args if a.root == "y"][0]
+    yu = next(a for a in use.args if a.root == "y")
     assert yu.read == ((0, 64), (0, 64)) and not yu.writes
 
 

@@ -173,7 +173,7 @@ def test_vector_results_of_acc_tiles_live_in_ub_and_tile_slices_are_views():
     # the operand to Vec); slices of a tile share its buffer (PTO views)
     assert space["s"] == "Acc" and space["s__1"] == "Vec" and space["m"] == "Vec"
     assert rep.peak["Acc"] == 16384
-    views = [b for b in rep.buffers if b.name == "s__1"][0].values
+    views = next(b for b in rep.buffers if b.name == "s__1").values
     assert len(views) == 2  # s__1 and its [0:32, :] window
     # peak at row_max: s__1 and the scratch tile (16384 B each); the windows add nothing
     assert rep.peak["Vec"] == 16384 + 16384

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pass_helpers import after_pass, check_ssa, function, is_undefined, names
 
 import pypto.language as pl
 from pypto.ir.nodes import Assign, For, If, LoopKind, While, Yield
-from pass_helpers import after_pass, check_ssa, function, is_undefined, names
 
 
 @pl.jit
@@ -96,20 +96,20 @@ def _ssa(kernel):
 
 def _region_body(prog):
     """The body of the single pl.at scope of the entry function."""
-    scope = [s for s in function(prog).body if type(s).__name__ == "Scope"][0]
+    scope = next(s for s in function(prog).body if type(s).__name__ == "Scope")
     return scope.body
 
 
 def test_implicit_loop_carry_and_if_merge():
     _, prog = _ssa(implicit_carries)
     body = _region_body(prog)
-    loop = [s for s in body if isinstance(s, For)][0]
+    loop = next(s for s in body if isinstance(s, For))
     assert names(loop.iter_args) == ["s__1", "acc__1"]
     assert names(loop.inits) == ["s", "acc"]
     assert names(loop.results) == ["s__4", "acc__4"]
     assert isinstance(loop.body[-1], Yield)
     assert names(loop.body[-1].values) == ["s__3", "acc__3"]
-    branch = [s for s in loop.body if isinstance(s, If)][0]
+    branch = next(s for s in loop.body if isinstance(s, If))
     # acc and z are merged; both arms yield (then: new acc and z, else: old acc and z__1)
     assert names(branch.results) == ["acc__3", "z__2"]
     assert names(branch.then_body[-1].values) == ["acc__2", "z"]
@@ -122,7 +122,7 @@ def test_implicit_loop_carry_and_if_merge():
 
 def test_explicit_init_values_come_first_and_keep_their_results():
     _, prog = _ssa(explicit_carry)
-    loop = [s for s in _region_body(prog) if isinstance(s, For)][0]
+    loop = next(s for s in _region_body(prog) if isinstance(s, For))
     # n is reassigned in the body but never read after the loop nor before its
     # reassignment in a later iteration... it *is* read (n = n + 1): carried.
     assert names(loop.iter_args) == ["a", "n__1"]
@@ -134,7 +134,7 @@ def test_explicit_init_values_come_first_and_keep_their_results():
 
 def test_loop_escaping_value_is_promoted_with_undefined_init():
     _, prog = _ssa(escaping)
-    loop = [s for s in _region_body(prog) if isinstance(s, For)][0]
+    loop = next(s for s in _region_body(prog) if isinstance(s, For))
     assert names(loop.iter_args) == ["t"]
     assert is_undefined(loop.inits[0])
     assert names(loop.results) == ["t__2"]
@@ -150,14 +150,14 @@ def test_orchestration_loop_threads_the_written_tensor():
     assert names(function(prog).body[-1].values) == ["y__3"]
     # after outlining the region receives the carried tensor as its Out parameter
     final = compiled.program
-    kern = [f for f in final.functions if f.kind.value == "InCore"][0]
+    kern = next(f for f in final.functions if f.kind.value == "InCore")
     assert [(p.var.name, p.direction.value) for p in kern.params] == \
         [("x", "In"), ("r", "In"), ("y__1", "Out")]
 
 
 def test_while_carries():
     _, prog = _ssa(countdown)
-    loop = [s for s in _region_body(prog) if isinstance(s, While)][0]
+    loop = next(s for s in _region_body(prog) if isinstance(s, While))
     assert names(loop.iter_args) == ["n", "a"]
     assert names(loop.results) == ["n_out", "a_out"]
     assert "n" in str(loop.cond)
@@ -165,7 +165,7 @@ def test_while_carries():
 
 def test_outlined_region_has_exact_interface():
     compiled, _ = _ssa(implicit_carries)
-    kern = [f for f in compiled.program.functions if f.kind.value == "InCore"][0]
+    kern = next(f for f in compiled.program.functions if f.kind.value == "InCore")
     # loop-internal names (i, s__2, z, ...) are not parameters any more
     assert [p.var.name for p in kern.params] == ["x", "y"]
     assert kern.params[1].direction.value == "Out"
@@ -177,7 +177,7 @@ def test_break_and_continue_become_flags():
     from pypto.ir.transform import walk
 
     assert not [n for n in walk(prog) if isinstance(n, (Break, Continue))]
-    loop = [s for s in _region_body(prog) if isinstance(s, For)][0]
+    loop = next(s for s in _region_body(prog) if isinstance(s, For))
     assert names(loop.iter_args) == ["acc__1", "s__1", "__brk0__1"]
     # the body is guarded by the break flag and ends in the loop's yield
     assert isinstance(loop.body[0], If) and "__brk0__1" in str(loop.body[0].cond)

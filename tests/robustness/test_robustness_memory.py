@@ -17,7 +17,6 @@ The contract (pypto.sim, as decided for issue 8):
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -26,8 +25,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-
 import robust_kernels as k
+
 from pypto.errors import PyptoError, SimulationError, UnsupportedFeatureError
 
 N = 64
@@ -43,7 +42,7 @@ def snapshot(*arrays):
     return [(a.dtype, a.shape, a.tobytes()) for a in arrays]
 
 
-# --- failing runs -------------------------------------------------------------------------------
+# --- failing runs ---------------------------------------------------------------------------------
 
 
 def test_fault_leaves_in_arrays_and_names_the_partial_outputs():
@@ -157,7 +156,7 @@ def test_a_later_run_does_not_change_arrays_of_an_earlier_one():
     assert snapshot(x1, y1, z1) == kept
 
 
-# --- determinism ------------------------------------------------------------------------------------
+# --- determinism ----------------------------------------------------------------------------------
 
 
 def _run_partly_written(seed: int = 0):

@@ -3,9 +3,9 @@ import warnings
 
 import numpy as np
 import pytest
+import san_kernels as k
 
 import pypto.sim as sim
-import san_kernels as k
 from pypto.sim.checks import RaceError, RaceReport
 
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -146,7 +146,7 @@ def test_race_check_turns_tracing_on_and_defaults_are_unchanged():
 
 
 def test_unknown_check_name():
-    with pytest.raises(ValueError, match="unknown simulator check.*'races'"):
+    with pytest.raises(ValueError, match=r"unknown simulator check.*'races'"):
         sim.simulate(k.spmd_disjoint, *_args(k.spmd_disjoint), checks=("races",))
 
 

@@ -1,11 +1,12 @@
 """checks=("uninit",): reads of memory nothing wrote name the reading task and range."""
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+import san_kernels as k
 
 import pypto.sim as sim
-import san_kernels as k
 from pypto.sim.checks import UninitializedReadError
 
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -39,7 +40,7 @@ def test_out_residue_read():
     (r,) = reads(k.out_residue)
     assert (r.tensor, r.memory, r.region, r.task, r.block) == ("y", "pl.Out", "acc", 0, 0)
     assert r.ranges == [(0, 32), (0, 64)] and r.elements == 32 * 64 and r.gm
-    src = open(r.source.split(":")[0]).read().splitlines()[r.line - 1]
+    src = Path(r.source.split(":")[0]).read_text().splitlines()[r.line - 1]
     assert "pl.add(y[0:32, :]" in src
     e = raised(k.out_residue)
     assert isinstance(e, sim.SimulationError) and e.code == "S010"
@@ -47,6 +48,16 @@ def test_out_residue_read():
     assert e.tensor == "y" and e.block == 0 and "'acc'" in e.region
     assert e.indices == "[0:32, 0:64]" and e.span.line == r.line
     assert "pl.InOut" in e.hint
+
+
+def test_an_untraced_run_names_the_reading_task_too():
+    # without the trace there is no task record: the task frame names region and task
+    args = _args(k.out_half_written)
+    (r,) = sim.simulate(k.out_half_written, *args, checks=("uninit",), strict=False,
+                        trace=False).uninit_reads
+    (t,) = reads(k.out_half_written)
+    assert (r.region, r.task, r.block, r.ranges) == (t.region, t.task, t.block, t.ranges)
+    assert r.region == "all" and r.task == 1
 
 
 def test_partly_written_out_names_the_missing_rows():

@@ -4,9 +4,9 @@ import warnings
 import ml_dtypes
 import numpy as np
 import pytest
+import sim_kernels as k
 
 import pypto.sim as sim
-import sim_kernels as k
 
 warnings.filterwarnings("ignore", category=UserWarning)
 

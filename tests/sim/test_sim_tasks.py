@@ -3,9 +3,9 @@ import json
 import warnings
 
 import numpy as np
+import sim_kernels as k
 
 import pypto.sim as sim
-import sim_kernels as k
 
 warnings.filterwarnings("ignore", category=UserWarning)
 

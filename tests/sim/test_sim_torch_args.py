@@ -67,12 +67,12 @@ def test_a_strided_output_view_is_filled_in_place():
 
 def test_numpy_calls_do_not_import_torch():
     code = ("import numpy as np, sys\n"
-            "sys.path.insert(0, %r)\n"
+            "sys.path.insert(0, {!r})\n"
             "import test_sim_torch_args as t\n"
             "x = np.ones((16, 16), np.float32); acc = np.zeros_like(x)\n"
             "t.accumulate(x, acc)\n"
             "assert (acc == 1).all()\n"
-            "assert 'torch' not in sys.modules, 'torch was imported'\n") % (
+            "assert 'torch' not in sys.modules, 'torch was imported'\n").format(
                 str(__import__("pathlib").Path(__file__).parent),)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

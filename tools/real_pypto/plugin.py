@@ -8,9 +8,9 @@ import json
 import os
 
 import pytest
-
 from harness.core.harness import ALL_PLATFORM_IDS
 from harness.core.test_runner import TestRunner
+
 from pypto.runtime.runner import RunConfig
 
 _outcomes: dict[str, dict] = {}
@@ -47,8 +47,9 @@ def pytest_collection_modifyitems(config, items):
         allowed = cli & (set(marker.args) if marker is not None else set(ALL_PLATFORM_IDS))
         params = getattr(getattr(item, "callspec", None), "params", {})
         platform = params.get("platform")
-        _outcomes.setdefault(item.nodeid, {"outcome": "not-run", "error": ""})[
-            "variant"] = platform is not None
+        entry = _outcomes.setdefault(item.nodeid, {"outcome": "not-run", "error": ""})
+        entry["variant"] = platform is not None
+        entry["file"] = item.path.name
         (keep if (platform in allowed if platform is not None else allowed) else drop).append(
             item)
     for item in drop:
@@ -92,9 +93,14 @@ def pytest_runtest_logreport(report):
         entry["error"] = _short(report)
 
 
-def pytest_collectreport(report):
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
     if report.failed:
-        _outcomes[report.nodeid] = {"outcome": "collect-error", "error": _short(report)}
+        name = collector.path.name
+        _outcomes[f"{name}::<import>"] = {"outcome": "collect-error", "error": _short(report),
+                                          "file": name}
 
 
 def _short(report) -> str:

@@ -1,7 +1,7 @@
 """Tutorial 1. first kernel."""
 from __future__ import annotations
 
-from tutorials.cells import SETUP, code, md  # noqa: F401
+from tutorials.cells import SETUP, code, md
 
 NB1 = [
     md("""

@@ -1,7 +1,7 @@
 """Tutorial 2. outputs and the unwritten region."""
 from __future__ import annotations
 
-from tutorials.cells import SETUP, code, md  # noqa: F401
+from tutorials.cells import SETUP, code, md
 
 NB2 = [
     md("""

@@ -1,7 +1,7 @@
 """Tutorial 4. dynamic shapes."""
 from __future__ import annotations
 
-from tutorials.cells import SETUP, code, md  # noqa: F401
+from tutorials.cells import SETUP, code, md
 
 NB4 = [
     md("""

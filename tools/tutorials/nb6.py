@@ -1,7 +1,7 @@
 """Tutorial 6. spmd vs parallel, deps."""
 from __future__ import annotations
 
-from tutorials.cells import SETUP, code, md  # noqa: F401
+from tutorials.cells import SETUP, code, md
 
 NB6 = [
     md("""

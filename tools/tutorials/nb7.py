@@ -1,7 +1,7 @@
 """Tutorial 7. pypto-lib kernel files."""
 from __future__ import annotations
 
-from tutorials.cells import SETUP, code, md  # noqa: F401
+from tutorials.cells import SETUP, code, md
 
 NB7 = [
     md("""

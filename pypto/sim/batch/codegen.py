@@ -171,4 +171,4 @@ def generate_call(names: list[str], body: Stmt) -> CallFn:
     return call
 
 
-__all__ = ["generate", "generate_call", "Core", "BatchCompiling"]
+__all__ = ["BatchCompiling", "Core", "generate", "generate_call"]

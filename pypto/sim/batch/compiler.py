@@ -20,7 +20,7 @@ from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
-from pypto.sim.batch.plan import BLOCK, Plan, index_symbol, window_read, window_write
+from pypto.sim.batch.plan import BLOCK, Plan, index_symbol
 from pypto.sim.batch.scalars import SCALAR
 from pypto.sim.batch.state import Aff, Fallback, lo_at
 from pypto.sim.batch.ufuncs import direct, dying_operands, elementwise_ufunc, fused, reuse
@@ -64,7 +64,7 @@ class BatchCompiler(FnCompiler):
             op = get(e.op)
             if op.role is Role.BLOCK_INDEX:
                 return BLOCK in pv
-            if window_write(op) is not None:
+            if op.window_write is not None:
                 return False
             return any(self.vary(a) for a in e.args)
         return False
@@ -72,13 +72,13 @@ class BatchCompiler(FnCompiler):
     def core(self, e: Call) -> Core | None:
         """The batched core of the op call `e`, or None when it is uniform."""
         op = get(e.op)
-        rd, wr = window_read(op), window_write(op)
+        rd, wr = op.window_read, op.window_write
         if rd is not None or wr is not None:
             a = dict(zip(op.params, e.args))
-            if rd is not None and rd.shape is not None:
+            if rd is not None:
                 if self.vary(a[rd.offset]):
                     return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op)
-            elif wr is not None and wr.source is not None:
+            elif wr is not None:
                 src = a[wr.source]
                 if self.vary(src) or self.vary(a[wr.offset]):
                     return self.bwrite(e, a[wr.tensor], src, a[wr.offset], e.op)
@@ -279,7 +279,7 @@ class BatchCompiler(FnCompiler):
         tracing = self.settings.trace
         platform = self.settings.platform
         sid = SiteId(e.span, opname)
-        from_cube = isinstance(source, Var) and source.name in self.cube_vars or \
+        from_cube = (isinstance(source, Var) and source.name in self.cube_vars) or \
             (isinstance(source, Call) and is_cube(source))
         into = None if tracing or not isinstance(source, Call) or not self.vary(source) \
             else fused(source, shp)

@@ -14,10 +14,25 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Continue, Eval, For, Function,
-                            GetItem, If, ListExpr, Return, Scope, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Continue,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
 from pypto.ops.registry import get
-from pypto.sim.batch.plan import window_write
 from pypto.sim.batch.state import Aff, BatchState, WindowWrite
 from pypto.sim.device.memory import DeviceMemory, PendingFill
 from pypto.sim.device.views import strided_like
@@ -42,7 +57,7 @@ def write_only(func: Function, alias: dict[str, str], param: str) -> bool:
         if isinstance(e, Call):
             op = get(e.op)
             names = op.params
-            w = window_write(op)
+            w = op.window_write
             tgt = w.tensor if w is not None else None
             res = False
             for n, a in zip(names, e.args):
@@ -63,9 +78,8 @@ def write_only(func: Function, alias: dict[str, str], param: str) -> bool:
             return False
         if isinstance(e, CallFunc):
             raise _Read()
-        if isinstance(e, (list, tuple)):
-            if any(val(i) for i in e):
-                raise _Read()
+        if isinstance(e, (list, tuple)) and any(val(i) for i in e):
+            raise _Read()
         return False
 
     def flows(value: Any, target: Any) -> None:
@@ -220,4 +234,4 @@ def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -
     return vol == a.size
 
 
-__all__ = ["write_only", "fill_unwritten", "covers"]
+__all__ = ["covers", "fill_unwritten", "write_only"]

@@ -94,7 +94,7 @@ class Nest:
             pre += acc
         nl = len(ranges)
         lv = {}
-        for k, (a, n, c) in enumerate(ranges):
+        for k, (a, _n, c) in enumerate(ranges):
             d = [0] * nl
             d[k] = c
             lv[self.loop_vars[k]] = Aff(a, tuple(d))
@@ -107,9 +107,11 @@ class Nest:
         argument cannot be batched."""
         carried = [f(env) for f in self.outer_inits]
         cv = dict(zip(self.inner_iters, carried))
-        args = [f(env, shape.loop_vars, cv) for f in self.argk]
-        if any(x is None for x in args):
-            return None
+        lv = shape.loop_vars
+        args = [f(env, lv, cv) for f in self.argk]
+        for x in args:
+            if x is None:
+                return None
         return args, carried
 
     def finish(self, env: Env, shape: Shape, carried: list, rets: tuple, tid: int) -> None:

@@ -21,11 +21,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Const, Continue, Eval,
-                            For, Function, GetItem, If, ListExpr, Return, Scope, ScopeKind, Var,
-                            While, Yield)
-from pypto.ir.types import ScalarType, ShapedType
-from pypto.ops.facts import Role, View, Window
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Const,
+    Continue,
+    Eval,
+    For,
+    Function,
+    GetItem,
+    If,
+    ListExpr,
+    Return,
+    Scope,
+    ScopeKind,
+    Stmt,
+    Var,
+    While,
+    Yield,
+)
+from pypto.ir.types import ScalarType, ShapedType, TileType, Type
+from pypto.ops.facts import Role, View
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.intrinsics.common import falsy_const
 from pypto.sim.faults import source_name
@@ -50,14 +68,6 @@ def index_symbol(op: OpDef) -> str | None:
     return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
 
 
-def window_read(op: OpDef) -> Window | None:
-    w = op.window
-    return w if w is not None and not w.write else None
-
-
-def window_write(op: OpDef) -> Window | None:
-    w = op.window
-    return w if w is not None and w.write else None
 
 
 class NotBatchable(Exception):
@@ -68,7 +78,7 @@ class NotBatchable(Exception):
 class Access:
     tensor: str  # the parameter it resolves to
     forms: list  # per axis: (const, {symbol: coef}) or None
-    ext: tuple  # static window extents
+    ext: tuple | None  # static window extents (None: unknown)
     write: bool
 
 
@@ -125,13 +135,13 @@ def _lattice_disjoint(terms: list, width: int) -> bool:
     return True
 
 
-def _static_shape(t: Any) -> tuple | None:
+def _static_shape(t: Type | None) -> tuple | None:
     if isinstance(t, ShapedType):
         return t.static_shape()
     return None
 
 
-def _has_valid(t: Any) -> bool:
+def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
@@ -220,7 +230,7 @@ class _Analyzer:
             return self.alias.get(e.name)
         if isinstance(e, Call):
             op = get(e.op)
-            w = window_write(op)
+            w = op.window_write
             if w is not None:
                 return self.resolve(dict(zip(op.params, e.args))[w.tensor])
         return None
@@ -256,13 +266,15 @@ class _Analyzer:
         if opdef.role in UNSAFE:
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
-        rd, wr = window_read(opdef), window_write(opdef)
+        rd, wr = opdef.window_read, opdef.window_write
         if rd is not None:
             src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
             src = a[src_n]
             if self.is_var(src):
                 raise NotBatchable("window of a varying value")
             self.opaque(src, False, op)
+            if isinstance(getattr(src, "type", None), TileType):
+                raise NotBatchable("window of an on-chip tile (a view of its storage)")
             self.is_var(a[shape_n])
             voff = self.is_var(a[off_n])
             t = self.resolve(src)
@@ -376,11 +388,11 @@ class _Analyzer:
 
     # -- statements ----------------------------------------------------------------
 
-    def body(self, stmts: Any) -> None:
+    def body(self, stmts: tuple[Stmt, ...]) -> None:
         for s in stmts:
             self.stmt(s)
 
-    def stmt(self, s: Any) -> None:
+    def stmt(self, s: Stmt) -> None:
         if isinstance(s, Assign):
             v = s.value
             if isinstance(v, CallFunc):
@@ -510,7 +522,7 @@ def _const_list(e: Any) -> tuple | None:
     return tuple(out)
 
 
-def _last_yield(stmts: Any) -> Yield | None:
+def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
     for s in reversed(stmts):
         if isinstance(s, Yield):
             return s
@@ -586,5 +598,13 @@ def analyze(func: Function, varying: set) -> Plan | str:
     return plan
 
 
-__all__ = ["Plan", "Access", "analyze", "BLOCK", "index_symbol", "window_read", "window_write",
-           "AFFINE_SYMBOLS", "DIV_SYMBOLS", "NotBatchable"]
+__all__ = [
+    "AFFINE_SYMBOLS",
+    "BLOCK",
+    "DIV_SYMBOLS",
+    "Access",
+    "NotBatchable",
+    "Plan",
+    "analyze",
+    "index_symbol",
+]

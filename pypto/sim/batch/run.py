@@ -25,6 +25,7 @@ module runs the batched mode.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Any
 
@@ -45,7 +46,7 @@ from pypto.sim.trace.trace import TaskRecord
 class BatchedRegion:
     """A region compiled for batched execution under one plan."""
 
-    __slots__ = ("plan", "cf", "names", "written", "write_only", "covered")
+    __slots__ = ("cf", "covered", "names", "plan", "write_only", "written")
 
     def __init__(self, plan: Plan, cf: CompiledFunction):
         self.plan = plan
@@ -66,19 +67,24 @@ class BatchCache:
         self.regions: dict[tuple, BatchedRegion | None] = {}  # (region, varying) -> ...
         self.prepared: dict[tuple, tuple] = {}  # `_prepare`'s static part per call shape
         self.refusals: dict[str, str] = {}  # region -> why it cannot run batched
+        # concurrent calls: a region is planned and compiled once, by the first of them
+        self._lock = threading.Lock()
 
     def region(self, host: Host, cf: CompiledFunction, varying: frozenset[str]
                ) -> BatchedRegion | None:
         key = (cf.name, varying)
         if key in self.regions:
             return self.regions[key]
-        plan = analyze(cf.func, set(varying))
-        region = None
-        if isinstance(plan, Plan):
-            region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
-        else:
-            self.refusals[cf.name] = plan
-        self.regions[key] = region
+        with self._lock:
+            if key in self.regions:
+                return self.regions[key]
+            plan = analyze(cf.func, set(varying))
+            region = None
+            if isinstance(plan, Plan):
+                region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
+            else:
+                self.refusals[cf.name] = plan
+            self.regions[key] = region
         return region
 
 
@@ -151,12 +157,12 @@ def _run(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool
     f = BatchFrame(run, st, proto, label, bs[0] if spmd else 1, tid, mult)
     work = run.work
     try:
-        if _QUIET[0]:  # the run already ignores floating-point errors (Executable.run)
+        if _QUIET.depth:  # the run already ignores floating-point errors (Executable.run)
             rets = region.cf.call(args, f)
         else:
             with np.errstate(all="ignore"):
                 rets = region.cf.call(args, f)
-    except Exception as exc:  # noqa: BLE001 - any failure: undo, run block by block
+    except Exception as exc:  # any failure: undo, run block by block
         for a, copy in snaps:
             a[...] = copy
         run.work = work
@@ -200,7 +206,8 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
     n_tasks = math.prod(bs)
     if run.work + pre_work + n_tasks > run.settings.max_work:
         return None
-    host.check_budget(cf, site.label, site.span)
+    if run.settings.check_ub:
+        host.check_budget(cf, site.label, site.span)
     w0 = run.work
     run.work += pre_work + n_tasks
     tid0 = run.next_tid

@@ -65,7 +65,7 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("bs", "nb", "blk", "log", "wlog")
+    __slots__ = ("blk", "bs", "log", "nb", "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool):
         self.bs = bs
@@ -197,4 +197,4 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "at", "lo_at", "LoggedAccess", "WindowWrite"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "WindowWrite", "at", "lo_at"]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from pypto.ir.nodes import Assign, Call, Function, Var
 from pypto.ir.transform import walk
@@ -32,7 +33,7 @@ def elementwise_ufunc(e: Call) -> Ufunc | None:
     return uf if uf is not None and uf.reduce_axis is None else None
 
 
-def _plain_float(npdt: Any) -> np.dtype | None:
+def _plain_float(npdt: DTypeLike) -> np.dtype | None:
     dt = np.dtype(npdt)
     return dt if dt.kind == "f" and dt.itemsize >= 4 else None
 
@@ -61,7 +62,7 @@ def _operands_fit(args: list, n: int, dt: np.dtype, shapes: list | None) -> bool
     return True
 
 
-def direct(e: Call, npdt: Any) -> Callable[[list], Any] | None:
+def direct(e: Call, npdt: DTypeLike) -> Callable[[list], Any] | None:
     """The ufunc (or its reduce) of `e` called without the impl's dispatch (sim speed:
     ~1-2 us per op), or None when `e` is not such an op."""
     dt = _plain_float(npdt)
@@ -93,7 +94,7 @@ def direct(e: Call, npdt: Any) -> Callable[[list], Any] | None:
     return apply
 
 
-def reuse(e: Call, npdt: Any, static: tuple | None, dying: list[int]
+def reuse(e: Call, npdt: DTypeLike, static: tuple | None, dying: list[int]
           ) -> Callable[[list, int], Any] | None:
     """When operand(s) `dying` of this elementwise op are temporaries that die here (see
     `dying_operands`), `f(args, nb)` computes the ufunc into one of them (with `nb` batch
@@ -190,7 +191,7 @@ def dying_operands(func: Function) -> dict[int, list[int]]:
             continue
         v = s.value
         fuses = isinstance(v, Call) and elementwise_ufunc(v) is not None
-        if fuses:
+        if isinstance(v, Call) and fuses:
             for k, a in enumerate(v.args):
                 if isinstance(a, Var) and a.name in defs and counts.get(a.name) == 2:
                     out.setdefault(id(v), []).append(k)
@@ -215,5 +216,11 @@ def broadcast_shape(shapes: list) -> tuple:
     return r
 
 
-__all__ = ["elementwise_ufunc", "direct", "reuse", "fused", "dying_operands",
-           "broadcast_shape"]
+__all__ = [
+    "broadcast_shape",
+    "direct",
+    "dying_operands",
+    "elementwise_ufunc",
+    "fused",
+    "reuse",
+]

@@ -16,15 +16,24 @@
 
 The core's default is `("oob", "ub")`; the workbench runs all four.
 """
-from pypto.sim.checks.oob import OobRead  # noqa: F401
-from pypto.sim.checks.races import (Race, RaceError, RaceReport, RaceSide,  # noqa: F401
-                                    find_races, happens_before)
-from pypto.sim.checks.uninit import (UninitializedReadError, UninitRead,  # noqa: F401
-                                     UninitTracker)
+from pypto.sim.checks.oob import OobRead
+from pypto.sim.checks.races import Race, RaceError, RaceReport, RaceSide, find_races, happens_before
+from pypto.sim.checks.uninit import UninitializedReadError, UninitRead, UninitTracker
 from pypto.sim.config import CHECKS as ALL_CHECKS
 
 DEFAULT_CHECKS = ("oob", "ub")
 
-__all__ = ["ALL_CHECKS", "DEFAULT_CHECKS", "OobRead", "Race", "RaceError", "RaceReport",
-           "RaceSide", "find_races", "happens_before", "UninitializedReadError", "UninitRead",
-           "UninitTracker"]
+__all__ = [
+                                    "ALL_CHECKS",
+                                    "DEFAULT_CHECKS",
+                                    "OobRead",
+                                    "Race",
+                                    "RaceError",
+                                    "RaceReport",
+                                    "RaceSide",
+                                    "UninitRead",
+                                    "UninitTracker",
+                                    "UninitializedReadError",
+                                    "find_races",
+                                    "happens_before",
+]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pypto.ir.span import Span
-from pypto.sim.faults import source_name
+from pypto.sim.faults import region_name, source_name
 
 
 @dataclass
@@ -61,7 +61,7 @@ class OobLog:
             seen.count += 1
             return
         self._by_site[key] = OobRead(source_name(tensor), op, tuple(shape), window,
-                                     tuple(axes), _region_name(region), block,
+                                     tuple(axes), region_name(region), block,
                                      str(span) if span else "<unknown>",
                                      getattr(span, "line", 0) or 0)
 
@@ -69,13 +69,4 @@ class OobLog:
         return list(self._by_site.values())
 
 
-def _region_name(label: str | None) -> str:
-    """`'wide' (kernel.py:12)` -> `wide`: the name_hint of the launch label."""
-    if not label:
-        return "orchestration"
-    if label.startswith("'") and "'" in label[1:]:
-        return label[1:label.index("'", 1)]
-    return label
-
-
-__all__ = ["OobRead", "OobLog"]
+__all__ = ["OobLog", "OobRead"]

@@ -56,11 +56,10 @@ from typing import Protocol
 import numpy as np
 
 from pypto.errors import SimulationError
-from pypto.ir.nodes import Assign, Attr, Call, Const
+from pypto.ir.nodes import Assign, Attr, Call, Const, Program
+from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ops.facts import Role
-from pypto.ir.nodes import Program
-from pypto.ir.span import Span
 from pypto.ops.registry import get
 from pypto.passes.regions import LoopInfo
 from pypto.sim.trace.trace import TaskRecord, Trace
@@ -301,7 +300,7 @@ def happens_before(trace: Trace, program: Program | None, analyses: dict) -> tup
         dirs, manual, nodes = static.node(t)
         by_tensor: dict = {}
         rank = {"NoDep": 0, "Input": 1, "OutputExisting": 2, "InOut": 3}
-        for param, tensor, callee, lo, hi in t.args:
+        for param, tensor, callee, _lo, _hi in t.args:
             d = dirs.get(param) if dirs is not None else None
             if d is None:
                 d = _fallback_direction(callee)
@@ -326,7 +325,7 @@ def happens_before(trace: Trace, program: Program | None, analyses: dict) -> tup
             preds.add(v.root)  # a nested launch: after its top-level task started
         elif not v.manual:
             plan = []
-            for param, tensor, callee, lo, hi in t.args:
+            for _param, tensor, _callee, lo, hi in t.args:
                 d = v.dirs.get(tensor)
                 if d is None or d in ("NoDep", "Scalar"):
                     continue
@@ -539,4 +538,4 @@ def _shared_parallel_loop(a: _TaskView, b: _TaskView) -> LoopInfo | None:
     return None
 
 
-__all__ = ["RaceError", "Race", "RaceSide", "RaceReport", "find_races", "happens_before"]
+__all__ = ["Race", "RaceError", "RaceReport", "RaceSide", "find_races", "happens_before"]

@@ -37,7 +37,7 @@ from pypto.errors import SimulationError
 from pypto.ir.span import Span
 from pypto.sim.device.memory import DeviceMemory
 from pypto.sim.device.views import root_of, strided_like
-from pypto.sim.faults import fault
+from pypto.sim.faults import fault, region_name
 from pypto.sim.trace.trace import TaskRecord
 
 
@@ -47,7 +47,7 @@ class UninitializedReadError(SimulationError):
     code = "S010"
 
     def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
-                 note: str | None = None, *, read: "UninitRead | None" = None, **kw: Any):
+                 note: str | None = None, *, read: UninitRead | None = None, **kw: Any):
         super().__init__(message, span, hint, note, **kw)
         self.read = read
 
@@ -93,6 +93,7 @@ class Reader(Protocol):
     rec: TaskRecord | None
     region: str | None
     block: int | None
+    task_id: int
 
 
 class UninitTracker:
@@ -190,9 +191,10 @@ class UninitTracker:
         idx = np.nonzero(miss)
         ranges = [(int(i.min()), int(i.max()) + 1) for i in idx] if miss.ndim else []
         count = int(miss.sum())
+        # (the task's own record in a traced run; else its frame names it)
         rec = at.rec
-        region = rec.name if rec is not None else "orchestration"
-        tid = rec.id if rec is not None else -1
+        region = rec.name if rec is not None else region_name(at.region)
+        tid = rec.id if rec is not None else at.task_id
         key = (name, gm, span, op)
         if not self.strict and key in self._sites:
             self._sites[key].count += 1
@@ -237,4 +239,4 @@ def _over(bm: np.ndarray, a: np.ndarray, root: np.ndarray) -> np.ndarray | None:
         return None
 
 
-__all__ = ["UninitTracker", "UninitRead", "UninitializedReadError"]
+__all__ = ["UninitRead", "UninitTracker", "UninitializedReadError"]

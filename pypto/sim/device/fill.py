@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from pypto.errors import SimulationError
 from pypto.ir.span import Span
+from pypto.ops.padding import pad_scalar as fill_value
 
 GIB = 1 << 30
 MAX_TENSOR_BYTES = 8 * GIB
@@ -95,22 +95,12 @@ def _is_ml_float(dt: np.dtype) -> bool:
 
 
 def pad_scalar(dt: np.dtype, mode: str) -> Any:
-    """The fill value of PadValue `mode` ('zero', 'max', 'min', 'nan') for dtype `dt`."""
-    if mode == "zero":
-        return 0
+    """The fill value of PadValue `mode` ('zero', 'max', 'min', 'nan') for dtype `dt`:
+    the one `fillpad` uses (`pypto.ops.padding.pad_scalar`: +-inf for floats), or NaN
+    poison."""
     if mode == "nan":
         return np.nan if has_nan(dt) else 0
-    if dt == np.bool_:
-        return mode == "max"
-    info: Any = np.iinfo(dt) if dt.kind in "iu" else _finfo(dt)
-    return info.max if mode == "max" else info.min
-
-
-def _finfo(dt: np.dtype) -> Any:
-    try:
-        return np.finfo(dt)
-    except (TypeError, ValueError):
-        return ml_dtypes.finfo(dt)
+    return fill_value(np.dtype(dt), mode)
 
 
 def fill_outside(a: np.ndarray, valid: Any, value: Any) -> None:
@@ -126,5 +116,12 @@ def fill_outside(a: np.ndarray, valid: Any, value: Any) -> None:
             a[tuple(idx)] = value
 
 
-__all__ = ["residue", "fill_residue", "has_nan", "check_size", "pad_scalar", "fill_outside",
-           "MAX_TENSOR_BYTES"]
+__all__ = [
+    "MAX_TENSOR_BYTES",
+    "check_size",
+    "fill_outside",
+    "fill_residue",
+    "has_nan",
+    "pad_scalar",
+    "residue",
+]

@@ -24,7 +24,7 @@ from pypto.sim.device.views import origin_of, root_of
 class GlobalBuffer:
     """One allocation in simulated global memory."""
 
-    __slots__ = ("name", "array", "direction", "host", "uid", "writer", "kind")
+    __slots__ = ("array", "direction", "host", "kind", "name", "uid", "writer")
 
     def __init__(self, name: str, array: np.ndarray, direction: str | None,
                  host: np.ndarray | None, uid: int, kind: str):
@@ -153,4 +153,4 @@ class DeviceMemory:
             np.copyto(a, residue(a.shape, a.dtype, item.seed), where=~written)
 
 
-__all__ = ["GlobalBuffer", "DeviceMemory", "PendingFill"]
+__all__ = ["DeviceMemory", "GlobalBuffer", "PendingFill"]

@@ -70,7 +70,7 @@ def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple
     strides = view.strides
     if off % item or any(s % item for s in strides):
         return whole
-    start = off // item + sum(int(l) * s // item for l, s in zip(lo, strides))
+    start = off // item + sum(int(lo_) * s // item for lo_, s in zip(lo, strides))
     if not 0 <= start < root.size:
         return whole
     runs = tuple((s // item, int(e)) for s, e in zip(strides, ext) if int(e) > 1)
@@ -100,7 +100,7 @@ def _box_of(start: int, runs: tuple, shape: tuple, whole: tuple) -> tuple:
     # not a box: the bounding box of the first and last element of every run
     last = start + sum((e - 1) * s for s, e in runs if s > 0)
     first = start + sum((e - 1) * s for s, e in runs if s < 0)
-    if not (0 <= first and last < size):
+    if not (first >= 0 and last < size):
         return whole
     # every element between two flat indices lies in this box (C order)
     a = _unravel(first, shape)
@@ -112,7 +112,7 @@ def _box_of(start: int, runs: tuple, shape: tuple, whole: tuple) -> tuple:
     return lo, hi
 
 
-def _exact(start: int, runs: list, shape: tuple) -> tuple | None:
+def _exact(start: int, runs: tuple, shape: tuple) -> tuple | None:
     nd = len(shape)
     rstride = [1] * nd
     for j in range(nd - 2, -1, -1):
@@ -158,4 +158,4 @@ def _unravel(flat: int, shape: tuple) -> list:
     return coord
 
 
-__all__ = ["root_of", "origin_of", "strided_like", "view_box"]
+__all__ = ["origin_of", "root_of", "strided_like", "view_box"]

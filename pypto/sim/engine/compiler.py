@@ -22,8 +22,18 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import PyptoError, SimulationError
-from pypto.ir.nodes import (Attr, Call, CallFunc, Const, DynDim, For, Function, GetItem,
-                            ListExpr, Var)
+from pypto.ir.nodes import (
+    Attr,
+    Call,
+    CallFunc,
+    Const,
+    DynDim,
+    For,
+    Function,
+    GetItem,
+    ListExpr,
+    Var,
+)
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
@@ -32,8 +42,7 @@ from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.intrinsics import intrinsic
 from pypto.sim.engine.statements import StmtCompiler
-from pypto.sim.engine.values import (FRAME, UNDEF, Env, Expr, Stmt, flatten_deps,
-                                     scalar_caster)
+from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt, flatten_deps, scalar_caster
 from pypto.sim.faults import source_name
 from pypto.sim.trace.costs import Accountant, accountant
 
@@ -215,7 +224,7 @@ class FnCompiler(StmtCompiler):
                 raise env[FRAME].fault(
                     f"pl op '{op}' divides by zero", span,
                     hint="guard the divisor; its value is only known at run time") from None
-            except Exception as exc:  # noqa: BLE001 - an impl failed on these values
+            except Exception as exc:  # an impl failed on these values
                 raise env[FRAME].fault(f"pl op '{op}' failed while simulating: "
                                        f"{type(exc).__name__}: {exc}", span) from exc
 
@@ -263,19 +272,17 @@ class FnCompiler(StmtCompiler):
             return missing
         names = op.params
         public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
-        argfns: list[Expr] | None = [self.expr(e.args[i]) for i in public]
+        argfns = [self.expr(e.args[i]) for i in public]
         consts = [self.const(e.args[i]) for i in public]
         cast = self.caster(e.type, f"pl op '{e.op}'")
         wants_ctx = op.wants_ctx
         acct = self.accountant(e, op, public) if self.settings.trace else None
         tag = self._typed_valid(e.type)
-        cvals = None
-        if all(c for c, _ in consts):
-            cvals = [v for _, v in consts]
-            argfns = None
+        # all arguments constant: evaluated once, here
+        cvals = [v for _, v in consts] if all(c for c, _ in consts) else None
 
         def run(env: Env) -> Any:
-            args = cvals if argfns is None else [f(env) for f in argfns]
+            args = cvals if cvals is not None else [f(env) for f in argfns]
             if wants_ctx:
                 fr = env[FRAME]
                 fr.span = span

@@ -19,8 +19,17 @@ class CompiledFunction:
     """An IR function compiled into closures: `call(args, frame)` runs it in `frame`
     (arguments in parameter order; `UNDEF` leaves a parameter unbound)."""
 
-    __slots__ = ("name", "func", "params", "body", "has_syncall", "syncall_mode",
-                 "syncall_core_type", "call", "in_region")
+    __slots__ = (
+        "body",
+        "call",
+        "func",
+        "has_syncall",
+        "in_region",
+        "name",
+        "params",
+        "syncall_core_type",
+        "syncall_mode",
+    )
 
     def __init__(self, name: str, func: Function, params: list[tuple[str, Any, str]],
                  body: Stmt, in_region: bool):
@@ -101,4 +110,4 @@ class Host(Protocol):
         loop `seq`): batched when it is a launch nest that can be."""
 
 
-__all__ = ["CompiledFunction", "LaunchSite", "Host", "Compiler", "Call"]
+__all__ = ["Call", "CompiledFunction", "Compiler", "Host", "LaunchSite"]

@@ -7,10 +7,27 @@ from collections.abc import Callable
 from typing import Any
 
 from pypto.errors import SimulationError
-from pypto.ir.nodes import (Assign, Break, Call, CallFunc, Continue, Eval, For, If, LoopKind,
-                            Return, Scope, ScopeKind, Stmt as IRStmt, Var, While, Yield)
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    CallFunc,
+    Continue,
+    Eval,
+    For,
+    If,
+    LoopKind,
+    Return,
+    Scope,
+    ScopeKind,
+    Var,
+    While,
+    Yield,
+)
+from pypto.ir.nodes import Stmt as IRStmt
 from pypto.ops.registry import Unit, get
 from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
+
 
 class StmtCompiler(abc.ABC):
     """Statement compilers; the compiler of expressions (`FnCompiler`) derives from it."""

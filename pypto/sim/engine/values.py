@@ -79,5 +79,16 @@ def flatten_deps(vals: list) -> list[int]:
     return out
 
 
-__all__ = ["Env", "Expr", "Stmt", "FRAME", "BREAK", "CONTINUE", "RETURN", "UNDEF",
-           "pad_mode", "scalar_caster", "flatten_deps"]
+__all__ = [
+    "BREAK",
+    "CONTINUE",
+    "FRAME",
+    "RETURN",
+    "UNDEF",
+    "Env",
+    "Expr",
+    "Stmt",
+    "flatten_deps",
+    "pad_mode",
+    "scalar_caster",
+]

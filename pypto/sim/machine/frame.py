@@ -30,8 +30,20 @@ from pypto.sim.trace.trace import Access, TaskRecord
 class TaskFrame:
     """One task (or one block of it) while it runs; see the module docstring."""
 
-    __slots__ = ("run", "rec", "costs", "region", "block", "block_num", "subblock_idx",
-                 "task_id", "in_region", "interleaver", "work_mult", "span")
+    __slots__ = (
+        "block",
+        "block_num",
+        "costs",
+        "in_region",
+        "interleaver",
+        "rec",
+        "region",
+        "run",
+        "span",
+        "subblock_idx",
+        "task_id",
+        "work_mult",
+    )
 
     def __init__(self, run: Run, rec: TaskRecord | None = None, region: str | None = None,
                  block: int | None = None, block_num: int = 1, task_id: int = -1,

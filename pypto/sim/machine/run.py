@@ -33,8 +33,18 @@ class BatchStats:
 class Run:
     """The state of one simulated call (see the module docstring)."""
 
-    __slots__ = ("settings", "memory", "trace", "dyn", "work", "next_tid", "uninit", "oob",
-                 "batch", "merged")
+    __slots__ = (
+        "batch",
+        "dyn",
+        "memory",
+        "merged",
+        "next_tid",
+        "oob",
+        "settings",
+        "trace",
+        "uninit",
+        "work",
+    )
 
     def __init__(self, settings: Settings, program_name: str):
         self.settings = settings
@@ -68,4 +78,4 @@ class Run:
         return tid
 
 
-__all__ = ["Run", "BatchStats"]
+__all__ = ["BatchStats", "Run"]

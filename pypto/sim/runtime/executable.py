@@ -10,7 +10,6 @@ compiling takes a lock).
 """
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from typing import Protocol
@@ -27,11 +26,12 @@ from pypto.sim.checks.budget import buffer_report, check_budget
 from pypto.sim.config import Settings
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, LaunchSite
-from pypto.sim.engine.values import UNDEF, Stmt
+from pypto.sim.engine.values import UNDEF
 from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
+from pypto.sim.runtime.switches import pause_gc, resume_gc
 from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
 from pypto.sim.runtime.written import written_entry_params
 
@@ -53,6 +53,7 @@ class Executable:
         self.analyses = analyses  # what the compiler found out (buffer estimates, ...)
         self.settings = settings
         self.entry = program.entry_function
+        self.entry_is_region = self.entry.kind.is_region  # (then the entry is one task)
         self.params = param_specs(self.entry)
         self.static_spec = static_spec(self.entry)
         self.batch = BatchCache()
@@ -75,12 +76,9 @@ class Executable:
                     self._functions[name] = cf
         return cf
 
-    def launch(self, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
-               deps: list[int]) -> tuple[tuple, int]:
-        return launching.launch(self, fr, site, args, core_num, deps)
-
-    def launch_nest(self, fc: FnCompiler, s: For, seq: Stmt) -> Stmt:
-        return launching.launch_nest(self, fc, s, seq)
+    # (the runtime's functions themselves, bound as methods: no wrapper on the hot path)
+    launch = launching.launch
+    launch_nest = launching.launch_nest
 
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         if not self.settings.check_ub or cf.name in self.budget_ok:
@@ -96,10 +94,12 @@ class Executable:
     def written_params(self) -> frozenset[str]:
         """Entry parameters the program may write (In arguments outside it skip the copy)."""
         if self._written is None:
-            try:
-                self._written = frozenset(written_entry_params(self.program))
-            except Exception:  # noqa: BLE001 - be safe: copy everything
-                self._written = frozenset(p.var.name for p in self.entry.params)
+            with self._compiling:
+                if self._written is None:
+                    try:
+                        self._written = frozenset(written_entry_params(self.program))
+                    except Exception:  # noqa: BLE001 - be safe: copy everything
+                        self._written = frozenset(p.var.name for p in self.entry.params)
         return self._written
 
     @property
@@ -107,12 +107,14 @@ class Executable:
         """Out parameters of the entry whose first mention (in statement order) is a
         batched launch loop nest: nothing can look at them before it runs."""
         if self._deferrable is None:
-            self._deferrable = self._find_deferrable()
+            with self._compiling:
+                if self._deferrable is None:
+                    self._deferrable = self._find_deferrable()
         return self._deferrable
 
     def _find_deferrable(self) -> frozenset[str]:
         entry = self.entry
-        if not self.settings.batch or entry.kind.is_region:
+        if not self.settings.batch or self.entry_is_region:
             return frozenset()
         try:
             self.function(entry.name)  # (compiling it finds the launch nests)
@@ -134,20 +136,18 @@ class Executable:
     def run(self, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
         """One call: (its run, the entry's returns). `pl.Out` / `pl.InOut` arrays among
         `args` are filled in place."""
-        # The cyclic GC is paused while simulating: a traced run allocates many small
-        # acyclic objects (records, accesses), and full collections over them made the
-        # cost per task grow with the number of tasks. numpy's floating-point error state
-        # is set once for the run (op impls skip their own np.errstate then).
-        gc_on = gc.isenabled()
-        gc.disable()
-        _QUIET[0] += 1
+        # The cyclic GC is paused while simulating (counted across threads: see
+        # `switches`). numpy's floating-point error state is set once for the run, in
+        # this thread (op impls skip their own np.errstate then).
+        pause_gc()
+        quiet = _QUIET
+        quiet.depth += 1
         try:
             with np.errstate(all="ignore"):
                 return self._run(args, kwargs)
         finally:
-            _QUIET[0] -= 1
-            if gc_on:
-                gc.enable()
+            quiet.depth -= 1
+            resume_gc()
 
     def _run(self, args: tuple, kwargs: dict) -> tuple[Run, tuple]:
         run = Run(self.settings, self.program.name)
@@ -161,7 +161,7 @@ class Executable:
             memory.flush_pending()
             raise
         try:
-            if entry.kind.is_region:
+            if self.entry_is_region:
                 site = LaunchSite.of(entry.name, entry.name, "at", entry.span)
                 rets, _ = self.launch(root, site, [bound.get(p.name, UNDEF)
                                                    for p in self.params], 1, [])
@@ -185,4 +185,4 @@ class Executable:
         return run, rets
 
 
-__all__ = ["Executable", "Compiled"]
+__all__ = ["Compiled", "Executable"]

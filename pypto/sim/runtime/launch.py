@@ -37,6 +37,7 @@ class Executable(Host, Protocol):
 
     batch: BatchCache  # batching decisions about its regions
     nest_fors: set[int]  # ids of the For statements that are launch nests
+    budget_ok: set[str]  # regions the ub check passed
 
 
 def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
@@ -49,11 +50,14 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
     if core_num < 1:
         raise fr.fault(f"launch of {label} with core_num={core_num}; it must be >= 1", span)
     run = fr.run
+    settings = run.settings
     run.work += core_num
-    if run.work > run.settings.max_work:
+    if run.work > settings.max_work:
         raise fr.over_work(span, f"launching {core_num} blocks of {label}")
-    exe.check_budget(cf, label, span)
-    tid = run.new_tid()
+    if settings.check_ub and cf.name not in exe.budget_ok:
+        exe.check_budget(cf, label, span)
+    tid = run.next_tid
+    run.next_tid = tid + 1
     parent = fr.rec
     trace = run.trace
     rec = None
@@ -71,9 +75,14 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
             rets = _interleaved(exe, task, cf, args, core_num, span)
         else:
             batched = run_spmd(exe, exe.batch, task, cf, args, core_num) \
-                if core_num > 1 and exe.settings.batch and top else None
+                if core_num > 1 and settings.batch and top else None
             if batched is not None:
                 rets = batched
+            elif rec is None:
+                call = cf.call
+                for b in range(core_num):
+                    task.block = b
+                    rets = call(args, task)
             else:
                 call = cf.call
                 for b in range(core_num):
@@ -128,6 +137,7 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         return seq
     exe.nest_fors.add(id(s))
     site = nest.site
+    region: list[CompiledFunction] = []  # the launched region, compiled on first use
 
     def sequential(env: Env) -> str | None:
         memory = env[FRAME].run.memory
@@ -146,7 +156,9 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         if got is None:
             return sequential(env)
         args, carried = got
-        cf = exe.function(site.func)
+        if not region:
+            region.append(exe.function(site.func))
+        cf = region[0]
         if cf.has_syncall:
             return sequential(env)
         r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,

@@ -9,6 +9,7 @@ they are C-contiguous, writable and overlap no other argument.
 """
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import ml_dtypes
 import numpy as np
 
 from pypto.errors import SimulationError
+from pypto.ir.dtypes import Kind
 from pypto.ir.nodes import Call, Const, DynDim, Function
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, Type
@@ -110,6 +112,13 @@ def host_args(args: tuple) -> tuple:
     return tuple(host_array(a) for a in args)
 
 
+def _unsigned_bits(have: np.dtype, want: np.dtype) -> bool:
+    """A signed integer array passed for an unsigned parameter of the same width: torch
+    has no uint16 / uint32 tensors, so callers (the real toolchain's harness among them)
+    pass int16 / int32 ones, and the kernel reads their bits as the unsigned type."""
+    return want.kind == "u" and have.kind == "i" and have.itemsize == want.itemsize
+
+
 def _as_host_array(value: Any, name: str, direction: str, span: Span | None) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -193,8 +202,10 @@ def bind_arguments(exe: Executable, run: Run, args: tuple, kwargs: dict) -> dict
         v = values[name]
         if isinstance(t, ShapedType):
             host = _as_host_array(v, name, direction, p.span)
-            hosts[name] = host
             want = t.dtype.np
+            if host.dtype != want and _unsigned_bits(host.dtype, want):
+                host = host.view(want)  # the same bits, read as the declared unsigned type
+            hosts[name] = host
             if host.dtype != want:
                 raise SimulationError(
                     f"argument '{name}' has dtype {host.dtype} but the kernel declares "
@@ -236,14 +247,53 @@ def bind_arguments(exe: Executable, run: Run, args: tuple, kwargs: dict) -> dict
                                       "read-only", p.span, tensor=name,
                                       hint="pass a writable numpy array")
         elif isinstance(t, ScalarType):
-            x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
-            if isinstance(x, np.ndarray) or hasattr(x, "shape"):
-                raise SimulationError(f"argument '{name}' is a scalar parameter "
-                                      f"({t}) but got an array", p.span, tensor=name)
-            if t.dtype.is_int() and isinstance(x, float) and not float(x).is_integer():
-                raise SimulationError(f"argument '{name}' is {t} but got the float {x}", p.span,
-                                      tensor=name)
+            values[name] = scalar_argument(v, name, t, p.span)
     return _upload(exe, run, values, hosts)
+
+
+def scalar_argument(v: Any, name: str, t: ScalarType, span: Span | None) -> Any:
+    """The value passed for scalar parameter `name` of type `t`, checked: an integer
+    (or an integral float) for an integer dtype, in its range; a real number for a
+    float dtype; True / False (or 0 / 1) for BOOL. numpy scalars and 0-d arrays count
+    as their value; None, strings, arrays and the like are refused by name."""
+    x = v.item() if isinstance(v, (np.ndarray, np.generic)) and np.ndim(v) == 0 else v
+    dt = t.dtype
+    if isinstance(x, np.ndarray) or hasattr(x, "shape"):
+        raise SimulationError(f"argument '{name}' is a scalar parameter ({t}) but got an array",
+                              span, tensor=name)
+    if dt.kind is Kind.HANDLE:
+        return x
+    if dt.kind is Kind.BOOL:
+        if isinstance(x, bool) or (isinstance(x, int) and x in (0, 1)):
+            return x
+        raise _scalar_error(name, t, "True or False", x, span)
+    if dt.is_int():
+        if isinstance(x, float) and math.isfinite(x) and x.is_integer():
+            x = int(x)
+        elif isinstance(x, float):
+            raise SimulationError(f"argument '{name}' is {t} but got the float {x}", span,
+                                  tensor=name, hint=f"pass an integer, e.g. int({name})")
+        if not isinstance(x, int) or isinstance(x, bool):
+            raise _scalar_error(name, t, "an integer", x, span)
+        if dt.is_signed_int():
+            lo, hi = -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << dt.bits) - 1
+        if not lo <= x <= hi:
+            raise SimulationError(f"argument '{name}' is {t} but {x} is out of its range "
+                                  f"[{lo}, {hi}]", span, tensor=name)
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return x
+    raise _scalar_error(name, t, "a real number", x, span)
+
+
+def _scalar_error(name: str, t: ScalarType, expects: str, x: Any,
+                  span: Span | None) -> SimulationError:
+    got = "None" if x is None else f"{x!r} ({type(x).__name__})"
+    hint = "pass the number itself, not its text" if isinstance(x, (str, bytes)) else None
+    return SimulationError(f"argument '{name}' is {t}: it expects {expects}, got {got}", span,
+                           tensor=name, hint=hint)
 
 
 def _upload(exe: Executable, run: Run, values: dict, hosts: dict) -> dict[str, Any]:
@@ -319,5 +369,12 @@ def copy_back(run: Run) -> None:
                                                           trace))
 
 
-__all__ = ["bind_arguments", "copy_back", "param_specs", "static_spec", "ParamSpec",
-           "host_args", "host_array"]
+__all__ = [
+    "ParamSpec",
+    "bind_arguments",
+    "copy_back",
+    "host_args",
+    "host_array",
+    "param_specs",
+    "static_spec",
+]

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pypto.ir.nodes import (Assign, Call, CallFunc, Eval, For, If, Program, Stmt, Var, While,
-                            Yield)
+from pypto.ir.nodes import Assign, Call, CallFunc, Eval, For, If, Program, Stmt, Var, While, Yield
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import View

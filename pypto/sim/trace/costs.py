@@ -119,5 +119,12 @@ def note_onchip_copy(platform: Platform, costs: Costs, nbytes: int) -> None:
     costs["vector"] += platform.vector_issue_cycles + nbytes / platform.vector_bpc
 
 
-__all__ = ["accountant", "gm_cycles", "note_gm", "note_drain", "note_onchip_copy", "Costs",
-           "Accountant"]
+__all__ = [
+    "Accountant",
+    "Costs",
+    "accountant",
+    "gm_cycles",
+    "note_drain",
+    "note_gm",
+    "note_onchip_copy",
+]

@@ -40,7 +40,7 @@ class BoxIndex:
     def add(self, tid: int, write: bool, lo: tuple, hi: tuple) -> None:
         lo, hi = tuple(int(x) for x in lo), tuple(int(x) for x in hi)
         if self.axis < 0 and self.rank:
-            ext = [max(1, h - l) for l, h in zip(lo, hi)]
+            ext = [max(1, h - lo_) for lo_, h in zip(lo, hi)]
             dims = self.shape if self.shape is not None and len(self.shape) == self.rank \
                 else (1,) * self.rank
             # most buckets first, then the smallest extent (the only rule without a shape)

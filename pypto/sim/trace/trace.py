@@ -23,8 +23,8 @@ comparing kernels, not a wall-time prediction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -165,7 +165,7 @@ class LastWriter:
     `task` / `block` / `site` are int32 arrays of the tensor's shape (-1: never written by
     a task, i.e. uploaded data or residue; task -2: written by orchestration code)."""
 
-    def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: "Trace"):
+    def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: Trace):
         self.tensor = tensor
         self.events = events if events is not None else np.zeros(shape, np.int32)
         self.trace = trace

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pypto.ir.nodes import Call
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef
+from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.intrinsics.alloc import create_tensor, create_tile, set_validshape, task_join
 from pypto.sim.engine.intrinsics.elements import element_read, element_write
 from pypto.sim.engine.intrinsics.windows import window_read
 from pypto.sim.engine.intrinsics.writes import window_write
-from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.values import Expr
 
 Factory = Callable[[Compiler, Call, "str | None"], Expr]
@@ -40,8 +40,8 @@ _BY_ROLE: dict[Role, Factory] = {
 def intrinsic(op: OpDef) -> Factory | None:
     """The memory model's factory for `op`, or None when its registry impl runs it."""
     if op.window is not None:
-        return window_write if op.window.write else window_read
+        return window_write if op.window_write is not None else window_read
     return _BY_ROLE.get(op.role) if op.role is not None else None
 
 
-__all__ = ["intrinsic", "Factory"]
+__all__ = ["Factory", "intrinsic"]

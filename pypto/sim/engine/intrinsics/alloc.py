@@ -8,8 +8,8 @@ import numpy as np
 from pypto.ir.nodes import Call, Var
 from pypto.ops.numeric import plain, with_valid
 from pypto.sim.device.fill import check_size
-from pypto.sim.engine.intrinsics.common import args_of, is_none
 from pypto.sim.engine.function import Compiler
+from pypto.sim.engine.intrinsics.common import args_of, is_none
 from pypto.sim.engine.values import FRAME, Env, Expr, flatten_deps
 from pypto.sim.faults import source_name
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pypto.ir.nodes import Attr, Call, Const, Expr as IRExpr
+from pypto.ir.nodes import Attr, Call, Const
+from pypto.ir.nodes import Expr as IRExpr
 from pypto.ir.span import Span
 from pypto.ops.registry import Unit, get
 from pypto.sim.trace.trace import Trace
@@ -56,4 +57,4 @@ class SiteId:
         return sid
 
 
-__all__ = ["args_of", "is_none", "falsy_const", "fmt_window", "is_cube", "SiteId"]
+__all__ = ["SiteId", "args_of", "falsy_const", "fmt_window", "is_cube", "is_none"]

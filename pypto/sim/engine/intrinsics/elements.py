@@ -7,8 +7,8 @@ import numpy as np
 
 from pypto.ir.nodes import Call, Var
 from pypto.ir.span import Span
-from pypto.sim.engine.intrinsics.common import SiteId
 from pypto.sim.engine.function import Compiler
+from pypto.sim.engine.intrinsics.common import SiteId
 from pypto.sim.engine.values import FRAME, Env, Expr
 from pypto.sim.faults import source_name
 from pypto.sim.machine.frame import TaskFrame

@@ -16,13 +16,12 @@ from typing import Any
 import numpy as np
 
 from pypto.ir.nodes import Call, Var
-from pypto.ir.types import ShapedType
-from pypto.ops.numeric import plain, with_valid
+from pypto.ir.types import ShapedType, TileType
+from pypto.ops.numeric import plain, tile_window, with_valid
 from pypto.ops.registry import get
 from pypto.sim.device.fill import fill_outside, pad_scalar
-from pypto.sim.engine.intrinsics.common import (SiteId, args_of, falsy_const, fmt_window,
-                                                is_none)
 from pypto.sim.engine.function import Compiler
+from pypto.sim.engine.intrinsics.common import SiteId, args_of, falsy_const, fmt_window, is_none
 from pypto.sim.engine.values import FRAME, Env, Expr, pad_mode
 from pypto.sim.faults import source_name
 from pypto.sim.machine.frame import TaskFrame
@@ -33,8 +32,8 @@ def window_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     """slice / load: a window read as a view in orchestration (a load copies: it makes a
     tile) and as a copy in a region."""
     op = get(e.op)
-    w = op.window
-    assert w is not None and w.shape is not None
+    w = op.window_read
+    assert w is not None
     a = args_of(e)
     inner = _window(fc, e, src=a[w.tensor], shape=a[w.shape], offset=a[w.offset],
                     valid=a.get("valid_shape"), clamp=a.get("clamp"), pad=a.get("pad_value"),
@@ -61,7 +60,10 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
     default_pad = st.config.padding
     ok, drop_v = fc.const(drop) if drop is not None else (True, None)
     drop_dims = [int(d) for d in (drop_v or [])] if ok else []
-    copy = fc.in_region
+    # in a region a window of a GM tensor is a load into a new tile (a copy); a window of
+    # an on-chip tile (pl.tile.slice) is a view of that tile's storage
+    of_tile = fc.in_region and isinstance(getattr(src, "type", None), TileType)
+    copy = fc.in_region and not of_tile
     check = st.check_oob
     warn_reads = st.warn_oob_reads
     tname = source_name(src.name) if isinstance(src, Var) else "<temporary>"
@@ -97,7 +99,7 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
                             _trace_read(fr, a, off, shp, site)
                 if out_static is not None and w.shape != out_static:
                     w = w.reshape(out_static)
-                return w
+                return tile_window(w) if of_tile else w
         fr = env[FRAME]
         sv = getattr(a, "valid", None)
         if type(a) is not np.ndarray:
@@ -175,7 +177,7 @@ def _window(fc: Compiler, e: Call, *, src: Any, shape: Any, offset: Any, valid: 
                 valid = [1] * (len(out_static) - len(valid)) + list(valid)
         if valid is not None:
             w = with_valid(w, valid)
-        return w
+        return tile_window(w) if of_tile else w
 
     return run
 
@@ -184,10 +186,7 @@ def _covers(valid: Any, shp: list[int]) -> bool:
     """Does the valid shape `valid` cover the whole window `shp`?"""
     if len(valid) != len(shp):
         return False
-    for v, s in zip(valid, shp):
-        if int(v) < s:
-            return False
-    return True
+    return all(int(v) >= s for v, s in zip(valid, shp))
 
 
 def _trace_read(fr: TaskFrame, a: np.ndarray, off: list[int], ext: list[int],

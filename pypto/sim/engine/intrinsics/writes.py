@@ -16,8 +16,8 @@ import numpy as np
 from pypto.ir.nodes import Call, Var
 from pypto.ops.numeric import plain
 from pypto.ops.registry import get
-from pypto.sim.engine.intrinsics.common import SiteId, args_of, fmt_window, is_cube, is_none
 from pypto.sim.engine.function import Compiler
+from pypto.sim.engine.intrinsics.common import SiteId, args_of, fmt_window, is_cube, is_none
 from pypto.sim.engine.values import FRAME, Env, Expr
 from pypto.sim.faults import source_name
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
@@ -25,8 +25,8 @@ from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_co
 
 def window_write(fc: Compiler, e: Call, target: str | None) -> Expr:
     """assemble / store: a value written into a window of a tensor."""
-    w = get(e.op).window
-    assert w is not None and w.source is not None
+    w = get(e.op).window_write
+    assert w is not None
     a = args_of(e)
     return _writer(fc, e, target=a[w.tensor], source=a[w.source], offset=a[w.offset],
                    atomic=a.get("atomic"), shapes=a.get("shapes"), opname=e.op)
@@ -49,7 +49,7 @@ def _writer(fc: Compiler, e: Call, *, target: Any, source: Any, offset: Any, ato
     tracing = st.trace
     platform = st.platform
     site = SiteId(span, opname)
-    from_cube = isinstance(source, Var) and source.name in fc.cube_vars or \
+    from_cube = (isinstance(source, Var) and source.name in fc.cube_vars) or \
         (isinstance(source, Call) and is_cube(source))
     in_region = fc.in_region
     nd_t = np.ndarray

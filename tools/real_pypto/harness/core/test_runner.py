@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from harness.core.harness import PTOTestCase
 from pypto.golden import TensorSpec as GoldenTensorSpec
 from pypto.golden import _interop as io
 from pypto.golden import run
 from pypto.golden.validation import isclose
 from pypto.runtime.runner import RunConfig, RunResult
-
-from harness.core.harness import PTOTestCase
 
 
 def _as_numpy(x: Any) -> np.ndarray:
@@ -104,7 +103,7 @@ class TestSuite:
         self.config = config or RunConfig()
         self.cases: list[PTOTestCase] = []
 
-    def add_test(self, test_case: PTOTestCase) -> "TestSuite":
+    def add_test(self, test_case: PTOTestCase) -> TestSuite:
         self.cases.append(test_case)
         return self
 

@@ -1,0 +1,43 @@
+"""Values the IR carries as compile-time attributes that the passes and the ops act on:
+pad values, and the per-region optimizations of a launch (`pl.split`,
+`pl.cross_core_slot`). They live here, on the ground, so that the layers above can
+recognise them by type; `pypto.language` hands them to users as `pl.*`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+
+class SplitMode(IntEnum):
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
+class PadValue(Enum):
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+
+class Optimization:
+    """Base of the per-region hints listed in `pl.at(..., optimizations=[...])`."""
+
+
+@dataclass(frozen=True)
+class Split(Optimization):
+    """Ping-pong the vector half of a mixed cube+vector region across two AIV lanes."""
+
+    mode: SplitMode
+    slot_num: int | None = None
+
+
+@dataclass(frozen=True)
+class CrossCoreSlot(Optimization):
+    """Ring depth of the compiler-inserted cube<->vector pipe (default 2)."""
+
+    slot_num: int = 2
+
+
+__all__ = ["CrossCoreSlot", "Optimization", "PadValue", "Split", "SplitMode"]

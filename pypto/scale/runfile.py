@@ -1,0 +1,182 @@
+"""Run one kernel file the way pypto-lib's CI runs it, and say what happened.
+
+Each file runs in a process of its own (`python -m pypto.cli FILE ARGS`, i.e.
+`pypto-sim FILE ARGS`, ended when this process dies: `watchdog`) from a fresh scratch
+directory, with PYPTO_GOLDEN_NUM_THREADS set, exactly as one `python FILE -p a2a3sim`
+of pypto-lib's CI. A process of its own is what makes the rest possible on a long-lived
+Dask worker: a timeout can always end it (its whole process group is killed; a thread
+could not be stopped), its peak memory is the kernel's own (`wait4`'s rusage of that
+child), a memory limit can be enforced on it, and a crash or an out-of-memory kill
+takes the file down, not the worker.
+
+The verdict comes from the harness's records (`pypto.golden.record`, one JSON line per
+`run_jit` / `run`, plus the CLI's line for an exception or a file that simulated
+nothing), never from the printed text. `run_file` is a plain function: the corpus
+runner submits it as a Dask task, the serial mode calls it directly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pypto.golden.record import RECORD_ENV
+from pypto.scale.corpus import CorpusFile
+from pypto.scale.watchdog import PARENT_ENV
+
+STATUSES = ("pass", "diagnosed", "fail", "timeout", "killed", "skip")
+_TAIL_LINES = 60
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """How every file of a run is run."""
+
+    args: tuple = ()  # appended to each file's command line (its own options)
+    timeout: float | None = 600.0  # seconds of wall time before the file is killed
+    memory_limit: int | None = None  # bytes of resident memory before it is killed
+    threads: int = 2  # PYPTO_GOLDEN_NUM_THREADS (torch's threads in the golden)
+    checks: str | None = None  # PYPTO_SIM_CHECKS, e.g. "oob" or "none"
+    uninit: str | None = None  # PYPTO_SIM_UNINIT: "residue" runs device-strict
+    stream: bool = False  # let the file's output through instead of capturing it
+
+
+def _rss(pid: int) -> int | None:
+    """Resident bytes of a live process (Linux /proc; elsewhere None: no limit)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None
+          ) -> tuple[int, int, str]:
+    """Wait for the child: (exit code, peak RSS bytes, why we killed it or "")."""
+    t0 = time.monotonic()
+    pause, why = 0.01, ""
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if timeout is not None and time.monotonic() - t0 > timeout:
+            why = "timeout"
+        elif limit is not None and (_rss(proc.pid) or 0) > limit:
+            why = "memory"
+        if why:
+            _kill_group(proc)
+            _, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(pause)
+        pause = min(pause * 1.5, 0.2)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes there, KiB here
+    return proc.returncode, usage.ru_maxrss * scale, why
+
+
+def _records(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut short by a kill
+    return out
+
+
+def _last_line(output: str, code: int) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return lines[-1] if lines else f"exit status {code}"
+
+
+def classify(code: int, records: list[dict], output: str, why: str, opts: FileOptions,
+             peak: int) -> tuple[str, str]:
+    """(status, reason) of a finished child."""
+    if why == "timeout":
+        return "timeout", f"no result after {opts.timeout:g} s: killed"
+    if why == "memory":
+        limit = opts.memory_limit or 0
+        return "killed", (f"over the memory limit ({limit / 2**30:.2f} GiB, "
+                          f"peak {peak / 2**30:.2f} GiB): killed")
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        extra = " (out of memory?)" if -code == signal.SIGKILL else ""
+        return "killed", f"the file's process died of {name}{extra}"
+    failing = [r for r in records if r.get("verdict") != "pass"]
+    if code == 0:
+        notes = [r["reason"] for r in records if r.get("verdict") == "pass" and r.get("reason")]
+        if failing:
+            notes.append(f"exit status 0 although a run failed: {failing[0].get('reason')}")
+        return "pass", "; ".join(dict.fromkeys(notes))
+    if failing and all(r.get("verdict") == "diagnosed" for r in failing):
+        return "diagnosed", "; ".join(dict.fromkeys(r["reason"] for r in failing))
+    for r in failing:
+        if r.get("verdict") == "fail":
+            return "fail", r.get("reason") or _last_line(output, code)
+    return "fail", _last_line(output, code)
+
+
+def file_result(f: CorpusFile, status: str, reason: str, seconds: float = 0.0,
+            peak: int | None = None, code: int | None = None, runs: list | None = None,
+            output: str = "") -> dict:
+    return {"file": f.label, "path": f.path, "status": status, "reason": reason,
+            "seconds": round(seconds, 3),
+            "peak_mb": None if peak is None else round(peak / 2**20, 1),
+            "exit_code": code, "runs": runs or [], "host": socket.gethostname(),
+            "pid": os.getpid(), "output": output}
+
+
+def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
+    """Run one corpus file in its own process; a JSON-able result (see STATUSES)."""
+    if f.skip:
+        return file_result(f, "skip", f.skip)
+    with tempfile.TemporaryDirectory(prefix="pypto-sim-") as scratch:
+        work = Path(scratch) / "cwd"
+        work.mkdir()
+        record = Path(scratch) / "record.jsonl"
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYPTO_GOLDEN_NUM_THREADS=str(opts.threads))
+        env[RECORD_ENV] = str(record)
+        env[PARENT_ENV] = str(os.getpid())
+        if opts.checks is not None:
+            env["PYPTO_SIM_CHECKS"] = opts.checks
+        if opts.uninit is not None:
+            env["PYPTO_SIM_UNINIT"] = opts.uninit
+        cmd = [sys.executable, "-m", "pypto.cli", f.path, *opts.args]
+        out_path = Path(scratch) / "output.txt"
+        t0 = time.perf_counter()
+        with open(out_path, "wb") as out:
+            proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
+                                    start_new_session=True,
+                                    stdout=None if opts.stream else out,
+                                    stderr=None if opts.stream else subprocess.STDOUT)
+            try:
+                code, peak, why = _wait(proc, opts.timeout, opts.memory_limit)
+            except BaseException:
+                _kill_group(proc)  # Ctrl-C, or the task cancelled: leave nothing behind
+                proc.wait()
+                raise
+        seconds = time.perf_counter() - t0
+        output = out_path.read_text(encoding="utf-8", errors="replace")
+        runs = _records(record)
+    status, reason = classify(code, runs, output, why, opts, peak)
+    tail = "" if status == "pass" else "\n".join(output.splitlines()[-_TAIL_LINES:])
+    return file_result(f, status, reason, seconds, peak, code, runs, tail)

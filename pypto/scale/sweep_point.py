@@ -1,0 +1,226 @@
+"""One point of a tile-size sweep: what it runs (`SweepCase`, plain picklable data a
+Dask worker receives) and what came of it (`SweepPoint`)."""
+from __future__ import annotations
+
+import linecache
+import sys
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import PyptoError
+from pypto.golden import run, run_jit
+from pypto.golden.record import over_budget, summarize
+from pypto.ir.nodes import FunctionKind
+from pypto.language.kernels import KernelFunction
+from pypto.scale.constants import (
+    ConstantError,
+    harness_tolerances,
+    module_constants,
+    with_constants,
+)
+from pypto.scale.estimate import makespan_us
+from pypto.scale.pyptolib import install_golden_alias, library_root
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    source: str  # the kernel's module (a file, or a notebook cell)
+    filename: str
+    label: str
+    kernel: str | None = None
+    specs: Any = None  # list, callable, or the name of a module function
+    golden: Any = None  # callable, or the name of a module function
+    base: dict = field(default_factory=dict)  # names the source uses but does not define
+    modules: dict = field(default_factory=dict)  # name -> module to import for it
+    platform: str = "a2a3sim"
+    rtol: float = 1e-5
+    atol: float = 1e-5
+
+
+@dataclass
+class SweepPoint:
+    values: dict
+    compiles: bool = False
+    fits: bool | None = None  # None: never compiled
+    matches: bool | None = None  # None: not simulated (no compile, no fit, no golden)
+    verdict: str = ""  # pass | diagnosed | fail | compile error | over budget | fault | ...
+    est_us: float | None = None  # estimated makespan (pypto.scale.estimate)
+    est_us_serial: float | None = None  # the tasks' estimates summed (the trace's totals)
+    reason: str = ""
+    over_budget: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def feasible(self) -> bool:
+        return bool(self.compiles and self.fits) and self.verdict in ("pass", "no golden")
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, (bool, int, float, str, complex, type(None))):
+        return True
+    return isinstance(value, tuple) and all(_plain(v) for v in value)
+
+
+def _is_program(obj: Any) -> bool:
+    """A `@pl.program` class (duck-typed: its type lives in the front door, above us)."""
+    return hasattr(obj, "functions") and hasattr(obj, "compile") and hasattr(obj, "cls")
+
+
+def _python_function(obj: Any) -> Any:
+    return obj.fn if isinstance(obj, KernelFunction) else next(iter(obj.functions.values())).fn
+
+
+def _kernel_source(obj: Any) -> tuple[str, str]:
+    fn = _python_function(obj)
+    filename = fn.__code__.co_filename
+    lines = linecache.getlines(filename)
+    if not lines:
+        raise ValueError(f"the source of {obj!r} ({filename}) is not available to sweep")
+    return "".join(lines), filename
+
+
+def case_for(target: Any, grid: dict, *, kernel: str | None, specs: Any, golden: Any,
+             platform: str, rtol: float | None, atol: float | None) -> SweepCase:
+    """The case a sweep of `target` runs at every point (checks the grid's names)."""
+    base: dict = {}
+    modules: dict = {}
+    if isinstance(target, KernelFunction) or _is_program(target):
+        source, filename = _kernel_source(target)
+        kernel = kernel or target.__name__
+        g = _python_function(target).__globals__
+        for k, v in g.items():
+            if k.startswith("__"):
+                continue
+            if isinstance(v, types.ModuleType):
+                modules[k] = v.__name__
+            elif _plain(v):
+                base[k] = v
+        label = kernel
+    else:
+        path = Path(target)
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"sweep: cannot read {path}: {exc.strerror or exc}") from None
+        filename = str(path.resolve())
+        label = f"{path.name}{':' + kernel if kernel else ''}"
+    known = set(module_constants(source)) | set(base)
+    unknown = [n for n in grid if n not in known]
+    if unknown:
+        consts = ", ".join(sorted(module_constants(source))) or "none"
+        raise ConstantError(f"{', '.join(unknown)}: not a module-level constant of {filename} "
+                            f"(its constants: {consts})")
+    tol = harness_tolerances(source)
+    rtol = rtol if rtol is not None else tol.get("rtol", 1e-5)
+    atol = atol if atol is not None else tol.get("atol", 1e-5)
+    return SweepCase(source, filename, label, kernel, specs, golden, base, modules, platform,
+                     rtol, atol)
+
+
+def _module(case: SweepCase, values: dict) -> dict:
+    source, missing = with_constants(case.source, values)
+    tag = ",".join(f"{k}={v}" for k, v in values.items())
+    name = f"{case.filename} [{tag}]"
+    lines = source.splitlines(keepends=True)
+    linecache.cache[name] = (len(source), None, lines, name)  # the frontend reads it here
+    ns: dict = {"__name__": "__pypto_sweep__", "__file__": case.filename}
+    for k, mod in case.modules.items():
+        ns[k] = __import__(mod, fromlist=["_"])
+    ns.update(case.base)
+    ns.update(missing)
+    install_golden_alias()  # pypto-lib modules import golden's TensorSpec
+    saved = list(sys.path)
+    here = Path(case.filename).parent
+    sys.path[:0] = [str(d) for d in (here, library_root(here)) if d is not None and d.is_dir()]
+    try:
+        exec(compile(source, name, "exec"), ns)
+    finally:
+        sys.path[:] = saved
+    return ns
+
+
+def _pick(ns: dict, case: SweepCase) -> tuple[Any, Any, Any]:
+    if case.kernel:
+        if case.kernel not in ns:
+            raise ValueError(f"no kernel named {case.kernel!r} in {case.filename}")
+        k = ns[case.kernel]
+    else:
+        entries = [v for v in ns.values() if _is_program(v) or (
+            isinstance(v, KernelFunction) and v.kind is FunctionKind.ORCHESTRATION)]
+        if len(entries) != 1:
+            names = ", ".join(getattr(e, "__name__", "?") for e in entries) or "none"
+            raise ValueError(f"{case.filename} has {len(entries)} entry kernels ({names}): "
+                             "name one with kernel=")
+        k = entries[0]
+    specs = case.specs if case.specs is not None else "build_tensor_specs"
+    if isinstance(specs, str):
+        if specs not in ns:
+            raise ValueError(f"no spec builder {specs!r} in {case.filename}: pass specs=")
+        specs = ns[specs]
+    if callable(specs):
+        specs = specs()
+    golden = case.golden
+    if golden is None:
+        found = [v for n, v in ns.items() if n.startswith("golden_") and callable(v)]
+        golden = found[0] if len(found) == 1 else None
+    elif isinstance(golden, str):
+        golden = ns[golden]
+    return k, list(specs), golden
+
+
+def _seed_inputs() -> None:
+    """The same random inputs at every point (specs draw from numpy's or torch's global
+    generator)."""
+    np.random.seed(0)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(0)
+
+
+def _located(err: BaseException) -> str:
+    first = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {first[0] if first else ''}"
+
+
+def evaluate(case: SweepCase, values: dict) -> SweepPoint:
+    """Compile, budget-check, simulate and validate the kernel at one point."""
+    t0 = time.perf_counter()
+    p = SweepPoint(dict(values))
+    try:
+        ns = _module(case, values)
+        kernel, specs, golden = _pick(ns, case)
+        harness = run if _is_program(kernel) else run_jit
+        cfg = {"platform": case.platform}
+        first = harness(kernel, specs, golden, runtime_cfg=cfg, compile_only=True,
+                        verbose=False)
+    except (PyptoError, ConstantError, ValueError, TypeError, NameError, SyntaxError) as err:
+        p.verdict, p.reason = "compile error", _located(err)
+        p.seconds = time.perf_counter() - t0
+        return p
+    p.compiles = True
+    p.over_budget = over_budget(first)
+    p.fits = not p.over_budget
+    if not p.fits:
+        p.verdict = "over budget"
+        p.reason = "over the on-chip budget: " + "; ".join(p.over_budget)
+    else:
+        try:
+            _seed_inputs()
+            result = harness(kernel, specs, golden, runtime_cfg=cfg, rtol=case.rtol,
+                             atol=case.atol, verbose=False)
+            rec = summarize(result)
+            p.matches = bool(result.passed) if golden is not None else None
+            p.verdict, p.reason, p.est_us_serial = rec["verdict"], rec["reason"], rec["est_us"]
+            trace = getattr(result.sim, "trace", None)
+            p.est_us = makespan_us(trace) if trace is not None else None
+            if golden is None:
+                p.verdict, p.reason = "no golden", "no golden_fn: outputs not checked"
+        except PyptoError as err:
+            p.matches, p.verdict, p.reason = False, "fault", _located(err)
+    p.seconds = time.perf_counter() - t0
+    return p

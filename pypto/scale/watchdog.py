@@ -1,0 +1,30 @@
+"""A supervised `pypto-sim` child ends when its supervisor does.
+
+The corpus runner starts each file as `python -m pypto.cli FILE` with PYPTO_SIM_PARENT
+set to its own pid. When that Dask worker dies - killed, out of memory - the child
+ends too, instead of simulating on as an orphan while the scheduler hands its file to
+another worker.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+PARENT_ENV = "PYPTO_SIM_PARENT"
+
+
+def watch_parent_from_env(every: float = 0.5) -> None:
+    """Start watching the pid in PYPTO_SIM_PARENT, if set (once; the variable is
+    removed so the file's own subprocesses do not inherit it)."""
+    parent = os.environ.pop(PARENT_ENV, "")
+    if not parent.isdigit():
+        return
+    pid = int(parent)
+
+    def watch() -> None:
+        while os.getppid() == pid:
+            time.sleep(every)
+        os._exit(137)  # the supervisor is gone: nobody will read our result
+
+    threading.Thread(target=watch, name="pypto-sim-parent-watch", daemon=True).start()

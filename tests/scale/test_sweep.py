@@ -1,0 +1,88 @@
+"""Tile-size sweeps in this process: how constants are rewritten, what each point
+reports, and the errors a user sees."""
+import importlib.util
+import re
+
+import pytest
+from scale_kernels import kernel_source, write
+
+from pypto.scale.constants import ConstantError, harness_tolerances, with_constants
+from pypto.scale.sweep import grid_points, sweep
+
+SOURCE = """A = 4
+B: int = 8  # tile
+N_TILES = 64 // B
+x = (
+    16
+)
+def f():
+    return A
+"""
+
+
+def test_constants_are_rewritten_in_place():
+    out, missing = with_constants(SOURCE, {"B": 32, "A": -2, "C": 1})
+    assert out.splitlines()[:3] == ["A = -2", "B: int = 32  # tile", "N_TILES = 64 // B"]
+    assert len(out.splitlines()) == len(SOURCE.splitlines())  # diagnostics keep their lines
+    assert missing == {"C": 1}
+    ns: dict = {}
+    exec(out, ns)
+    assert ns["N_TILES"] == 2  # derived constants follow
+    with pytest.raises(ConstantError, match=r"B=True: a tiling constant takes a number"):
+        with_constants(SOURCE, {"B": True})
+
+
+def test_tolerances_come_from_the_files_own_harness_call():
+    assert harness_tolerances(kernel_source()) == {"rtol": 1e-5, "atol": 1e-5}
+    assert harness_tolerances("run_jit(f, s, g, rtol=1e-3, atol=2e-3)") == {
+        "rtol": 1e-3, "atol": 2e-3}
+
+
+def test_grid_points_and_bad_grids():
+    assert grid_points({"M": [1, 2], "K": [3]}) == [{"M": 1, "K": 3}, {"M": 2, "K": 3}]
+    with pytest.raises(ValueError, match="K: no values to sweep"):
+        grid_points({"M": [1], "K": []})
+
+
+def test_sweep_a_file_in_process(tmp_path):
+    f = write(tmp_path, "sw.py", rows=512)
+    seen = []
+    result = sweep(f, {"TILE": [0, 16, 48, 64, 512]}, client=None, on_point=seen.append)
+    assert len(seen) == 5 and result.where == "this process"
+    by = {p.values["TILE"]: p for p in result.points}
+    assert (by[0].compiles, by[0].fits, by[0].matches) == (False, None, None)
+    assert by[0].reason.startswith("PyptoSyntaxError: error[E001]: loop step must not be 0")
+    assert by[512].verdict == "over budget"
+    assert by[512].reason == "over the on-chip budget: double_rows: Vec"
+    assert by[48].verdict == "fault" and by[48].matches is False
+    assert [p.values["TILE"] for p in result.feasible] == [16, 64]
+    assert by[16].est_us == pytest.approx(by[64].est_us / 4, rel=0.05)
+    assert by[16].est_us_serial == pytest.approx(by[64].est_us_serial, rel=0.05)
+    assert result.best is by[16]
+    table = result.table()
+    assert "<- best" in table.splitlines()[2] and "best feasible tiling: TILE=16" in table
+    assert result.to_dict()["best"] == {"TILE": 16}
+
+
+def test_sweep_a_golden_that_fails_and_a_kernel_object(tmp_path):
+    f = write(tmp_path, "wrong.py", factor=3)
+    spec = importlib.util.spec_from_file_location("wrong_mod", f)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    result = sweep(mod.double_rows, {"TILE": [32, 64]}, specs=mod.build_tensor_specs,
+                   golden=mod.golden_double_rows)
+    assert [p.verdict for p in result.points] == ["fail", "fail"]
+    assert re.match(r"'y' 327\d\d/32768 mismatched", result.points[0].reason)
+    assert result.best is None and "no feasible tiling" in result.summary()
+
+
+def test_sweep_errors_name_what_was_given(tmp_path):
+    f = write(tmp_path, "k.py")
+    with pytest.raises(ConstantError, match=r"M_TILE: not a module-level constant of .*k\.py "
+                                             r"\(its constants: COLS, FACTOR, PAUSE, ROWS, TILE\)"):
+        sweep(f, {"M_TILE": [1]})
+    with pytest.raises(ValueError, match=r"sweep: cannot read .*none\.py"):
+        sweep(tmp_path / "none.py", {"TILE": [1]})
+    result = sweep(f, {"TILE": [32]}, kernel="nope")
+    assert result.points[0].verdict == "compile error"
+    assert "no kernel named 'nope'" in result.points[0].reason
