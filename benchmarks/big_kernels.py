@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     head = "| file | simulate s | peak MB | batched / fallback | refusals |"
     if a.vs:
-        head = "| file | simulate s (vs) | simulate s | ratio | peak MB (vs) | peak MB | refusals (vs) | refusals |"
+        head = ("| file | simulate s (vs) | simulate s | ratio | peak MB (vs) | peak MB | "
+                "refusals (vs) | refusals |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     tot = {k: 0.0 for k, _ in trees}

@@ -6,10 +6,10 @@ reason), and the shapes issue 17 asks for must batch.
 """
 from __future__ import annotations
 
+import batch_kernels as K
 import numpy as np
 import pytest
 
-import batch_kernels as K
 from pypto.sim import SimConfig
 
 

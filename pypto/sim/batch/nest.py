@@ -251,4 +251,4 @@ def _arg_fn(fc: Compiler, a: Any, loop_vars: list[str], iters: list[str]) -> Arg
     return lambda env, lv, cv: f(env)
 
 
-__all__ = ["Nest", "Shape", "nest_of", "NEST_KINDS"]
+__all__ = ["NEST_KINDS", "Nest", "Shape", "nest_of"]

@@ -106,7 +106,7 @@ class Plan:
                 if n <= 1:
                     continue
                 ok = False
-                for sym, axis, coef, width, terms in self.separators.get(t, ()):
+                for sym, _axis, coef, width, terms in self.separators.get(t, ()):
                     d = sym_deltas.get(sym)
                     if d is None or d[k] == 0:
                         continue
@@ -370,10 +370,9 @@ class _Analyzer:
 
     def bind_loop(self, s: For) -> None:
         name = s.var.name
-        b = [_int_const(x) for x in (s.start, s.stop, s.step)]
+        a, z, c = (_int_const(x) for x in (s.start, s.stop, s.step))
         rng = None
-        if all(x is not None for x in b) and b[2]:
-            a, z, c = b
+        if a is not None and z is not None and c:
             rng = (a, c, max(0, -((a - z) // c)))
         if name in self.loops and self.loops[name] != rng:
             rng = None
@@ -440,7 +439,7 @@ class _Analyzer:
                     y = ys.values[i]
                     self.mark(it.name, self.is_var(y))
                     r = self.resolve(y)
-                    if r is not None and r != self.alias.get(it.name) or \
+                    if (r is not None and r != self.alias.get(it.name)) or \
                             self.view_of(y) != self.views.get(it.name):
                         # the accesses through the carry were analysed as another value's
                         raise NotBatchable("a loop carries another tensor than it started with")
@@ -460,20 +459,20 @@ class _Analyzer:
             self.body(s.then_body)
             self.body(s.else_body)
             for i, r in enumerate(s.results):
-                got = set()
+                got: set[tuple[str | None, str | None]] = set()
                 for br in (s.then_body, s.else_body):
                     ys = _last_yield(br)
                     if ys is not None and i < len(ys.values):
                         self.mark(r.name, self.is_var(ys.values[i]))
                         got.add((self.resolve(ys.values[i]), self.view_of(ys.values[i])))
-                if len(got) > 1 and any(a or v for a, v in got):
+                if len(got) > 1 and any(p or q for p, q in got):
                     raise NotBatchable("the branches of an if yield different tensors")
                 if len(got) == 1:
-                    a, v = got.pop()
-                    if a is not None:
-                        self.alias[r.name] = a
-                    if v is not None:
-                        self.views[r.name] = v
+                    p, q = got.pop()
+                    if p is not None:
+                        self.alias[r.name] = p
+                    if q is not None:
+                        self.views[r.name] = q
         elif isinstance(s, Scope):
             if s.kind is ScopeKind.SPLIT_AIV or s.task is not None:
                 raise NotBatchable("split / task scope")
