@@ -32,6 +32,7 @@ import sys
 import traceback
 from pathlib import Path
 
+import pypto
 from pypto.errors import PyptoError
 from pypto.golden.record import RECORD_ENV, runs_emitted
 from pypto.language.jit import JITFunction, ProgramDef
@@ -58,8 +59,6 @@ def _exit_code(exc: SystemExit) -> int:
 
 def _user_traceback(err: BaseException, path: Path) -> str:
     """The traceback frames outside the pypto package, then the rendered diagnostic."""
-    import pypto
-
     pkg = str(Path(pypto.__file__).resolve().parent)
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if not str(Path(f.filename).resolve()).startswith(pkg)

@@ -101,6 +101,15 @@ class DynamicShapeError(UserError):
     code = "E106"
 
 
+# The real toolchain's names for these classes (`pypto.language.parser.diagnostics`), so
+# code written against it catches ours: its parser tests expect these exact classes.
+ParserError = UserError
+ParserSyntaxError = PyptoSyntaxError
+ParserTypeError = PyptoTypeError
+UndefinedVariableError = UndefinedNameError
+ScopeIsolationError = ScopeError
+
+
 class SimulationError(PyptoError):
     """A fault while simulating: out-of-bounds access, budget overflow, bad runtime shape.
 

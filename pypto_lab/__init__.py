@@ -2,8 +2,9 @@
 
 `%load_ext pypto_lab` registers the `%%pypto` cell magic. The same views work
 without IPython: `show_graph`, `inspect`, `heatmap`, `timeline`, `pipeline_view`
-(imported lazily so `import pypto_lab` stays light). `set_plotlyjs("none")` keeps
-saved notebooks small (figures as plotly's own mimetype, no inlined plotly.js).
+(imported lazily so `import pypto_lab` stays light). Figures travel as plotly's own
+mimetype; `set_plotlyjs` says where their HTML twin gets plotly.js from (once per
+session by default, `"none"`: never).
 """
 from __future__ import annotations
 
@@ -16,14 +17,27 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", "se
 
 def load_ipython_extension(ipython: Any) -> None:
     """`%load_ext pypto_lab`."""
-    from pypto_lab.magics import PyptoMagics
+    from pypto_lab.magics import PyptoMagics, help_transformer
 
     ipython.register_magics(PyptoMagics(ipython))
+    if help_transformer not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(help_transformer)
+    # in a notebook cell (not a terminal, nor a kernel's start-up extensions, whose output
+    # no cell would receive): an output for plotly.js to go to once
+    if getattr(ipython, "kernel", None) is not None and getattr(ipython, "parent_header", None):
+        from pypto_lab.views import open_plotlyjs_slot
+
+        open_plotlyjs_slot()
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """`%unload_ext pypto_lab`: drop the magic."""
+    from pypto_lab.magics import help_transformer
+
     ipython.magics_manager.magics["cell"].pop("pypto", None)
+    ipython.magics_manager.magics["line"].pop("pypto", None)
+    if help_transformer in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(help_transformer)
 
 
 def __getattr__(name: str) -> Any:

@@ -2,50 +2,25 @@
 a run or a `%%pypto` result, and returns a display object (`views.View`)."""
 from __future__ import annotations
 
+import base64
 import html
+import json
 from typing import Any
 
 from pypto.ir.printer import print_program
-from pypto_lab.figures.heatmap import METRICS, heatmap_figure
+from pypto_lab.coerce import compiled_of, run_of
+from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.region_graph import graph_figure
+from pypto_lab.figures.task_grid import task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
+from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
+from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
-from pypto_lab.views import FigureView, HtmlView, Panel, View, table_html, table_text
-
-# --- coercion -----------------------------------------------------------------------
-
-
-def compiled_of(obj: Any) -> Any:
-    """A `CompiledProgram` from a kernel, a compiled program or a result object."""
-    if hasattr(obj, "program") and hasattr(obj, "records"):
-        return obj
-    if hasattr(obj, "compiled") and obj.compiled is not None:
-        return obj.compiled
-    if hasattr(obj, "kernels") and obj.kernels:
-        return compiled_of(obj.kernels[-1])
-    if hasattr(obj, "compile"):
-        return obj.compile()
-    raise TypeError(f"expected a @pl.jit kernel, a CompiledProgram or a %%pypto result, "
-                    f"not {type(obj).__name__}")
-
-
-def run_of(obj: Any) -> LabRun:
-    """The `LabRun` held by `obj` (a `LabRun`, a kernel result or a cell result)."""
-    if isinstance(obj, LabRun):
-        return obj
-    run = getattr(obj, "run", None)
-    if isinstance(run, LabRun):
-        return run
-    for k in getattr(obj, "kernels", ()):
-        if isinstance(getattr(k, "run", None), LabRun):
-            return k.run
-    raise ValueError("no simulated run here: use %%pypto --run SPECS [GOLDEN], or "
-                     "pypto_lab.run(kernel, specs, golden)")
-
+from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_html, table_text
 
 # --- summary ------------------------------------------------------------------------
 
@@ -97,110 +72,74 @@ def ir_view(compiled: Any) -> HtmlView:
 
 
 def show_graph(obj: Any, *, max_tasks: int = 60) -> View:
-    """Region graph of a kernel; with a simulated run, also its task-level graph."""
+    """Region graph of a kernel, with the data path of each mixed region; with a
+    simulated run, also its tasks laid over the output's tiles (and the task graph with
+    the sanitizer findings, when there are any)."""
     compiled = compiled_of(obj)
     model = KernelModel.of(compiled)
     g = region_graph(model)
     summary = (f"nodes: {', '.join(sorted(g.nodes))}\nedges: "
                + ", ".join(f"{u}->{v}:{d['kind']}" for u, v, d in sorted(g.edges(data=True))))
-    view = FigureView(graph_figure(g, f"region graph · {model.name}"),
-                      f"region graph {model.name}", summary)
+    views: list[View] = [FigureView(graph_figure(g, f"region graph · {model.name}"),
+                                    f"region graph {model.name}", summary)]
+    views += data_path_views(compiled, model)
     try:
         run = run_of(obj)
     except ValueError:
-        return view
+        return views[0] if len(views) == 1 else Panel(f"graphs {model.name}", views)
+    platform = getattr(run.trace, "platform", None)
+    grid = task_grid_figure(run, f"tasks · {model.name}",
+                            clock_ghz=getattr(platform, "clock_ghz", 1.8))
+    if grid is not None:
+        n = len({t.task for t in run.tasks})
+        views.append(FigureView(grid, f"task grid {model.name}",
+                                f"{n} task(s) over the output's tiles, by estimated cost"))
+    if grid is None or run.races or run.uninit_reads:
+        views.append(_task_graph_view(model, run, max_tasks))
+    return Panel(f"graphs {model.name}", views)
+
+
+def _task_graph_view(model: KernelModel, run: LabRun, max_tasks: int) -> FigureView:
     tg = task_graph(model, run.tasks, max_nodes=max_tasks, races=run.races,
                     uninit=run.uninit_reads)
     found = ""
     if run.races or run.uninit_reads:
         found = (f"; {len(run.races)} race(s), {len(run.uninit_reads)} uninitialized "
                  "read site(s)")
-    task_view = FigureView(graph_figure(tg, f"task graph · {model.name} "
-                                            f"(one node per {tg.graph['fold']}){found}"),
-                           f"task graph {model.name}",
-                           f"{tg.number_of_nodes()} nodes, {tg.number_of_edges()} edges, "
-                           f"folded per {tg.graph['fold']}{found}")
-    return Panel(f"graphs {model.name}", [view, task_view])
+    return FigureView(graph_figure(tg, f"task graph · {model.name} "
+                                       f"(one node per {tg.graph['fold']}){found}"),
+                      f"task graph {model.name}",
+                      f"{tg.number_of_nodes()} nodes, {tg.number_of_edges()} edges, "
+                      f"folded per {tg.graph['fold']}{found}")
+
+
+def data_path_views(compiled: Any, model: KernelModel) -> list[View]:
+    """GM → L1 → L0 → cube → L0C → pipe → UB → vector → GM for each mixed region."""
+    infos = {getattr(r, "function", None): r for r in getattr(compiled, "regions", ()) or ()}
+    out: list[View] = []
+    for r in model.regions:
+        if r.classification != "mixed":
+            continue
+        info = infos.get(r.name)
+        out.append(FigureView(data_path_figure(r, info, f"data path · {r.label}"),
+                              f"data path {r.label}",
+                              "GM > L1 > L0A/L0B > cube > L0C > pipe > UB > vector > GM"))
+    return out
 
 
 # --- heatmap ------------------------------------------------------------------------
 
-
-class HeatmapView(FigureView):
-    """Mismatch heatmap with controls: output, leading-dim slice, metric."""
-
-    interactive = True
-
-    def __init__(self, run: LabRun, output: str | None = None, metric: str = "abs",
-                 lead: tuple[int, ...] | None = None):
-        if not run.outputs:
-            raise ValueError(f"run of {run.kernel} has no checked outputs (no golden?)")
-        self.run = run
-        failing = [o.name for o in run.outputs if not o.passed]
-        self.output = output or (failing[0] if failing else run.outputs[0].name)
-        self.metric = metric
-        out = run.output(self.output)
-        self.lead = tuple(lead) if lead is not None else (0,) * max(0, out.actual.ndim - 2)
-        fig = heatmap_figure(out, metric, self.lead)
-        lines = out.lines or [f"'{out.name}': {'PASS' if out.passed else 'FAIL'}"]
-        super().__init__(fig, f"heatmap {run.kernel}.{self.output}", "\n".join(lines))
-
-    def widget(self) -> Any:
-        import ipywidgets as w
-
-        names = [o.name for o in self.run.outputs]
-        pick = w.Dropdown(options=names, value=self.output, description="output")
-        metric = w.ToggleButtons(options=list(METRICS), value=self.metric, description="metric")
-        dims = w.HBox()
-        out = w.Output()
-
-        def lead_sliders(name: str) -> list:
-            arr = self.run.output(name).actual
-            return [w.IntSlider(value=0, min=0, max=arr.shape[i] - 1, description=f"dim {i}",
-                                continuous_update=False) for i in range(max(0, arr.ndim - 2))]
-
-        def redraw(*_: Any) -> None:
-            lead = tuple(s.value for s in dims.children)
-            view = HeatmapView(self.run, pick.value, metric.value, lead)
-            # replace, not add: clear_output(wait=True) only waits for outputs that arrive
-            # as kernel messages, and append_display_data sets the trait directly
-            out.outputs = ()
-            out.append_display_data(_FigureOnly(view))
-
-        def on_output(change: Any) -> None:
-            dims.children = lead_sliders(change["new"])
-            for s in dims.children:
-                s.observe(redraw, "value")
-            redraw()
-
-        dims.children = lead_sliders(self.output)
-        for s in dims.children:
-            s.observe(redraw, "value")
-        pick.observe(on_output, "value")
-        metric.observe(redraw, "value")
-        out.append_display_data(_FigureOnly(self))
-        return w.VBox([w.HBox([pick, metric]), dims, out])
-
-
-class _FigureOnly:
-    def __init__(self, view: FigureView):
-        self.view = view
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return self.view.figure_bundle()
-
-
-def heatmap(obj: Any, output: str | None = None, metric: str = "abs",
-            lead: tuple[int, ...] | None = None) -> HeatmapView:
-    """Golden-mismatch heatmap of a run's output (the first failing one by default)."""
-    return HeatmapView(run_of(obj), output, metric, lead)
+heatmap = _heatmap
 
 
 # --- timeline -----------------------------------------------------------------------
 
 
 class TimelineView(FigureView):
-    """Estimated swimlane; `.chrome_trace()` / `.save(path)` export it for Perfetto."""
+    """Estimated swimlane; the Perfetto export is a link in the view (and
+    `.chrome_trace()` / `.save(path)`)."""
+
+    interactive = True
 
     def __init__(self, run: LabRun, schedule: Schedule):
         self.run = run
@@ -218,6 +157,43 @@ class TimelineView(FigureView):
         """Write Chrome/Perfetto trace JSON; open it in ui.perfetto.dev."""
         return write_chrome_trace(self.schedule, path, self.run.kernel)
 
+    def export_html(self) -> str:
+        """A download link carrying the trace (no kernel needed), or how to save it."""
+        data = json.dumps(self.chrome_trace(), separators=(",", ":"))
+        name = f"{self.run.kernel}.perfetto.json"
+        if len(data) > _MAX_LINK_BYTES:
+            return (f"<small>Perfetto export: <code>pypto_lab.timeline(...).save("
+                    f"'{html.escape(name)}')</code>, then open it in ui.perfetto.dev</small>")
+        b64 = base64.b64encode(data.encode()).decode("ascii")
+        return (f"<small><a download='{html.escape(name)}' href='data:application/json;"
+                f"base64,{b64}'>⤓ {html.escape(name)}</a> (Chrome trace JSON: open it in "
+                f"ui.perfetto.dev or chrome://tracing)</small>")
+
+    def html(self) -> str:
+        return super().html() + self.export_html()
+
+    def widget(self) -> Any:
+        import ipywidgets as w
+
+        return w.VBox([w.HTML(self.export_html()), output_of(self)])
+
+
+_MAX_LINK_BYTES = 2_000_000
+
+
+def pipeline_stages(run: LabRun) -> dict[str, int]:
+    """Region function → `pl.pipeline` stage count, for regions launched inside such a
+    loop (their tasks overlap in the timeline)."""
+    compiled = getattr(run.raw, "compiled", None)
+    if compiled is None:
+        return {}
+    out: dict[str, int] = {}
+    for site in KernelModel.of(compiled).sites:
+        for frame in site.loops:
+            if frame.kind == "pipeline" and frame.stage:
+                out[site.region] = max(out.get(site.region, 0), int(frame.stage))
+    return out
+
 
 def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
     """Estimated timeline of a simulated run from the trace's cost model."""
@@ -226,38 +202,28 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
     sched = estimate(run.tasks, aic=getattr(platform, "aic_cores", 24),
                      aiv=getattr(platform, "aiv_cores", 48),
                      clock_ghz=getattr(platform, "clock_ghz", 1.8),
-                     pickup_us=pickup_us if pickup_us is not None else 0.0)
+                     pickup_us=pickup_us if pickup_us is not None else 0.0,
+                     stages=pipeline_stages(run))
     return TimelineView(run, sched)
 
 
 # --- pipeline -----------------------------------------------------------------------
 
 
-class PipelineView(View):
-    """The passes with their IR diffs (tabs in a widget, details in HTML), and the
-    run-time pipelines of the kernel."""
+class PassesView(View):
+    """The passes with their IR diffs: a slider over them live, `<details>` in HTML."""
 
     interactive = True
 
-    def __init__(self, compiled: Any):
-        self.compiled = compiled
-        self.records = list(compiled.records)
-        self.model = KernelModel.of(compiled)
-        self.stages = stages_figure(self.model)
-        self.title = f"pipeline {compiled.program.name}"
-
-    def has_figure(self) -> bool:
-        return self.stages is not None
+    def __init__(self, title: str, records: list):
+        self.title = title
+        self.records = records
 
     def text(self) -> str:
         rows = pass_table(self.records)
-        out = [self.title, table_text(rows, ["#", "pass", "changed", "summary"])]
-        if self.stages is not None:
-            out.append("run-time pipelines: " + ", ".join(
-                dict.fromkeys(y for y in self.stages.data[0].y)))
-        return "\n".join(out)
+        return "\n".join([self.title, table_text(rows, ["#", "pass", "changed", "summary"])])
 
-    def html(self, include_js: bool = True) -> str:
+    def html(self) -> str:
         parts = [f"<b>{html.escape(self.title)}</b>"]
         for i, r in enumerate(self.records):
             _, diff = pass_diff(r)
@@ -265,8 +231,6 @@ class PipelineView(View):
             parts.append(f"<details{opened}><summary>{i}. <b>{html.escape(r.name)}</b> — "
                          f"{html.escape(r.summary)} ({'changed' if r.changed else 'no change'})"
                          f"</summary>{diff}</details>")
-        if self.stages is not None:
-            parts.append(FigureView(self.stages, "stages").html(include_js))
         return "<div>" + "".join(parts) + "</div>"
 
     def widget(self) -> Any:
@@ -288,12 +252,25 @@ class PipelineView(View):
 
         slider.observe(show, "value")
         show({"new": names[0]})
-        kids = [slider, summary, diff]
+        return w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), slider, summary, diff])
+
+
+class PipelineView(Panel):
+    """The passes with their IR diffs, and the run-time pipelines of the kernel
+    (`pl.pipeline` buffers, the cube↔vector ping-pong) as a figure of their own."""
+
+    def __init__(self, compiled: Any):
+        self.compiled = compiled
+        self.records = list(compiled.records)
+        self.model = KernelModel.of(compiled)
+        self.stages = stages_figure(self.model)
+        title = f"pipeline {compiled.program.name}"
+        parts: list[View] = [PassesView(title, self.records)]
         if self.stages is not None:
-            out = w.Output()
-            out.append_display_data(_FigureOnly(FigureView(self.stages, "stages")))
-            kids.append(out)
-        return w.VBox(kids)
+            lanes = ", ".join(dict.fromkeys(y for y in self.stages.data[0].y))
+            parts.append(FigureView(self.stages, f"run-time pipelines {compiled.program.name}",
+                                    f"run-time pipelines: {lanes}"))
+        super().__init__(title, parts)
 
 
 def pipeline_view(obj: Any) -> PipelineView:

@@ -10,11 +10,11 @@ unwritten memory by that task).
 """
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import networkx as nx
 
+from pypto_lab.figures.style import esc
 from pypto_lab.model import KernelModel, LoopFrame, RegionView
 
 _HOVER_LINES = 14  # source lines shown in a region's hover
@@ -26,7 +26,7 @@ def region_graph(model: KernelModel) -> nx.DiGraph:
     g = nx.DiGraph(name=model.name)
     root = f"orch:{model.entry}"
     g.add_node(root, kind="orchestration", cls="orchestration", label=model.entry,
-               hover=f"<b>{html.escape(model.entry)}</b><br>orchestration", order=0)
+               hover=f"<b>{esc(model.entry)}</b><br>orchestration", order=0)
     launched = {}
     for site in model.sites:
         launched.setdefault(site.region, site)
@@ -58,7 +58,7 @@ def _attach_loops(g: nx.DiGraph, root: str, node: str, loops: tuple[LoopFrame, .
         loop = f"loop:{frame.line}:{frame.var}"
         if loop not in g:
             g.add_node(loop, kind="loop", cls="loop", label=frame.label, order=frame.line,
-                       hover=f"<b>{html.escape(frame.label)}</b><br>line {frame.line}"
+                       hover=f"<b>{esc(frame.label)}</b><br>line {frame.line}"
                              + (f"<br>{frame.stage} iterations in flight (ping-pong buffers)"
                                 if frame.stage else ""))
         if not g.has_edge(parent, loop):
@@ -72,10 +72,10 @@ def _add_pipe(g: nx.DiGraph, node: str, r: RegionView) -> None:
     aic, aiv = f"{node}/AIC", f"{node}/AIV"
     order = g.nodes[node]["order"]
     g.add_node(aic, kind="core", cls="cube", label="AIC", order=order,
-               hover=f"cube half of {html.escape(r.label)}: {r.ops_per_unit.get('cube', 0)} "
+               hover=f"cube half of {esc(r.label)}: {r.ops_per_unit.get('cube', 0)} "
                      "cube ops")
     g.add_node(aiv, kind="core", cls="vector", label=f"AIV×{lanes}", order=order + 0.5,
-               hover=f"vector half of {html.escape(r.label)}: "
+               hover=f"vector half of {esc(r.label)}: "
                      f"{r.ops_per_unit.get('vector', 0)} vector ops on {lanes} lane(s)")
     g.add_edge(node, aic, kind="contains", label="")
     g.add_edge(node, aiv, kind="contains", label="")
@@ -122,17 +122,17 @@ def ub_text(r: RegionView) -> str:
 def region_hover(r: RegionView) -> str:
     """Hover HTML: identity, units, UB estimate, pipe, loops and the source lines."""
     ops = ", ".join(f"{u}={n}" for u, n in r.ops_per_unit.items()) or "none"
-    rows = [f"<b>{html.escape(r.label)}</b> ({html.escape(r.name)})",
+    rows = [f"<b>{esc(r.label)}</b> ({esc(r.name)})",
             f"pl.{r.kind} · {r.classification}", f"ops per unit: {ops}", f"UB: {ub_text(r)}"]
     if r.classification == "mixed":
-        rows.append(f"pipe: {html.escape(pipe_label(r))}")
+        rows.append(f"pipe: {esc(pipe_label(r))}")
     if r.loops:
-        rows.append("in: " + " › ".join(html.escape(f.label) for f in r.loops))
+        rows.append("in: " + " › ".join(esc(f.label) for f in r.loops))
     src = r.source_lines()
     if src:
         rows.append("―" * 20)
         shown = src[:_HOVER_LINES]
-        rows += [f"{n:>4} {html.escape(text)}".replace(" ", "&nbsp;") for n, text in shown]
+        rows += [f"{n:>4} {esc(text)}".replace(" ", "&nbsp;") for n, text in shown]
         if len(src) > len(shown):
             rows.append(f"… {len(src) - len(shown)} more lines")
     return "<br>".join(rows)
@@ -175,7 +175,7 @@ def task_graph(model: KernelModel, tasks: list, *, max_nodes: int = 60, races: A
         cost = sum(sum(t.cost.values()) for t in ts)
         g.add_node(node, kind="task", cls=classes.get(first.region, "data"), label=label,
                    order=min(t.task for t in ts),
-                   hover=(f"<b>{html.escape(label)}</b><br>region {html.escape(first.region)}"
+                   hover=(f"<b>{esc(label)}</b><br>region {esc(first.region)}"
                           f"<br>{len(ts)} block(s), est. {cost:,.0f} cycles"))
     by_task: dict[int, list[str]] = {}
     for node, ts in members.items():
@@ -214,7 +214,7 @@ def _overlay(g: nx.DiGraph, tasks: list, key: Any, races: Any, uninit: Any) -> N
             g.nodes[a].setdefault("races", []).append(text)
             continue
         g.add_edge(a, b, kind="race", label=f"race {r['tensor']}{box}", layout=False,
-                   hover=text + (f"<br>{html.escape(r.get('reason', ''))}"
+                   hover=text + (f"<br>{esc(r.get('reason', ''))}"
                                  if r.get("reason") else ""))
     for u in uninit or ():
         n = _side_node(g, tasks, key, u)

@@ -5,7 +5,7 @@ from typing import Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from pypto_lab.args import VIEWS, ArgsError, MagicArgs
 from pypto_lab.session import run_cell
@@ -27,36 +27,76 @@ class PyptoMagics(Magics):
     @magic_arguments.argument("--seed", type=int, default=0, help="input generation seed")
     @magic_arguments.argument("--rtol", type=float, default=1e-5, help="golden rtol")
     @magic_arguments.argument("--atol", type=float, default=1e-5, help="golden atol")
-    @cell_magic
-    def pypto(self, line: str, cell: str) -> Any:
+    @line_cell_magic
+    def pypto(self, line: str, cell: str | None = None) -> Any:
         """Run the cell as Python, compile its @pl.jit kernels and show a summary."""
+        if cell is None or _asks_help(line):
+            print(usage())
+            return None
         try:
             args = MagicArgs.from_namespace(magic_arguments.parse_argstring(self.pypto, line))
         except ArgsError as err:
             raise UsageError(str(err)) from None
-        return run_cell(cell, args, self.shell.user_ns, line=line, progress=_progress())
+        progress = _Progress()
+        try:
+            result = run_cell(cell, args, self.shell.user_ns, line=line, progress=progress,
+                              number=self.shell.execution_count - 1)  # In[n] (counted on)
+        except BaseException:
+            progress.clear()
+            raise
+        result.progress_slot = progress.handle
+        return result
 
 
-def _progress() -> Any:
-    """A progress bar that appears only if the cell takes longer than a moment."""
-    import time
+def usage() -> str:
+    """The magic's help: what `%%pypto --help` prints."""
+    doc = PyptoMagics.pypto.__doc__ or ""
+    return ("%%pypto [options]: a cell of ordinary Python defining @pl.jit kernels.\n"
+            "Every kernel the cell defines is compiled and summarised; with --run it is also\n"
+            "simulated and compared with its golden.\n\n"
+            "  %%pypto --run specs golden --show heatmap,timeline\n\n"
+            + doc.split("\n", 1)[-1].replace("::", ":").replace("%pypto [", "%%pypto ["))
 
-    from IPython.display import display
 
-    state: dict = {"t0": time.perf_counter(), "handle": None}
+def _asks_help(line: str) -> bool:
+    return any(tok in ("-h", "--help") for tok in line.split())
 
-    def update(stage: str, frac: float) -> None:
-        if state["handle"] is None and time.perf_counter() - state["t0"] < 0.5:
+
+def help_transformer(lines: list[str]) -> list[str]:
+    """`%%pypto --help` alone in a cell: IPython refuses a cell magic with an empty body
+    before the magic sees it, so turn it into the line magic, which prints the usage."""
+    if lines and lines[0].lstrip().startswith("%%pypto") and _asks_help(lines[0]) \
+            and not "".join(lines[1:]).strip():
+        return ["%pypto --help\n"]
+    return lines
+
+
+class _Progress:
+    """A progress bar that appears only if the cell takes longer than a moment; the
+    result's first output replaces it (`CellResult._ipython_display_`)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.t0 = time.perf_counter()
+        self.handle: Any = None
+
+    def __call__(self, stage: str, frac: float) -> None:
+        import time
+
+        from IPython.display import HTML, display
+
+        if frac >= 1.0 or (self.handle is None and time.perf_counter() - self.t0 < 0.5):
             return
-        from IPython.display import HTML
-
         bar = HTML(f"<progress value='{frac:.2f}' max='1' style='width:240px'></progress> "
                    f"<small>{stage}</small>")
-        if state["handle"] is None:
-            state["handle"] = display(bar, display_id=True)
-        elif frac >= 1.0:
-            state["handle"].update(HTML(""))
+        if self.handle is None:
+            self.handle = display(bar, display_id=True)
         else:
-            state["handle"].update(bar)
+            self.handle.update(bar)
 
-    return update
+    def clear(self) -> None:
+        from IPython.display import HTML
+
+        if self.handle is not None:
+            self.handle.update(HTML(""))

@@ -24,7 +24,7 @@ class DiagnosticView(View):
 
         return f"[{self.stage}] " + render_text(self.error)
 
-    def html(self, include_js: bool = True) -> str:
+    def html(self) -> str:
         from pypto.diagnostics import render_html
 
         return (f"<div style='margin:4px 0'><small>{html.escape(self.stage)}</small>"
@@ -53,6 +53,11 @@ class CellResult(View):
     diagnostics: list[DiagnosticView] = field(default_factory=list)
     views: list[View] = field(default_factory=list)
     title: str = "%%pypto"
+    warnings: list[str] = field(default_factory=list)
+    """Warnings raised while the cell ran (each once) besides the kernels' own, which
+    the summary lists."""
+    progress_slot: Any = field(default=None, repr=False, compare=False)
+    """The progress bar's display handle, if the cell showed one."""
 
     @property
     def ok(self) -> bool:
@@ -72,7 +77,8 @@ class CellResult(View):
     def _panel(self) -> Panel:
         head = (f"%%pypto: {len(self.kernels)} kernel(s) compiled"
                 + (f", {len(self.diagnostics)} error(s)" if self.diagnostics else ""))
-        return Panel(self.title, [*self.diagnostics, *self.views], header_text=head,
+        extra = [warnings_view(self.warnings)] if self.warnings else []
+        return Panel(self.title, [*self.diagnostics, *extra, *self.views], header_text=head,
                      header_html=f"<div style='color:#555'><small>{html.escape(head)}"
                                  "</small></div>")
 
@@ -80,11 +86,14 @@ class CellResult(View):
     def interactive(self) -> bool:  # type: ignore[override]
         return self._panel().interactive
 
+    def parts(self) -> list[View]:
+        return self._panel().parts()
+
     def text(self) -> str:
         return self._panel().text()
 
-    def html(self, include_js: bool = True) -> str:
-        return self._panel().html(include_js)
+    def html(self) -> str:
+        return self._panel().html()
 
     def has_figure(self) -> bool:
         return self._panel().has_figure()
@@ -92,8 +101,29 @@ class CellResult(View):
     def widget(self) -> Any:
         return self._panel().widget()
 
+    def _ipython_display_(self) -> None:
+        """One output per part; the first takes the place of the progress bar, if the
+        cell showed one (so no finished bar is left behind)."""
+        parts = self.parts()
+        slot, self.progress_slot = self.progress_slot, None
+        if slot is not None:
+            if parts and not parts[0].interactive:
+                slot.update(parts[0].bundle(), raw=True)
+                parts = parts[1:]
+            else:
+                slot.update({"text/plain": ""}, raw=True)
+        for part in parts:
+            part.show()
+
     def __repr__(self) -> str:
         return self.text()
+
+
+def warnings_view(warnings: list[str]) -> HtmlView:
+    text = "warnings:\n" + "\n".join("  " + w for w in warnings)
+    body = "".join(f"<div style='color:#8a6d3b;white-space:pre-wrap'>⚠ {html.escape(w)}</div>"
+                   for w in warnings)
+    return HtmlView("warnings", text, f"<div style='margin:4px 0'>{body}</div>")
 
 
 def run_report_view(run: LabRun) -> HtmlView:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import linecache
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,11 +56,9 @@ class LabOutput:
     rtol: float = 1e-5
     atol: float = 1e-5
     direction: str | None = None
-    writer_task: np.ndarray | None = None
-    writer_block: np.ndarray | None = None
-    writer_site: np.ndarray | None = None
-    task_names: dict = field(default_factory=dict)
-    site_sources: list = field(default_factory=list)
+    writer: Any = None
+    """The trace's `LastWriter` of this tensor (per element: write event id)."""
+    trace: Any = None
     unwritten_bounds: list | None = None
     """`[(start, stop), ...]` per axis of the region no task wrote."""
     unwritten_fix: str = ""
@@ -69,6 +68,55 @@ class LabOutput:
     """Races on this tensor (`Race.to_dict()`), drawn as outlines on the heatmap."""
     uninit_reads: list = field(default_factory=list)
     """Reads of unwritten elements of this tensor (`UninitRead.to_dict()`)."""
+
+    # -- who wrote what: read from the trace on demand (an output can be 10^8 elements) --
+
+    def events_plane(self, lead: tuple = ()) -> np.ndarray | None:
+        """Write event ids of the 2-D plane at `lead` (0 = never written), or None."""
+        if self.writer is None:
+            return None
+        ev = np.asarray(self.writer.events)
+        if ev.ndim == 0:
+            return ev.reshape(1, 1)
+        if ev.ndim == 1:
+            return ev.reshape(1, -1)
+        return ev[tuple(lead) + (slice(None), slice(None))] if ev.ndim > 2 else ev
+
+    def event_table(self) -> np.ndarray:
+        """(events, 3) int array: task, block, site of each write event."""
+        return np.asarray(self.trace.write_events, dtype=np.int64).reshape(-1, 3)
+
+    @property
+    def writer_task(self) -> np.ndarray | None:
+        return None if self.writer is None else np.asarray(self.writer.task)
+
+    @property
+    def writer_block(self) -> np.ndarray | None:
+        return None if self.writer is None else np.asarray(self.writer.block)
+
+    @property
+    def writer_site(self) -> np.ndarray | None:
+        return None if self.writer is None else np.asarray(self.writer.site)
+
+    def task_name(self, task: int) -> str:
+        rec = self.trace.task(task) if self.trace is not None and task >= 0 else None
+        return getattr(rec, "name", "?") if rec is not None else "?"
+
+    def task_loops(self, task: int) -> tuple:
+        """((loop variable, value), ...) of the orchestration loops around the launch."""
+        rec = self.trace.task(task) if self.trace is not None and task >= 0 else None
+        return tuple(getattr(rec, "loops", ()) or ()) if rec is not None else ()
+
+    def site(self, site: int) -> tuple[str, str, str]:
+        """(file:line, op, the source line) of a trace site."""
+        if self.trace is None or not 0 <= site < len(self.trace.sites):
+            return "?", "?", ""
+        span, op = self.trace.sites[site]
+        text = ""
+        if getattr(span, "file", None) and getattr(span, "line", 0):
+            text = linecache.getline(span.file, span.line).strip()
+        where = f"{span.file}:{span.line}" if getattr(span, "file", None) else str(span)
+        return where, str(op), text
 
 
 @dataclass
@@ -172,16 +220,12 @@ def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:
                     bool(check.passed), rtol, atol, getattr(check, "direction", None),
                     lines=list(check.lines()) if hasattr(check, "lines") else [])
     writer = getattr(trace, "writers", {}).get(check.name) if trace is not None else None
-    if writer is not None and np.shape(writer.task) == out.actual.shape:
-        out.writer_task = np.asarray(writer.task)
-        out.writer_block = np.asarray(writer.block)
-        out.writer_site = np.asarray(writer.site)
-        out.task_names = {t.id: getattr(t, "name", str(t.id)) for t in trace.tasks}
-        out.site_sources = [str(s[0]) for s in getattr(trace, "sites", [])]
+    if writer is not None and np.shape(writer.events) == out.actual.shape:
+        out.writer, out.trace = writer, trace
     u = getattr(check, "unwritten", None)
     if u is not None:
         out.unwritten_bounds = [tuple(int(v) for v in b) for b in u.bounds]
-        out.unwritten_fix = u.fixes[0] if getattr(u, "fixes", None) else ""
+        out.unwritten_fix = getattr(u, "kernel_fix", "") or (u.fixes[0] if u.fixes else "")
     return out
 
 

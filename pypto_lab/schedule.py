@@ -1,24 +1,31 @@
 """An estimated schedule of a simulated run: which core and pipe runs what, when.
 
-List scheduling in task order: a block starts when its producers have finished and
-a core of the right kind is free (AIC for cube work, AIV for vector and data moves;
-a mixed block takes one of each). Inside a block the pipes overlap, so the block
-lasts as long as its slowest pipe; each pipe is drawn as its own bar from the block's
-start. `pickup_us` models the dispatch latency of each task switch.
+List scheduling in task order. A block starts when its producers have finished and a
+core of the right kind is free (AIC for cube work, AIV for vector work and data moves;
+a mixed block takes one of each). Inside a block the stages follow the data: the loads
+(MTE2) come first, then the compute, then the stores (MTE3); on the cube side
+MTE1 (L1 → L0) → cube → FIX (draining L0C). A mixed block's vector epilogue starts when
+the cube result it consumes is out of FIX. Tasks launched by one `pl.pipeline(...,
+stage=F)` loop share a core and overlap: iteration i loads while iteration i-1
+computes, as long as one of the F buffers is free. `pickup_us` models the dispatch
+latency of each task switch.
 
 `chrome_trace` writes the Chrome / Perfetto trace-event JSON of the same schedule.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pypto_lab.runs import LabTask
 
 AIC_PIPES = ("cube", "mte1", "fix")
-_PIPE_ORDER = ("cube", "mte1", "fix", "mte2", "vector", "mte3", "scalar")
+_PIPE_ORDER = ("mte2", "mte1", "cube", "fix", "vector", "scalar", "mte3")
+# the stages of one block, in data order, per side
+_AIC_STAGES = (("mte2",), ("mte1",), ("cube",), ("fix",))
+_AIV_STAGES = (("mte2",), ("vector", "scalar"), ("mte3",))
 
 
 @dataclass(frozen=True)
@@ -38,30 +45,114 @@ class Schedule:
     lanes: tuple[str, ...]
     makespan_us: float
     clock_ghz: float
+    deps: tuple[tuple[int, int], ...] = field(default=())
+    """(producer task, consumer task) pairs of the run's dependency edges."""
+    pipelined: tuple[str, ...] = field(default=())
+    """Names of the regions whose tasks overlap as `pl.pipeline` iterations."""
+
+    def task_span(self, task: int) -> tuple[float, float] | None:
+        spans = [(b.start_us, b.end_us) for b in self.bars if b.task.task == task]
+        if not spans:
+            return None
+        return min(s for s, _ in spans), max(e for _, e in spans)
 
 
 def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: float = 1.8,
-             pickup_us: float = 0.0) -> Schedule:
-    """Place every block on a core and return the bars (times in µs)."""
+             pickup_us: float = 0.0, stages: dict[str, int] | None = None) -> Schedule:
+    """Place every block on a core and return the bars (times in µs). `stages`: region
+    function → `pl.pipeline` stage count for tasks launched inside such a loop."""
+    us = 1.0 / (clock_ghz * 1e3)
     free = {"AIC": [0.0] * aic, "AIV": [0.0] * aiv}
     finish: dict[int, float] = {}
     bars: list[Bar] = []
+    stages = stages or {}
+    ring: dict[str, dict] = {}  # region -> its pipeline's core and pipe clocks
     for t in sorted(tasks, key=lambda t: (t.task, t.block)):
         ready = max((finish.get(d, 0.0) for d in t.deps), default=0.0)
         sides = _sides(t)
-        cores = {s: min(range(len(free[s])), key=lambda i: (free[s][i], i)) for s in sides}
-        start = max([ready] + [free[s][i] for s, i in cores.items()]) + pickup_us
-        dur = t.cycles / (clock_ghz * 1e3)
-        for s, i in cores.items():
-            free[s][i] = start + dur
-        finish[t.task] = max(finish.get(t.task, 0.0), start + dur)
-        for pipe in sorted(t.cost, key=_pipe_rank):
-            side = _side_of(pipe, sides)
-            core = f"{side}{cores[side]}"
-            end = start + t.cost[pipe] / (clock_ghz * 1e3)
-            bars.append(Bar(f"{core} · {pipe}", core, pipe, start, end, t))
+        depth = stages.get(t.region, 0)
+        if depth > 1:
+            end = _pipelined(t, sides, depth, ring, free, ready, pickup_us, us, bars)
+        else:
+            cores = {s: min(range(len(free[s])), key=lambda i: (free[s][i], i))
+                     for s in sides}
+            start = max([ready] + [free[s][i] for s, i in cores.items()]) + pickup_us
+            end = _place(t, sides, cores, start, us, bars)
+            for s, i in cores.items():
+                free[s][i] = end
+        finish[t.task] = max(finish.get(t.task, 0.0), end)
     lanes = tuple(sorted({b.lane for b in bars}, key=_lane_key))
-    return Schedule(tuple(bars), lanes, max((b.end_us for b in bars), default=0.0), clock_ghz)
+    deps = tuple(sorted({(d, t.task) for t in tasks for d in t.deps if d in finish}))
+    return Schedule(tuple(bars), lanes, max((b.end_us for b in bars), default=0.0),
+                    clock_ghz, deps, tuple(sorted(r for r, n in stages.items() if n > 1)))
+
+
+def _place(t: LabTask, sides: tuple, cores: dict, start: float, us: float, bars: list
+           ) -> float:
+    """The stages of one block from `start`, in data order; returns its end."""
+    end = start
+    side_end = {}
+    cube_out = start
+    if "AIC" in sides:
+        clock = start
+        for stage in _AIC_STAGES:
+            clock = _stage(t, stage, "AIC", cores["AIC"], clock, us, bars,
+                           mixed=len(sides) == 2)
+        cube_out = side_end["AIC"] = clock
+    if "AIV" in sides:
+        clock = start
+        for k, stage in enumerate(_AIV_STAGES):
+            if k == 1 and "AIC" in sides:
+                clock = max(clock, cube_out)  # the epilogue consumes the cube result
+            clock = _stage(t, stage, "AIV", cores["AIV"], clock, us, bars,
+                           mixed=len(sides) == 2)
+        side_end["AIV"] = clock
+    end = max(side_end.values(), default=start)
+    return end
+
+
+def _stage(t: LabTask, pipes: tuple, side: str, core: int, clock: float, us: float,
+           bars: list, mixed: bool) -> float:
+    """Bars of one stage (its pipes run together) from `clock`; returns the stage's end."""
+    end = clock
+    for pipe in pipes:
+        if mixed and pipe == "mte2" and side == "AIV" and "cube" in t.cost:
+            continue  # a mixed block's loads go through the cube side (L1)
+        cycles = t.cost.get(pipe, 0.0)
+        if cycles <= 0:
+            continue
+        stop = clock + cycles * us
+        bars.append(Bar(f"{side}{core} · {pipe}", f"{side}{core}", pipe, clock, stop, t))
+        end = max(end, stop)
+    return end
+
+
+def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, ready: float,
+               pickup_us: float, us: float, bars: list) -> float:
+    """One iteration of a `pl.pipeline` loop: on its loop's core, its load may run
+    while the previous iteration computes, as long as one of the `depth` buffers is free
+    (the iteration `depth` back has finished computing); compute and stores stay in
+    order."""
+    side = "AIC" if "AIC" in sides else "AIV"
+    state = ring.get(t.region)
+    if state is None:
+        core = min(range(len(free[side])), key=lambda i: (free[side][i], i))
+        state = ring[t.region] = {"core": core, "load": free[side][core], "compute": 0.0,
+                                  "store": 0.0, "done": []}
+    core = state["core"]
+    done = state["done"]
+    buffer_free = done[-depth] if len(done) >= depth else 0.0
+    load_start = max(ready, state["load"], buffer_free) + pickup_us
+    load_end = _stage(t, ("mte2",), side, core, load_start, us, bars, mixed=False)
+    compute = ("vector", "scalar") if side == "AIV" else ("mte1", "cube", "fix")
+    c_start = max(load_end, state["compute"])
+    c_end = _stage(t, compute, side, core, c_start, us, bars, mixed=False)
+    s_start = max(c_end, state["store"])
+    s_end = _stage(t, ("mte3",), side, core, s_start, us, bars, mixed=False)
+    state.update(load=load_end, compute=c_end, store=s_end)
+    done.append(c_end)
+    free[side][core] = max(free[side][core], s_end)
+    return s_end
 
 
 def _sides(t: LabTask) -> tuple[str, ...]:
@@ -70,12 +161,6 @@ def _sides(t: LabTask) -> tuple[str, ...]:
     if cube and vector:
         return ("AIC", "AIV")
     return ("AIC",) if cube else ("AIV",)
-
-
-def _side_of(pipe: str, sides: tuple[str, ...]) -> str:
-    if len(sides) == 1:
-        return sides[0]
-    return "AIC" if pipe in AIC_PIPES else "AIV"
 
 
 def _pipe_rank(pipe: str) -> int:
@@ -89,7 +174,8 @@ def _lane_key(lane: str) -> tuple:
 
 def chrome_trace(schedule: Schedule, kernel: str = "kernel") -> dict:
     """Trace-event JSON (`chrome://tracing`, ui.perfetto.dev): one process per core,
-    one thread per pipe, one complete event per bar; times in µs."""
+    one thread per pipe, one complete event per bar, a flow arrow per dependency;
+    times in µs."""
     cores = sorted({b.core for b in schedule.bars}, key=lambda c: (c[:3], int(c[3:])))
     pid = {c: i + 1 for i, c in enumerate(cores)}
     tid: dict[tuple[str, str], int] = {}
@@ -97,6 +183,8 @@ def chrome_trace(schedule: Schedule, kernel: str = "kernel") -> dict:
     for c in cores:
         events.append({"name": "process_name", "ph": "M", "pid": pid[c], "tid": 0,
                        "args": {"name": c}})
+    last: dict[int, Bar] = {}
+    first: dict[int, Bar] = {}
     for b in schedule.bars:
         key = (b.core, b.pipe)
         if key not in tid:
@@ -110,6 +198,19 @@ def chrome_trace(schedule: Schedule, kernel: str = "kernel") -> dict:
                        "args": {"task": t.task, "block": t.block, "pipe": b.pipe,
                                 "cycles": t.cost.get(b.pipe, 0.0), "estimate": dict(t.cost),
                                 "source": t.source}})
+        if t.task not in last or b.end_us >= last[t.task].end_us:
+            last[t.task] = b
+        if t.task not in first or b.start_us < first[t.task].start_us:
+            first[t.task] = b
+    for n, (src, dst) in enumerate(schedule.deps):
+        a, z = last.get(src), first.get(dst)
+        if a is None or z is None:
+            continue
+        common = {"name": "dependency", "cat": "deps", "id": n + 1}
+        events.append({**common, "ph": "s", "pid": pid[a.core], "tid": tid[(a.core, a.pipe)],
+                       "ts": round(a.end_us, 4)})
+        events.append({**common, "ph": "f", "bp": "e", "pid": pid[z.core],
+                       "tid": tid[(z.core, z.pipe)], "ts": round(z.start_us, 4)})
     return {"traceEvents": events, "displayTimeUnit": "ns",
             "otherData": {"kernel": kernel, "estimated": True,
                           "clock_ghz": schedule.clock_ghz}}

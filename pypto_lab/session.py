@@ -2,62 +2,124 @@
 
 Executes the cell as ordinary Python in `user_ns`, compiles every kernel it
 defined, optionally runs one on the simulator against its golden, and collects the
-views the line asked for. User errors (`PyptoError`) become diagnostics in the
+views the line asked for. User errors (`PyptoError`, a Python syntax error in the
+cell, TensorSpecs that do not fit the kernel) become located diagnostics in the
 result; bugs (`InternalError`) and ordinary Python errors in the cell propagate.
+Warnings raised while the cell runs are collected and shown once, in the result.
 """
 from __future__ import annotations
 
 import itertools
 import linecache
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from pypto.errors import PyptoError
+from pypto.errors import InternalWarning, PyptoError, UserError
+from pypto.ir.span import Span
 from pypto_lab import api
 from pypto_lab.args import MagicArgs
 from pypto_lab.model import KernelModel
 from pypto_lab.result import CellResult, DiagnosticView, KernelResult, run_report_view
 from pypto_lab.runs import run_kernel
+from pypto_lab.specs import check_specs
 
 Progress = Callable[[str, float], None]
 _cells = itertools.count(1)
+_used: set[str] = set()
+
+
+class CellSyntaxError(UserError):
+    """The cell is not valid Python."""
+
+    code = "E002"
 
 
 def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
-             progress: Progress | None = None) -> CellResult:
-    """Run one `%%pypto` cell; `line` is the magic line (shown in located errors)."""
+             progress: Progress | None = None, number: int | None = None) -> CellResult:
+    """Run one `%%pypto` cell; `line` is the magic line (shown in located errors),
+    `number` the cell's execution count (it names the cell: `<pypto-cell-N>`)."""
     note = progress or (lambda stage, frac: None)
     before = {k: id(v) for k, v in user_ns.items()}
     result = CellResult()
-    try:
-        exec(_compile_cell(source, line), user_ns)  # the user's own cell
-    except PyptoError as err:
-        result.diagnostics.append(DiagnosticView(err, "cell"))
-        return result
-    defined = [(k, v) for k, v in user_ns.items()
-               if before.get(k) != id(v) and _is_kernel(v)]
-    for i, (name, kernel) in enumerate(defined):
-        note(f"compiling {name}", i / max(1, len(defined)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            compiled = kernel.compile(platform=args.platform)
+            code = _compile_cell(source, line, number)
+            exec(code, user_ns)
         except PyptoError as err:
-            result.diagnostics.append(DiagnosticView(err, f"compile {name}"))
-            continue
-        result.kernels.append(KernelResult(name, compiled, KernelModel.of(compiled)))
-    if args.specs and result.kernels:
-        _run(result, args, user_ns, note)
-    result.views = _views(result, args)
+            result.diagnostics.append(DiagnosticView(err, "cell"))
+            result.warnings = _unique(caught)
+            _reraise_internal(caught)
+            return result
+        defined = [(k, v) for k, v in user_ns.items()
+                   if before.get(k) != id(v) and _is_kernel(v)]
+        for i, (name, kernel) in enumerate(defined):
+            note(f"compiling {name}", i / max(1, len(defined)))
+            try:
+                compiled = kernel.compile(platform=args.platform)
+            except PyptoError as err:
+                result.diagnostics.append(DiagnosticView(err, f"compile {name}"))
+                continue
+            result.kernels.append(KernelResult(name, compiled, KernelModel.of(compiled)))
+        if args.specs and result.kernels:
+            _run(result, args, user_ns, note)
+        result.views = _views(result, args)
+    _reraise_internal(caught)
+    shown = {w for k in result.kernels for w in k.model.warnings}
+    result.warnings = [w for w in _unique(caught) if w not in shown]
     note("done", 1.0)
     return result
 
 
-def _compile_cell(source: str, line: str) -> Any:
-    """Compile the body so that line numbers match the cell (line 1 is `%%pypto`),
-    with the text in linecache so kernels' sources and diagnostics can be read."""
-    filename = f"<pypto-cell-{next(_cells)}>"
+def _unique(caught: list) -> list[str]:
+    """Each distinct warning once (a kernel compiled twice warns twice); our own
+    InternalWarnings are not the user's business here (they go on, see below)."""
+    return list(dict.fromkeys(str(w.message) for w in caught
+                              if not issubclass(w.category, InternalWarning)))
+
+
+def _reraise_internal(caught: list) -> None:
+    """InternalWarnings (a bug of ours) go on to the caller's filters: tests turn them
+    into errors."""
+    for w in caught:
+        if issubclass(w.category, InternalWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def _compile_cell(source: str, line: str, number: int | None) -> Any:
+    """Compile the body so that line numbers match the editor's (line 1 is the
+    `%%pypto` line), with the text in linecache so kernels' sources and diagnostics can
+    be read. A Python syntax error becomes a located `CellSyntaxError`."""
+    filename = _cell_name(number)
     lines = [f"%%pypto {line}".rstrip() + "\n"] + source.splitlines(keepends=True)
     linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
-    return compile("\n" + source, filename, "exec")
+    try:
+        return compile("\n" + source, filename, "exec")
+    except SyntaxError as err:
+        col = err.offset or 1
+        end_line = getattr(err, "end_lineno", None) or err.lineno or 0
+        end_col = getattr(err, "end_offset", None) or col + 1
+        if end_line != err.lineno or end_col <= col:
+            end_line, end_col = err.lineno or 0, col + 1
+        span = Span(filename, err.lineno or 0, col, end_line, end_col)
+        kind = type(err).__name__  # SyntaxError, IndentationError, TabError
+        raise CellSyntaxError(f"{kind}: {err.msg}", span,
+                              hint="the cell must be valid Python before anything is "
+                                   "compiled; fix the line marked above") from None
+
+
+def _cell_name(number: int | None) -> str:
+    """`<pypto-cell-N>` after the cell's In[N]. Numbers repeat when cells run without
+    history (nbval, `run_cell(store_history=False)`): a repeat gets `.2`, `.3`, ... so no
+    cell's text replaces another's in linecache (kernels are parsed from it later)."""
+    base = str(number if number is not None else next(_cells))
+    name, k = f"<pypto-cell-{base}>", 1
+    while name in _used:
+        k += 1
+        name = f"<pypto-cell-{base}.{k}>"
+    _used.add(name)
+    return name
 
 
 def _is_kernel(v: Any) -> bool:
@@ -78,6 +140,7 @@ def _run(result: CellResult, args: MagicArgs, user_ns: dict, note: Progress) -> 
     golden = _lookup(user_ns, args.golden, "golden function") if args.golden else None
     kernel = target.compiled.source
     try:
+        check_specs(target.compiled, specs, args.specs)
         target.run = run_kernel(kernel, specs, golden, platform=target.compiled.platform,
                                 seed=args.seed, rtol=args.rtol, atol=args.atol,
                                 progress=note)

@@ -1,9 +1,23 @@
-"""Display objects: every view has a deterministic text repr, a self-contained HTML
-repr (plotly.js inlined, no CDN), and, when it is interactive and ipywidgets is
-installed, a widget view that JupyterLab prefers.
+"""Display objects. Every view has a deterministic text form, a static HTML twin, and a
+live form for JupyterLab; a figure travels as plotly's own mimetype, which JupyterLab,
+VS Code and nbconvert'd notebooks reopened in JupyterLab draw without plotly.js.
 
-`View` is the protocol (`text()`, `html(js)`, `widget()`); `Panel` stacks views and
-inlines plotly.js once for all the figures it holds.
+In IPython a view shows as one output per part (`_ipython_display_`): a panel of a
+summary, two graphs and a heatmap is four outputs, each drawn by the renderer made for
+it, and each figure stored in the notebook as plotly JSON (so it draws again when the
+notebook is reopened, without re-running). Interactive views (the heatmap's controls,
+the pass slider) add an ipywidgets view to their output. `_repr_mimebundle_` gives the
+whole view as one bundle for everything else (nbconvert, tests, other frontends).
+
+Where plotly.js comes from for the HTML twin of a figure (`set_plotlyjs`):
+
+* `"once"` (default): plotly.js is sent once per kernel session: into the output of
+  `%load_ext pypto_lab` when the extension was loaded that way (so no later cell grows
+  by its 4.6 MB), else with the first figure; later figures reuse it. An exported HTML
+  page draws every figure.
+* `"inline"`: every figure's HTML carries plotly.js (self-contained, 4.6 MB each).
+* `"none"`: no plotly.js and no script: a figure's HTML twin is its text summary (the
+  tutorials use it to stay small; JupyterLab still draws the plotly mimetype).
 """
 from __future__ import annotations
 
@@ -13,28 +27,22 @@ import json
 import os
 from typing import Any
 
-import plotly.graph_objects as go
-import plotly.io as pio
+PLOTLYJS_MODES = ("once", "inline", "none")
+DEFAULT_PLOTLYJS = "once"
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_PLOTLY_CONFIG = {"displaylogo": False}
+_SLOT_ID = "pypto-lab-plotlyjs"
 
-_PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
-
-PLOTLYJS_MODES = ("inline", "once", "none")
-_plotlyjs = {"mode": os.environ.get("PYPTO_LAB_PLOTLYJS", "inline"), "sent": False}
+_plotlyjs: dict = {"mode": os.environ.get("PYPTO_LAB_PLOTLYJS", DEFAULT_PLOTLYJS),
+                   "sent": False, "slot": None}
 if _plotlyjs["mode"] not in PLOTLYJS_MODES:
-    _plotlyjs["mode"] = "inline"
+    _plotlyjs["mode"] = DEFAULT_PLOTLYJS
 
 
 def set_plotlyjs(mode: str) -> None:
-    """Where a figure's `text/html` gets plotly.js from (the `application/vnd.plotly.v1+json`
-    bundle, which JupyterLab and VS Code draw, is always there):
-
-    * `"inline"` (default): every figure inlines plotly.js (~4.6 MB), self-contained;
-    * `"once"`: only the first figure of the session inlines it; later ones reuse it (for
-      an HTML export read top to bottom);
-    * `"none"`: no plotly.js and no script in HTML; a figure's HTML is its text summary,
-      and panels holding figures also carry a widget view that draws them. Keeps saved
-      notebooks small (the tutorials use it). `PYPTO_LAB_PLOTLYJS` sets the default.
-    """
+    """Where a figure's HTML twin gets plotly.js from: `"once"` (default), `"inline"` or
+    `"none"` (see the module docstring). `PYPTO_LAB_PLOTLYJS` sets the default."""
     if mode not in PLOTLYJS_MODES:
         raise ValueError(f"plotlyjs mode {mode!r}: choose from {', '.join(PLOTLYJS_MODES)}")
     _plotlyjs.update(mode=mode, sent=False)
@@ -42,6 +50,33 @@ def set_plotlyjs(mode: str) -> None:
 
 def plotlyjs_mode() -> str:
     return _plotlyjs["mode"]
+
+
+def open_plotlyjs_slot() -> None:
+    """Called by `%load_ext`: an empty output that receives plotly.js if and when the
+    first figure needs it (`"once"` mode), so the cells showing figures stay small."""
+    from IPython.display import HTML, display
+
+    _plotlyjs["slot"] = display(HTML(""), display_id=_SLOT_ID)
+    _plotlyjs["sent"] = False
+
+
+def _plotlyjs_for_twin() -> bool:
+    """Whether this figure's HTML twin must inline plotly.js itself."""
+    mode = _plotlyjs["mode"]
+    if mode == "inline":
+        return True
+    if mode != "once" or _plotlyjs["sent"]:
+        return False
+    _plotlyjs["sent"] = True
+    slot = _plotlyjs["slot"]
+    if slot is None:
+        return True
+    from IPython.display import HTML
+    from plotly.offline import get_plotlyjs
+
+    slot.update(HTML(f"<script type='text/javascript'>{get_plotlyjs()}</script>"))
+    return False
 
 
 class View:
@@ -54,51 +89,79 @@ class View:
         """Deterministic plain text (what `repr` and nbval see)."""
         return self.title
 
-    def html(self, include_js: bool = True) -> str:
-        """Self-contained HTML; `include_js=False` when plotly.js is already on the page."""
+    def html(self) -> str:
+        """The static HTML twin (figures drawn only when plotly.js is available)."""
         return f"<pre>{_html.escape(self.text())}</pre>"
+
+    def parts(self) -> list[View]:
+        """The views shown as separate outputs (a panel: its children's parts)."""
+        return [self]
 
     def has_figure(self) -> bool:
         return False
 
     def widget(self) -> Any:
-        """An ipywidgets view (default: an Output showing this view's bundle)."""
-        import ipywidgets as w
+        """The live ipywidgets form (default: this view's output in an Output)."""
+        return output_of(self)
 
-        out = w.Output()
-        out.append_display_data(_Static(self))
-        return out
+    def bundle(self) -> dict:
+        """This view as one output's mime bundle."""
+        data = {"text/plain": self.text(), "text/html": self.html()}
+        if self.interactive:
+            data.update(widget_bundle(self))
+        return data
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
+        return self.bundle()
+
+    def show(self) -> None:
+        """Display this part as one output (interactive views: controls, then it)."""
+        from IPython.display import display
+
+        display(self.bundle(), raw=True)
+
+    def _ipython_display_(self) -> None:
+        for part in self.parts():
+            part.show()
 
     def __repr__(self) -> str:
         return self.text()
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        bundle = {"text/plain": self.text(), "text/html": self.html(include_js=True)}
-        if self.interactive or (plotlyjs_mode() == "none" and self.has_figure()):
-            bundle.update(_widget_bundle(self))
-        return bundle
 
+class Raw:
+    """A fixed mime bundle as a displayable object (what Output widgets hold)."""
 
-class _Static:
-    """A view's bundle without the widget part (what Output widgets display)."""
-
-    def __init__(self, view: View):
-        self.view = view
+    def __init__(self, data: dict):
+        self.data = data
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        v = self.view
-        if isinstance(v, FigureView):
-            return v.figure_bundle()
-        return {"text/plain": v.text(), "text/html": v.html(include_js=True)}
+        return self.data
 
 
-def _widget_bundle(view: View) -> dict:
+def live_bundle(view: View) -> dict:
+    """What a view shows inside a widget: no HTML twin when there is a figure (the
+    plotly mimetype draws it; a twin would carry plotly.js a second time)."""
+    if isinstance(view, FigureView):
+        return view.figure_bundle()
+    return {"text/plain": view.text(), "text/html": view.html()}
+
+
+def output_of(view: View) -> Any:
+    import ipywidgets as w
+
+    if not view.has_figure():
+        return w.HTML(view.html())
+    out = w.Output()
+    out.append_display_data(Raw(live_bundle(view)))
+    return out
+
+
+def widget_bundle(view: View) -> dict:
     try:
         widget = view.widget()
     except ImportError:
         return {}
-    data = widget._repr_mimebundle_()
-    return {k: v for k, v in data.items() if k != "text/plain"}
+    return {k: v for k, v in widget._repr_mimebundle_().items() if k != "text/plain"}
 
 
 class HtmlView(View):
@@ -112,111 +175,141 @@ class HtmlView(View):
     def text(self) -> str:
         return self._text
 
-    def html(self, include_js: bool = True) -> str:
+    def html(self) -> str:
         return self._html
 
 
 class FigureView(View):
-    """A plotly figure with a text summary; `.figure` is the `go.Figure` value."""
+    """A plotly figure with a text summary. `spec` is the figure as plotly JSON (arrays
+    as base64 typed arrays); `.figure` builds a `go.Figure` from it on demand."""
 
-    def __init__(self, figure: go.Figure, title: str, summary: str = ""):
-        self.figure = figure
+    def __init__(self, figure: Any, title: str, summary: str = ""):
+        self._spec = figure if isinstance(figure, dict) else None
+        self._figure = None if isinstance(figure, dict) else figure
         self.title = title
         self.summary = summary
+
+    @property
+    def spec(self) -> dict:
+        if self._spec is None:
+            self._spec = json.loads(self._figure.to_json())
+        return self._spec
+
+    @property
+    def figure(self) -> Any:
+        if self._figure is None:
+            import plotly.graph_objects as go
+
+            self._figure = go.Figure(self._spec)
+        return self._figure
+
+    @property
+    def trace_count(self) -> int:
+        return len(self.spec.get("data", ()))
 
     def has_figure(self) -> bool:
         return True
 
     def text(self) -> str:
-        head = f"<{self.title}: {len(self.figure.data)} traces>"
+        head = f"<{self.title}: {self.trace_count} traces>"
         return f"{head}\n{self.summary}" if self.summary else head
 
-    def html(self, include_js: bool = True) -> str:
+    def html(self) -> str:
         if plotlyjs_mode() == "none":
-            return (f"<pre title='figure: drawn by JupyterLab, VS Code or the widget view'>"
+            return (f"<pre title='figure: drawn by JupyterLab and VS Code'>"
                     f"{_html.escape(self.text())}</pre>")
-        return figure_html(self.figure, include_js)
+        return figure_html(self.spec, _plotlyjs_for_twin())
 
     def figure_bundle(self) -> dict:
-        """Plotly's own mimetype (JupyterLab draws it offline) plus the HTML fallback
-        (left out with `set_plotlyjs("none")`: viewers without plotly show the text)."""
-        bundle = {"text/plain": self.text(),
-                  "application/vnd.plotly.v1+json": {**json.loads(pio.to_json(self.figure)),
-                                                     "config": _PLOTLY_CONFIG}}
-        if plotlyjs_mode() != "none":
-            bundle["text/html"] = self.html(include_js=True)
-        return bundle
+        """Plotly's own mimetype and the text form (what an Output widget holds)."""
+        return {"text/plain": self.text(), PLOTLY_MIME: {**self.spec, "config": _PLOTLY_CONFIG}}
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:
-        return self.figure_bundle()
+    def static_bundle(self) -> dict:
+        """The figure as one output: plotly mimetype, text, HTML twin."""
+        return {**self.figure_bundle(), "text/html": self.html()}
+
+    def bundle(self) -> dict:
+        data = self.static_bundle()
+        if self.interactive:
+            data.update(widget_bundle(self))
+        return data
 
     def to_dict(self) -> dict:
-        return self.figure.to_dict()
+        return self.spec
 
 
-def figure_html(fig: go.Figure, include_js: bool = True) -> str:
-    """A `<div>` drawing `fig`; plotly.js is inlined when `include_js` (never a CDN).
-    The div id is a hash of the figure, so the HTML is the same on every run."""
-    if include_js and _plotlyjs["mode"] == "once":
-        include_js, _plotlyjs["sent"] = not _plotlyjs["sent"], True
-    payload = pio.to_json(fig, validate=False)
+def figure_html(spec: dict, include_js: bool) -> str:
+    """A `<div>` drawing `spec` with plotly.js (inlined when `include_js`; never a CDN).
+    Without plotly.js on the page it says so instead of failing silently. The div id is
+    a hash of the figure, so the HTML is the same on every run."""
+    payload = json.dumps(spec, separators=(",", ":"))
     div_id = "pypto-" + hashlib.sha1(payload.encode()).hexdigest()[:12]
-    return pio.to_html(fig, full_html=False, include_plotlyjs=bool(include_js),
-                       div_id=div_id, config=_PLOTLY_CONFIG, validate=False)
+    lib = ""
+    if include_js:
+        from plotly.offline import get_plotlyjs
+
+        lib = f"<script type='text/javascript'>{get_plotlyjs()}</script>"
+    data = payload.replace("</", "<\\/")
+    config = json.dumps(_PLOTLY_CONFIG)
+    return (f"{lib}<div id='{div_id}' class='plotly-graph-div'></div><script>(function(){{"
+            f"var d=document.getElementById('{div_id}'),f={data};"
+            f"if(window.Plotly){{Plotly.newPlot(d,f.data,f.layout,{config});}}"
+            f"else{{d.textContent='(figure: plotly.js is not loaded on this page)';}}"
+            f"}})();</script>")
 
 
 class Panel(View):
-    """Views stacked under a heading; plotly.js is inlined once for all of them."""
+    """Views stacked under a heading; shown as one output per part in IPython."""
 
     def __init__(self, title: str, parts: list[View], header_html: str = "",
                  header_text: str = ""):
         self.title = title
-        self.parts = parts
+        self.children = parts
         self.header_html = header_html
         self.header_text = header_text
 
     @property
     def interactive(self) -> bool:  # type: ignore[override]
-        return any(p.interactive for p in self.parts)
+        return any(p.interactive or p.has_figure() for p in self.children)
+
+    def parts(self) -> list[View]:
+        """The children's parts; the heading joins the first one when that is plain
+        HTML (one output, not a heading alone)."""
+        parts = [q for p in self.children for q in p.parts()]
+        if not self.header_html:
+            return parts
+        first = parts[0] if parts else None
+        if first is not None and not first.has_figure() and not first.interactive:
+            joined = HtmlView(first.title, f"{self.header_text}\n{first.text()}",
+                              self.header_html + first.html())
+            return [joined] + parts[1:]
+        return [HtmlView(self.title, self.header_text, self.header_html)] + parts
 
     def text(self) -> str:
-        chunks = [self.header_text or self.title] + [p.text() for p in self.parts]
+        chunks = [self.header_text or self.title] + [p.text() for p in self.children]
         return "\n\n".join(c for c in chunks if c)
 
-    def html(self, include_js: bool = True) -> str:
-        out = [self.header_html]
-        js = include_js
-        for p in self.parts:
-            out.append(p.html(include_js=js))
-            js = js and not p.has_figure()
-        return "<div class='pypto-panel'>" + "".join(out) + "</div>"
+    def html(self) -> str:
+        return ("<div class='pypto-panel'>" + self.header_html
+                + "".join(p.html() for p in self.children) + "</div>")
 
     def has_figure(self) -> bool:
-        return any(p.has_figure() for p in self.parts)
+        return any(p.has_figure() for p in self.children)
 
     def widget(self) -> Any:
         import ipywidgets as w
 
-        head = w.HTML(self.header_html) if self.header_html else None
-        kids = [p.widget() if p.interactive else _output_of(p) for p in self.parts]
-        return w.VBox([k for k in [head, *kids] if k is not None])
-
-
-def _output_of(view: View) -> Any:
-    import ipywidgets as w
-
-    if not view.has_figure():
-        return w.HTML(view.html(include_js=False))
-    out = w.Output()
-    out.append_display_data(_Static(view))
-    return out
+        kids = [w.HTML(self.header_html)] if self.header_html else []
+        kids += [p.widget() if p.interactive else output_of(p)
+                 for child in self.children for p in child.parts()]
+        return w.VBox(kids)
 
 
 def table_html(rows: list[list[str]], header: list[str]) -> str:
     """A compact HTML table (cells are already escaped HTML)."""
     th = "".join(f"<th style='text-align:left;padding:2px 8px'>{h}</th>" for h in header)
-    cell = "<td style='text-align:left;padding:2px 8px'>{}</td>"
-    body = "".join("<tr>" + "".join(cell.format(c) for c in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td style='text-align:left;padding:2px 8px'>{c}</td>"
+                                    for c in r) + "</tr>" for r in rows)
     return (f"<table style='border-collapse:collapse;font-family:monospace;font-size:12px'>"
             f"<thead><tr style='border-bottom:1px solid #999'>{th}</tr></thead>"
             f"<tbody>{body}</tbody></table>")

@@ -68,7 +68,10 @@ def execute(path: Path) -> None:
     """Run the notebook in place, then drop what would only bloat or churn the file:
     widget views and their saved state (a heatmap's widget state is megabytes; GitHub
     shows the HTML fallback anyway, and JupyterLab redraws widgets on a re-run)."""
-    env = dict(os.environ, PYTHONHASHSEED="0")
+    # this interpreter's bin first: `jupyter` finds its subcommands and the kernel on
+    # PATH, which may hold another installation (an unactivated venv)
+    bins = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = dict(os.environ, PYTHONHASHSEED="0", PATH=bins)
     subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
                     "--execute", "--inplace", "--ExecutePreprocessor.timeout=300",
                     "--ExecutePreprocessor.record_timing=False",

@@ -52,6 +52,7 @@ def run_pytest(checkout: Path, suite: str, files: list[str], platform: str, keyw
     report = scratch / f"{suite}.json"
     targets = [str(checkout / SUITES[suite] / f) for f in files] or [str(checkout / SUITES[suite])]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", REAL_PYPTO_SUITE=suite,
+               REAL_PYPTO_CHECKOUT=str(checkout),
                PYTHONPATH=os.pathsep.join([str(SHIM), str(checkout)]
                                           + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -93,8 +94,8 @@ def category(nodeid: str, r: dict, suite: str, platform: str) -> str:
 
 
 RUNTIME_COLUMNS = [("param:pass", "param:fail"), ("legacy:pass", "legacy:fail")]
-PARSER_COLUMNS = ["pass", "accepts", "rejects", "misses", "wrong-class", "not-comparable",
-                  "skipped", "collect-error"]
+PARSER_COLUMNS = ["pass", "same-class", "accepts", "rejects", "misses", "wrong-class",
+                  "not-comparable", "skipped", "collect-error"]
 
 
 def print_runtime(per_file: dict, totals: Counter, platform: str) -> None:
@@ -114,8 +115,9 @@ def print_parser(per_file: dict, totals: Counter) -> None:
     print(f"{'file':<44} " + " ".join(f"{c[:8]:>8}" for c in PARSER_COLUMNS))
     for f, c in per_file.items():
         print(f"{f:<44} " + " ".join(f"{c[k]:>8}" for k in PARSER_COLUMNS))
-    comparable = sum(totals[k] for k in ("pass", "accepts", "rejects", "misses", "wrong-class"))
-    agree = totals["pass"] + totals["accepts"]
+    comparable = sum(totals[k] for k in ("pass", "same-class", "accepts", "rejects", "misses",
+                                         "wrong-class"))
+    agree = totals["pass"] + totals["same-class"] + totals["accepts"]
     print(f"total: {agree}/{comparable} comparable tests agree (" + ", ".join(
         f"{k} {totals[k]}" for k in PARSER_COLUMNS if totals[k]) + ")")
 

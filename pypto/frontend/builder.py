@@ -24,6 +24,7 @@ from pypto.errors import (
 )
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.expressions import SelfProgram
+from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
@@ -51,7 +52,7 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType
-from pypto.language.kernels import FunctionDef
+from pypto.language.kernels import FunctionDef, parse_options
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
@@ -104,11 +105,15 @@ class ProgramBuilder:
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
             p.self_object = SelfProgram(self_object)
+        p.strict_ssa = bool(parse_options(fn).get("strict_ssa"))
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
         p.params = params
-        p.visit_body(src.tree.body)
+        if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree):
+            parse_as_region(p, src.tree, name)  # a self-contained compute kernel
+        else:
+            p.visit_body(src.tree.body)
         returns = self._returns(p, kind, src.tree)
         if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST):
             self._check_bound_dynamic(p, src.tree)
@@ -154,6 +159,7 @@ class ProgramBuilder:
             var = Var(node.arg, t, span=p.span(node))
             params.append(Param(var, direction, p.span(node)))
             p.env[node.arg] = var
+            p.ssa_scopes[0][node.arg] = p.span(node)
             if isinstance(declared, ShapedType):
                 for axis, d in enumerate(declared.shape):
                     if isinstance(d, DynDim) and d.name not in p.dyn_dims:

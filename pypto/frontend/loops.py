@@ -21,7 +21,12 @@ from pypto.frontend.dispatch import (
     loop_iterator,
     statement,
 )
-from pypto.frontend.statements import assigned_names, check_compatible, plain_names
+from pypto.frontend.statements import (
+    assigned_names,
+    check_compatible,
+    condition,
+    plain_names,
+)
 from pypto.frontend.values import INDEX, contains_ir, dim_value, is_ir
 from pypto.ir.nodes import For, LoopKind, Var, While, Yield
 from pypto.ir.types import ScalarType
@@ -143,7 +148,7 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
                tuple(body), attrs=tuple(attrs), span=p.span(node)))
 
 
-def _check_implicit_carries(p: Any, node: ast.For, before: dict) -> None:
+def _check_implicit_carries(p: Any, node: ast.For | ast.While, before: dict) -> None:
     """A name read in the body before it is rebound there is carried to the next
     iteration (ConvertToSSA makes it an iter_arg): its type must not change."""
     for name, old in before.items():
@@ -192,9 +197,10 @@ def _last_store(body: list, name: str) -> ast.AST | None:
     return last
 
 
-def _loop_body(p: Any, node: ast.For, ctx: LoopCtx, bindings: dict) -> list:
+def _loop_body(p: Any, node: ast.For | ast.While, ctx: LoopCtx, bindings: dict) -> list:
     saved = {k: p.env.get(k) for k in bindings}
     p.env.update(bindings)
+    ctx.extra["regions"] = len(p.region_stack)  # (a break may not leave a region opened inside)
     p.loop_stack.append(ctx)
     try:
         with p.block() as body:
@@ -274,6 +280,29 @@ def yield_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     p.emit(Yield(values, p.span(call)))
 
 
+@statement(ast.While)
+def visit_while(p: Any, node: ast.While) -> None:
+    """A natural `while cond:` loop: the names its body rebinds are carried from one
+    iteration to the next (ConvertToSSA makes them iter_args, as for pl.range), and
+    `cond` is evaluated before every iteration."""
+    if node.orelse:
+        raise p.error(UnsupportedFeatureError, "while/else is not supported in a kernel", node,
+                      hint="move the else body after the loop")
+    rebound = assigned_names(node.body)
+    p.materialize(rebound, node)
+    before = {n: p.env.get(n) for n in rebound}
+    cond = condition(p, node.test, "while")
+    if not contains_ir(cond):
+        if cond:
+            raise p.error(UnsupportedFeatureError, "`while True:` needs a run-time exit; the "
+                          "loop condition is a compile-time constant", node.test,
+                          hint="write the condition the loop runs on, e.g. `while i < n:`")
+        return  # `while False:` never runs
+    body = _loop_body(p, node, LoopCtx("while"), {})
+    _check_implicit_carries(p, node, before)
+    p.emit(While(cond, tuple(body), (), (), (), p.span(node)))
+
+
 @loop_iterator(dsl.while_)
 def _while(p: Any, node: ast.For) -> None:
     call = iterator_call(node)
@@ -306,7 +335,7 @@ def _while(p: Any, node: ast.For) -> None:
     ctx.extra["iter_types"] = [a.type for a in iter_args]
     saved = dict(p.env)
     p.env.update({a.name: a for a in iter_args})
-    cond = p.to_ir(p.visit_expr(node.body[0].value.args[0]), node.body[0])
+    cond = p.to_ir(condition(p, node.body[0].value.args[0], "while"), node.body[0])
     p.loop_stack.append(ctx)
     try:
         with p.block() as body:

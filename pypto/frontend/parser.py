@@ -23,6 +23,7 @@ from typing import Any
 from pypto.errors import (
     InternalError,
     PyptoError,
+    SSAViolationError,
     UndefinedNameError,
     UnsupportedFeatureError,
     UserError,
@@ -68,6 +69,10 @@ class FunctionParser:
         self.loop_stack: list[Any] = []
         self.func_attrs: dict[str, Any] = {}
         self.self_object: Any = None  # the @pl.program whose methods `self.` reaches
+        # strict_ssa=True: each name is assigned once per scope (function, loop body, if
+        # arm, region); the names defined so far in each open scope, with their spans
+        self.strict_ssa = False
+        self.ssa_scopes: list[dict[str, Span]] = [{}]
 
     # -- diagnostics -------------------------------------------------------------
 
@@ -127,10 +132,12 @@ class FunctionParser:
         """Collect the statements emitted inside the `with` into a fresh list."""
         saved = self.stmts
         self.stmts = []
+        self.ssa_scopes.append({})
         try:
             yield self.stmts
         finally:
             self.stmts = saved
+            self.ssa_scopes.pop()
 
     def emit(self, stmt: Any) -> None:
         self.stmts.append(stmt)
@@ -155,6 +162,8 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> Any:
         """Bind `name` to `value`. Run-time values get a Var and an Assign; Python
         values stay compile-time unless the name is carried across a loop or branch."""
+        if self.strict_ssa:
+            self.define_once(name, node)
         if isinstance(value, Expr) or (name in self.force_ir and is_number(value)):
             ir = self.to_ir(value, node)
             self._check_out_rebind(name, ir, node)
@@ -164,6 +173,16 @@ class FunctionParser:
             return var
         self.env[name] = value
         return value
+
+    def define_once(self, name: str, node: ast.AST) -> None:
+        """strict_ssa=True: `name` must not be assigned twice in the current scope."""
+        scope = self.ssa_scopes[-1]
+        if name in scope:
+            raise self.error(SSAViolationError, f"Variable '{name}' is already defined", node,
+                             hint="use a different name for each assignment (strict_ssa=True "
+                                  "asks for SSA form)",
+                             note=f"first defined at {scope[name]}")
+        scope[name] = self.span(node)
 
     def _check_out_rebind(self, name: str, value: Expr, node: ast.AST) -> None:
         """`out = pl.exp(x)` on an Out/InOut parameter rebinds the name and writes nothing

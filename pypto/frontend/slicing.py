@@ -186,6 +186,11 @@ def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
 
 def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) -> None:
     """`dst[slices] = src` → `dst = pl.assemble(dst, src, offsets)`."""
+    if p.strict_ssa:
+        raise p.error(UnsupportedFeatureError, "a subscript write rebinds its target (`t[...] = "
+                      "v` becomes `t = pl.assemble(t, v, offsets)` before SSA conversion), which "
+                      "strict_ssa=True forbids", target,
+                      hint="write `t2 = pl.assemble(t, v, offsets)` with a new name")
     if not isinstance(target.value, ast.Name):
         raise p.error(PyptoSyntaxError, "the target of a subscript assignment must be a plain "
                       "name", target.value, hint="name the tensor first: `t = ...` then "

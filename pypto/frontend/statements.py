@@ -4,7 +4,15 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError, UserError
+import numpy as np
+
+from pypto.errors import (
+    InvalidOperationError,
+    PyptoSyntaxError,
+    PyptoTypeError,
+    UnsupportedFeatureError,
+    UserError,
+)
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.dispatch import ASSIGN_CONSTRUCTS, lookup, statement
 from pypto.frontend.opcall import scalar_binop
@@ -142,16 +150,43 @@ def _ann_assign(p: Any, node: ast.AnnAssign) -> None:
     if node.value is None:
         raise p.error(PyptoSyntaxError, "a bare annotation declares nothing in a kernel", node,
                       hint="give it a value, e.g. `a: pl.Scalar[pl.INDEX] = 0`")
+    construct = _construct_of(p, node.value)
+    bind_results = lookup(ASSIGN_CONSTRUCTS, construct)
+    if bind_results is not None:
+        # `v: pl.Tensor[...] = pl.yield_(x)`: the construct binds the name; the
+        # annotation checks what it bound
+        bind_results(p, construct, node.target, node.value, node)
+        bound = _bound_result(p, node.target)
+        want = _annotated_type(p, node.annotation)
+        if want is not None and is_ir(bound):
+            check_compatible(p, want, bound.type, node.annotation, "annotated")
+        return
     value = p.visit_expr(node.value)
-    ann = p.visit_expr(node.annotation)
-    try:
-        want, _ = to_type(ann)
-    except AnnotationError as exc:
-        raise p.error(PyptoTypeError, exc.message, node.annotation, hint=exc.hint) from None
+    want = _annotated_type(p, node.annotation)
     got = p.expr_type(p.to_ir(value, node))
     if want is not None and got is not None:
         check_compatible(p, want, got, node.annotation, "annotated")
     assign_target(p, node.target, value, node)
+
+
+def _bound_result(p: Any, target: ast.expr) -> Any:
+    """The Var a construct just bound to the name `target` (a yield's result is bound
+    when its loop or if ends; it is kept on the loop / branch until then)."""
+    if not isinstance(target, ast.Name):
+        return None
+    pending = list(p.branch_stack[-1][-1]) if p.branch_stack and p.branch_stack[-1] else []
+    ctx = p.loop_stack[-1] if p.loop_stack else None
+    pending += list(getattr(ctx, "results", None) or [])
+    found = [v for v in pending if getattr(v, "name", None) == target.id]
+    return found[-1] if found else p.env.get(target.id)
+
+
+def _annotated_type(p: Any, annotation: ast.expr) -> Any:
+    try:
+        want, _ = to_type(p.visit_expr(annotation))
+    except AnnotationError as exc:
+        raise p.error(PyptoTypeError, exc.message, annotation, hint=exc.hint) from None
+    return want
 
 
 def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> None:
@@ -219,27 +254,52 @@ def _continue(p: Any, node: ast.Continue) -> None:
     p.emit(Continue(p.span(node)))
 
 
+_NO_EXIT = {LoopKind.PARALLEL: "a parallel loop (pl.parallel): its iterations run independently",
+            LoopKind.UNROLL: "an unrolled loop (pl.unroll): its iterations are copied out at "
+                             "compile time",
+            LoopKind.PIPELINE: "a pipelined loop (pl.pipeline): its stages overlap",
+            LoopKind.SPMD: "a pl.spmd loop: its iterations are blocks running at once"}
+
+
 def _check_loop_control(p: Any, node: ast.AST, word: str) -> None:
-    if not p.loop_stack:
+    """break / continue leave a pl.range or while loop; anything else that encloses them
+    is an invalid operation (InvalidOperationError, as the real parser raises)."""
+    ctx = p.loop_stack[-1] if p.loop_stack else None
+    inner_regions = p.region_stack[ctx.extra.get("regions", 0):] if ctx else p.region_stack
+    if "split_aiv" in inner_regions:
+        raise p.error(InvalidOperationError, f"'{word}' not supported inside pl.split_aiv: its "
+                      "body is a scope run once per AIV lane, not a loop", node)
+    if ctx is None:
         raise p.error(PyptoSyntaxError, f"'{word}' outside a loop", node)
-    kind = p.loop_stack[-1].kind
-    if kind not in (LoopKind.RANGE, "while"):
-        raise p.error(PyptoSyntaxError, f"'{word}' is only allowed in pl.range and pl.while_ "
-                      f"loops, not in pl.{kind.value if hasattr(kind, 'value') else kind}", node)
+    if ctx.kind not in (LoopKind.RANGE, "while"):
+        what = _NO_EXIT.get(ctx.kind, f"a pl.{getattr(ctx.kind, 'value', ctx.kind)} loop")
+        raise p.error(InvalidOperationError, f"'{word}' is not supported in {what}", node,
+                      hint=f"only pl.range and while loops take '{word}'")
+
+
+def condition(p: Any, test: ast.expr, what: str) -> Any:
+    """An if / while condition: a Bool-typed scalar, at run time or compile time (a
+    Python bool); an integer such as `if 1:` is rejected, as by the real parser."""
+    cond = p.visit_expr(test)
+    if not contains_ir(cond):
+        if not isinstance(cond, (bool, np.bool_)):
+            raise p.error(PyptoTypeError, f"{what} condition must be a Bool-typed scalar, got "
+                          f"{type(cond).__name__} {cond!r}", test,
+                          hint="write a comparison or True / False, e.g. `if n != 0:`")
+        return bool(cond)
+    t = cond.type
+    if not isinstance(t, ScalarType) or t.dtype != dtypes.BOOL:
+        raise p.error(PyptoTypeError, f"{what} condition must be a Bool-typed scalar, got {t}",
+                      test, hint="compare it explicitly, e.g. `if n != 0:`")
+    return cond
 
 
 @statement(ast.If)
 def _if(p: Any, node: ast.If) -> None:
-    cond = p.visit_expr(node.test)
+    cond = condition(p, node.test, "if")
     if not contains_ir(cond):
         p.visit_body(node.body if cond else node.orelse)
         return
-    t = cond.type
-    if not isinstance(t, ScalarType):
-        raise p.error(PyptoTypeError, f"an if condition must be a scalar, got {t}", node.test)
-    if t.dtype != dtypes.BOOL:
-        raise p.error(PyptoTypeError, f"an if condition must be a BOOL scalar, got {t}", node.test,
-                      hint="compare it explicitly, e.g. `if n != 0:`")
     p.materialize(assigned_names(node.body) | assigned_names(node.orelse), node)
     before = dict(p.env)
     then_body, then_results = branch(p, node.body)
@@ -255,7 +315,7 @@ def _if(p: Any, node: ast.If) -> None:
         if [r.name for r in then_results] != [r.name for r in else_results]:
             raise p.error(PyptoSyntaxError, "both arms of an if must pl.yield_ the same names",
                           node)
-        results = then_results
+        results = tuple(then_results)
         for r in results:
             p.env[r.name] = r
     p.emit(If(cond, tuple(then_body), tuple(else_body), tuple(results), p.span(node)))

@@ -5,6 +5,7 @@ The unwritten elements come from the trace's last writers when there is a trace,
 from the residue pattern the simulator fills fresh memory with."""
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable
 from typing import Any
 
@@ -39,10 +40,13 @@ def never_written(sim: Any, name: str, shape: tuple) -> np.ndarray | None:
 
 
 def explain_unwritten(mask: np.ndarray, expected: np.ndarray, source: str, name: str,
-                      comparator: str) -> Unwritten:
-    """The unwritten region's shape with the fixes that fit it."""
+                      comparator: str, sim: Any = None) -> Unwritten:
+    """The unwritten region's shape with the fixes that fit it: the kernel's first (what
+    its launches wrote, from the trace of `sim`), then the test's."""
     u = describe_unwritten(mask, expected, source)
     u.fixes = suggest_fixes(u, name, comparator)
+    if sim is not None:
+        u.kernel, u.kernel_fix = kernel_coverage(sim, name, u)
     return u
 
 
@@ -103,7 +107,7 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
         return
     if bad is not None and not (mask & np.broadcast_to(bad, mask.shape)).any():
         return
-    check.unwritten = explain_unwritten(mask, e, source, spec.name, check.comparator)
+    check.unwritten = explain_unwritten(mask, e, source, spec.name, check.comparator, sim)
     if bad is not None:
         bad_all = np.broadcast_to(bad, mask.shape)
         check.unwritten.explains_all = bool(bad_all.any()) and not (bad_all & ~mask).any()
@@ -137,7 +141,7 @@ def check_zero_fill(check: OutputCheck, spec: TensorSpec, sim: Any, golden: dict
         if verdict[spec.name][0]:
             return  # the comparison does not look there (valid_rows, NaN golden, ...)
     check.zero_fill = explain_unwritten(mask, check.expected, "last writer = none",
-                                        spec.name, check.comparator)
+                                        spec.name, check.comparator, sim)
 
 
 def _nan_anywhere_fails(fn: Callable | None) -> bool:
@@ -151,3 +155,128 @@ def _nan_anywhere_fails(fn: Callable | None) -> bool:
     if not isinstance(opts, dict) or not ("max_error_ratio" in opts or "pct_thd" in opts):
         return False
     return opts.get("valid_rows") is None and not opts.get("ignore_nan")
+
+
+# ----------------------------------------------------------------------------------------
+# the kernel's side of an unwritten region: which launches wrote what
+
+
+def kernel_coverage(sim: Any, name: str, u: Unwritten) -> tuple[list[str], str]:
+    """What the kernel's launches wrote of output `name` next to the region `u` no task
+    wrote: report lines (one per launch site: where, inside which loop, how many tasks,
+    which rows) and the kernel-side fix; ([], "") when the run kept no trace. A region no
+    task writes is the kernel's business first: a loop bound that stops a tile short, a
+    tail without a launch of its own."""
+    trace = getattr(sim, "trace", None)
+    sites: dict = {}
+    for rec in getattr(trace, "tasks", None) or ():
+        boxes = [a for a in rec.accesses if a.mode == "W" and a.tensor == name]
+        if boxes:
+            site = sites.setdefault(str(rec.span), {"span": rec.span, "name": rec.name,
+                                                    "tasks": 0, "boxes": []})
+            site["tasks"] += 1
+            site["boxes"].extend(boxes)
+    if not sites:
+        return [], ""
+    axis = u.tail_axis if u.tail_axis is not None else _partial_axis(u)
+    unit = _unit(axis, len(u.shape))
+    lines, steps = [], {}
+    for key, site in sites.items():
+        loop, loop_at = enclosing_loop(site["span"])
+        inside = f" in `{loop}` ({loop_at})" if loop else ""
+        head = (f"'{site['name']}' launched at {_at(site['span'])}{inside} ran "
+                f"{site['tasks']} time(s)")
+        if axis is None:
+            lines.append(head)
+            continue
+        spans = sorted({(int(b.lo[axis]), int(b.hi[axis])) for b in site["boxes"]})
+        sizes = [hi - lo for lo, hi in spans]
+        steps[key] = max(set(sizes), key=sizes.count)
+        covered = _merge(spans)
+        total = sum(hi - lo for lo, hi in covered)
+        arith = (f" ({len(spans)} x {steps[key]} = {total} < {u.shape[axis]})"
+                 if len(covered) == 1 and len(set(sizes)) == 1 and total < u.shape[axis]
+                 else "")
+        lines.append(f"{head}, {steps[key]} {unit} each: {unit} "
+                     + ", ".join(f"{lo}:{hi}" for lo, hi in covered) + arith)
+    return lines, _kernel_fix(u, axis, unit, sites, steps)
+
+
+def _kernel_fix(u: Unwritten, axis: int | None, unit: str, sites: dict, steps: dict) -> str:
+    if axis is None:
+        box = "[" + ", ".join(f"{a}:{b}" for a, b in u.bounds) + "]"
+        return f"make a launch store into {box}: no task writes it"
+    lo, hi = u.bounds[axis]
+    if len(sites) == 1 and hi == u.shape[axis]:
+        key, site = next(iter(sites.items()))
+        loop, loop_at = enclosing_loop(site["span"])
+        step = steps.get(key) or 1
+        if loop:
+            more = -(-(hi - lo) // step)
+            tail = ""
+            if (hi - lo) % step:
+                tail = (f"; the last tile holds only {(hi - lo) % step} {unit}: load and "
+                        f"store it with a valid_shape (e.g. pl.min({step}, "
+                        f"{u.shape[axis]} - start)) so it stays in bounds")
+            return (f"the loop at {loop_at} stops {hi - lo} {unit} short: let its bound "
+                    f"cover {unit} {lo}:{hi} too ({more} more iteration(s) of {step})"
+                    + tail)
+    return f"make the kernel store {unit} {lo}:{hi}: no launch writes them"
+
+
+def _unit(axis: int | None, rank: int) -> str:
+    if axis is None:
+        return "elements"
+    if rank >= 2 and axis == rank - 2:
+        return "rows"
+    if axis == rank - 1:
+        return "columns"
+    return f"indices of axis {axis}"
+
+
+def _partial_axis(u: Unwritten) -> int | None:
+    """The one axis along which the unwritten box does not span the whole output."""
+    if not u.is_box:
+        return None
+    partial = [ax for ax, (a, b) in enumerate(u.bounds) if (a, b) != (0, u.shape[ax])]
+    return partial[0] if len(partial) == 1 else None
+
+
+def _merge(spans: list) -> list:
+    out: list = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _at(span: Any) -> str:
+    return f"{span.file}:{span.line}" if getattr(span, "line", 0) else str(span)
+
+
+def enclosing_loop(span: Any) -> tuple[str, str]:
+    """The source line of the loop around a launch and where it is (("", "") if there
+    is none): the nearest line above with less indentation that opens a `for`."""
+    if not getattr(span, "line", 0):
+        return "", ""
+    lines = linecache.getlines(span.file)
+    if not 0 < span.line <= len(lines):
+        return "", ""
+    text = lines[span.line - 1]
+    indent = len(text) - len(text.lstrip())
+    for n in range(span.line - 1, 0, -1):
+        line = lines[n - 1]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth >= indent:
+            continue
+        if stripped.startswith("for "):
+            return stripped, f"{span.file}:{n}"
+        if stripped.startswith(("def ", "class ", "@")):
+            return "", ""
+        indent = depth
+    return "", ""

@@ -72,10 +72,21 @@ class Unwritten:
     # every mismatched element of the failing output lies in this region (the failure is
     # the unwritten region and nothing else)
     explains_all: bool = False
+    # the kernel's side (from the trace): which launches wrote what, and the kernel fix;
+    # `fixes` are then the test-side fixes, for a region that really is don't-care
+    kernel: list = field(default_factory=list)
+    kernel_fix: str = ""
 
     def fix_lines(self) -> list[str]:
-        """The fixes as report lines, best first."""
-        return [("  fix: " if i == 0 else "   or: ") + fix for i, fix in enumerate(self.fixes)]
+        """The fixes as report lines: the kernel's first, then the test's, labelled."""
+        if not self.kernel_fix:
+            return [("  fix: " if i == 0 else "   or: ") + fix
+                    for i, fix in enumerate(self.fixes)]
+        out = ["  fix the kernel: " + self.kernel_fix]
+        if self.fixes:
+            out.append("  only if that region really is don't-care, fix the test instead:")
+            out += ["    - " + fix for fix in self.fixes]
+        return out
 
     def region_text(self, shape: tuple) -> str:
         if self.tail_axis is not None:
@@ -148,6 +159,7 @@ class OutputCheck:
                 out.append("  the golden asserts zeros there, a value the kernel never "
                            "promised: an unwritten pl.Out region is allocator residue "
                            "(often zero on a2a3, NaN on a2a3sim)")
+            out.extend("  kernel: " + line for line in u.kernel)
         for hint in self.hints:
             out.append("  " + hint)
         if self.unwritten is not None:

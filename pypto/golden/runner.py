@@ -32,12 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from pypto.compile import DEFAULT_PLATFORM
 from pypto.golden import _interop as io
 from pypto.golden.diagnosis import check_zero_fill, diagnose
 from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import check_outputs, default_compare
+from pypto.sim import simulate
 
 # hardware platform -> the simulator that stands in for it
 SIM_TWIN = {"a2a3": "a2a3sim", "a5": "a5sim", "a2a3sim": "a2a3sim", "a5sim": "a5sim"}
@@ -68,8 +70,6 @@ def _warn_once(msg: str) -> None:
 def sim_platform(platform: str | None, verbose: bool = True) -> str:
     """The simulator platform to use for a requested platform (one-line notice on a map)."""
     if platform is None:
-        from pypto.compile import DEFAULT_PLATFORM
-
         return DEFAULT_PLATFORM
     if platform not in SIM_TWIN:
         raise ValueError(f"unknown platform {platform!r}; expected one of {sorted(SIM_TWIN)}")
@@ -249,8 +249,6 @@ def fresh_memory(requested: str | None, runtime_cfg: dict | None = None) -> str:
 
 def _simulate(compiled: Any, args: list, platform: str, uninit: str,
               runtime_cfg: dict | None = None) -> Any:
-    from pypto.sim import simulate
-
     opts = sim_options()
     opts["uninit"] = uninit
     opts["oob_reads"] = "warn"  # the device reads what follows; the report says so

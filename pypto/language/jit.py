@@ -22,6 +22,7 @@ from pypto.language.kernels import (
     KernelFunction,
     caller_names,
     remember_scope,
+    set_parse_options,
 )
 
 # compile_jit's cache key of a kernel without bare-Tensor parameters on the default
@@ -146,6 +147,8 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
 
     def make(f: Callable) -> FunctionDef:
         remember_scope(f, caller_names(2))  # the class body (or function) decorating f
+        if strict_ssa:
+            set_parse_options(f, strict_ssa=True)
         return FunctionDef(f, type, options)
 
     return make if fn is None else make(fn)
@@ -163,6 +166,8 @@ class ProgramDef:
             raise TypeError(f"@pl.program class {cls.__name__} has no @pl.function methods")
         for f in self.functions.values():  # the methods also see the program's frame
             remember_scope(f.fn, names)
+            if options.get("strict_ssa"):
+                set_parse_options(f.fn, strict_ssa=True)
 
     def __repr__(self) -> str:
         return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"

@@ -86,3 +86,23 @@ def decoration_scope(fn: Callable) -> list[dict]:
         return list(_SCOPES.get(fn, ()))
     except TypeError:
         return []
+
+
+# decorated Python function -> parse options its decorator set (`strict_ssa`)
+_OPTIONS: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
+
+
+def set_parse_options(fn: Callable, **options: Any) -> None:
+    """Options the parser honours for `fn` (`strict_ssa=True`: each name assigned once
+    per scope)."""
+    try:
+        _OPTIONS.setdefault(fn, {}).update(options)
+    except TypeError:
+        pass
+
+
+def parse_options(fn: Callable) -> dict:
+    try:
+        return dict(_OPTIONS.get(fn, {}))
+    except TypeError:
+        return {}

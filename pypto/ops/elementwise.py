@@ -14,6 +14,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType, TileType
 from pypto.ops.facts import Ufunc
+from pypto.ops.intdiv import is_int_array, true_quotient
 from pypto.ops.numeric import compute_dtype, elementwise, plain, valid_shape, with_valid
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
@@ -61,7 +62,8 @@ _UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.m
 
 
 def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = (),
-                     int_only: bool = False, keep_lhs_dtype: bool = False) -> None:
+                     int_only: bool = False, keep_lhs_dtype: bool = False,
+                     divisor: str | None = None) -> None:
     rule = _binary_rule(name, int_only=int_only, keep_lhs_dtype=keep_lhs_dtype)
 
     def sig(lhs, rhs):  # the op's public signature
@@ -71,7 +73,7 @@ def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = 
     names = (f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}") + extra_names
     ufunc = Ufunc(_UFUNC[name]) if name in _UFUNC else None
     defop(name, unit=Unit.VECTOR, impl=elementwise(fn), names=names, ufunc=ufunc,
-          batchable=name in _BATCHABLE)(sig)
+          batchable=name in _BATCHABLE, divisor=divisor)(sig)
 
 
 _BINARY: dict[str, tuple[Callable, str]] = {
@@ -84,14 +86,15 @@ _BINARY: dict[str, tuple[Callable, str]] = {
 }
 
 for _name, (_fn, _doc) in _BINARY.items():
-    _register_binary(_name, _fn, _doc)
+    _register_binary(_name, _fn, _doc, divisor="rhs" if _name == "fmod" else None)
 
-# Scalar-right spellings that exist as separate public names in real pypto.
+# Scalar-right spellings that exist as separate public names in real pypto. (Integer
+# division by zero has one defined result: `pypto.ops.intdiv`; numpy's fmod gives it.)
 for _name, _base in (("adds", np.add), ("subs", np.subtract), ("muls", np.multiply),
-                     ("divs", np.divide), ("maximums", np.maximum), ("minimums", np.minimum),
-                     ("fmods", np.fmod)):
+                     ("divs", true_quotient), ("maximums", np.maximum),
+                     ("minimums", np.minimum), ("fmods", np.fmod)):
     _register_binary(_name, _base, f"`{_name}(lhs, scalar)`: the scalar form of "
-                     f"`{_name[:-1]}`.")
+                     f"`{_name[:-1]}`.", divisor="rhs" if _name in ("divs", "fmods") else None)
 
 
 _TDIV_DTYPES = (dtypes.INT16, dtypes.INT32, dtypes.FP16, dtypes.FP32)
@@ -121,15 +124,19 @@ def _div(lhs, rhs, high_precision=False):
     return _binary_rule("div")(lhs, rhs)
 
 
+_true_divide = elementwise(np.true_divide)
+
+
 def _div_impl(lhs: Any, rhs: Any, high_precision: bool = False) -> Any:
-    if isinstance(lhs, np.ndarray) and lhs.dtype.kind in "iu":
-        # Integer tiles divide truncating toward zero, as the hardware's TDIV does.
-        with np.errstate(all="ignore"):
-            return np.trunc(np.true_divide(lhs, rhs)).astype(lhs.dtype)
-    return elementwise(np.true_divide)(lhs, rhs)
+    if is_int_array(lhs):
+        # Integer tiles divide truncating toward zero, as the hardware's TDIV does; by
+        # zero they saturate (`pypto.ops.intdiv`)
+        return true_quotient(lhs, rhs)
+    return _true_divide(lhs, rhs)
 
 
 defop("div", unit=Unit.VECTOR, impl=_div_impl, batchable=True, ufunc=Ufunc(np.true_divide),
+      divisor="rhs",
       names=("pl.div", "pl.tensor.div", "pl.tile.div"))(_div)
 
 
@@ -374,9 +381,9 @@ def _check_tmp_like(a, tmp, op: str) -> None:
 
 _rem_impl = elementwise(lambda a, b: np.remainder(a, b))
 defop("rem", unit=Unit.VECTOR, impl=lambda lhs, rhs, tmp: _rem_impl(lhs, rhs),
-      names=("pl.rem", "pl.tile.rem"))(_rem)
+      names=("pl.rem", "pl.tile.rem"), divisor="rhs")(_rem)
 defop("rems", unit=Unit.VECTOR, impl=lambda lhs, rhs, tmp: _rem_impl(lhs, rhs),
-      names=("pl.rems", "pl.tile.rems"))(_rems)
+      names=("pl.rems", "pl.tile.rems"), divisor="rhs")(_rems)
 
 
 def _prelu(tile, slope, tmp):

@@ -23,6 +23,9 @@ works everywhere once its `defop` line says so.
 * `shape_param` — the parameter holding the shape of the buffer the op makes.
 * `memory_param` — the parameter naming the on-chip memory the result lands in.
 * `affinity` — the side (cube / vector) that owns the result, whoever fills it.
+* `divisor` — the parameter an op divides by (division, remainder): with an integer
+  result, a zero there has the defined result of `pypto.ops.intdiv` and is what the
+  simulator's `div` check reports.
 """
 from __future__ import annotations
 

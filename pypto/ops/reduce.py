@@ -19,6 +19,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.types import TileType
 from pypto.ops.facts import Ufunc
+from pypto.ops.intdiv import true_quotient
 from pypto.ops.numeric import (
     _QUIET,
     _widen,
@@ -274,7 +275,7 @@ def _as_vector(x: Any, vec: Any, kind: str) -> Any:
 
 
 _EXPAND: dict[str, Callable] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": true_quotient,
     "max": np.maximum, "min": np.minimum, "expdif": lambda a, b: np.exp(a - b),
 }
 
@@ -291,8 +292,10 @@ for _kind in ("row", "col"):
         _impl = elementwise(_fn)
         defop(_name, unit=Unit.VECTOR,
               impl=lambda x, vec, tmp=None, _impl=_impl, _k=_kind: _impl(x, _as_vector(x, vec, _k)),
-              names=_names(_name), batchable=True,
-              ufunc=Ufunc(_fn) if isinstance(_fn, np.ufunc) else None)(_sig)
+              names=_names(_name), batchable=True, divisor="vec" if _op == "div" else None,
+              # (integer division aside - pypto.ops.intdiv - the quotient is np.true_divide)
+              ufunc=Ufunc(_fn) if isinstance(_fn, np.ufunc) else
+              Ufunc(np.true_divide) if _op == "div" else None)(_sig)
 
 
 def _row_expand(target, row_vec):

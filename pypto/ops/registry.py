@@ -82,6 +82,7 @@ class OpDef:
     shape_param: str | None = None
     memory_param: str | None = None
     affinity: Unit | None = None
+    divisor: str | None = None
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
@@ -111,7 +112,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           ufunc: Ufunc | None = None, role: Role | None = None, batchable: bool = False,
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
-          **extra: Any) -> Callable:
+          divisor: str | None = None, **extra: Any) -> Callable:
     """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`)."""
 
     def register(rule: Callable) -> OpDef:
@@ -128,7 +129,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
                    matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
                    shape_param=shape_param, memory_param=memory_param, affinity=affinity,
-                   extra=extra)
+                   divisor=divisor, extra=extra)
         for param in _named_params(op):
             if param not in op.params:
                 raise ValueError(f"op {name!r}: fact names {param!r}, not a parameter")
@@ -144,7 +145,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
 
 def _named_params(op: OpDef) -> list[str]:
     """The parameter names the op's facts refer to (checked against its signature)."""
-    names = [op.shape_param, op.memory_param]
+    names = [op.shape_param, op.memory_param, op.divisor]
     if op.window_read is not None:
         r = op.window_read
         names += [r.tensor, r.offset, r.shape]

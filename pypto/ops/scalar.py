@@ -12,6 +12,7 @@ from typing import Any
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType
+from pypto.ops.intdiv import scalar_quotient, scalar_remainder
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import scalar_dtype, scalar_like, type_of
 
@@ -36,21 +37,22 @@ def _arith_rule(symbol: str, *, int_only: bool = False, float_result: bool = Fal
     return rule
 
 
+def _truediv(a: Any, b: Any) -> Any:
+    return scalar_quotient(a, b, floor=False)
+
+
 def _py_floordiv(a: Any, b: Any) -> Any:
-    return a // b
+    return scalar_quotient(a, b, floor=True)
 
 
-def _c_mod(a: Any, b: Any) -> Any:
-    return a % b
-
-
+# By zero, each has the one defined result of `pypto.ops.intdiv` (IEEE for floats).
 _ARITH: dict[str, tuple[str, Callable, dict]] = {
     "add": ("+", operator.add, {}),
     "sub": ("-", operator.sub, {}),
     "mul": ("*", operator.mul, {}),
-    "truediv": ("/", operator.truediv, {}),
+    "truediv": ("/", _truediv, {}),
     "floordiv": ("//", _py_floordiv, {"int_only": False}),
-    "mod": ("%", _c_mod, {}),
+    "mod": ("%", scalar_remainder, {}),
     "lshift": ("<<", operator.lshift, {"int_only": True}),
     "rshift": (">>", operator.rshift, {"int_only": True}),
 }
@@ -64,7 +66,8 @@ for _name, (_sym, _fn, _kw) in _ARITH.items():
         return _r(lhs, rhs)
 
     _sig.__doc__ = f"Scalar `lhs {_sym} rhs`."
-    defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=_fn, names=(), symbol=_sym)(_sig)
+    defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=_fn, names=(), symbol=_sym,
+          divisor="rhs" if _sym in ("/", "//", "%") else None)(_sig)
     SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
 
 

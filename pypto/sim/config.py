@@ -26,17 +26,20 @@ class SimConfig:
     platform: "a2a3sim" (default: the compiled program's platform) or "a5sim".
     checks:   any of "oob" (bounds of every slice/load/store/assemble/read/write), "ub"
               (on-chip budget of every region), "race" (accesses of the same elements
-              by tasks the runtime does not order; implies trace=True) and "uninit"
-              (reads of memory nothing wrote); see `pypto.sim.checks`. The core's
-              default is ("oob", "ub"); the workbench runs all four. Argument checks
-              and the work limits are always on. Given as a tuple (or list / set) of
+              by tasks the runtime does not order; implies trace=True), "uninit"
+              (reads of memory nothing wrote) and "div" (integer division by zero,
+              which has one defined result either way: `pypto.ops.intdiv`); see
+              `pypto.sim.checks`. The core's default is ("oob", "ub", "div").
+              Argument checks and the work limits are always on. Given as a tuple (or list / set) of
               names or as one string; a string may hold several names separated by
               commas or spaces ("oob,ub"); names are case-insensitive. The config holds
               them as a tuple of lower-case names in the order above.
-    strict:   a race or an uninitialized read raises (`RaceError` after the run with
-              every race in `err.report`; `UninitializedReadError` at the first read).
-              With strict=False they are collected into `SimResult.races` /
-              `SimResult.uninit_reads` and the run completes.
+    strict:   a race, an uninitialized read or an integer division by zero raises
+              (`RaceError` after the run with every race in `err.report`;
+              `UninitializedReadError` / `DivisionByZeroError` where it happens). With
+              strict=False they are collected into `SimResult.races` /
+              `SimResult.uninit_reads` / `SimResult.zero_divisions` and the run
+              completes.
     trace:    record tasks, accesses, the task graph, costs and last writers.
     seed:     seeds the garbage pattern of uninitialised integer memory.
     padding:  what a load puts in the part of a tile outside its valid shape when no
@@ -57,7 +60,7 @@ class SimConfig:
     """
 
     platform: str | None = None
-    checks: tuple = ("oob", "ub")
+    checks: tuple = ("oob", "ub", "div")
     strict: bool = True
     trace: bool = False
     seed: int = 0
@@ -162,6 +165,7 @@ class Settings:
     strict: bool
     seed: int
     max_work: int
+    check_div: bool = False
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None) -> Settings:
@@ -175,7 +179,7 @@ class Settings:
         return Settings(cfg, platform, trace, "oob" in checks, "ub" in checks,
                         "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
                         cfg.oob_reads == "warn", bool(cfg.strict),
-                        int(cfg.seed), int(cfg.max_work))
+                        int(cfg.seed), int(cfg.max_work), check_div="div" in checks)
 
 
 __all__ = [

@@ -114,16 +114,17 @@ def run_compiled(compiled: Compiled, args: tuple, kwargs: dict | None = None,
 
 
 def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
-             checks: tuple = ("oob", "ub"), trace: bool = True, seed: int = 0,
+             checks: Any = ("oob", "ub", "div"), trace: bool = True, seed: int = 0,
              padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
              strict: bool = True, oob_reads: str = "fault", **kwargs: Any) -> SimResult:
     """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
     with `args`, tracing by default. `result.outputs` holds the device arrays of the
     `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
 
-    checks: any of "oob", "ub", "race", "uninit" (see `SimConfig`); with strict=False
-    races and uninitialized reads are collected into `result.races` /
-    `result.uninit_reads` instead of raising; oob_reads="warn" collects reads past the
+    checks: any of "oob", "ub", "race", "uninit", "div" (see `SimConfig`); with
+    strict=False races, uninitialized reads and integer divisions by zero are collected
+    into `result.races` / `result.uninit_reads` / `result.zero_divisions` instead of
+    raising; oob_reads="warn" collects reads past the
     end of a tensor into `result.oob_reads`."""
     plat = get_platform(platform)
     args = host_args(args)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from pypto.platform import Platform
+from pypto.sim.checks.divide import ZeroDivision
 from pypto.sim.checks.oob import OobRead
 from pypto.sim.checks.races import RaceReport
 from pypto.sim.checks.uninit import UninitRead
@@ -37,6 +38,9 @@ class SimResult:
         #: checks=("uninit",) with strict=False: the reads of unwritten memory, else []
         self.uninit_reads: list[UninitRead] = list(run.uninit.reads) \
             if run.uninit is not None else []
+        #: checks=("div",) with strict=False: the integer divisions by zero, else []
+        self.zero_divisions: list[ZeroDivision] = list(run.divides.divisions) \
+            if run.divides is not None else []
         #: oob_reads="warn": the reads past the end of a global tensor, else []
         self.oob_reads: list[OobRead] = run.oob.reads()
         self._batch = run.batch

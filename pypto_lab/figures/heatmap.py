@@ -1,119 +1,211 @@
-"""Golden-mismatch heatmap of one output (a 2-D slice of it).
+"""Golden-mismatch heatmap of one output (a 2-D plane of it), as a plotly figure spec.
 
-Four layers, each a `go.Heatmap` with gaps where another layer owns the cell:
-`within tolerance` (muted), `error` (metric, red scale), `NaN/Inf` (black) and
-`unwritten` (cells no task wrote; magenta, the region outlined and labelled with
-the harness's fix). Sanitizer findings on this tensor are outlined on top: reads of
-unwritten elements (orange, dash-dot, named after the reading task and line) and
-races (red, naming the two tasks). Large slices are max-pooled to at most `max_side` cells a
-side, keeping the worst cell of each block (and its provenance) as its value.
+Built straight from numpy (typed arrays, no Python lists, no plotly validation), and
+only for the metric on screen. Layers, bottom to top:
+
+* one *writer* trace per source statement that last wrote the elements (plus one for
+  elements never written): the status colour (grey within tolerance, black NaN/Inf,
+  magenta never written) and the hover, which names the element, its values, the task,
+  block and loop indices that wrote it, and the statement (file:line and its text);
+* the *metric* trace: the error (red scale) of the elements outside tolerance, or, for
+  the ownership metrics `task` / `block`, who wrote each element; no hover of its own;
+* outlines: the unwritten `pl.Out` region with the kernel-side fix, and the sanitizer
+  findings (uninitialized reads, races) on this tensor.
+
+Large planes are pooled (`mismatch.pool`): each cell is a block's worst element.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
-import plotly.graph_objects as go
 
+from pypto_lab.figures.mismatch import (
+    METRICS,
+    NONFINITE,
+    OWNERSHIP,
+    STATUS_NAMES,
+    Pooled,
+    pool,
+)
 from pypto_lab.figures.style import (
     ERROR_SCALE,
     NAN_COLOR,
+    PALETTE,
     PASS_COLOR,
     RACE_COLOR,
     UNINIT_COLOR,
+    UNWRITTEN_COLOR,
     UNWRITTEN_OUTLINE,
-    base_layout,
+    esc,
+    layout,
 )
+from pypto_lab.figures.typed import typed
 from pypto_lab.runs import LabOutput
 
-METRICS = {"abs": "|actual − expected|", "rel": "relative error", "ulp": "error in ULPs"}
+_STATUS_COLORS = (PASS_COLOR, "#f5b7b1", NAN_COLOR, UNWRITTEN_COLOR)
+_STATUS_SCALE = [[v, c] for i, c in enumerate(_STATUS_COLORS) for v in (i / 4, (i + 1) / 4)]
+_OWNER_SCALE = [[v, c] for i, c in enumerate(PALETTE)
+                for v in (i / len(PALETTE), (i + 1) / len(PALETTE))]
+# customdata columns of the writer traces; a pooled map adds the worst element's row and
+# column and the block's count of elements outside tolerance; loop values follow
+_EXP, _ACT, _VAL, _TASK, _BLOCK, _ROW, _COL, _BAD = range(8)
 
 
-def slice_2d(a: np.ndarray, lead: tuple[int, ...]) -> np.ndarray:
-    """The trailing 2-D plane of `a` at leading indices `lead` (1-D becomes one row)."""
-    a = np.asarray(a)
-    if a.ndim == 0:
-        return a.reshape(1, 1)
-    if a.ndim == 1:
-        return a.reshape(1, -1)
-    return a[tuple(lead) + (slice(None), slice(None))] if a.ndim > 2 else a
-
-
-def error_metric(actual: np.ndarray, expected: np.ndarray, metric: str) -> np.ndarray:
-    """`abs`, `rel` (over |expected|) or `ulp` (in units of the output dtype's spacing)."""
-    a = actual.astype(np.float64)
-    e = expected.astype(np.float64)
-    diff = np.abs(a - e)
-    if metric == "abs":
-        return diff
-    if metric == "rel":
-        return diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny)
-    if metric == "ulp":
-        try:
-            eps = float(np.finfo(actual.dtype).eps)
-        except ValueError:  # integer outputs: one unit is one ULP
-            return diff
-        mag = np.maximum(np.abs(e), np.finfo(np.float64).tiny)
-        return diff / (eps * np.exp2(np.floor(np.log2(mag))))
-    raise ValueError(f"unknown metric {metric!r}; choose one of {sorted(METRICS)}")
-
-
-def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple[int, ...] = (),
-                   max_side: int = 160) -> go.Figure:
-    """The mismatch map of `out` at leading indices `lead`."""
-    a = slice_2d(out.actual, lead)
-    e = slice_2d(out.expected, lead)
-    writer = slice_2d(out.writer_task, lead) if out.writer_task is not None else None
-    err = error_metric(a, e, metric)
-    with np.errstate(invalid="ignore"):
-        ok = np.isclose(a.astype(np.float64), e.astype(np.float64), out.rtol, out.atol,
-                        equal_nan=False)
-    nonfinite = ~np.isfinite(a.astype(np.float64)) & ~ok
-    unwritten = (writer == -1) & ~ok if writer is not None else np.zeros(a.shape, bool)
-    if writer is None and out.unwritten_bounds and out.direction == "Out":
-        unwritten = _box_mask(a.shape, out.unwritten_bounds, lead) & ~ok
-    badness = np.where(ok, -1.0, np.where(nonfinite | unwritten, np.inf, err))
-    pick, fy, fx = _pool_index(badness, max_side)
-    def take(m):
-        return (np.take_along_axis(_blocks(m, fy, fx), pick[..., None], -1)[..., 0])
-    ok_p, err_p = take(ok), take(err)
-    nan_p, unw_p = take(nonfinite & ~unwritten), take(unwritten)
-    rows, cols = np.indices(a.shape)
-    r_p, c_p = take(rows), take(cols)
-    xs, ys = np.arange(ok_p.shape[1]) * fx, np.arange(ok_p.shape[0]) * fy
-    custom = _hover_data(out, a, e, err, r_p, c_p, lead)
-    hover = ("[%{customdata[0]}]<br>expected %{customdata[1]}<br>actual %{customdata[2]}<br>"
-             + METRICS[metric] + " %{customdata[3]}<br>last writer: %{customdata[4]}"
-             "<extra>%{fullData.name}</extra>")
-
-    def layer(name: str, mask: np.ndarray, z: np.ndarray, scale: list | str,
-              show: bool = False) -> go.Heatmap:
-        return go.Heatmap(z=np.where(mask, z, np.nan).tolist(), x=xs.tolist(), y=ys.tolist(),
-                          name=name, colorscale=scale, showscale=show, hoverongaps=False,
-                          customdata=custom, hovertemplate=hover, zauto=True,
-                          colorbar={"title": {"text": metric}, "len": 0.8} if show else None)
-
-    fail = ~ok_p & ~nan_p & ~unw_p
-    traces = [layer("within tolerance", ok_p, np.ones(ok_p.shape), [[0, PASS_COLOR],
-                                                                    [1, PASS_COLOR]]),
-              layer("error", fail, err_p, ERROR_SCALE, show=bool(fail.any())),
-              layer("NaN/Inf", nan_p, np.ones(ok_p.shape), [[0, NAN_COLOR], [1, NAN_COLOR]]),
-              layer("unwritten", unw_p, np.ones(ok_p.shape), [[0, "#f4c6e7"],
-                                                              [1, "#f4c6e7"]])]
+def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
+                   window: tuple | None = None, max_side: int | None = None) -> dict:
+    """The mismatch map of `out` at leading indices `lead` (of `window` (r0, r1, c0, c1)
+    of it at full resolution when it fits in `max_side`)."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    p = pool(out, metric, tuple(lead), window, **({"max_side": max_side} if max_side else {}))
+    traces = _writer_traces(out, p, metric, lead) + [_metric_trace(out, p, metric)]
+    traces += _legend(p, metric)
     where = f"{out.name}[{', '.join(map(str, lead))}, :, :]" if lead else out.name
-    pooled = f" (max over {fy}×{fx} blocks)" if fy * fx > 1 else ""
-    bad = int((~ok).sum())
-    title = (f"{where}: {bad}/{ok.size} outside rtol={out.rtol:g} atol={out.atol:g} · "
-             f"{METRICS[metric]}{pooled}")
-    height = int(min(640, max(220, 40 + 480 * a.shape[0] / max(a.shape[1], 1))))
-    fig = go.Figure(traces, base_layout(
-        title, height=height, width=720,
-        xaxis={"title": {"text": "column"}, "constrain": "domain", "showgrid": False},
+    if window is not None:
+        where += f" rows {window[0]}:{window[1]}, cols {window[2]}:{window[3]}"
+    pooled = f" · each cell the worst of a {p.fy}×{p.fx} block" if p.pooled else ""
+    title = (f"{esc(where)}: {p.bad_total}/{p.total} outside rtol={out.rtol:g} "
+             f"atol={out.atol:g} · {METRICS[metric]}{pooled}")
+    h, w = p.size
+    plot_h = int(min(560, max(160, 640 * h / max(w, 1))))
+    fig = {"data": traces, "layout": layout(
+        title, height=plot_h + 130, margin={"l": 56, "r": 20, "t": 40, "b": 90},
+        xaxis={"title": {"text": "column"}, "constrain": "domain", "showgrid": False,
+               "zeroline": False, "range": [p.origin[1] - 0.5, p.origin[1] + w - 0.5]},
         yaxis={"title": {"text": "row"}, "autorange": "reversed", "showgrid": False,
-               "scaleanchor": "x"}))
-    _outline_unwritten(fig, out, lead)
-    _outline_sanitizers(fig, out, lead)
+               "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                "x": 0, "traceorder": "normal"})}
+    shapes, notes = [], []
+    _outline_unwritten(out, lead, shapes, notes)
+    _outline_sanitizers(out, lead, shapes, notes)
+    fig["layout"]["shapes"] = shapes
+    fig["layout"]["annotations"] = notes
     return fig
+
+
+def _axis(p: Pooled) -> dict:
+    """x0/dx, y0/dy that put each pooled cell over the elements it stands for."""
+    return {"x0": p.origin[1] + (p.fx - 1) / 2, "dx": p.fx,
+            "y0": p.origin[0] + (p.fy - 1) / 2, "dy": p.fy}
+
+
+def _metric_trace(out: LabOutput, p: Pooled, metric: str) -> dict:
+    if metric in OWNERSHIP:
+        ids = _writer_columns(out, p)[:, :, 0 if metric == "task" else 1]
+        written = ids >= 0
+        z = np.where(written, ids % len(PALETTE), np.nan)
+        return {"type": "heatmap", "name": f"writer {metric}", "z": typed(z), **_axis(p),
+                "colorscale": _OWNER_SCALE, "zmin": -0.5, "zmax": len(PALETTE) - 0.5,
+                "showscale": False, "hoverinfo": "skip", "hoverongaps": False}
+    err = p.status == 1
+    z = np.where(err, p.value, np.nan)
+    top = float(np.nanmax(z)) if err.any() else 1.0
+    return {"type": "heatmap", "name": "error", "z": typed(z), **_axis(p),
+            "colorscale": ERROR_SCALE, "zmin": 0.0, "zmax": top if top > 0 else 1.0,
+            "showscale": bool(err.any()), "hoverinfo": "skip", "hoverongaps": False,
+            "colorbar": {"title": {"text": metric}, "len": 0.6, "thickness": 12}}
+
+
+def _writer_columns(out: LabOutput, p: Pooled) -> np.ndarray:
+    """(h, w, 3): task, block, site of each cell's worst element (-1: unknown)."""
+    if p.events is None:
+        return np.full(p.status.shape + (3,), -1, np.int64)
+    return out.event_table()[p.events]
+
+
+def _writer_traces(out: LabOutput, p: Pooled, metric: str, lead: tuple) -> list[dict]:
+    """One hover trace per group of cells sharing a writing statement."""
+    who = _writer_columns(out, p)
+    task, block, site = who[..., 0], who[..., 1], who[..., 2]
+    key = np.where(task >= 0, site, np.where(task == -2, -2, -1))
+    if p.events is None:
+        key[:] = -3
+    index = ", ".join(map(str, lead)) + ", " if lead else ""
+    label = METRICS["abs" if metric in OWNERSHIP else metric]
+    row, col = (f"customdata[{_ROW}]", f"customdata[{_COL}]") if p.pooled else ("y", "x")
+    head = (f"<b>{esc(out.name)}[{index}%{{{row}:d}}, %{{{col}:d}}]</b><br>"
+            f"expected %{{customdata[{_EXP}]:.6g}} · actual %{{customdata[{_ACT}]:.6g}}<br>")
+    if metric not in OWNERSHIP:
+        head += f"{label} %{{customdata[{_VAL}]:.3g}}<br>"
+    if p.pooled:
+        head += (f"worst of its {p.fy}×{p.fx} block: %{{customdata[{_BAD}]:d}} "
+                 f"outside tolerance<br>")
+    traces = []
+    for k in np.unique(key).tolist():
+        mask = key == k
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+        loops = out.task_loops(int(task[mask][0])) if k >= 0 else ()
+        columns = [p.expected, p.actual, np.where(p.status >= NONFINITE, np.nan, p.value),
+                   task, block]
+        if p.pooled:
+            columns += [p.rows, p.cols, p.bad]
+        columns += [_loop_values(out, task, i) for i in range(len(loops))]
+        custom = np.stack([np.asarray(c, np.float32)[r0:r1, c0:c1] for c in columns], -1)
+        z = np.where(mask, p.status, np.nan)[r0:r1, c0:c1]
+        axis = _axis(p)
+        axis["x0"] += c0 * p.fx
+        axis["y0"] += r0 * p.fy
+        traces.append({"type": "heatmap", "name": _group_name(out, k), "z": typed(z),
+                       "customdata": typed(custom), **axis, "colorscale": _STATUS_SCALE,
+                       "zmin": -0.5, "zmax": 3.5, "showscale": False, "hoverongaps": False,
+                       "hovertemplate": head + _writer_text(out, k, loops,
+                                                            len(columns) - len(loops))
+                       + "<extra></extra>"})
+    return traces
+
+
+def _loop_values(out: LabOutput, task: np.ndarray, i: int) -> np.ndarray:
+    values = {t: out.task_loops(t) for t in np.unique(task).tolist() if t >= 0}
+    lut = {t: (v[i][1] if i < len(v) else np.nan) for t, v in values.items()}
+    return np.vectorize(lambda t: lut.get(t, np.nan), otypes=[np.float32])(task) \
+        if lut else np.full(task.shape, np.nan, np.float32)
+
+
+def _group_name(out: LabOutput, key: int) -> str:
+    if key == -1:
+        return "never written"
+    if key == -2:
+        return "orchestration"
+    if key == -3:
+        return "untraced"
+    where, op, _ = out.site(key)
+    return f"{where} {op}"
+
+
+def _writer_text(out: LabOutput, key: int, loops: tuple, first_loop: int) -> str:
+    if key == -1:
+        return "never written by any task (what the device memory held)"
+    if key == -2:
+        return "written by orchestration code"
+    if key == -3:
+        return "writer unknown (no trace)"
+    where, op, text = out.site(key)
+    loop_text = "".join(f" · {esc(str(name))}=%{{customdata[{first_loop + i}]:d}}"
+                        for i, (name, _) in enumerate(loops))
+    src = f"<br>{esc(where)}  <b>{esc(text)}</b>" if text else \
+        f"<br>{esc(where)} ({esc(op)})"
+    return (f"written by task %{{customdata[{_TASK}]:d}} block %{{customdata[{_BLOCK}]:d}}"
+            f"{loop_text}{src}")
+
+
+def _legend(p: Pooled, metric: str) -> list[dict]:
+    """Legend entries for the colours on screen (heatmaps have none of their own)."""
+    present = set(np.unique(p.status).tolist())
+    if metric in OWNERSHIP:
+        present.discard(0)
+        present.discard(1)
+    out = []
+    for code in sorted(present):
+        color = ERROR_SCALE_SWATCH if code == 1 else _STATUS_COLORS[code]
+        out.append({"type": "scatter", "x": [None], "y": [None], "mode": "markers",
+                    "name": STATUS_NAMES[code], "hoverinfo": "skip", "showlegend": True,
+                    "marker": {"symbol": "square", "size": 12, "color": color,
+                               "line": {"width": 1, "color": "#999999"}}})
+    return out
+
+
+ERROR_SCALE_SWATCH = "#cb181d"
 
 
 def _plane_box(ranges: list, lead: tuple) -> tuple | None:
@@ -124,53 +216,49 @@ def _plane_box(ranges: list, lead: tuple) -> tuple | None:
     return tuple(ranges[-2:]) if len(ranges) >= 2 else ((0, 1), tuple(ranges[-1]))
 
 
-def _outline_sanitizers(fig: go.Figure, out: LabOutput, lead: tuple) -> None:
+def _rect(box: tuple, color: str, dash: str, name: str) -> dict:
+    (r0, r1), (c0, c1) = box
+    return {"type": "rect", "x0": c0 - 0.5, "x1": c1 - 0.5, "y0": r0 - 0.5, "y1": r1 - 0.5,
+            "line": {"color": color, "width": 3, "dash": dash}, "name": name}
+
+
+def _note(x: float, y: float, text: str, color: str, anchor: str, name: str) -> dict:
+    return {"x": x, "y": y, "text": text, "showarrow": False, "yanchor": anchor,
+            "font": {"color": color, "size": 11}, "bgcolor": "rgba(255,255,255,0.85)",
+            "name": name}
+
+
+def _outline_unwritten(out: LabOutput, lead: tuple, shapes: list, notes: list) -> None:
+    box = _plane_box(out.unwritten_bounds or [], lead)
+    if box is None:
+        return
+    (r0, _), (c0, c1) = box
+    shapes.append(_rect(box, UNWRITTEN_OUTLINE, "dash", "unwritten region"))
+    span = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in out.unwritten_bounds) + "]"
+    text = f"unwritten pl.Out {span}"
+    if out.unwritten_fix:
+        text += "<br>" + _wrap(esc(out.unwritten_fix), 64)
+    notes.append(_note((c0 + c1) / 2 - 0.5, r0 - 0.5, text, UNWRITTEN_OUTLINE, "bottom",
+                       "unwritten label"))
+
+
+def _outline_sanitizers(out: LabOutput, lead: tuple, shapes: list, notes: list) -> None:
     marks = [(u["ranges"], UNINIT_COLOR, "dashdot", "uninitialized read",
               f"uninitialized read by task {u['task']} '{u['region']}'"
               + (f" block {u['block']}" if u.get("block") is not None else "")
-              + f" (line {u['source'].rsplit(':', 2)[-2] if ':' in u['source'] else '?'})")
-             for u in out.uninit_reads]
+              + f" ({u['source']})") for u in out.uninit_reads]
     marks += [(r["ranges"], RACE_COLOR, "solid", "race",
                f"race: task {r['first']['task']} '{r['first']['name']}' "
                f"({r['first']['mode']}) vs task {r['second']['task']} "
-               f"'{r['second']['name']}' ({r['second']['mode']})")
-              for r in out.races]
+               f"'{r['second']['name']}' ({r['second']['mode']})") for r in out.races]
     for ranges, color, dash, name, text in marks:
         box = _plane_box([tuple(b) for b in ranges], lead)
         if box is None:
             continue
-        (r0, r1), (c0, c1) = box
-        fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5,
-                      line={"color": color, "width": 3, "dash": dash}, name=name)
-        fig.add_annotation(x=(c0 + c1) / 2 - 0.5, y=r1 - 0.5, text=text, showarrow=False,
-                           yanchor="top", font={"color": color, "size": 11},
-                           bgcolor="rgba(255,255,255,0.85)", name=f"{name} label")
-
-
-def _box_mask(shape: tuple, bounds: list, lead: tuple) -> np.ndarray:
-    m = np.zeros(shape, bool)
-    lead_ok = all(lo <= i < hi for i, (lo, hi) in zip(lead, bounds))
-    if lead_ok:
-        (r0, r1), (c0, c1) = (bounds[-2:] if len(bounds) >= 2 else [(0, 1), bounds[-1]])
-        m[r0:r1, c0:c1] = True
-    return m
-
-
-def _outline_unwritten(fig: go.Figure, out: LabOutput, lead: tuple) -> None:
-    b = out.unwritten_bounds
-    if not b or not all(lo <= i < hi for i, (lo, hi) in zip(lead, b)):
-        return
-    (r0, r1), (c0, c1) = b[-2:] if len(b) >= 2 else [(0, 1), b[-1]]
-    fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r0 - 0.5, y1=r1 - 0.5,
-                  line={"color": UNWRITTEN_OUTLINE, "width": 3, "dash": "dash"},
-                  name="unwritten region")
-    box = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in b) + "]"
-    text = f"unwritten pl.Out {box}"
-    if out.unwritten_fix:
-        text += "<br>fix: " + _wrap(out.unwritten_fix, 60)
-    fig.add_annotation(x=(c0 + c1) / 2 - 0.5, y=r0 - 0.5, text=text, showarrow=False,
-                       yanchor="bottom", font={"color": UNWRITTEN_OUTLINE, "size": 11},
-                       bgcolor="rgba(255,255,255,0.85)", name="unwritten label")
+        (_, r1), (c0, c1) = box
+        shapes.append(_rect(box, color, dash, name))
+        notes.append(_note((c0 + c1) / 2 - 0.5, r1 - 0.5, esc(text), color, "top",
+                           f"{name} label"))
 
 
 def _wrap(text: str, width: int) -> str:
@@ -182,47 +270,3 @@ def _wrap(text: str, width: int) -> str:
         else:
             cur = f"{cur} {w}".strip()
     return "<br>".join(lines + [cur])
-
-
-def _pool_index(badness: np.ndarray, max_side: int) -> tuple[np.ndarray, int, int]:
-    fy = max(1, math.ceil(badness.shape[0] / max_side))
-    fx = max(1, math.ceil(badness.shape[1] / max_side))
-    return np.argmax(_blocks(badness, fy, fx, fill=-np.inf), axis=-1), fy, fx
-
-
-def _blocks(m: np.ndarray, fy: int, fx: int, fill: object = 0) -> np.ndarray:
-    """(H, W) → (H/fy, W/fx, fy*fx), padding the edges with `fill`."""
-    h, w = m.shape
-    ph, pw = -h % fy, -w % fx
-    if ph or pw:
-        m = np.pad(m, ((0, ph), (0, pw)), constant_values=fill if m.dtype != bool else False)
-    H, W = m.shape[0] // fy, m.shape[1] // fx
-    return m.reshape(H, fy, W, fx).transpose(0, 2, 1, 3).reshape(H, W, fy * fx)
-
-
-def _hover_data(out: LabOutput, a: np.ndarray, e: np.ndarray, err: np.ndarray,
-                rows: np.ndarray, cols: np.ndarray, lead: tuple) -> list:
-    data = []
-    for r_row, c_row in zip(rows, cols):
-        line = []
-        for r, c in zip(r_row.tolist(), c_row.tolist()):
-            idx = tuple(lead) + ((r, c) if out.actual.ndim >= 2 else (c,))
-            line.append([",".join(map(str, idx)), f"{float(e[r, c]):.6g}",
-                         f"{float(a[r, c]):.6g}", f"{float(err[r, c]):.3g}",
-                         _writer_text(out, idx)])
-        data.append(line)
-    return data
-
-
-def _writer_text(out: LabOutput, idx: tuple) -> str:
-    if out.writer_task is None or out.actual.ndim == 0:
-        return "unknown (no trace)"
-    t = int(out.writer_task[idx])
-    if t == -1:
-        return "never written by a task"
-    if t == -2:
-        return "orchestration code"
-    b = int(out.writer_block[idx]) if out.writer_block is not None else 0
-    s = int(out.writer_site[idx]) if out.writer_site is not None else -1
-    src = out.site_sources[s] if 0 <= s < len(out.site_sources) else "?"
-    return f"task {t} '{out.task_names.get(t, '?')}' block {b} at {src}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import math
 
 import plotly.graph_objects as go
 
@@ -37,17 +38,19 @@ def pass_table(records: list) -> list[list[str]]:
             for i, r in enumerate(records)]
 
 
-def stages_figure(model: KernelModel, iterations: int = 6) -> go.Figure | None:
+def stages_figure(model: KernelModel, most: int = 12) -> go.Figure | None:
     """A small Gantt per run-time pipeline: `pl.pipeline` loops (iteration i uses
     buffer i mod stage) and split mixed regions (AIC pushes tile k into slot k mod
-    slots; the two AIV lanes pop halves). None when the kernel has neither."""
+    slots; the two AIV lanes pop halves), with the kernel's own tile counts (the first
+    `most` when there are more; unknown counts show `most`). None when the kernel has
+    neither."""
     rows: list[tuple[str, int, int, str, str]] = []  # lane, start, len, colour, text
     seen = set()
     for r in model.regions:
         for f in r.loops:
             if f.kind == "pipeline" and f.stage and (f.line, f.var) not in seen:
                 seen.add((f.line, f.var))
-                n = min(iterations, f.trips or iterations)
+                n = min(most, f.trips or most)
                 for i in range(n):
                     lane = f"pl.pipeline {f.var} · buffer {i % f.stage}"
                     rows.append((lane, i, f.stage, CLASS_COLORS["vector"],
@@ -55,7 +58,8 @@ def stages_figure(model: KernelModel, iterations: int = 6) -> go.Figure | None:
         if r.classification == "mixed":
             slots = r.slot_num or 2
             lanes = 2 if r.split_mode in ("UP_DOWN", "LEFT_RIGHT") else 1
-            for k in range(iterations):
+            tiles = math.prod(f.trips or most for f in r.loops) if r.loops else 1
+            for k in range(min(most, tiles)):
                 rows.append((f"{r.label} · AIC", 2 * k, 2, CLASS_COLORS["cube"],
                              f"push tile {k} → slot {k % slots}"))
                 for lane in range(lanes):
@@ -74,7 +78,7 @@ def stages_figure(model: KernelModel, iterations: int = 6) -> go.Figure | None:
                             name="stages", showlegend=False)],
                     base_layout("run-time pipelines: pl.pipeline buffers and cube↔vector "
                                 "ping-pong (schematic)", barmode="overlay",
-                                height=120 + 30 * len(lanes), width=900,
+                                height=120 + 30 * len(lanes),
                                 xaxis={"title": {"text": "step"}, "dtick": 2},
                                 yaxis={"type": "category", "categoryorder": "array",
                                        "categoryarray": lanes[::-1], "automargin": True}))

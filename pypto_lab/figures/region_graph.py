@@ -31,7 +31,7 @@ def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
     fig = go.Figure(traces, base_layout(
         title, height=min(height, 900), width=max(520, 190 * layers), showlegend=True,
         legend={"orientation": "h", "y": -0.05},
-        xaxis={"visible": False, "range": [-0.6, layers - 0.4]},
+        xaxis={"visible": False, "range": [-0.6, layers - 0.15]},
         yaxis={"visible": False, "range": _y_range(pos)}))
     fig.update_layout(annotations=_arrows(graph, pos) + _edge_labels(graph, pos))
     return fig
@@ -111,8 +111,13 @@ def _edge_labels(graph: nx.DiGraph, pos: dict) -> list[dict]:
             continue
         x = (pos[u][0] + pos[v][0]) / 2
         y = (pos[u][1] + pos[v][1]) / 2
-        out.append({"x": x, "y": y, "xref": "x", "yref": "y", "text": d["label"],
-                    "showarrow": False, "yshift": 9,
-                    "font": {"size": 10, "color": EDGE_STYLES[d["kind"]]["color"]},
-                    "bgcolor": "rgba(255,255,255,0.8)"})
+        note = {"x": x, "y": y, "xref": "x", "yref": "y", "text": d["label"],
+                "showarrow": False, "yshift": 9,
+                "font": {"size": 10, "color": EDGE_STYLES[d["kind"]]["color"]},
+                "bgcolor": "rgba(255,255,255,0.8)"}
+        if pos[u][0] == pos[v][0]:  # a vertical edge: the label beside it
+            note.update(xanchor="left", xshift=14, yshift=0)
+        elif d["kind"] == "pipe":  # under the pipe: the nodes' names sit above them
+            note.update(yshift=-13)
+        out.append(note)
     return out

@@ -1,6 +1,8 @@
 """One colour table and one small layout template for every workbench figure."""
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 #: Region classes and units (region graph, task graph, timeline lanes).
@@ -31,10 +33,17 @@ UNINIT_COLOR = "#ff7f0e"
 PASS_COLOR = "#e8e8e8"
 NAN_COLOR = "#111111"
 UNWRITTEN_OUTLINE = "#ff00aa"
+UNWRITTEN_COLOR = "#f4c6e7"
 ERROR_SCALE = "Reds"
 #: Distinct colours for per-region bars (timeline), assigned in sorted name order.
 PALETTE = ("#2b7bba", "#d9822b", "#27ae60", "#8e44ad", "#c0392b", "#16a085", "#f1c40f",
            "#7f8c8d", "#e84393", "#2d3436", "#6c5ce7", "#00b894")
+
+
+def esc(text: object) -> str:
+    """Text for plotly's labels and hovers, which read a little HTML (`<br>`, `<b>`):
+    escape `&`, `<`, `>` (plotly decodes those) but not quotes (it shows `&quot;` as is)."""
+    return html.escape(str(text), quote=False)
 
 
 def region_colors(names: list[str]) -> dict[str, str]:
@@ -42,13 +51,18 @@ def region_colors(names: list[str]) -> dict[str, str]:
     return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(sorted(set(names)))}
 
 
-def base_layout(title: str, **extra: object) -> go.Layout:
+def layout(title: str, **extra: object) -> dict:
     """White background, small margins, no default template (keeps stored JSON small)."""
-    layout = dict(title={"text": title, "x": 0.01, "font": {"size": 14}}, template="none",
+    spec = dict(title={"text": title, "x": 0.01, "font": {"size": 14}}, template="none",
                   paper_bgcolor="white", plot_bgcolor="white",
                   margin={"l": 40, "r": 20, "t": 40, "b": 30},
                   font={"family": "Menlo, Consolas, monospace", "size": 11},
                   hoverlabel={"font": {"family": "Menlo, Consolas, monospace", "size": 11},
                               "align": "left"})
-    layout.update(extra)
-    return go.Layout(**layout)
+    spec.update(extra)
+    return spec
+
+
+def base_layout(title: str, **extra: object) -> go.Layout:
+    """`layout` as a `go.Layout`."""
+    return go.Layout(**layout(title, **extra))

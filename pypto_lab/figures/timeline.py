@@ -1,19 +1,21 @@
 """Swimlane of an estimated schedule: one lane per core and pipe, one bar per
-(task, block, pipe), coloured by region; the hover lists the estimate's parts."""
+(task, block, pipe) coloured by region, stages in data order (load → compute → store),
+and the dependency edges as arrows from a producer's last bar to its consumer's first.
+The figure takes the width of its output area (no fixed width: nothing is clipped)."""
 from __future__ import annotations
-
-import html
 
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import base_layout, region_colors
-from pypto_lab.schedule import Schedule
+from pypto_lab.figures.style import base_layout, esc, region_colors
+from pypto_lab.schedule import Bar, Schedule
+
+MAX_DEP_ARROWS = 200
 
 
 def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
     """One `go.Bar` trace per region (legend = regions), lanes top to bottom."""
     colors = region_colors([b.task.name for b in schedule.bars])
-    traces = []
+    traces: list = []
     for name in sorted(colors):
         bars = [b for b in schedule.bars if b.task.name == name]
         traces.append(go.Bar(
@@ -24,22 +26,57 @@ def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
                                                                         "color": "white"}},
             hovertext=[_hover(b, schedule.clock_ghz) for b in bars], hoverinfo="text",
             customdata=[[b.task.task, b.task.block, b.pipe] for b in bars]))
-    height = max(220, 70 + 22 * len(schedule.lanes))
+    deps = _dependency_trace(schedule)
+    if deps is not None:
+        traces.append(deps)
+    height = max(240, 110 + 20 * len(schedule.lanes))
+    note = ""
+    if schedule.pipelined:
+        note = " · pl.pipeline overlap: " + ", ".join(schedule.pipelined)
     return go.Figure(traces, base_layout(
-        f"{title} · estimated makespan {schedule.makespan_us:.2f} µs", barmode="overlay",
-        height=min(height, 1100), width=900, bargap=0.25,
+        f"{title} · estimated makespan {schedule.makespan_us:.2f} µs{note}", barmode="overlay",
+        height=min(height, 1100), bargap=0.25,
+        margin={"l": 10, "r": 20, "t": 40, "b": 70},
         xaxis={"title": {"text": "µs (estimate)"}, "showgrid": True, "gridcolor": "#eeeeee",
-               "zeroline": False},
+               "zeroline": False, "automargin": True},
         yaxis={"categoryorder": "array", "categoryarray": list(schedule.lanes)[::-1],
                "type": "category", "automargin": True},
-        legend={"title": {"text": "region"}}))
+        legend={"title": {"text": "region"}, "orientation": "h", "yref": "container",
+                "y": 0, "yanchor": "bottom", "x": 0}))
 
 
-def _hover(b, clock_ghz: float) -> str:  # a schedule Bar
+def _dependency_trace(schedule: Schedule) -> go.Scatter | None:
+    """Dependency edges as line segments (producer's end → consumer's start)."""
+    last: dict[int, Bar] = {}
+    first: dict[int, Bar] = {}
+    for b in schedule.bars:
+        t = b.task.task
+        if t not in last or b.end_us >= last[t].end_us:
+            last[t] = b
+        if t not in first or b.start_us < first[t].start_us:
+            first[t] = b
+    xs: list = []
+    ys: list = []
+    for src, dst in schedule.deps[:MAX_DEP_ARROWS]:
+        a, z = last.get(src), first.get(dst)
+        if a is None or z is None:
+            continue
+        xs += [round(a.end_us, 4), round(z.start_us, 4), None]
+        ys += [a.lane, z.lane, None]
+    if not xs:
+        return None
+    shown = min(len(schedule.deps), MAX_DEP_ARROWS)
+    return go.Scatter(x=xs, y=ys, mode="lines+markers", name=f"dependency ({shown})",
+                      hoverinfo="skip", line={"color": "#555555", "width": 1, "dash": "dot"},
+                      marker={"symbol": "arrow", "angleref": "previous", "size": 8,
+                              "color": "#555555"})
+
+
+def _hover(b: Bar, clock_ghz: float) -> str:
     t = b.task
     parts = "<br>".join(f"&nbsp;&nbsp;{p}: {c:,.0f} cycles" + (" ◀" if p == b.pipe else "")
                         for p, c in sorted(t.cost.items(), key=lambda kv: -kv[1]))
-    return (f"<b>{html.escape(t.name)}</b> task {t.task} block {t.block}/{t.blocks}<br>"
+    return (f"<b>{esc(t.name)}</b> task {t.task} block {t.block}/{t.blocks}<br>"
             f"{b.lane}: {b.start_us:.3f} → {b.end_us:.3f} µs<br>"
-            f"estimate (pipes overlap; block = slowest):<br>{parts}<br>"
-            f"@ {html.escape(t.source)}<br>clock {clock_ghz} GHz")
+            f"estimated cycles per pipe:<br>{parts}<br>"
+            f"@ {esc(t.source)}<br>clock {clock_ghz} GHz")

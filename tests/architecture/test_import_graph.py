@@ -9,9 +9,8 @@
 4. A budget of function-level imports in `pypto`: only the deliberate lazy ones listed
    in `LAZY_ALLOWED`, each with its reason.
 
-`KNOWN_*` list the violations that existed when this test was written, each with the
-helper who removes it; they may shrink, never grow. Graph construction:
-`arch_graph.py`.
+There are no exceptions: the circles, the layer break and the 65 function-level imports
+this test found when it was written are gone. Graph construction: `arch_graph.py`.
 """
 from __future__ import annotations
 
@@ -69,22 +68,6 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
         "torch is imported only when the caller hands us torch data",
 }
 
-# Violations present when the test was written, with who removes them.
-KNOWN_CIRCLES: dict[frozenset, str] = {}
-KNOWN_LAYER_BREAKS: dict[tuple[str, str], str] = {}
-_GATE = "h13-front, mechanical, with the lint gate"
-KNOWN_LAZY: dict[tuple[str, str], str] = {
-    **{pair: _GATE for pair in [
-        ("pypto.cli", "pypto"),
-        ("pypto.cli", "pypto.golden"),
-        ("pypto.cli", "pypto.golden._interop"),
-        ("pypto.cli", "pypto.golden.runner"),
-        ("pypto.cli", "pypto.golden.spec"),
-        ("pypto.cli", "pypto.golden.validation"),
-        ("pypto.golden.runner", "pypto.compile"),
-        ("pypto.golden.runner", "pypto.sim"),
-    ]},
-}
 
 
 # --- helpers -------------------------------------------------------------------------
@@ -138,13 +121,8 @@ def test_graph_sees_every_module_and_its_imports(graph):
 
 
 def test_no_import_circle(graph):
-    bad = []
-    for component in circles(graph):
-        owner = next((who for known, who in KNOWN_CIRCLES.items() if set(component) <= known),
-                     None)
-        if owner is None:
-            bad.append(f"{len(component)} modules: {', '.join(component)}\n"
-                       + _show(cycle_path(component, graph)))
+    bad = [f"{len(component)} modules: {', '.join(component)}\n"
+           + _show(cycle_path(component, graph)) for component in circles(graph)]
     assert not bad, ("import circles (move the shared piece down a layer, or register into a "
                      "table that a lower module owns):\n" + "\n".join(bad))
 
@@ -158,7 +136,7 @@ def test_every_module_has_a_layer():
 def test_layers_only_build_on_layers_below(graph):
     bad = []
     for r in graph:
-        if not r.internal or (r.importer, r.target) in KNOWN_LAYER_BREAKS:
+        if not r.internal:
             continue
         src, dst = layer_of(r.importer), layer_of(r.target)
         if src is not None and dst is not None and dst not in reachable(src):
@@ -175,8 +153,7 @@ def test_core_imports_no_heavy_package_at_module_level(graph):
 
 def test_function_level_imports_are_the_deliberate_ones(graph):
     lazy = [r for r in graph if r.lazy and r.importer.split(".")[0] == "pypto"]
-    bad = [r for r in lazy if (r.importer, r.target) not in LAZY_ALLOWED
-           and (r.importer, r.target) not in KNOWN_LAZY]
+    bad = [r for r in lazy if (r.importer, r.target) not in LAZY_ALLOWED]
     assert not bad, ("imports inside functions (import at module level; if the import must "
                      "be lazy, add it to LAZY_ALLOWED with the reason):\n" + _show(bad))
 

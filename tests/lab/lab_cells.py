@@ -67,3 +67,18 @@ def broken(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP3
         y[0:64, :] = pl.exp(undefined_name)
     return y
 '''
+
+# Writes every row of a 64-row pl.Out in four tasks: passes.
+FULL = PARTIAL.replace("pl.parallel(0, 48, 16)", "pl.parallel(0, 64, 16)")
+
+# MIXED with its inputs: a mixed split region, a pl.pipeline(stage=2) loop with deps=,
+# an SPMD region (run without a golden: only the trace matters)
+MIXED_RUN = MIXED + '''
+import numpy as np
+from pypto.golden import TensorSpec
+
+specs = [TensorSpec("a", [128, 64], np.float16, init_value=0.01),
+         TensorSpec("w", [64, 128], np.float16, init_value=0.01),
+         TensorSpec("y", [128, 128], np.float16, is_output=True),
+         TensorSpec("z", [128, 128], np.float16, is_output=True)]
+'''

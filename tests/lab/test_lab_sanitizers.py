@@ -82,7 +82,8 @@ def _trace(fig: dict, name: str) -> dict | None:
 
 def _task_fig(kernel) -> dict:
     panel = pypto_lab.show_graph(kernel)
-    return panel.parts[1].figure.to_dict()
+    view = next(v for v in panel.children if v.title.startswith("task graph"))
+    return view.to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +113,7 @@ def test_races_are_red_edges_between_the_two_tasks(racy):
 
 
 def test_races_outlined_on_the_heatmap(racy):
-    fig = pypto_lab.heatmap(racy).figure.to_dict()
+    fig = pypto_lab.heatmap(racy).to_dict()
     shapes = [s for s in fig["layout"].get("shapes", []) if s.get("name") == "race"]
     assert len(shapes) == 2 and all(s["line"]["color"] == "#d62728" for s in shapes)
     assert {(s["y0"], s["y1"]) for s in shapes} == {(15.5, 31.5), (31.5, 47.5)}
@@ -147,12 +148,12 @@ def test_uninitialized_read_markers():
     assert marker["marker"]["symbol"] == "triangle-up"
     assert "y[32:48, 0:64]" in marker["hovertext"][0] and "pl.Out" in marker["hovertext"][0]
     assert _trace(fig, "race edge") is None
-    heat = pypto_lab.heatmap(k).figure.to_dict()
+    heat = pypto_lab.heatmap(k).to_dict()
     (shape,) = [s for s in heat["layout"]["shapes"] if s.get("name") == "uninitialized read"]
     assert shape["line"]["dash"] == "dashdot" and (shape["y0"], shape["y1"]) == (31.5, 47.5)
     (label,) = [a["text"] for a in heat["layout"]["annotations"]
                 if a.get("name") == "uninitialized read label"]
-    assert "task 1 'update' block 0" in label and "line 12" in label
+    assert "task 1 'update' block 0" in label and ":12:" in label
     assert "read(s) of unwritten memory" in k.run.report
 
 
@@ -161,5 +162,6 @@ def test_clean_run_draws_no_sanitizer_overlay():
 
     k = _run(PARTIAL)
     assert k.run.races == [] and k.run.uninit_reads == []
-    fig = _task_fig(k)
-    assert _trace(fig, "race edge") is None and _trace(fig, "uninitialized read") is None
+    titles = [v.title for v in pypto_lab.show_graph(k).children]
+    # no findings: the tasks over the output's tiles, no separate task graph to mark up
+    assert titles == ["region graph partial", "task grid partial"]

@@ -1,6 +1,8 @@
 """`%%pypto` driven through a real InteractiveShell."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from IPython.core.error import UsageError
 from lab_cells import BAD, MIXED, PARTIAL, needs_sim
@@ -34,7 +36,9 @@ class TestDefineAndCompile:
     def test_views_via_show_flag(self, ip):
         r = ip.run_cell_magic("pypto", "-s ir -s passes --show graph", MIXED)
         titles = [v.title for v in r.views]
-        assert titles == ["summary mlp", "IR", "pipeline mlp", "region graph mlp"]
+        assert titles == ["summary mlp", "IR", "pipeline mlp", "graphs mlp"]
+        graphs = r.views[-1].children
+        assert [v.title for v in graphs] == ["region graph mlp", "data path mm_act"]
 
 
 class TestErrors:
@@ -76,3 +80,102 @@ class TestRun:
         assert r.run is not None and not r.run.passed
         titles = [v.title for v in r.views]
         assert "heatmap partial.y" in titles and "timeline partial" in titles
+
+
+class TestCellErrors:
+    """Issue 12 item 7: errors in cells, one compact located style."""
+
+    def test_python_syntax_error_is_a_located_diagnostic(self, ip):
+        r = ip.run_cell("%%pypto\nimport pypto.language as pl\nx = (1,\ny = 2\n",
+                        store_history=True)
+        assert r.error_in_exec is None, "no traceback through magics.py / session.py"
+        (d,) = r.result.diagnostics
+        span = d.error.span
+        assert (span.line, span.col) == (3, 5)  # the editor's line: %%pypto is line 1
+        text = repr(r.result)
+        assert "error[E002]: SyntaxError: '(' was never closed" in text
+        # named like its In[n] (".k" when that number was taken by a cell run earlier
+        # without history)
+        assert re.fullmatch(rf"<pypto-cell-{r.execution_count}(\.\d+)?>", span.file)
+        assert "3 | x = (1," in text and "Traceback" not in text
+
+    def test_help_prints_the_usage(self, ip, capsys):
+        r = ip.run_cell("%%pypto --help\n")
+        assert r.error_before_exec is None and r.error_in_exec is None
+        out = capsys.readouterr().out
+        assert "%%pypto [-s VIEWS] [--run NAME [NAME ...]]" in out and "--platform" in out
+
+    def test_the_line_magic_prints_the_usage(self, ip, capsys):
+        ip.run_line_magic("pypto", "")
+        assert "%%pypto [options]" in capsys.readouterr().out
+
+    @needs_sim
+    def test_specs_are_checked_against_the_signature_before_the_golden(self, ip):
+        cell = PARTIAL.replace('TensorSpec("x", [64, 64]', 'TensorSpec("x", [64, 32]') + \
+            "\ndef golden(v):\n    raise AssertionError('the golden must not run')\n"
+        r = ip.run_cell_magic("pypto", "--run specs golden", cell)
+        (d,) = r.diagnostics
+        assert d.error.code == "E102" and r.run is None
+        assert str(d.error.message).startswith(
+            "specs[0] (TensorSpec 'x') has shape [64, 32], but 'x' is "
+            "pl.Tensor[[64, 64], pl.FP32]: axis 1 is 32, the kernel says 64")
+        line = PARTIAL.splitlines().index(next(ln for ln in PARTIAL.splitlines()
+                                               if ln.startswith("def partial")))
+        assert d.error.span.line == line + 2  # body line + the %%pypto line: the editor's
+
+    @needs_sim
+    def test_spec_names_order_and_dtype(self, ip):
+        swapped = PARTIAL.replace('TensorSpec("y", [64, 64], np.float32',
+                                  'TensorSpec("y", [64, 64], np.float16')
+        (d,) = ip.run_cell_magic("pypto", "--run specs golden", swapped).diagnostics
+        assert "specs[1] (TensorSpec 'y') has dtype float16" in d.error.message
+        swapped = PARTIAL.replace('TensorSpec("x"', 'TensorSpec("tmp"').replace(
+            'TensorSpec("y"', 'TensorSpec("x"').replace('TensorSpec("tmp"', 'TensorSpec("y"')
+        (d,) = ip.run_cell_magic("pypto", "--run specs golden", swapped).diagnostics
+        assert "(the same names in a different order)" in d.error.message
+        # specs bind by position: another name is fine, its shape is still checked
+        renamed = PARTIAL.replace('TensorSpec("x", [64, 64]', 'TensorSpec("inp", [64, 8]')
+        (d,) = ip.run_cell_magic("pypto", "--run specs golden", renamed).diagnostics
+        assert "specs[0] (TensorSpec 'inp', bound to 'x') has shape [64, 8]" in d.error.message
+
+    def test_a_warning_is_shown_once(self, ip, capsys):
+        cell = MIXED.replace("y: pl.Out[pl.Tensor[[128, 128], pl.FP16]]",
+                             "y: pl.Tensor[[128, 128], pl.FP16]")
+        r = ip.run_cell_magic("pypto", "", cell)
+        text = repr(r)
+        assert text.count("declared as an input") == 1
+        assert "declared as an input" not in capsys.readouterr().err
+
+    @needs_sim
+    def test_views_take_run_jit_results(self, tmp_path, monkeypatch):
+        import importlib
+
+        import pypto_lab
+        from pypto.golden import run_jit
+
+        (tmp_path / "partial_kernel.py").write_text(PARTIAL)
+        monkeypatch.syspath_prepend(str(tmp_path))
+        ns = vars(importlib.import_module("partial_kernel"))
+        result = run_jit(ns["partial"], ns["specs"], ns["golden"], verbose=False)
+        assert "timeline partial" in pypto_lab.timeline(result).text()
+        assert pypto_lab.heatmap(result).output == "y"
+
+    def test_no_hint_names_a_missing_function(self):
+        import pypto_lab
+
+        with pytest.raises(ValueError) as info:
+            pypto_lab.heatmap(object())
+        assert "pypto_lab.run(" not in str(info.value)
+        assert "pypto.golden.run_jit" in str(info.value)
+
+    def test_cells_run_without_history_keep_their_own_source(self, ip):
+        """nbval runs cells without history: the execution count repeats. A kernel
+        that failed to compile in one cell still reads its own text after another cell
+        ran (it is parsed again on the next compile)."""
+        from pypto.errors import UndefinedNameError
+
+        first = ip.run_cell("%%pypto\n" + BAD, store_history=False).result
+        ip.run_cell("%%pypto\n" + MIXED, store_history=False)
+        with pytest.raises(UndefinedNameError) as info:
+            ip.user_ns["broken"].compile()
+        assert info.value.span == first.diagnostics[0].error.span

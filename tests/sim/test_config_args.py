@@ -53,7 +53,7 @@ def test_checks_are_held_in_one_spelling():
     assert SimConfig(checks=None).checks == ()
     assert SimConfig(checks="").checks == ()
     # one spelling: equal configs are equal (and share one executable)
-    assert SimConfig(checks="oob,ub") == SimConfig()
+    assert SimConfig(checks="div ub,OOB") == SimConfig()
 
 
 def test_a_string_of_checks_is_not_read_letter_by_letter():

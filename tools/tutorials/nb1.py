@@ -7,38 +7,17 @@ NB1 = [
     md("""
     # 1 · A first kernel
 
-    A `pypto.language` kernel is a Python function that is never run as Python: the
-    decorator reads its source and compiles it. In this notebook you will
-
-    1. write a `@pl.jit` kernel with `pl.parallel` and `pl.at`,
-    2. call it on numpy arrays (the simulator runs it),
-    3. check it against a host reference with the golden harness,
-    4. look at the compiled regions and the region graph.
-
-    Everything runs on the built-in numpy simulator; no NPU is needed.
-
-    *Reading this on GitHub?* The stored outputs show text and tables; the interactive
-    figures and widgets appear when you run the notebook in JupyterLab (or on Binder).
-    """),
-    md("""
-    The first cell loads the workbench (the `%%pypto` cell magic) and imports the language as
-    `pl`, the name every pypto kernel uses.
+    The second cell below is the whole loop of this workbench: it defines a kernel, runs it
+    on the simulator against a numpy reference, and draws what happened: the **region
+    graph** (what the compiler cut out), the **run** (checked against the golden), and a
+    **heatmap** of the output (here, which task wrote each element). The rest of the
+    notebook takes that cell apart. No NPU is needed.
     """),
     SETUP,
-    md("""
-    ## The kernel
-
-    The body of a `@pl.jit` function is the **orchestration**: it runs on the control
-    plane and launches work. Compute goes inside `with pl.at(level=pl.Level.CORE_GROUP)`:
-    that block is cut out into an **InCore region** that runs on one AI core group.
-
-    `pl.parallel(0, ROWS, TILE)` is a loop whose iterations are independent, so each one
-    launches its own task. Inside the region, `x[r : r + TILE, :]` loads a tile into the
-    on-chip buffer and `y[r : r + TILE, :] = ...` stores a tile back.
-
-    `y` is annotated `pl.Out[...]`: it is an output, copied back to the host after the run.
-    """),
     code("""
+    %%pypto --run specs golden --show graph,heatmap
+    from pypto.golden import TensorSpec
+
     ROWS, COLS, TILE = 256, 128, 64
 
     @pl.jit
@@ -49,12 +28,60 @@ NB1 = [
                 tile = x[r : r + TILE, :]
                 y[r : r + TILE, :] = pl.exp(pl.mul(tile, 0.5))
         return y
+
+    specs = [TensorSpec("x", [ROWS, COLS], np.float32,
+                        init_value=lambda: np.random.default_rng(0).standard_normal((ROWS, COLS))),
+             TensorSpec("y", [ROWS, COLS], np.float32, is_output=True)]
+
+    def golden(values):
+        values["y"][:] = np.exp(values["x"] * 0.5)
     """),
     md("""
-    ## Run it
+    ## What you just saw
 
-    Calling the kernel compiles it once (for the default simulator platform, `a2a3sim`)
-    and runs it. Outputs are written into the arrays you pass.
+    * **The summary**: one row per InCore region: its class (pure **vector** work here),
+      its ops per unit, its on-chip (UB) estimate against the platform budget, and the
+      loops around it.
+    * **The region graph**: the orchestration, the `pl.parallel` loop (×4 iterations) and
+      the region it launches. Hover a node for the region's source lines.
+    * **The task graph**: one node per task that ran (4: one per loop iteration).
+    * **The run**: `PASS`, every element of `y` within tolerance of the golden.
+    * **The heatmap**: the run passed, so it opens on *who wrote what*: each colour is one
+      task, i.e. one 64-row tile. Hover an element for its value, the task, block and loop
+      index that wrote it, and the source line. On a failing run it shows the error
+      instead (notebook 2); the buttons switch between the views.
+
+    *Reading this on GitHub?* The stored outputs show text and tables; the figures and
+    controls appear when you run the notebook in JupyterLab (or on Binder).
+
+    The cell's result is an object: `_` (the last output) holds the compiled kernels, the
+    run and the views.
+    """),
+    code("""
+    cell = _
+    print(cell.kernels[0].name, "regions:", [r.function for r in cell.kernels[0].compiled.regions])
+    print("run passed:", cell.run.passed)
+    """, check=True),
+    md("""
+    ## The kernel, line by line
+
+    A `pypto.language` kernel is a Python function that is never run as Python: the
+    decorator reads its source and compiles it. The body of a `@pl.jit` function is the
+    **orchestration**: it runs on the control plane and launches work. Compute goes inside
+    `with pl.at(level=pl.Level.CORE_GROUP)`: that block is cut out into an **InCore
+    region** that runs on one AI core group.
+
+    `pl.parallel(0, ROWS, TILE)` is a loop whose iterations are independent, so each one
+    launches its own task. Inside the region, `x[r : r + TILE, :]` loads a tile into the
+    on-chip buffer and `y[r : r + TILE, :] = ...` stores a tile back. `y` is annotated
+    `pl.Out[...]`: it is an output, copied back to the host after the run.
+    """),
+    md("""
+    ## Run it as a function
+
+    The magic is a convenience: the kernel is an ordinary object. Calling it with numpy
+    arrays compiles it once (for the default simulator platform, `a2a3sim`) and runs it;
+    outputs are written into the arrays you pass.
     """),
     code("""
     x = np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32)
@@ -65,22 +92,14 @@ NB1 = [
     md("""
     ## Check it with the golden harness
 
-    Kernel tests are written the way pypto-lib writes them: a list of `TensorSpec`s (one
-    per parameter, in order, with the parameter's name), and a golden function that fills
-    the expected outputs in place. `run_jit` makes the inputs, runs the kernel on the
-    simulator and compares every output marked `is_output=True`.
+    `--run specs golden` used the golden harness, written the way pypto-lib writes kernel
+    tests: a list of `TensorSpec`s (one per parameter, in order, with the parameter's
+    name), and a golden function that fills the expected outputs in place. `run_jit` makes
+    the inputs, runs the kernel on the simulator and compares every output marked
+    `is_output=True`.
     """),
     code("""
-    from pypto.golden import TensorSpec, run_jit
-
-    specs = [
-        TensorSpec("x", [ROWS, COLS], np.float32,
-                   init_value=lambda: np.random.default_rng(0).standard_normal((ROWS, COLS))),
-        TensorSpec("y", [ROWS, COLS], np.float32, is_output=True),
-    ]
-
-    def golden(values):
-        values["y"][:] = np.exp(values["x"] * 0.5)
+    from pypto.golden import run_jit
 
     result = run_jit(scaled_exp, specs, golden, verbose=False)
     print(result.report())
@@ -89,8 +108,8 @@ NB1 = [
     ## What did the compiler make of it?
 
     `compile()` runs the front end and the passes without any data. Its `regions` list the
-    InCore regions: which units they use (this one is pure **vector** work) and how much
-    on-chip memory one task needs (`ub`, the Unified Buffer, in bytes).
+    InCore regions: which units they use and how much on-chip memory one task needs (`ub`,
+    the Unified Buffer, in bytes).
     """),
     code("""
     compiled = scaled_exp.compile()
@@ -102,45 +121,18 @@ NB1 = [
     for mixed regions (notebook 5).
     """),
     md("""
-    ## The same in one cell: `%%pypto`
+    ## The views are values
 
-    The magic runs the cell as ordinary Python, compiles every kernel it defines and shows a
-    summary: one row per region with its class, ops per unit, the UB estimate against the
-    platform budget, the loops around it, and (for mixed regions) the cube→vector pipe.
-    `--run specs golden` also simulates and checks; `--show graph` adds the region graph
-    and, because there was a run, the task graph (one node per task that ran).
+    Each view is also a plain function of a kernel or a run: `pypto_lab.show_graph`,
+    `pypto_lab.heatmap`, `pypto_lab.timeline`. They take the `result` of `run_jit` too:
+    """),
+    code("""
+    pypto_lab.timeline(result)
+    """),
+    md("""
+    The timeline is an *estimate* from the simulator's cost model: one lane per core and
+    pipe (MTE2 loads, vector compute, MTE3 stores), one bar per task.
 
-    Hover over the graph's nodes to see each region's source lines.
-    """),
-    code("""
-    %%pypto --run specs golden --show graph
-    @pl.jit
-    def scaled_exp(x: pl.Tensor[[ROWS, COLS], pl.FP32],
-                   y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
-        for r in pl.parallel(0, ROWS, TILE):
-            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
-                tile = x[r : r + TILE, :]
-                y[r : r + TILE, :] = pl.exp(pl.mul(tile, 0.5))
-        return y
-    """),
-    md("""
-    The cell's result is an object, so `_` (the last output) holds the compiled kernels,
-    the run and the views for further use.
-    """),
-    code("""
-    cell = _
-    print(cell.kernels[0].name, "regions:", [r.function for r in cell.kernels[0].compiled.regions])
-    print("run passed:", cell.run.passed)
-    """, check=True),
-    md("""
-    Each view is also a plain function of the kernel. `pypto_lab.show_graph` draws the
-    region graph: the orchestration, the `pl.parallel` loop (×4 iterations) and the region
-    it launches. Its text form, `print(view)`, lists the same nodes and edges.
-    """),
-    code("""
-    pypto_lab.show_graph(scaled_exp)
-    """),
-    md("""
     **Next:** [2 · Outputs and the unwritten `pl.Out` region](02_outputs_and_unwritten_regions.ipynb).
     """),
 ]

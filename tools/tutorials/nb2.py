@@ -59,20 +59,24 @@ NB2 = [
         return y
     """),
     md("""
-    The report names the unwritten region and lists the fixes that fit it, best first. The
-    same diagnosis is data on the `RunResult` that `run_jit` returns, so a test can assert
-    on it:
+    The report names the unwritten region and says what the kernel did: which launches,
+    inside which loop, wrote which rows (at their source lines). Its first fix is the
+    kernel's: here the loop stops 16 rows short. The test-side fixes come after it, for a
+    region that really is don't-care. The same diagnosis is data on the `RunResult` that
+    `run_jit` returns, so a test can assert on it:
     """),
     code("""
     result = run_jit(head_rows, specs, golden, verbose=False)
     unwritten = result.outputs["y"].unwritten
     print("passed:", result.passed)
     print("unwritten (start, stop) per axis:", unwritten.bounds, "-", unwritten.count, "elements")
+    print("kernel fix:", unwritten.kernel_fix)
     for fix in unwritten.fixes:
-        print("-", fix)
+        print("- test side:", fix)
     """, check=True),
     md("""
-    Which fix is right depends on what those rows *mean*, so here are all four.
+    If those rows should hold results, fix the loop. If they really are padding, which
+    test-side fix is right depends on what they *mean*, so here are all four.
     """),
     md("""
     ## Fix 1 · the rows are padding: compare only the written part

@@ -24,11 +24,16 @@ NB7 = [
     md("""
     ## Run it from the shell
 
-    This is what you would type in a terminal (the `!` runs it from the notebook). The
+    In a terminal you would type `pypto-sim kernels/add_rms_norm.py`. From the notebook,
+    `!` runs a shell command; `{sys.executable} -m pypto.cli` is the same program run by
+    the Python this notebook runs on, so it works even when that environment's `bin/`
+    is not on the shell's PATH (JupyterLab started as `venv/bin/jupyter lab`). The
     `[RUN]` lines are the harness's stages; the exit status is the file's own.
     """),
     code("""
-    !pypto-sim kernels/add_rms_norm.py
+    import sys
+
+    !{sys.executable} -m pypto.cli kernels/add_rms_norm.py
     """, check=True),
     md("""
     The file's own options pass through (`--help` lists them). `pypto-sim` adds
@@ -40,7 +45,7 @@ NB7 = [
     since there the pass is platform luck.
     """),
     code("""
-    !pypto-sim kernels/add_rms_norm.py --tokens 5
+    !{sys.executable} -m pypto.cli kernels/add_rms_norm.py --tokens 5
     """, check=True),
     md("""
     ## Inspect it in the workbench

@@ -93,7 +93,11 @@ class BatchCompiler(FnCompiler):
         if op.role is Role.RESHAPE:
             return self.breshape(e)
         if op.batchable:
-            return self.bop(e)
+            c = self.bop(e)
+            k = self._watched_divisor(e, op, list(range(len(e.args))))
+            if k is not None and k < len(c.operands) and c.operands[k] is e.args[k]:
+                c = Core(c.kind, _no_zero_divisor(c.fn, k), c.operands)
+            return c
         raise AssertionError(f"batch plan admitted {e.op}")  # pragma: no cover
 
     def call(self, e: Call, target: str | None = None) -> Expr:
@@ -336,6 +340,18 @@ class BatchCompiler(FnCompiler):
             return tgt
 
         return Core("write", core, [target, offset, fused_ops, source])
+
+
+def _no_zero_divisor(fn: Callable, k: int) -> Callable:
+    """`fn` (a core) giving up its batch when operand `k` (an integer divisor) holds a
+    zero: the block-by-block rerun reports the division (checks=("div",))."""
+
+    def core(f: BatchFrame, args: list) -> Any:
+        if np.any(np.asarray(args[k]) == 0):
+            raise Fallback("an integer division by zero")
+        return fn(f, args)
+
+    return core
 
 
 __all__ = ["BatchCompiler"]

@@ -17,6 +17,8 @@ class BatchFrame(TaskFrame):
 
     __slots__ = ("batch",)
 
+    batched = True
+
     def __init__(self, run: Run, batch: BatchState, rec: TaskRecord | None, region: str,
                  block_num: int, task_id: int, work_mult: int):
         super().__init__(run, rec, region, 0, block_num, task_id, True, work_mult)

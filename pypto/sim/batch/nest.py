@@ -215,8 +215,9 @@ def nest_of(fc: Compiler, s: For) -> Nest | None:
     carry_names = [(n, i) for lv, _ in levels
                    for i, (it, res) in enumerate(zip(lv.iter_args, lv.results))
                    for n in (it.name, res.name)]
-    return Nest(launch_site(launch), targets, loop_vars, inner_iters, carries, argk, bounds,
-                const_raw, outer_inits, carry_names)
+    site = launch_site(launch, (*fc.loop_vars, *loop_vars))
+    return Nest(site, targets, loop_vars, inner_iters, carries, argk, bounds, const_raw,
+                outer_inits, carry_names)
 
 
 def _arg_fn(fc: Compiler, a: Any, loop_vars: list[str], iters: list[str]) -> ArgFn | None:

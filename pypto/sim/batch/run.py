@@ -191,9 +191,12 @@ def _add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
 
 def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFunction,
                 site: LaunchSite, args: list, bs: tuple, pre_work: int,
-                carries: list[tuple[int, int]]) -> tuple[tuple, int] | None:
+                carries: list[tuple[int, int]], loops: tuple = ((), (), ())
+                ) -> tuple[tuple, int] | None:
     """Run the tasks of a parallel launch loop nest (batch shape `bs`) batched. Returns
-    (rets, last task id), or None to run the loop block by block instead."""
+    (rets, last task id), or None to run the loop block by block instead. `loops`: the
+    outer loops' (variable, value) pairs, the nest's (start, stop, step) per level and
+    its variables (each task records its loop values)."""
     run = fr.run
     region = _prepare(host, cache, cf, args, bs, False)
     if region is None:
@@ -230,9 +233,11 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
         assert f.rec is not None and st.log is not None
         dt = (time.perf_counter() - t0) / n_tasks
         targs = task_args(fr, cf, args)
+        outer, raw, names = loops
         for flat, idx in enumerate(np.ndindex(*bs)):
+            here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, raw, idx))
             rec = TaskRecord(tid0 + flat, site.hint, site.func, site.kind, 1, site.span,
-                             parent=None, deps=[])
+                             parent=None, deps=[], loops=tuple(outer) + here)
             rec.args = list(targs)
             trace.add_task(rec)
             task = TaskFrame(run, rec, site.label, 0)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.sim.batch.state import Aff, BatchState
+from pypto.sim.batch.state import Aff, BatchState, Fallback
 
 
 class NeedArray(Exception):
@@ -55,11 +55,19 @@ def _smul(args: list, st: BatchState | None) -> Any:
     return _mat(a, st) * _mat(b, st)
 
 
+def _divisor(b: Any) -> Any:
+    # a division by zero has its defined result (pypto.ops.intdiv) and may be reported
+    # (the div check): both are the block-by-block path's
+    if np.any(np.asarray(b) == 0):
+        raise Fallback("a scalar division by zero")
+    return b
+
+
 # by the operator of the scalar op (`pypto.sim.batch.plan.index_symbol`)
 SCALAR: dict[str, Callable[[list, BatchState | None], Any]] = {
     "+": _sadd, "-": _ssub, "*": _smul,
-    "//": lambda args, st: np.floor_divide(_mat(args[0], st), args[1]),
-    "%": lambda args, st: np.mod(_mat(args[0], st), args[1]),
+    "//": lambda args, st: np.floor_divide(_mat(args[0], st), _divisor(args[1])),
+    "%": lambda args, st: np.mod(_mat(args[0], st), _divisor(args[1])),
 }
 
 __all__ = ["SCALAR", "NeedArray", "is_int"]

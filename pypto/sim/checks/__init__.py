@@ -14,18 +14,25 @@
   per-buffer "written" bitmaps; `UninitializedReadError` at the culprit when strict,
   else collected into `SimResult.uninit_reads`.
 
-The core's default is `("oob", "ub")`; the workbench runs all four.
+* `"div"` (`divide`): integer division (and remainder) by zero, which has one defined
+  result whether or not the check runs (`pypto.ops.intdiv`); `DivisionByZeroError` at
+  the op when strict, else collected into `SimResult.zero_divisions`.
+
+The core's default is `("oob", "ub", "div")`; the workbench runs all five.
 """
+from pypto.sim.checks.divide import DivideLog, DivisionByZeroError, ZeroDivision
 from pypto.sim.checks.oob import OobRead
 from pypto.sim.checks.races import Race, RaceError, RaceReport, RaceSide, find_races, happens_before
 from pypto.sim.checks.uninit import UninitializedReadError, UninitRead, UninitTracker
 from pypto.sim.config import CHECKS as ALL_CHECKS
 
-DEFAULT_CHECKS = ("oob", "ub")
+DEFAULT_CHECKS = ("oob", "ub", "div")
 
 __all__ = [
                                     "ALL_CHECKS",
                                     "DEFAULT_CHECKS",
+                                    "DivideLog",
+                                    "DivisionByZeroError",
                                     "OobRead",
                                     "Race",
                                     "RaceError",
@@ -34,6 +41,7 @@ __all__ = [
                                     "UninitRead",
                                     "UninitTracker",
                                     "UninitializedReadError",
+                                    "ZeroDivision",
                                     "find_races",
                                     "happens_before",
 ]

@@ -39,6 +39,7 @@ from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
+from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.intrinsics import intrinsic
 from pypto.sim.engine.statements import StmtCompiler
@@ -62,6 +63,7 @@ class FnCompiler(StmtCompiler):
         self.func = func
         self.in_region = func.kind.is_region
         self.cube_vars: set[str] = set()  # values held in L0C (storing them drains it)
+        self.loop_vars: list[str] = []  # the loops being compiled, outermost first
 
     def compile(self) -> CompiledFunction:
         params = [(p.var.name, p.var.type, p.direction.value) for p in self.func.params]
@@ -163,7 +165,7 @@ class FnCompiler(StmtCompiler):
         """A launch of a region as a task; with `targets`, the closure assigns its outputs
         and task id (and returns None), else it returns the task id."""
         host = self.host
-        site = launch_site(e)
+        site = launch_site(e, tuple(self.loop_vars))
         info = dict(e.launch)
         argfns = [self.expr(a, tolerant=True) for a in e.args]
         core = info.get("core_num")
@@ -175,7 +177,8 @@ class FnCompiler(StmtCompiler):
             args = [f(env) for f in argfns]
             n = 1 if core_f is None else int(core_f(env))
             deps = flatten_deps([f(env) for f in deps_f])
-            rets, tid = host.launch(env[FRAME], site, args, n, deps)
+            loops = tuple((v, env[v]) for v in site.loops if v in env)
+            rets, tid = host.launch(env[FRAME], site, args, n, deps, loops)
             if tnames is None:
                 return tid
             for t, r in zip(tnames[:-1], rets):
@@ -280,6 +283,28 @@ class FnCompiler(StmtCompiler):
         tag = self._typed_valid(e.type)
         # all arguments constant: evaluated once, here
         cvals = [v for _, v in consts] if all(c for c, _ in consts) else None
+        k = self._watched_divisor(e, op, public)
+        if k is not None:  # checks=("div",): an integer division (its own closure, so
+            # that no other op pays for the check)
+            found = _zero_division(e, op, e.args[public[k]])
+
+            def divide(env: Env) -> Any:
+                args = cvals if cvals is not None else [f(env) for f in argfns]
+                r = impl(*args)
+                if cast is not None:
+                    r = cast(r)
+                if tag is not None:
+                    r = tag(env, r)
+                if acct is not None:
+                    fr = env[FRAME]
+                    if fr.rec is not None:
+                        acct(fr.rec, fr.costs, args, r)
+                at = zero_at(args[k], r)
+                if at is not None:
+                    found(env[FRAME], at)
+                return r
+
+            return divide
 
         def run(env: Env) -> Any:
             args = cvals if cvals is not None else [f(env) for f in argfns]
@@ -300,6 +325,16 @@ class FnCompiler(StmtCompiler):
             return r
 
         return run
+
+    def _watched_divisor(self, e: Call, op: OpDef, public: list[int]) -> int | None:
+        """checks=("div",): the position (among the evaluated arguments) of the divisor of
+        an op dividing integers, else None."""
+        t = e.type
+        if not self.settings.check_div or op.divisor is None or op.wants_ctx or \
+                not isinstance(t, (ShapedType, ScalarType)) or not t.dtype.is_int():
+            return None
+        i = op.params.index(op.divisor)
+        return public.index(i) if i in public else None
 
     def _typed_valid(self, t: Type | None) -> Callable[[Env, Any], Any] | None:
         """Tag results with the valid shape their type rule declares (when the impl did not)."""
@@ -324,11 +359,44 @@ class FnCompiler(StmtCompiler):
         return accountant(self.settings.platform, e, op, public)
 
 
-def launch_site(e: CallFunc) -> LaunchSite:
-    """The launch site of the launching call `e`."""
+def launch_site(e: CallFunc, loops: tuple[str, ...] = ()) -> LaunchSite:
+    """The launch site of the launching call `e` (inside the loops over `loops`)."""
     info = dict(e.launch)
     return LaunchSite.of(e.func, info.get("name_hint") or e.func, info.get("kind") or "at",
-                         e.span)
+                         e.span, loops)
+
+
+def _zero_division(e: Call, op: OpDef, divisor: Any) -> Callable[[Any, tuple], None]:
+    """What an integer division by zero at `e` does (`checks=("div",)`): a batched run
+    falls back to block by block (which finds it again, per block); otherwise the run's
+    divide log reports it (raises when strict)."""
+    span = e.span
+    opname = f"scalar {op.symbol}" if op.unit is Unit.SCALAR and op.symbol else f"pl.{e.op}"
+    name = _divisor_name(divisor)
+
+    def found(fr: Any, at: tuple) -> None:
+        if fr.batched:
+            raise ZeroDivisionError(f"{opname} divides by zero in a batched run")
+        log = fr.run.divides
+        if log is not None:
+            log.found(fr, span, opname, name, at)
+
+    return found
+
+
+def _divisor_name(e: Any) -> str:
+    """The name of what a division divides by: a variable, a constant, or the tensor a
+    window or view of which it is ("<expression>" when none)."""
+    while isinstance(e, Call):
+        op = get(e.op)
+        src = op.window_read.tensor if op.window_read is not None else \
+            op.params[0] if op.view is not None else None
+        if src is None:
+            return "<expression>"
+        e = e.args[op.params.index(src)]
+    if isinstance(e, Var):
+        return e.name
+    return str(e.value) if isinstance(e, Const) else "<expression>"
 
 
 def _uninit_checked(e: Call, op: OpDef, fn: Expr) -> Expr:

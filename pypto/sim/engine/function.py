@@ -64,12 +64,15 @@ class LaunchSite:
     kind: str  # "at" or "spmd"
     label: str  # how faults name it: "'hint' (file:line)"
     span: Span | None
+    loops: tuple[str, ...] = ()  # the variables of the loops around it, outermost first
+    # (each task records their values: the workbench names an element's writer by them)
 
     @staticmethod
-    def of(func: str, hint: str, kind: str, span: Span | None) -> LaunchSite:
+    def of(func: str, hint: str, kind: str, span: Span | None,
+           loops: tuple[str, ...] = ()) -> LaunchSite:
         label = f"'{hint}' ({span.file}:{span.line})" if span is not None and span.known \
             else f"'{hint}'"
-        return LaunchSite(func, hint, kind, label, span)
+        return LaunchSite(func, hint, kind, label, span, loops)
 
 
 class Compiler(Protocol):
@@ -78,6 +81,7 @@ class Compiler(Protocol):
 
     settings: Settings
     in_region: bool
+    loop_vars: list[str]  # the loops being compiled, outermost first
     cube_vars: set[str]  # values held in L0C
 
     def expr(self, e: Any, tolerant: bool = False) -> Expr:
@@ -99,8 +103,9 @@ class Host(Protocol):
         """The compiled function `name` (compiled on first use)."""
 
     def launch(self, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
-               deps: list[int]) -> tuple[tuple, int]:
-        """Run the task `site` launches from `fr`: (its returns, its task id)."""
+               deps: list[int], loops: tuple = ()) -> tuple[tuple, int]:
+        """Run the task `site` launches from `fr` (inside loops at `loops`, (variable,
+        value) pairs): (its returns, its task id)."""
 
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         """The `ub` check of region `cf`, launched as `label` (once per region)."""

@@ -34,6 +34,7 @@ class StmtCompiler(abc.ABC):
 
     in_region: bool
     cube_vars: set[str]  # values held in L0C (storing them drains it)
+    loop_vars: list[str]  # the variables of the loops being compiled, outermost first
 
     @abc.abstractmethod
     def expr(self, e: Any, tolerant: bool = False) -> Expr:
@@ -157,7 +158,11 @@ class StmtCompiler(abc.ABC):
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
         var = s.var.name
         self._carry_cube(s)
-        body = self.body(s.body)
+        self.loop_vars.append(var)
+        try:
+            body = self.body(s.body)
+        finally:
+            self.loop_vars.pop()
         iters = [v.name for v in s.iter_args]
         inits = [self.expr(i) for i in s.inits]
         results = [v.name for v in s.results]

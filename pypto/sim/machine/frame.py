@@ -45,6 +45,10 @@ class TaskFrame:
         "work_mult",
     )
 
+    # a frame running all blocks of a batch at once (`pypto.sim.batch.frame.BatchFrame`):
+    # what a check finds there is found again, per block, by the block-by-block rerun
+    batched = False
+
     def __init__(self, run: Run, rec: TaskRecord | None = None, region: str | None = None,
                  block: int | None = None, block_num: int = 1, task_id: int = -1,
                  in_region: bool = False, work_mult: int = 1):

@@ -10,6 +10,7 @@ call (the settings, the compiled closures, the batching plans) lives in the
 from __future__ import annotations
 
 from pypto.ir.span import Span
+from pypto.sim.checks.divide import DivideLog
 from pypto.sim.checks.oob import OobLog
 from pypto.sim.checks.uninit import UninitTracker
 from pypto.sim.config import Settings
@@ -35,6 +36,7 @@ class Run:
 
     __slots__ = (
         "batch",
+        "divides",
         "dyn",
         "memory",
         "merged",
@@ -58,6 +60,8 @@ class Run:
         self.uninit = UninitTracker(self.memory, settings.strict) \
             if settings.check_uninit else None
         self.oob = OobLog()  # oob_reads="warn": the reads past the end of a tensor
+        # checks=("div",): integer divisions by zero
+        self.divides = DivideLog(settings.strict) if settings.check_div else None
         self.batch = BatchStats()
         # traced runs: the last access per (buffer, mode, block, atomic, phase), which
         # the next one extends when their union is a box

@@ -41,9 +41,9 @@ class Executable(Host, Protocol):
 
 
 def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_num: int,
-           deps: list[int]) -> tuple[tuple, int]:
-    """Run the task `site` launches from frame `fr` with `core_num` blocks: (its returns,
-    its task id)."""
+           deps: list[int], loops: tuple = ()) -> tuple[tuple, int]:
+    """Run the task `site` launches from frame `fr` with `core_num` blocks, inside loops
+    at `loops` ((variable, value) pairs): (its returns, its task id)."""
     cf = exe.function(site.func)
     label = site.label
     span = site.span
@@ -63,7 +63,8 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
     rec = None
     if trace is not None:
         rec = TaskRecord(tid, site.hint, site.func, site.kind, core_num, span,
-                         parent=parent.id if parent is not None else None, deps=list(deps))
+                         parent=parent.id if parent is not None else None, deps=list(deps),
+                         loops=tuple(loops))
         rec.args = task_args(fr, cf, args)
         trace.add_task(rec)
     task = TaskFrame(run, rec, label, None, core_num, tid, True)
@@ -161,8 +162,10 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         cf = region[0]
         if cf.has_syncall:
             return sequential(env)
+        outer = tuple((v, env[v]) for v in site.loops if v in env
+                      and v not in shape.loop_vars)
         r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
-                        nest.carries)
+                        nest.carries, (outer, shape.raw, nest.loop_vars))
         if r is None:
             return sequential(env)
         nest.finish(env, shape, carried, *r)

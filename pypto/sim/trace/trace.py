@@ -108,6 +108,9 @@ class TaskRecord:
     accesses: list = field(default_factory=list)  # Access
     args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi)
     seconds: float = 0.0  # host time spent simulating it
+    # (variable, value) of the orchestration loops around its launch, outermost first:
+    # which iteration launched it (the workbench names an element's writer by them)
+    loops: tuple = ()
 
     @property
     def source(self) -> str:
@@ -141,7 +144,8 @@ class TaskRecord:
              "reads": [a.to_dict() for a in self.reads],
              "writes": [a.to_dict() for a in self.writes],
              "args": [{"param": p, "tensor": t, "direction": d, "ranges": list(zip(lo, hi))}
-                      for p, t, d, lo, hi in self.args]}
+                      for p, t, d, lo, hi in self.args],
+             "loops": {str(v): int(x) for v, x in self.loops}}
         if platform is not None:
             d["est_cycles"] = round(self.est_cycles(platform), 1)
             d["est_us"] = round(self.est_us(platform), 3)

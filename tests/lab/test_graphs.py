@@ -1,0 +1,78 @@
+"""Issue 12 item 6: graphs worth reading. The tasks of a run over the output's tiles
+with their estimated cost and dependencies; a mixed region's data path with buffer
+sizes; the ping-pong schematic with the kernel's own tile count; labels that do not
+sit on nodes; hover text escaped once."""
+from __future__ import annotations
+
+import pytest
+from lab_cells import MIXED, MIXED_RUN, PARTIAL, needs_sim
+
+import pypto_lab
+from pypto_lab.args import MagicArgs
+from pypto_lab.session import run_cell
+
+
+def _child(view, prefix):
+    return next(v for v in view.children if v.title.startswith(prefix)).to_dict()
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return run_cell(MIXED, MagicArgs(), {}).kernels[0]
+
+
+@needs_sim
+def test_tasks_laid_over_the_output_tiles_with_their_cost():
+    k = run_cell(PARTIAL, MagicArgs(specs="specs", golden="golden"), {}).kernels[0]
+    fig = _child(pypto_lab.show_graph(k), "task grid")
+    boxes = sorted((s["y0"], s["y1"], s["x0"], s["x1"]) for s in fig["layout"]["shapes"])
+    assert boxes == [(-0.5, 15.5, -0.5, 63.5), (15.5, 31.5, -0.5, 63.5),
+                     (31.5, 47.5, -0.5, 63.5)]
+    labels = sorted(a["text"] for a in fig["layout"]["annotations"] if "ax" not in a)
+    assert labels == ["#0", "#1", "#2"]
+    (marker,) = fig["data"]
+    assert all("estimate:" in h and "cycles" in h for h in marker["hovertext"])
+    assert "3 task block(s) over y's 48x64 tile space" in fig["layout"]["title"]["text"]
+
+
+@needs_sim
+def test_task_grid_draws_the_dependencies():
+    k = run_cell(MIXED_RUN, MagicArgs(specs="specs"), {}).kernels[0]
+    fig = _child(pypto_lab.show_graph(k), "task grid")
+    arrows = [a for a in fig["layout"]["annotations"] if a.get("showarrow")]
+    assert arrows
+    assert " over z's 128x128 tile space" in fig["layout"]["title"]["text"]
+
+
+def test_a_mixed_region_shows_its_data_path_with_buffer_sizes(mixed):
+    fig = _child(pypto_lab.show_graph(mixed.compiled), "data path")
+    (stages,) = fig["data"]
+    assert [t.replace("<b>", "").replace("</b>", "") for t in stages["text"]] == [
+        "GM", "L1", "L0A / L0B", "cube", "L0C", "pipe", "UB", "vector", "GM"]
+    details = [a["text"] for a in fig["layout"]["annotations"] if not a.get("showarrow")]
+    assert details[5] == "2 slots, UP_DOWN" and details[7] == "2 AIV lanes"
+    assert "KiB" in details[6] and " / " in details[6]  # UB used / capacity
+
+
+def test_ping_pong_schematic_uses_the_real_tile_count(mixed):
+    stages = pypto_lab.pipeline_view(mixed.compiled).stages.to_dict()
+    bars = stages["data"][0]
+    pushes = [t for t, y in zip(bars["text"], bars["y"]) if y == "mm_act · AIC"]
+    assert pushes == ["push tile 0 → slot 0", "push tile 1 → slot 1"]  # pl.parallel i ×2
+    assert "width" not in stages["layout"]
+
+
+def test_pipe_label_sits_under_the_pipe_and_nothing_is_cut(mixed):
+    view = pypto_lab.show_graph(mixed.compiled)
+    fig = view.children[0].to_dict()
+    (pipe,) = [a for a in fig["layout"]["annotations"] if a.get("text", "").startswith("C→V")]
+    assert pipe["yshift"] < 0
+    xs = [x for t in fig["data"] if t.get("mode") == "markers+text" for x in t["x"]]
+    assert fig["layout"]["xaxis"]["range"][1] >= max(xs) + 0.8
+
+
+def test_hover_is_escaped_once(mixed):
+    fig = pypto_lab.show_graph(mixed.compiled).children[0].to_dict()
+    hover = " ".join(h for t in fig["data"] for h in (t.get("hovertext") or []))
+    assert 'name_hint="mm_act"' in hover.replace("&nbsp;", " ")
+    assert "&quot;" not in hover and "&amp;" not in hover

@@ -1,0 +1,95 @@
+"""The parser suite's verdicts: does pypto-lab accept what the real parser accepts and
+reject what it rejects, with the same error class?
+
+The real `@pl.program` / `@pl.function` parse when they decorate, so a test writes
+`with pytest.raises(ParserTypeError): @pl.program class ...`. Ours parse when a kernel
+is compiled; while the parser suite runs, every `@pl.program` and every standalone
+`@pl.function` is compiled right after it is made, so an error surfaces at the same
+statement. (A `@pl.jit` kernel is compiled on first use by both.) Each test then gets:
+
+    pass            passed verbatim, touching none of the stand-ins of absent.py
+    same-class      expected our error class; only the message differs (`match=`)
+    accepts         every kernel it made compiled; it failed on the real IR's structure
+    rejects         ours raised a kernel error where the real parser accepts
+    misses          the real parser raises (`pytest.raises`) and ours did not
+    wrong-class     ours raised a kernel error of another class than the one expected
+    not-comparable  it made no kernel (it drives an internal of the real parser)
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import absent
+import pytest
+
+from pypto.errors import UserError
+from pypto.ir.nodes import FunctionKind
+from pypto.language.enums import FunctionType
+
+jit = importlib.import_module("pypto.language.jit")  # (`pl.jit` shadows the module name)
+
+AGREE = ("pass", "same-class", "accepts")
+DISAGREE = ("rejects", "misses", "wrong-class")
+
+_made: list[int] = [0]  # kernels compiled in the current test
+_STANDALONE_KINDS = {FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
+                     FunctionType.InCore: FunctionKind.INCORE}
+
+
+class _EagerProgram(jit.ProgramDef):
+    def __init__(self, cls, options, names=None):
+        super().__init__(cls, options, names)
+        self.compile()
+        _made[0] += 1
+
+
+class _EagerFunction(jit.FunctionDef):
+    def __init__(self, fn, type, options):
+        super().__init__(fn, type, options)
+        parts = fn.__qualname__.split(".")
+        if len(parts) > 1 and parts[-2] != "<locals>":
+            return  # a method: compiled with its @pl.program
+        kind = _STANDALONE_KINDS.get(type, FunctionKind.OPAQUE)
+        jit.JITFunction(fn, kind).compile()
+        _made[0] += 1
+
+
+# modules of ours whose missing names a checkout file gets as stand-ins (absent.py)
+_SHADOWED = ["pypto", "pypto.ir", "pypto.pypto_core", "pypto.language",
+             "pypto.language.parser", "pypto.language.parser.diagnostics", "pypto.ir.printer"]
+
+
+def install(checkout: str) -> None:
+    """Make `@pl.program` and standalone `@pl.function` compile when they decorate, and
+    let the test modules import (stand-ins for the real internals they name)."""
+    jit.ProgramDef = _EagerProgram
+    jit.FunctionDef = _EagerFunction
+    absent.install(checkout, _SHADOWED)
+
+
+def start_test() -> None:
+    _made[0] = 0
+    absent.reset()
+
+
+def verdict(item: pytest.Item, call: pytest.CallInfo) -> str:
+    if call.excinfo is None:
+        return "pass" if not absent.touched() else ("accepts" if _made[0] else "not-comparable")
+    err = call.excinfo.value
+    text = str(err)
+    expects_error = "pytest.raises" in _source(item)
+    if isinstance(err, pytest.fail.Exception) and "DID NOT RAISE" in text:
+        return "misses"
+    if isinstance(err, AssertionError) and "Regex pattern did not match" in text:
+        return "same-class"
+    if isinstance(err, UserError):
+        return "wrong-class" if expects_error else "rejects"
+    return "accepts" if _made[0] else "not-comparable"
+
+
+def _source(item: pytest.Item) -> str:
+    try:
+        return inspect.getsource(item.function)
+    except (OSError, TypeError):
+        return ""
