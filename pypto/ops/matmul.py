@@ -6,6 +6,7 @@ result is rounded once to the declared dtype.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ def _matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=
     return like(a, shape=shape, dtype=dt, valid_shape=None)
 
 
+@functools.lru_cache(maxsize=256)  # (sim speed: np.iinfo costs ~10 us; called per matmul)
 def _exact_float_acc(lhs: np.dtype, rhs: np.dtype, k: int) -> Any:
     """A float dtype whose BLAS matmul gives the exact integer sums of an integer matmul
     with inner extent `k`, else None.

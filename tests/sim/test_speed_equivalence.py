@@ -1,10 +1,11 @@
 """Batched and block-by-block execution are indistinguishable.
 
-Every `@pl.jit` kernel with fully static parameter types defined in tests/sim,
-tests/golden, tests/passes, tests/frontend/test_forms.py, examples/ and the benchmark
-runs on random inputs with `SimConfig(batch=False)` and `batch=True`: the outputs must
-be bit-identical and the traces equal (tasks with their accesses, costs and arguments,
-edges, sites, last writers), or both runs must fail with the same message.
+Every `@pl.jit` kernel defined in tests/sim, tests/golden, tests/passes,
+tests/frontend/test_forms.py, examples/ and the benchmarks runs on random inputs with
+`SimConfig(batch=False)` and `batch=True`: the outputs must be bit-identical and the
+traces equal (tasks with their accesses, costs and arguments, edges, sites, last
+writers), or both runs must fail with the same message. A dynamic dimension gets the
+size `DYN` (not a multiple of the usual tiles, so tails are exercised).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pypto.ir.nodes import DynDim
 from pypto.ir.types import ScalarType, ShapedType
 from pypto.language.jit import JITFunction
 from pypto.sim import SimConfig, run_compiled
@@ -28,7 +30,8 @@ SOURCES = (sorted((ROOT / "tests" / "sim").glob("*.py")) +
            sorted((ROOT / "tests" / "passes").glob("*.py")) +
            [ROOT / "tests" / "frontend" / "test_forms.py"] +
            sorted((ROOT / "examples").glob("*.py")) +
-           [ROOT / "benchmarks" / "sim_bench.py"])
+           [ROOT / "benchmarks" / "sim_bench.py", ROOT / "benchmarks" / "sim_cases.py"])
+DYN = 200
 
 
 def _kernels() -> list:
@@ -53,9 +56,9 @@ def _inputs(params: list, rng: np.random.Generator) -> list | None:
     for p in params:
         t = p.var.type
         if isinstance(t, ShapedType):
-            shape = t.static_shape()
-            if shape is None:
+            if not all(isinstance(d, (int, DynDim)) for d in t.shape):
                 return None
+            shape = tuple(d if isinstance(d, int) else DYN for d in t.shape)
             dt = t.dtype.np
             if t.dtype.is_float():
                 a = rng.standard_normal(shape).astype(dt)
@@ -119,7 +122,7 @@ def test_batched_equals_block_by_block(kernel):
             pytest.skip("needs example arguments or does not compile")
     args = _inputs(list(compiled.program.entry_function.params), np.random.default_rng(7))
     if args is None:
-        pytest.skip("dynamic shapes")
+        pytest.skip("shapes computed from dynamic dims")
     batched = False
     for trace in (True, False):
         r0, out0, err0 = _run(compiled, args, batch=False, trace=trace)

@@ -90,6 +90,8 @@ class BatchCompiler(FnCompiler):
         sym = index_symbol(op)
         if sym is not None:
             return self.bscalar(e, SCALAR[sym])
+        if op.role is Role.RESHAPE:
+            return self.breshape(e)
         if op.batchable:
             c = self.bop(e)
             k = self._watched_divisor(e, op, list(range(len(e.args))))
@@ -193,6 +195,33 @@ class BatchCompiler(FnCompiler):
             return r
 
         return Core("args", core, [e.args[i] for i in public])
+
+    def breshape(self, e: Call) -> Core:
+        """A reshape of a batched value: the trailing axes take the new shape."""
+        opdef = get(e.op)
+        x_t = e.args[0].type
+        assert isinstance(x_t, ShapedType) and isinstance(e.type, ShapedType)
+        in_rank = len(x_t.shape)
+        static = e.type.static_shape()
+        assert static is not None
+        acct = self.accountant(e, opdef, [0]) if self.settings.trace else None
+
+        def core(f: BatchFrame, args: list) -> Any:
+            x = args[0]
+            nb = f.batch.nb
+            if type(x) is not np.ndarray:
+                raise Fallback("a tagged or non-array operand")
+            if x.ndim == in_rank + nb:
+                r = x.reshape(x.shape[:nb] + static)
+            elif x.ndim == in_rank:
+                r = x.reshape(static)
+            else:
+                raise Fallback("unexpected operand rank")
+            if acct is not None and f.rec is not None:
+                acct(f.rec, f.costs, [x], r)
+            return r
+
+        return Core("args", core, [e.args[0]])
 
     # -- windows ---------------------------------------------------------------------
 

@@ -1,11 +1,20 @@
-"""Orchestration side of batching: a `pl.parallel` loop nest whose body is one launch
-may run as one batch (one task per iteration).
+"""Orchestration side of batching: a loop nest whose body is one launch may run as one
+batch (one task per iteration).
+
+The loops may be `pl.parallel` or sequential (`pl.range`, `pl.pipeline`, `pl.unroll`):
+iterations of a sequential loop that carry no value (at most the launch's own output
+tensor, handed back unchanged) are independent tasks when no iteration can see another's
+writes, which is what the batch plan proves before any loop runs batched (every written
+tensor's per-iteration footprints, reads included, are pairwise disjoint, and no other
+argument overlaps a written tensor: `Plan.separated`, `run._prepare`). Batched, the
+tasks are numbered, traced and costed in the loops' order, so the trace is the one the
+sequential loops record.
 
 `nest_of` recognises the shape at compile time and gives a `Nest`: how to evaluate
 the loop bounds into a batch shape and the launch's arguments into batched values
 (`Aff` for the loop variables and affine functions of them), and what the loops leave
 in the environment afterwards. Whether a given run takes the batched path is decided
-by the runtime (`pypto.sim.runtime.launch.parallel_nest`).
+by the runtime (`pypto.sim.runtime.launch.launch_nest`).
 """
 from __future__ import annotations
 
@@ -25,6 +34,9 @@ from pypto.sim.engine.values import UNDEF, Env, Expr
 
 ArgFn = Callable[[Env, dict, dict], Any]  # (env, loop variables, carries) -> argument
 
+# loops whose iterations may become a batch (sequential ones too: see the docstring)
+NEST_KINDS = frozenset((LoopKind.PARALLEL, LoopKind.RANGE, LoopKind.PIPELINE, LoopKind.UNROLL))
+
 
 @dataclass
 class Shape:
@@ -38,7 +50,7 @@ class Shape:
 
 
 class Nest:
-    """A `pl.parallel` loop nest in orchestration whose body is one launch."""
+    """A loop nest in orchestration whose body is one launch."""
 
     def __init__(self, site: LaunchSite, targets: list[str] | None, loop_vars: list[str],
                  inner_iters: list[str], carries: list[tuple[int, int]], argk: list[ArgFn],
@@ -127,11 +139,11 @@ def _free_vars(e: Any, out: set[str]) -> set[str]:
 
 
 def nest_of(fc: Compiler, s: For) -> Nest | None:
-    """The `Nest` of the parallel loop `s`, or None when it has another shape."""
+    """The `Nest` of the orchestration loop `s`, or None when it has another shape."""
     levels = []
     cur = s
     while True:
-        if cur.kind is not LoopKind.PARALLEL:
+        if cur.kind not in NEST_KINDS:
             return None
         body = list(cur.body)
         y = body.pop() if body and isinstance(body[-1], Yield) else None
@@ -240,4 +252,4 @@ def _arg_fn(fc: Compiler, a: Any, loop_vars: list[str], iters: list[str]) -> Arg
     return lambda env, lv, cv: f(env)
 
 
-__all__ = ["Nest", "Shape", "nest_of"]
+__all__ = ["NEST_KINDS", "Nest", "Shape", "nest_of"]

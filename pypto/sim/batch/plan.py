@@ -43,9 +43,10 @@ from pypto.ir.nodes import (
     Yield,
 )
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
-from pypto.ops.facts import Role
+from pypto.ops.facts import Role, View
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.engine.intrinsics.common import falsy_const
+from pypto.sim.faults import source_name
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
@@ -90,20 +91,23 @@ class Plan:
     written: set  # parameters written
     read_written: bool  # some written parameter is also read
     accesses: list = field(default_factory=list)
-    separators: dict = field(default_factory=dict)  # tensor -> [(symbol, axis, coef, width)]
+    # tensor -> [(symbol, axis, coef, width, terms)]: along `axis`, every access of the
+    # tensor sits at `const + coef * symbol + sum(c * t for c, n in terms)` with the loop
+    # indices t in range(n), inside a cell `width` wide
+    separators: dict = field(default_factory=dict)
     returns: list = field(default_factory=list)  # per returned value: the parameter it is
     alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
 
-    def separated(self, sym_deltas: dict, bs: tuple) -> bool:
-        """Are the footprints of the blocks on every written tensor pairwise disjoint?
-        `sym_deltas[symbol]` is the per-batch-axis step of a varying scalar (None when it
-        is not affine)."""
-        for t in self.written:
+    def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
+        """Why the footprints of the blocks on some written tensor may overlap, or None
+        when they are pairwise disjoint. `sym_deltas[symbol]` is the per-batch-axis step of
+        a varying scalar (None when it is not affine)."""
+        for t in sorted(self.written):
             for k, n in enumerate(bs):
                 if n <= 1:
                     continue
                 ok = False
-                for sym, _axis, coef, width in self.separators.get(t, ()):
+                for sym, _axis, coef, width, terms in self.separators.get(t, ()):
                     d = sym_deltas.get(sym)
                     if d is None or d[k] == 0:
                         continue
@@ -111,12 +115,25 @@ class Plan:
                     # would move the footprint without separating it)
                     if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
                         continue
-                    if abs(coef * d[k]) >= width:
+                    if _lattice_disjoint(terms + [(coef * d[k], n)], width):
                         ok = True
                         break
                 if not ok:
-                    return False
-        return True
+                    return f"the windows of '{source_name(t)}' may overlap from block to block " \
+                           f"(batch axis {k})"
+        return None
+
+
+def _lattice_disjoint(terms: list, width: int) -> bool:
+    """Are the cells `[o, o + width)` at `o = sum(c * t)` (each `t` in `range(n)`, over
+    every `(c, n)` of `terms`) pairwise disjoint? Sufficient test: sorted by `|c|`, each
+    step clears the span of all smaller ones plus a cell (a mixed radix)."""
+    span = 0
+    for c, n in sorted(((abs(c), n) for c, n in terms if n > 1)):
+        if c < span + width:
+            return False
+        span += c * (n - 1)
+    return True
 
 
 def _static_shape(t: Type | None) -> tuple | None:
@@ -137,8 +154,15 @@ class _Analyzer:
         self.varying = set(varying)
         self.alias: dict[str, str] = {p.var.name: p.var.name for p in func.params
                                       if isinstance(p.var.type, ShapedType)}
+        # values that are views of a parameter under another shape (reshape, tensor.view,
+        # ...): their windows are not the parameter's, so accesses through them are
+        # recorded with an unknown window and writes through them refuse the batch
+        self.views: dict[str, str] = {}
         self.forms: dict[str, Any] = {}
         self.accesses: list[Access] = []
+        # the region's own counted loops with constant bounds: var -> (start, step, trips);
+        # None when the name is bound otherwise too
+        self.loops: dict[str, tuple | None] = {}
         self.changed = False
         self.returns: list = []
 
@@ -212,6 +236,26 @@ class _Analyzer:
                 return self.resolve(dict(zip(op.params, e.args))[w.tensor])
         return None
 
+    def view_of(self, e: Any) -> str | None:
+        """The parameter `e` is a reshaped (or reinterpreted) view of, if any."""
+        if isinstance(e, Var):
+            return self.views.get(e.name)
+        if isinstance(e, Call) and e.args:
+            op = get(e.op)
+            if op.view is View.ALIAS:
+                return self.resolve(e.args[0]) or self.view_of(e.args[0])
+        return None
+
+    def opaque(self, e: Any, write: bool, what: str) -> None:
+        """An access through a view of a parameter (see `views`)."""
+        p = self.view_of(e)
+        if p is None:
+            return
+        if write:
+            raise NotBatchable(f"{what} writes '{source_name(p)}' through a view of "
+                               "another shape")
+        self.accesses.append(Access(p, [None], None, False))
+
     # -- calls ---------------------------------------------------------------------
 
     def call(self, e: Call) -> bool:
@@ -229,6 +273,7 @@ class _Analyzer:
             src = a[src_n]
             if self.is_var(src):
                 raise NotBatchable("window of a varying value")
+            self.opaque(src, False, op)
             if isinstance(getattr(src, "type", None), TileType):
                 raise NotBatchable("window of an on-chip tile (a view of its storage)")
             self.is_var(a[shape_n])
@@ -249,6 +294,7 @@ class _Analyzer:
             src = a.get(src_n)
             if self.is_var(tgt):
                 raise NotBatchable("writing a varying value")
+            self.opaque(tgt, True, op)
             vs = self.is_var(src)
             vo = self.is_var(a[off_n])
             t = self.resolve(tgt)
@@ -270,10 +316,18 @@ class _Analyzer:
             for v in e.args:
                 if self.is_var(v):
                     raise NotBatchable(f"varying {op}")
+            self.opaque(e.args[0], opdef.role is Role.ELEMENT_WRITE, op)
             t = self.resolve(e.args[0])  # (pl.read / pl.write take the tensor first)
             if t is not None:
                 self.accesses.append(Access(t, [None], None, opdef.role is Role.ELEMENT_WRITE))
             return False
+        if opdef.writes is not None:
+            # any other op writing in place: into a parameter (GM), every block would
+            # write it once where the batch writes it once in all
+            w = dict(zip(opdef.params, e.args)).get(opdef.writes)
+            p = self.resolve(w) or self.view_of(w)
+            if p is not None:
+                raise NotBatchable(f"{op} writes '{source_name(p)}' in place")
         vargs = [self.is_var(x) for x in e.args]
         if opdef.role is Role.BLOCK_INDEX:
             return BLOCK in self.varying
@@ -290,6 +344,12 @@ class _Analyzer:
                 raise NotBatchable("varying division")
             if not _int_scalar(e.args[0]):
                 raise NotBatchable("varying non-integer scalar arithmetic")
+            return True
+        if opdef.role is Role.RESHAPE:
+            if any(vargs[1:]) or not isinstance(e.type, ShapedType) or \
+                    e.type.static_shape() is None or _has_valid(e.type) or \
+                    _has_valid(getattr(e.args[0], "type", None)):
+                raise NotBatchable("a varying reshape to a dynamic or partially valid shape")
             return True
         if not opdef.batchable:
             raise NotBatchable(f"varying operand of {op}")
@@ -308,6 +368,16 @@ class _Analyzer:
                 if opdef.matmul is not None and len(t.shape) != 2:
                     raise NotBatchable("matmul of non-2-D operands")
         return True
+
+    def bind_loop(self, s: For) -> None:
+        name = s.var.name
+        a, z, c = (_int_const(x) for x in (s.start, s.stop, s.step))
+        rng = None
+        if a is not None and z is not None and c:
+            rng = (a, c, max(0, -((a - z) // c)))
+        if name in self.loops and self.loops[name] != rng:
+            rng = None
+        self.loops[name] = rng
 
     def offsets(self, off: Any) -> list:
         items = off.items if isinstance(off, ListExpr) else (off if isinstance(off, (list, tuple))
@@ -330,6 +400,8 @@ class _Analyzer:
             var = self.is_var(v)
             for t in s.targets:
                 self.mark(t.name, var)
+                if t.name in self.loops:
+                    self.loops[t.name] = None
             if len(s.targets) == 1:
                 name = s.targets[0].name
                 if isinstance(s.targets[0].type, ScalarType):
@@ -339,32 +411,47 @@ class _Analyzer:
                 r = self.resolve(v)
                 if r is not None:
                     self.alias[name] = r
+                vp = self.view_of(v)
+                if vp is not None:
+                    self.views[name] = vp
         elif isinstance(s, Eval):
             if isinstance(s.expr, CallFunc):
                 raise NotBatchable("a call inside the region")
             self.is_var(s.expr)
         elif isinstance(s, (For, While)):
-            if isinstance(s, For) and (self.is_var(s.start) or self.is_var(s.stop)
-                                       or self.is_var(s.step)):
-                raise NotBatchable("loop bounds differ per block")
+            if isinstance(s, For):
+                if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
+                    raise NotBatchable("loop bounds differ per block")
+                self.bind_loop(s)
             for it, init in zip(s.iter_args, s.inits):
                 self.mark(it.name, self.is_var(init))
                 r = self.resolve(init)
                 if r is not None:
                     self.alias[it.name] = r
+                vp = self.view_of(init)
+                if vp is not None:
+                    self.views[it.name] = vp
             self.loop_body = getattr(self, "loop_body", 0) + 1
             self.body(s.body)
             self.loop_body -= 1
             ys = _last_yield(s.body)
             for i, it in enumerate(s.iter_args):
                 if ys is not None and i < len(ys.values):
-                    self.mark(it.name, self.is_var(ys.values[i]))
-                    if self.resolve(ys.values[i]) != self.alias.get(it.name):
+                    y = ys.values[i]
+                    self.mark(it.name, self.is_var(y))
+                    r = self.resolve(y)
+                    if (r is not None and r != self.alias.get(it.name)) or \
+                            self.view_of(y) != self.views.get(it.name):
+                        # the accesses through the carry were analysed as another value's
+                        raise NotBatchable("a loop carries another tensor than it started with")
+                    if r is None:
                         self.alias.pop(it.name, None)
             for it, res in zip(s.iter_args, s.results):
                 self.mark(res.name, it.name in self.varying)
                 if it.name in self.alias:
                     self.alias[res.name] = self.alias[it.name]
+                if it.name in self.views:
+                    self.views[res.name] = self.views[it.name]
             if isinstance(s, While) and self.is_var(s.cond):
                 raise NotBatchable("a while condition differs per block")
         elif isinstance(s, If):
@@ -373,10 +460,20 @@ class _Analyzer:
             self.body(s.then_body)
             self.body(s.else_body)
             for i, r in enumerate(s.results):
+                got: set[tuple[str | None, str | None]] = set()
                 for br in (s.then_body, s.else_body):
                     ys = _last_yield(br)
                     if ys is not None and i < len(ys.values):
                         self.mark(r.name, self.is_var(ys.values[i]))
+                        got.add((self.resolve(ys.values[i]), self.view_of(ys.values[i])))
+                if len(got) > 1 and any(p or q for p, q in got):
+                    raise NotBatchable("the branches of an if yield different tensors")
+                if len(got) == 1:
+                    p, q = got.pop()
+                    if p is not None:
+                        self.alias[r.name] = p
+                    if q is not None:
+                        self.views[r.name] = q
         elif isinstance(s, Scope):
             if s.kind is ScopeKind.SPLIT_AIV or s.task is not None:
                 raise NotBatchable("split / task scope")
@@ -402,6 +499,14 @@ def _int_scalar(x: Any) -> bool:
     return isinstance(x, int) or (isinstance(x, Const) and isinstance(x.value, int))
 
 
+def _int_const(e: Any) -> int | None:
+    if isinstance(e, Const) and type(e.value) is int:
+        return e.value
+    if type(e) is int:
+        return e
+    return None
+
+
 def _const_list(e: Any) -> tuple | None:
     items = e.items if isinstance(e, ListExpr) else e if isinstance(e, (list, tuple)) else None
     if items is None:
@@ -422,6 +527,39 @@ def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
         if isinstance(s, Yield):
             return s
     return None
+
+
+def _separator(accs: list, rank: int, sym: str, ax: int, loops: dict) -> tuple | None:
+    """(sym, ax, coef, width, terms) when every access in `accs` sits along axis `ax` at
+    `const + coef * sym + sum(loop terms)`, all with one `coef` and the same terms of the
+    region's own loops (known ranges); else None."""
+    coef = None
+    terms: dict | None = None
+    lo = hi = None
+    for a in accs:
+        if len(a.forms) != rank or len(a.ext) != rank:
+            return None
+        const, coefs = a.forms[ax]
+        if coefs.get(sym) is None or (coef is not None and coefs[sym] != coef):
+            return None
+        mine = {}
+        for u, c in coefs.items():
+            if u == sym:
+                continue
+            rng = loops.get(u[1]) if isinstance(u, tuple) and u[0] == "u" else None
+            if rng is None:
+                return None
+            start, step, n = rng
+            const += c * start
+            mine[u] = (c * step, n)
+        if terms is not None and mine != terms:
+            return None
+        coef, terms = coefs[sym], mine
+        lo = const if lo is None else min(lo, const)
+        hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
+    if coef is None or terms is None or lo is None or hi is None:
+        return None
+    return (sym, ax, coef, hi - lo, list(terms.values()))
 
 
 def analyze(func: Function, varying: set) -> Plan | str:
@@ -453,22 +591,9 @@ def analyze(func: Function, varying: set) -> Plan | str:
         rank = len(accs[0].forms)
         for sym in syms:
             for ax in range(rank):
-                coef = None
-                lo = hi = None
-                ok = True
-                for a in accs:
-                    if len(a.forms) != rank or a.ext is None or len(a.ext) != rank:
-                        ok = False
-                        break
-                    const, coefs = a.forms[ax]
-                    if set(coefs) != {sym} or (coef is not None and coefs[sym] != coef):
-                        ok = False
-                        break
-                    coef = coefs[sym]
-                    lo = const if lo is None else min(lo, const)
-                    hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
-                if ok and coef is not None and lo is not None and hi is not None:
-                    seps.append((sym, ax, coef, hi - lo))
+                sep = _separator(accs, rank, sym, ax, an.loops)
+                if sep is not None:
+                    seps.append(sep)
         plan.separators[t] = seps
     return plan
 

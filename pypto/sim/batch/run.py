@@ -136,7 +136,9 @@ def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: l
     deltas = {n: a.d for n, a in zip(names, args) if type(a) is Aff}
     if spmd:
         deltas[BLOCK] = (1,)
-    if not region.plan.separated(deltas, bs):
+    why = region.plan.separated(deltas, bs)
+    if why is not None:
+        cache.refusals[cf.name] = why
         return None, ()
     return region, region.written
 

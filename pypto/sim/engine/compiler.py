@@ -221,8 +221,8 @@ class FnCompiler(StmtCompiler):
 
         return run
 
-    def parallel_loop(self, s: For, seq: Stmt) -> Stmt:
-        return self.host.parallel_nest(self, s, seq)
+    def loop_nest(self, s: For, seq: Stmt) -> Stmt:
+        return self.host.launch_nest(self, s, seq)
 
     # -- op calls ---------------------------------------------------------------------
 

@@ -110,9 +110,9 @@ class Host(Protocol):
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         """The `ub` check of region `cf`, launched as `label` (once per region)."""
 
-    def parallel_nest(self, fc: Compiler, s: For, seq: Stmt) -> Stmt:
-        """The closure running the `pl.parallel` loop `s` of orchestration (compiled as
-        the sequential loop `seq`): batched when it is a launch nest that can be."""
+    def launch_nest(self, fc: Compiler, s: For, seq: Stmt) -> Stmt:
+        """The closure running the orchestration loop `s` (compiled as the sequential
+        loop `seq`): batched when it is a launch nest that can be."""
 
 
 __all__ = ["Call", "CompiledFunction", "Compiler", "Host", "LaunchSite"]

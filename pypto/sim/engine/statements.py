@@ -52,8 +52,9 @@ class StmtCompiler(abc.ABC):
         """The closure launching the task `e` (assigning its outputs to `targets`)."""
 
     @abc.abstractmethod
-    def parallel_loop(self, s: For, seq: Stmt) -> Stmt:
-        """The closure of the orchestration `pl.parallel` loop `s` compiled as `seq`."""
+    def loop_nest(self, s: For, seq: Stmt) -> Stmt:
+        """The closure of the orchestration loop `s` compiled as `seq` (a loop nest whose
+        body is one launch may run batched)."""
 
     # -- statements -------------------------------------------------------------------
 
@@ -211,8 +212,8 @@ class StmtCompiler(abc.ABC):
                         return r
             return None
 
-        if not self.in_region and s.kind is LoopKind.PARALLEL:
-            return self.parallel_loop(s, loop)
+        if not self.in_region and s.kind is not LoopKind.SPMD:
+            return self.loop_nest(s, loop)
         return loop
 
     def s_while(self, s: While) -> Stmt:

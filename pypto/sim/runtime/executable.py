@@ -79,7 +79,7 @@ class Executable:
 
     # (the runtime's functions themselves, bound as methods: no wrapper on the hot path)
     launch = launching.launch
-    parallel_nest = launching.parallel_nest
+    launch_nest = launching.launch_nest
 
     def check_budget(self, cf: CompiledFunction, label: str, span: Span | None) -> None:
         if not self.settings.check_ub or cf.name in self.budget_ok:

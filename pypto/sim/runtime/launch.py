@@ -5,9 +5,10 @@
 * a top-level SPMD launch, when batching is on: its blocks run batched
   (`pypto.sim.batch.run.run_spmd`), falling back to
 * block by block, in one task frame;
-* a `pl.parallel` loop nest of orchestration whose body is one launch: its iterations
-  run as one batch (`launch_loop`) when they can, else the loops run sequentially and
-  each iteration launches as above.
+* a loop nest of orchestration whose body is one launch (`pl.parallel`, or sequential
+  loops whose iterations carry nothing and touch disjoint windows): its iterations run
+  as one batch (`launch_loop`) when they can, else the loops run sequentially and each
+  iteration launches as above.
 
 Every launch is one task (one `TaskRecord` in a traced run) with a frame of its own;
 the caller's frame is left as it was.
@@ -131,9 +132,10 @@ def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: l
     return results[-1] if results else ()
 
 
-def parallel_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
-    """The closure running the orchestration `pl.parallel` loop `s` (compiled as `seq`):
-    when it is a launch nest (`nest_of`), batched when this run can, else `seq`."""
+def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
+    """The closure running the orchestration loop `s` (compiled as `seq`): when it is a
+    launch nest (`nest_of`: parallel or sequential loops around one launch), batched when
+    this run can, else `seq`."""
     nest = nest_of(fc, s)
     if nest is None:
         return seq
@@ -186,4 +188,4 @@ def parallel_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     return loop
 
 
-__all__ = ["launch", "parallel_nest"]
+__all__ = ["launch", "launch_nest"]

@@ -1,0 +1,216 @@
+"""Simulate time, peak memory and batching of pypto-lib's big kernel files.
+
+    python benchmarks/big_kernels.py CHECKOUT [PATTERN ...] [--list FILE] [--cache DIR]
+                                     [--vs OTHER_TREE] [--rounds N] [--json OUT]
+
+Each file runs in a fresh process through `pypto-sim` (its own `__main__`, `-p a2a3sim`,
+the harness's trace and checks), with two changes that make the simulate stage the
+thing measured: the first run of a file saves its inputs and goldens under `--cache`
+(the harness's `save_data`), later runs replay them (`golden_data`), so torch's golden
+is computed once and every run simulates the same inputs. Per file and run it reports
+the harness's simulate seconds, the process's peak RSS before and after the simulate
+stage, `batch_stats` and `batch_refusals` (why regions ran block by block).
+
+`--vs TREE` runs every file also with another checkout of this project first on
+`PYTHONPATH` (e.g. `git archive main` unpacked in a scratch directory), alternating the
+two per round, so before / after are measured back to back under the same load; the
+table gives their ratio. The machine is noisy: quote medians and ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+_TAG = "BIGKERNEL "
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _one(path: Path, cache: Path, profile: str | None = None) -> int:
+    """Run one file in this process (the child side), print one JSON line."""
+    import pypto.cli as cli
+    import pypto.golden as golden
+    import pypto.golden.runner as runner
+
+    report: dict = {"file": str(path), "runs": []}
+    calls = [0]
+    real_simulate = runner._simulate
+
+    def simulate(*args, **kwargs):
+        before = _peak_mb()
+        t0 = time.perf_counter()
+        row: dict = {"rss_before_mb": before}
+        report["runs"].append(row)
+        prof = None
+        if profile:
+            import cProfile
+            prof = cProfile.Profile()
+        try:
+            sim = prof.runcall(real_simulate, *args, **kwargs) if prof is not None else \
+                real_simulate(*args, **kwargs)
+        except BaseException as exc:
+            row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            raise
+        finally:
+            row["simulate_s"] = time.perf_counter() - t0
+            row["peak_mb"] = _peak_mb()
+            if prof is not None:
+                prof.dump_stats(f"{profile}.{len(report['runs']) - 1}")
+        row.update(
+            batch=dict(getattr(sim, "batch_stats", None) or {}),
+            refusals=dict(getattr(sim, "batch_refusals", None) or {}),
+            tasks=len(sim.trace.tasks) if getattr(sim, "trace", None) is not None else None)
+        return sim
+
+    def cached(real):
+        def harness(*args, **kwargs):
+            calls[0] += 1
+            d = cache / f"{path.parent.name}__{path.stem}" / str(calls[0])
+            if (d / "done").is_file():
+                kwargs["golden_data"] = str(d / "data")
+            else:
+                kwargs["save_data"] = True
+                cfg = dict(kwargs.get("compile_cfg") or {})
+                cfg["output_dir"] = str(d)
+                kwargs["compile_cfg"] = cfg
+            res = real(*args, **kwargs)
+            if not (d / "done").is_file() and (d / "data").is_dir():
+                (d / "done").write_text("")
+            report["runs"] and report["runs"][-1].update(
+                passed=bool(res.passed), stages=dict(res.stages or {}))
+            return res
+        return harness
+
+    runner._simulate = simulate
+    for mod in (golden, runner):
+        mod.run = cached(runner.run)
+        mod.run_jit = cached(runner.run_jit)
+    t0 = time.perf_counter()
+    code = cli.main([str(path)])
+    report.update(exit=code, total_s=time.perf_counter() - t0, peak_mb=_peak_mb())
+    print(_TAG + json.dumps(report), flush=True)
+    return code
+
+
+def _child(path: Path, cache: Path, tree: str | None, timeout: float) -> dict:
+    env = dict(os.environ)
+    if tree:
+        env["PYTHONPATH"] = tree + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
+                                    else "")
+    cmd = [sys.executable, __file__, "--one", str(path), "--cache", str(cache)]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                           cwd=cache)
+    except subprocess.TimeoutExpired:
+        return {"file": str(path), "exit": "timeout", "wall_s": timeout, "runs": []}
+    for line in p.stdout.splitlines():
+        if line.startswith(_TAG):
+            rep = json.loads(line[len(_TAG):])
+            rep["wall_s"] = time.perf_counter() - t0
+            return rep
+    tail = (p.stdout + p.stderr).strip().splitlines()[-3:]
+    return {"file": str(path), "exit": p.returncode, "wall_s": time.perf_counter() - t0,
+            "runs": [], "error": " | ".join(tail)}
+
+
+def _sim_s(rep: dict) -> float | None:
+    runs = rep.get("runs") or []
+    return sum(r["simulate_s"] for r in runs) if runs else None
+
+
+def _fmt(x: float | None, spec: str = ".1f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("checkout", nargs="?")
+    ap.add_argument("patterns", nargs="*")
+    ap.add_argument("--list")
+    ap.add_argument("--cache", default=os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                                     "pypto_big_kernels"))
+    ap.add_argument("--vs", help="another checkout of this project to compare with")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--json")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--profile", help="with --one: cProfile the simulate stage into this "
+                                      "file (.N per run)")
+    a = ap.parse_args(argv)
+    cache = Path(a.cache).resolve()
+    cache.mkdir(parents=True, exist_ok=True)
+    if a.one:
+        return _one(Path(a.one).resolve(), cache, a.profile)
+    if not a.checkout:
+        ap.error("CHECKOUT is required")
+    root = Path(a.checkout).resolve()
+    pats = list(a.patterns)
+    if a.list:
+        pats += [ln.strip() for ln in Path(a.list).read_text().splitlines()
+                 if ln.strip() and not ln.startswith("#")]
+    files = [root / p for p in pats]
+    trees = [("this", None)] + ([("vs", str(Path(a.vs).resolve()))] if a.vs else [])
+    results: dict = {f: {k: [] for k, _ in trees} for f in map(str, files)}
+    for f in files:
+        if not any((cache / f"{f.parent.name}__{f.stem}").glob("*/done")):
+            _child(f, cache, None, a.timeout)  # fill the cache (computes the golden)
+        for _ in range(a.rounds):
+            for k, tree in reversed(trees):
+                rep = _child(f, cache, tree, a.timeout)
+                results[str(f)][k].append(rep)
+                sims = _sim_s(rep)
+                peak = max((r["peak_mb"] for r in rep["runs"]), default=None)
+                print(f"{f.relative_to(root)} [{k}] exit={rep.get('exit')} simulate="
+                      f"{_fmt(sims)} s peak={_fmt(peak, '.0f')} MB "
+                      f"{rep.get('error', '')}", flush=True)
+    print()
+    head = "| file | simulate s | peak MB | batched / fallback | refusals |"
+    if a.vs:
+        head = ("| file | simulate s (vs) | simulate s | ratio | peak MB (vs) | peak MB | "
+                "refusals (vs) | refusals |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    tot = {k: 0.0 for k, _ in trees}
+    for f in map(str, files):
+        cells = {}
+        for k, _ in trees:
+            reps = results[f][k]
+            sims = [s for s in map(_sim_s, reps) if s is not None]
+            med = statistics.median(sims) if sims else None
+            tot[k] += med or 0.0
+            runs = [r for rep in reps for r in rep["runs"]]
+            peak = max((r["peak_mb"] for r in runs), default=None)
+            refs = len({n for r in runs for n in r.get("refusals", {})})
+            bat = sum(r.get("batch", {}).get("batched", 0) for r in runs[:1])
+            fb = sum(r.get("batch", {}).get("fallback", 0) for r in runs[:1])
+            cells[k] = (med, peak, refs, f"{bat} / {fb}")
+        name = str(Path(f).relative_to(root))
+        if a.vs:
+            v, t = cells["vs"], cells["this"]
+            ratio = t[0] / v[0] if t[0] and v[0] else None
+            print(f"| `{name}` | {_fmt(v[0])} | {_fmt(t[0])} | {_fmt(ratio, '.2f')} | "
+                  f"{_fmt(v[1], '.0f')} | {_fmt(t[1], '.0f')} | {v[2]} | {t[2]} |")
+        else:
+            t = cells["this"]
+            print(f"| `{name}` | {_fmt(t[0])} | {_fmt(t[1], '.0f')} | {t[3]} | {t[2]} |")
+    print("total simulate s: " + ", ".join(f"{k} {v:.1f}" for k, v in tot.items()))
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Kernels for the batching cases (module level: the frontend reads their source).
+
+`tests/sim/test_speed_equivalence.py` runs every one of them batched and block by block
+and compares outputs bit for bit and traces field for field; `test_batch_cases.py`
+checks which of them batch and why the others do not.
+"""
+import pypto.language as pl
+
+M, N, TM, TN = 256, 512, 64, 128
+
+# --- sequential loops around a launch ---------------------------------------------------
+
+
+@pl.jit
+def range_inner(x: pl.Tensor[[M, N], pl.FP32], y: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+    """The inner loop sequential, as pypto-lib writes them: independent tiles."""
+    for i in pl.parallel(0, M, TM):
+        for j in pl.range(0, N, TN):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="add"):
+                y[i:i + TM, j:j + TN] = pl.add(x[i:i + TM, j:j + TN], 1.0)
+    return y
+
+
+@pl.jit
+def range_only(x: pl.Tensor[[M, N], pl.FP32], y: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+    for i in pl.range(0, M, TM):
+        for j in pl.range(0, N, TN):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale"):
+                y[i:i + TM, j:j + TN] = pl.mul(x[i:i + TM, j:j + TN], 2.0)
+    return y
+
+
+@pl.jit
+def pipeline_rows(x: pl.Tensor[[M, N], pl.FP32], y: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+    for i in pl.pipeline(0, M, TM, stage=2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="exp_rows"):
+            y[i:i + TM, :] = pl.exp(x[i:i + TM, :])
+    return y
+
+
+@pl.jit
+def range_chain(y: pl.InOut[pl.Tensor[[8, 64], pl.FP32]]):
+    """Each iteration reads the row the previous one wrote: NOT independent."""
+    for i in pl.range(0, 7, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="chain"):
+            y[i + 1:i + 2, :] = pl.add(y[i:i + 1, :], 1.0)
+    return y
+
+
+@pl.jit
+def range_overlap(x: pl.Tensor[[64, 64], pl.FP32], y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
+    """Windows 16 rows apart, 32 rows tall: later iterations overwrite earlier ones."""
+    for i in pl.range(0, 48, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="overlap"):
+            y[i:i + 32, :] = pl.mul(x[i:i + 32, :], 2.0)
+    return y
+
+
+@pl.jit
+def range_same_window(x: pl.Tensor[[4, 32, 64], pl.FP32],
+                      y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    """Every iteration writes the same window: the last one wins."""
+    for b in pl.range(0, 4, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="last_wins"):
+            y[:, :] = pl.reshape(x[b:b + 1, :, :], [32, 64])
+    return y
+
+
+# --- views and reshapes ---------------------------------------------------------------------
+
+
+@pl.jit
+def reshape_rows(x: pl.Tensor[[M, 64], pl.FP32], y: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
+    """Row statistics reshaped between [1, n] and [n, 1], as pypto-lib kernels do."""
+    for i in pl.parallel(0, M, 32):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            t = x[i:i + 32, :]
+            s = pl.reshape(pl.row_sum(t), [1, 32])
+            s2 = pl.reshape(pl.mul(s, 0.5), [32, 1])
+            y[i:i + 32, :] = pl.row_expand_add(t, s2)
+    return y
+
+
+@pl.jit
+def rmw_through_reshape(x: pl.Tensor[[4, 16], pl.FP32],
+                        acc: pl.InOut[pl.Tensor[[2, 32], pl.FP32]],
+                        y: pl.Out[pl.Tensor[[4, 16], pl.FP32]]):
+    """Every iteration adds 1 to `acc` through a reshaped view: 4 adds, not one."""
+    for i in pl.parallel(0, 4, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rmw"):
+            v = pl.reshape(acc, [4, 16])
+            v[0:1, :] = pl.add(v[0:1, :], 1.0)
+            y[i:i + 1, :] = x[i:i + 1, :]
+    return acc, y
+
+
+# --- footprints spread by the region's own loops -----------------------------------------------
+
+HC, NB, C = 3, 4, 32
+
+
+@pl.jit
+def lattice_writes(x: pl.Tensor[[64, C], pl.FP32],
+                   y: pl.Out[pl.Tensor[[64, HC * NB * C], pl.FP32]]):
+    """Block (t0, nb) writes columns hc * NB * C + nb * C for hc in range(HC): the blocks'
+    footprints interleave but never meet (mtp_projection's linear region)."""
+    for t0 in pl.parallel(0, 64, 16):
+        for nb in pl.parallel(0, NB, 1):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="lattice"):
+                n0 = nb * C
+                t = x[t0:t0 + 16, :]
+                for hc in pl.range(HC):
+                    c0 = hc * (NB * C) + n0
+                    y[t0:t0 + 16, c0:c0 + C] = pl.mul(t, 2.0)
+    return y
+
+
+@pl.jit
+def lattice_collides(x: pl.Tensor[[64, C], pl.FP32],
+                     y: pl.InOut[pl.Tensor[[64, 8 * C], pl.FP32]]):
+    """Block nb writes columns (hc + nb) * C: blocks nb and nb + 1 meet."""
+    for nb in pl.parallel(0, NB, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="collide"):
+            t = x[0:16, :]
+            for hc in pl.range(HC):
+                c0 = (hc + nb) * C
+                y[0:16, c0:c0 + C] = pl.add(y[0:16, c0:c0 + C], t)
+    return y

@@ -1,0 +1,100 @@
+"""Which launches run batched, and why the others do not (`batch_refusals`).
+
+The equivalence of batched and block-by-block runs is `test_speed_equivalence.py`'s;
+these tests pin down the decisions: a batch that could be wrong must be refused (with a
+reason), and the shapes issue 17 asks for must batch.
+"""
+from __future__ import annotations
+
+import batch_kernels as K
+import numpy as np
+import pytest
+
+from pypto.sim import SimConfig
+
+
+def _args(kernel, seed=0):
+    params = kernel.compile().program.entry_function.params
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(p.var.type.static_shape()).astype(p.var.type.dtype.np)
+            for p in params]
+
+
+def _run(kernel, batch=True, trace=False):
+    args = _args(kernel)
+    r = kernel(*args, config=SimConfig(batch=batch, trace=trace))
+    return r, args
+
+
+@pytest.mark.parametrize("kernel", [K.range_inner, K.range_only, K.pipeline_rows])
+def test_sequential_launch_loops_batch(kernel):
+    r, args = _run(kernel)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    assert r.batch_refusals == {}
+    _, ref = _run(kernel, batch=False)
+    for a, b in zip(args, ref):
+        assert np.array_equal(a, b)
+
+
+def test_batched_sequential_loop_traces_one_task_per_iteration():
+    r, _ = _run(K.range_inner, trace=True)
+    tasks = r.trace.tasks
+    assert len(tasks) == (K.M // K.TM) * (K.N // K.TN)
+    # numbered and ordered as the loops run them: j (the sequential loop) innermost
+    first = tasks[0].accesses, tasks[1].accesses
+    assert [a.lo for a in first[0] if a.mode == "W"] == [(0, 0)]
+    assert [a.lo for a in first[1] if a.mode == "W"] == [(0, K.TN)]
+
+
+def test_a_loop_reading_the_previous_iterations_write_is_refused():
+    r, y = _run(K.range_chain)
+    assert r.batch_stats["batched"] == 0
+    assert "may overlap" in r.batch_refusals["range_chain_chain"]
+    expect = _args(K.range_chain)[0]
+    for i in range(7):
+        expect[i + 1] = expect[i] + np.float32(1.0)
+    assert np.array_equal(y[0], expect)
+
+
+def test_overlapping_windows_of_a_sequential_loop_are_refused():
+    r, (x, y) = _run(K.range_overlap)
+    assert r.batch_stats["batched"] == 0
+    assert "'y' may overlap" in r.batch_refusals["range_overlap_overlap"]
+    # the later iteration wins where windows overlap, as in program order
+    assert np.array_equal(y[16:48], x[16:48] * np.float32(2.0))
+
+
+def test_the_last_write_of_the_same_window_wins():
+    r, (x, y) = _run(K.range_same_window)
+    assert r.batch_stats["batched"] == 0
+    assert np.array_equal(y, x[3])
+
+
+def test_reshapes_of_batched_values_batch():
+    r, (x, y) = _run(K.reshape_rows)
+    assert r.batch_stats["batched"] == 1
+    _, ref = _run(K.reshape_rows, batch=False)
+    assert np.array_equal(y, ref[1])
+
+
+def test_writes_through_a_reshaped_parameter_are_refused():
+    r, (x, acc, y) = _run(K.rmw_through_reshape)
+    assert r.batch_stats["batched"] == 0
+    assert "writes 'acc' through a view" in r.batch_refusals["rmw_through_reshape_rmw"]
+    start = _args(K.rmw_through_reshape)[1]
+    assert np.array_equal(acc.reshape(4, 16)[0], start.reshape(4, 16)[0] + np.float32(4.0))
+
+
+def test_footprints_spread_by_region_loops_are_proven_disjoint():
+    r, (x, y) = _run(K.lattice_writes)
+    assert r.batch_stats["batched"] == 1, r.batch_refusals
+    _, ref = _run(K.lattice_writes, batch=False)
+    assert np.array_equal(y, ref[1])
+
+
+def test_footprints_that_meet_through_region_loops_are_refused():
+    r, (x, y) = _run(K.lattice_collides)
+    assert r.batch_stats["batched"] == 0
+    assert "may overlap" in r.batch_refusals["lattice_collides_collide"]
+    _, ref = _run(K.lattice_collides, batch=False)
+    assert np.array_equal(y, ref[1])
