@@ -54,7 +54,7 @@ class Collectives:
 
     # -- the credit barrier ----------------------------------------------------------
 
-    def _cell(self, signal: np.ndarray, of: int, lane: int = 0) -> list[int]:
+    def _credit_cell(self, signal: np.ndarray, of: int, lane: int = 0) -> list[int]:
         return [of] if signal.ndim == 1 else [of, lane]
 
     def _peers(self) -> list[int]:
@@ -62,13 +62,14 @@ class Collectives:
 
     def _barrier(self, ctx: Any, signal: np.ndarray, g: int, lane: int = 0) -> None:
         for peer in self._peers():
-            self.notify(ctx, signal, peer, self._cell(signal, self.rank, lane), 1, _ADD)
+            self.notify(ctx, signal, peer, self._credit_cell(signal, self.rank, lane), 1, _ADD)
         for src in self._peers():
-            self.wait(ctx, signal, self._cell(signal, src, lane), g, _GE)
+            self.wait(ctx, signal, self._credit_cell(signal, src, lane), g, _GE)
 
     def _epilogue(self, ctx: Any, signal: np.ndarray, credits: int, lane: int = 0) -> None:
         for src in self._peers():
-            self.notify(ctx, signal, self.rank, self._cell(signal, src, lane), -credits, _ADD)
+            cell = self._credit_cell(signal, src, lane)
+            self.notify(ctx, signal, self.rank, cell, -credits, _ADD)
 
     # -- the collectives ---------------------------------------------------------------
 

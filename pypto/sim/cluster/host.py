@@ -4,6 +4,7 @@ collectives (each a builtin queued on every rank)."""
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,8 +87,7 @@ class HostComm:
 
     def _builtin(self, ctx: Any, run: Any) -> None:
         for r in range(self.world.size):
-            self.world.queues[r].append(Dispatch(None, [], ctx.span,
-                                                 lambda comm, fr, r=r: run(comm, fr, r)))
+            self.world.queues[r].append(Dispatch(None, [], ctx.span, partial(_on_rank, run, r)))
 
     def _arr(self, view: Any, r: int) -> np.ndarray:
         return self.world.windows.array(view, r) if isinstance(view, WindowView) else view
@@ -159,3 +159,8 @@ def _at(fr: Any, ctx: Any) -> Any:
 
 
 __all__ = ["HostComm"]
+
+
+def _on_rank(run: Any, rank: int, comm: Any, fr: Any) -> Any:
+    """A host collective's step on one rank (bound per rank with functools.partial)."""
+    return run(comm, fr, rank)
