@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from pypto.ir.nodes import For
+from pypto.ir.nodes import For, LoopKind
 from pypto.ir.span import Span
 from pypto.ir.types import ShapedType
 from pypto.sim.batch.nest import nest_of
@@ -141,6 +141,7 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         return seq
     exe.nest_fors.add(id(s))
     site = nest.site
+    parallel = _all_parallel(s, len(nest.loop_vars))
     region: list[CompiledFunction] = []  # the launched region, compiled on first use
 
     def sequential(env: Env) -> str | None:
@@ -162,9 +163,7 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             # or not (at one task per iteration, it would fail only after hours)
             more = shape.pre_work + math.prod(shape.bs)
             if fr.run.work + more > fr.run.settings.max_work:
-                raise fr.over_work(s.span, "a pl.parallel launch nest of " +
-                                   " x ".join(f"{n:,}" for n in shape.bs) +
-                                   f" = {math.prod(shape.bs):,} tasks", more)
+                raise fr.over_work(s.span, _nest_words(parallel, shape.bs), more)
         if shape is None or not exe.settings.batch:
             return sequential(env)
         got = nest.arguments(env, shape)
@@ -186,6 +185,27 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         return None
 
     return loop
+
+
+def _all_parallel(s: For, depth: int) -> bool:
+    """Whether the `depth` loops of the nest rooted at `s` are all pl.parallel."""
+    cur: Any = s
+    for _ in range(depth):
+        if not isinstance(cur, For) or cur.kind is not LoopKind.PARALLEL:
+            return False
+        cur = next((b for b in cur.body if isinstance(b, For)), None)
+    return True
+
+
+def _nest_words(parallel: bool, bs: tuple[int, ...]) -> str:
+    """The nest as the over-work error names it: its loops' kind and its size."""
+    total = math.prod(bs)
+    if len(bs) == 1:
+        return (f"a pl.parallel launch of {total:,} tasks" if parallel
+                else f"a loop of {total:,} iterations")
+    dims = " x ".join(f"{n:,}" for n in bs)
+    return (f"a pl.parallel launch nest of {dims} = {total:,} tasks" if parallel
+            else f"a loop nest of {dims} = {total:,} iterations")
 
 
 __all__ = ["launch", "launch_nest"]
