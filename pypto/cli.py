@@ -79,7 +79,7 @@ def _kernels(namespace: dict) -> dict:
 
 def _compiled_any(kernels: dict) -> bool:
     # a kernel that ran was compiled first; its specialisations are cached on it
-    return any(getattr(k, "_cache", None) or getattr(k, "_compiled", None)
+    return any(getattr(k, "_cache", None)
                for k in kernels.values())
 
 

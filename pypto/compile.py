@@ -89,9 +89,9 @@ def _bare_params_uncached(fn: Any) -> bool:
 def compile_jit(jitfn: Any, args: tuple, kwargs: dict, platform: str | None = None
                 ) -> CompiledProgram:
     platform = platform or DEFAULT_PLATFORM
-    bare = jitfn.__dict__.get("_bare")  # sim speed: cheaper than the weak map
+    bare = jitfn.bare_params
     if bare is None:
-        bare = jitfn.__dict__["_bare"] = _bare_params(jitfn.fn)
+        bare = jitfn.bare_params = _bare_params(jitfn.fn)
     key = (platform, _arg_key(args) if bare else ())
     cached = jitfn._cache.get(key)
     if cached is not None:
@@ -115,7 +115,7 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
     # like compile_jit: an entry with bare pl.Tensor parameters is specialised per shape
     # and dtype of its arguments
     key = (platform, _arg_key(args) if _bare_params(fdef.fn) else ())
-    cached = getattr(progdef, "_compiled", {}).get(key)
+    cached = progdef._cache.get(key)
     if cached is not None:
         return cached
     builder = ProgramBuilder(platform)
@@ -124,7 +124,7 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
                            self_object=progdef)
     program = Program(progdef.__name__, tuple(builder.functions.values()), entry)
     compiled = _finish(program, builder, platform, progdef)
-    progdef.__dict__.setdefault("_compiled", {})[key] = compiled
+    progdef._cache[key] = compiled
     return compiled
 
 

@@ -8,6 +8,14 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 
 
+class AtomicType(IntEnum):
+    """How a store meets what is there: overwrite (`None_`) or add (`Add`); an op's
+    `atomic=` argument carries its integer value."""
+
+    None_ = 0
+    Add = 1
+
+
 class SplitMode(IntEnum):
     NONE = 0
     UP_DOWN = 1

@@ -52,6 +52,7 @@ from pypto.ir.nodes import (
     Yield,
     literal,
 )
+from pypto.ir.options import CrossCoreSlot, Split
 from pypto.ir.transform import walk
 from pypto.ir.types import (
     ArrayType,
@@ -119,10 +120,10 @@ def value_str(v: Any) -> str:
         return "(" + ", ".join(value_str(i) for i in v) + ("," if len(v) == 1 else "") + ")"
     if isinstance(v, list):
         return "[" + ", ".join(value_str(i) for i in v) + "]"
-    if type(v).__name__ == "Split":  # pl.split(...) / pl.cross_core_slot(...) objects
+    if isinstance(v, Split):  # pl.split(...) objects
         slot = f", slot_num={v.slot_num}" if v.slot_num is not None else ""
         return f"pl.split({value_str(v.mode)}{slot})"
-    if type(v).__name__ == "CrossCoreSlot":
+    if isinstance(v, CrossCoreSlot):
         return f"pl.cross_core_slot(slot_num={v.slot_num})"
     return repr(v)
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 
 from pypto.ir.nodes import FunctionKind
-from pypto.ir.options import CrossCoreSlot, Optimization, PadValue, Split, SplitMode  # noqa: F401
+from pypto.ir.options import (  # noqa: F401
+    AtomicType,
+    CrossCoreSlot,
+    Optimization,
+    PadValue,
+    Split,
+    SplitMode,
+)
 from pypto.ir.types import MemorySpace
 
 Mem = MemorySpace
@@ -46,11 +53,6 @@ class FunctionType(Enum):
 class Role(Enum):
     Orchestrator = "Orchestrator"
     SubWorker = "SubWorker"
-
-
-class AtomicType(IntEnum):
-    None_ = 0
-    Add = 1
 
 
 class TensorLayout(Enum):

@@ -79,7 +79,7 @@ class JITFunction(KernelFunction):
         if spec is not None:
             raise not_simulatable(self.fn, spec, "run")
         sim = _simulator()
-        if not kwargs and self.__dict__.get("_bare") is False and \
+        if not kwargs and self.bare_params is False and \
                 (config is None or (type(config) is sim.SimConfig and config.platform is None)):
             # sim speed: a kernel without bare-Tensor parameters has one specialisation
             # per platform; once compiled, go straight to the simulator
@@ -269,6 +269,7 @@ class ProgramDef:
         self.options = options
         self.__name__ = cls.__name__
         self.functions = {n: v for n, v in vars(cls).items() if isinstance(v, FunctionDef)}
+        self._cache: dict = {}  # compiled programs by (platform, argument key)
         if not self.functions:
             raise TypeError(f"@pl.program class {cls.__name__} has no @pl.function methods")
         for f in self.functions.values():  # the methods also see the program's frame

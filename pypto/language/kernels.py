@@ -33,7 +33,10 @@ class KernelFunction:
         self.__doc__ = fn.__doc__
         self.__module__ = getattr(fn, "__module__", "")
         self.__wrapped__ = fn
-        self._cache: dict = {}
+        self._cache: dict = {}  # compiled programs by (platform, argument key)
+        # whether its parameters include bare pl.Tensor ones (then it is specialised per
+        # argument shape and dtype); None until its first compile looks
+        self.bare_params: bool | None = None
 
     def __repr__(self) -> str:
         return f"<pl.{KIND_NAMES.get(self.kind, 'jit')} {self.__qualname__}>"

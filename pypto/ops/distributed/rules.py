@@ -6,6 +6,7 @@ from typing import Any
 
 from pypto.ir.distributed import CommCtxType, DistributedTensorType, WindowBufferType
 from pypto.ir.nodes import Attr, Const, Expr
+from pypto.ir.options import AtomicType
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType
 from pypto.ops.registry import OpError
 from pypto.ops.rules import _describe, dims_arg, dims_equal, py_value, type_of
@@ -77,8 +78,7 @@ def enum_arg(x: Any, enum: type[IntEnum], arg: str) -> IntEnum:
 def atomic_arg(x: Any) -> int:
     """`atomic=pld.AtomicType.None_ | Add` as its integer payload (0 / 1)."""
     v = py_value(x)
-    name = getattr(v, "name", None)
-    if name in ("None_", "Add") and type(v).__name__ == "AtomicType":
+    if isinstance(v, AtomicType):
         return int(v)
     if isinstance(v, int) and not isinstance(v, bool) and v in (0, 1):
         return v
