@@ -28,6 +28,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.types import ScalarType
+from pypto.ops.facts import Role
 from pypto.ops.numeric import is_float_np
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dtype_arg, like, py_value, shaped, type_of
@@ -254,5 +255,5 @@ def _cast_impl(x, target_type, mode="round"):
     return cast_array(x, target_type, m)
 
 
-defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True,
+defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True, role=Role.CONVERT,
       names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"))(_cast)

@@ -75,6 +75,9 @@ class Matmul:
     lhs: str = "lhs"
     rhs: str = "rhs"
     acc: str | None = None  # the accumulator: the result is this buffer, updated
+    # the real compiler's AutoTileMatmulL0 cuts it into L0-sized tiles when its operands
+    # are Mat-resident (tile.matmul / matmul_acc / matmul_bias and their batched forms)
+    l0_tiled: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Role(Enum):
     ARRAY_SET = "array_set"  # a scalar array with one element replaced
     LANE_SHARD = "lane_shard"  # this vector lane's part of an operand (pl.aiv_shard)
     COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
+    CONVERT = "convert"  # an element-type conversion (pl.cast; the cube's drain can do one)
 
 
 __all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]

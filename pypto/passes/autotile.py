@@ -28,13 +28,18 @@ from typing import Any
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ShapedType
 from pypto.ops.cast import mode_name
+from pypto.ops.facts import Role
 from pypto.ops.registry import Unit, get
 from pypto.passes.dataflow import Dataflow, Storage
 
-_MATMUL_FAMILY = ("matmul", "matmul_acc", "matmul_bias", "batch_matmul", "batch_matmul_acc")
-_ALLOCS = ("create_tensor", "create_tile")
+_ALLOCS = (Role.ALLOC_TENSOR, Role.ALLOC_TILE)
 _MANUAL_L0 = (MemorySpace.Left, MemorySpace.Right)
 FRACTAL = 16
+
+
+def _l0_tiled(op: Any) -> bool:
+    m = get(op.op).matmul
+    return m is not None and m.l0_tiled
 
 
 def _is_cube_operand(op: Any, param: str) -> bool:
@@ -48,7 +53,7 @@ def folded_casts(flow: Dataflow) -> frozenset[str]:
     consumers = flow.consumers()
     out = set()
     for op in flow.ops:
-        if op.op != "cast":
+        if get(op.op).role is not Role.CONVERT:
             continue
         src = op.operand("x")
         producer = flow.producer.get(src or "")
@@ -99,12 +104,12 @@ def tiled_accumulators(flow: Dataflow, storage: Storage, capacity: int,
     out: dict[str, int] = {}
     for root, vs in members.items():
         producers = [flow.producer[v] for v in vs if v in flow.producer]
-        if not any(p.op in _MATMUL_FAMILY for p in producers):
+        if not any(_l0_tiled(p) for p in producers):
             continue
-        if not all(p.op in _MATMUL_FAMILY or p.op in _ALLOCS
+        if not all(_l0_tiled(p) or get(p.op).role in _ALLOCS
                    or get(p.op).unit is Unit.META for p in producers):
             continue
-        if any(_manual_l0(flow, p) for p in producers if p.op in _MATMUL_FAMILY):
+        if any(_manual_l0(flow, p) for p in producers if _l0_tiled(p)):
             continue
         if not all(_placeable(flow, storage, root, use, p, folded)
                    for v in vs for use, p in consumers.get(v, ())):
@@ -165,7 +170,7 @@ def _placeable(flow: Dataflow, storage: Storage, root: str, use: Any, param: str
                folded: frozenset[str]) -> bool:
     """A use of the accumulator that the pass can serve one sub-tile at a time."""
     d = get(use.op)
-    if use.op in _MATMUL_FAMILY and d.matmul is not None and param == d.matmul.acc:
+    if _l0_tiled(use) and d.matmul is not None and param == d.matmul.acc:
         return True  # the split-K chain accumulating into it
     if use.result in folded:
         return True
