@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pypto.passes import l0_tile as l0_tile_chooser  # ChooseL0Tile, as the real name
+from pypto.pypto_core import l0_tile_chooser  # ChooseL0Tile, under its real name
 
 
 class MemoryPlanner(Enum):

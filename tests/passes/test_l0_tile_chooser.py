@@ -1,10 +1,11 @@
-"""ChooseL0Tile (pypto/passes/l0_tile.py): the tiles the real compiler's chooser is pinned
-to by its own runtime tests (a2a3: 64 KiB L0A/L0B, 128 KiB L0C), and the legality rules."""
+"""ChooseL0Tile (pypto/pypto_core/l0_tile_chooser.py): the tiles the real compiler's
+chooser is pinned to by its own runtime tests (a2a3: 64 KiB L0A/L0B, 128 KiB L0C), and
+the legality rules."""
 from __future__ import annotations
 
 import pytest
 
-from pypto.passes.l0_tile import L0TileConfig, Stationarity, choose_l0_tile
+from pypto.pypto_core.l0_tile_chooser import L0TileConfig, Stationarity, choose_l0_tile
 from pypto.pypto_core.passes import l0_tile_chooser
 
 OS, AS, BS = Stationarity.OutputStationary, Stationarity.AStationary, Stationarity.BStationary

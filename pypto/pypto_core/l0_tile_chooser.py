@@ -27,8 +27,9 @@ strictly lower wall, and only when the baseline tiles at all. A- / B-stationary 
 dbC need a full-K tile; dbC also two full tiles on the moving inner loop. Ties break by
 padded volume, K blocks, load cycles, larger area, larger k.
 
-The simulator needs no tiling to compute a product; the chooser decides what the budget
-estimate keeps live in L0C, and answers `pypto.pypto_core.passes.l0_tile_chooser`.
+The simulator needs no tiling to compute a product; this is the real compiler's choice,
+under its real name (`pypto.pypto_core.passes.l0_tile_chooser`), for users and tests that
+ask which schedule a shape gets. A pure hardware cost model: it imports nothing.
 """
 from __future__ import annotations
 
