@@ -27,7 +27,7 @@ from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
-from pypto.ir.types import ArrayType, ScalarType
+from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType
 from pypto.language import dsl
 from pypto.language.enums import CrossCoreSlot, Level, ScopeMode, Split, SplitMode
 
@@ -45,8 +45,36 @@ def _kwargs(p: Any, call: ast.Call, allowed: set[str], what: str) -> dict:
             raise p.error(PyptoSyntaxError, f"{what}() got an unexpected keyword argument "
                           f"'{kw.arg}'", kw,
                           hint=f"{what} takes {', '.join(f'{a}=' for a in sorted(allowed))}")
-        out[kw.arg] = (p.visit_expr(kw.value), kw.value)
+        # lists of names the scope checks entry by entry before they are looked up
+        out[kw.arg] = (None if kw.arg in _NAME_LISTS else p.visit_expr(kw.value), kw.value)
     return out
+
+
+_NAME_LISTS = {"no_dep_args", "dumps"}
+
+
+def _name_list(p: Any, key: str, node: ast.expr) -> list:
+    """`key=[t1, t2]` of a pl.at: a list literal of bare names of tensors in scope, each
+    once; the tensors, in order."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise p.error(PyptoTypeError, f"{key}= must be a list literal of tensor names", node,
+                      hint=f"write {key}=[t1, t2]")
+    seen: set[str] = set()
+    values = []
+    for e in node.elts:
+        if not isinstance(e, ast.Name):
+            raise p.error(PyptoTypeError, f"{key}= entries must be bare tensor names, got "
+                          f"'{ast.unparse(e)}'", e)
+        if e.id not in p.env:  # every tensor of a kernel is one of its values
+            raise p.error(PyptoTypeError, f"{key}= names an unknown name '{e.id}'", e)
+        if e.id in seen:
+            raise p.error(PyptoTypeError, f"{key}= lists '{e.id}' more than once", e)
+        seen.add(e.id)
+        v = p.visit_expr(e)
+        if not (is_ir(v) and isinstance(v.type, (TensorType, TileType))):
+            raise p.error(PyptoTypeError, f"{key}= entry '{e.id}' is not a tensor", e)
+        values.append(v)
+    return values
 
 
 def _optimizations(p: Any, value: Any, node: ast.AST) -> tuple:
@@ -193,8 +221,10 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
             raise p.error(PyptoSyntaxError, "allow_early_resolve= must be True or False", vnode)
         attrs.append(("allow_early_resolve", v))
     if "no_dep_args" in kw:
-        v, vnode = kw["no_dep_args"]
-        attrs.append(("no_dep_args", tuple(a.name for a in v if is_ir(a))))
+        v = _name_list(p, "no_dep_args", kw["no_dep_args"][1])
+        attrs.append(("no_dep_args", tuple(a.name for a in v)))
+    if "dumps" in kw:  # tensors the runtime dumps for debugging: no effect on values
+        _name_list(p, "dumps", kw["dumps"][1])
     p.materialize(assigned_names(node.body), node)
     task = _task_var(p, target)
     body = _region_body(p, node, "at", node.body)
