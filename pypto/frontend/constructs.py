@@ -133,9 +133,11 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     for kw in call.keywords:
         if kw.arg not in allowed:
             hint = "it takes " + ", ".join(f"{k}=" for k in sorted(allowed))
-            if kw.arg in ("core_num", "sync_start"):
+            cls = PyptoSyntaxError
+            if kw.arg in ("core_num", "sync_start"):  # a launch option of the other form
                 hint = "a multi-block launch is pl.spmd_submit(kernel, ..., core_num=N)"
-            raise p.error(PyptoTypeError, f"{construct.name}() got an unexpected keyword "
+                cls = PyptoTypeError
+            raise p.error(cls, f"{construct.name}() got an unexpected keyword "
                           f"argument {kw.arg!r}" if kw.arg else
                           f"{construct.name}() takes no **kwargs", kw.value if kw.arg is None
                           else kw, hint=hint)
@@ -162,7 +164,11 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     if "deps" in kw_nodes:
         attrs.append(("deps", deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
     if "allow_early_resolve" in kw_nodes:
-        attrs.append(("allow_early_resolve", bool(p.visit_expr(kw_nodes["allow_early_resolve"]))))
+        flag = p.visit_expr(kw_nodes["allow_early_resolve"])
+        if not isinstance(flag, bool):
+            raise p.error(PyptoSyntaxError, f"{construct.name}'s allow_early_resolve must be a "
+                          "boolean literal (True or False)", kw_nodes["allow_early_resolve"])
+        attrs.append(("allow_early_resolve", flag))
     args = [p.visit_expr(a) for a in call.args[1:]]
     if "dumps" in kw_nodes:  # tensors the runtime dumps for debugging: no effect on values
         _check_dumps(p, construct, args, kw_nodes["dumps"])

@@ -3,6 +3,7 @@ and the loop forms that open a region (`for i in pl.spmd(n)`, `pl.split_aiv`).""
 from __future__ import annotations
 
 import ast
+import keyword
 from typing import Any
 
 from pypto.errors import (
@@ -208,8 +209,8 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
     _region_guard(p, call, "pl.at")
     attrs: list[tuple[str, Any]] = [("level", "CORE_GROUP")]
     name_hint = kw.get("name_hint", ("", None))[0]
-    if not isinstance(name_hint, str):
-        raise p.error(PyptoSyntaxError, "name_hint= must be a string", kw["name_hint"][1])
+    if "name_hint" in kw:
+        _check_name_hint(p, name_hint, kw["name_hint"][1])
     attrs.append(("name_hint", name_hint))
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
@@ -239,6 +240,9 @@ def _level_str(level: Any) -> str:
 
 def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
     kw = _kwargs(p, call, _SPMD_KW, "pl.spmd")
+    if len(call.args) > 1:
+        raise p.error(PyptoSyntaxError, "pl.spmd takes at most one positional argument (the "
+                      "block count)", call.args[1], hint="write pl.spmd(n, name_hint=...)")
     args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     if args and "core_num" in kw:
         raise p.error(PyptoSyntaxError, "pl.spmd got core_num twice", call)
@@ -262,13 +266,32 @@ def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
         _check_spmd_factor(p, cnode)
     attrs = [("core_num", p.to_ir(core_num, cnode))]
     name_hint = kw.get("name_hint", ("", None))[0]
+    if "name_hint" in kw:
+        _check_name_hint(p, name_hint, kw["name_hint"][1])
     attrs.append(("name_hint", name_hint if isinstance(name_hint, str) else ""))
     for key in ("sync_start", "allow_early_resolve"):
         if key in kw:
-            attrs.append((key, bool(kw[key][0])))
+            flag, fnode = kw[key]
+            if not isinstance(flag, bool):
+                raise p.error(PyptoSyntaxError, f"pl.spmd's {key} must be a boolean literal "
+                              f"(True or False), got {ast.unparse(fnode)}", fnode)
+            attrs.append((key, flag))
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
     return kw, attrs
+
+
+def _check_name_hint(p: Any, name: Any, node: ast.AST) -> None:
+    """A scope's name_hint names the outlined function: a Python identifier."""
+    if not isinstance(name, str):
+        raise p.error(PyptoSyntaxError, "name_hint= must be a string", node)
+    # a literal the user typed must be an identifier; a computed one (an f-string over
+    # run-time values) is made one when the region is outlined
+    if isinstance(node, ast.Constant) and name and (not name.isidentifier()
+                                                    or keyword.iskeyword(name)):
+        raise p.error(PyptoSyntaxError, f"name_hint {name!r} must be a valid non-keyword "
+                      "identifier (it names the outlined function)", node,
+                      hint="use letters, digits and underscores, not starting with a digit")
 
 
 def _check_spmd_factor(p: Any, cnode: ast.AST) -> None:
