@@ -8,7 +8,7 @@ import inspect
 import sys
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, PyptoTypeError, ScopeError
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, ScopeError, UserError
 from pypto.frontend.dispatch import assign_construct, call_construct
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
@@ -133,7 +133,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     for kw in call.keywords:
         if kw.arg not in allowed:
             hint = "it takes " + ", ".join(f"{k}=" for k in sorted(allowed))
-            cls = PyptoSyntaxError
+            cls: type[UserError] = PyptoSyntaxError
             if kw.arg in ("core_num", "sync_start"):  # a launch option of the other form
                 hint = "a multi-block launch is pl.spmd_submit(kernel, ..., core_num=N)"
                 cls = PyptoTypeError
