@@ -332,7 +332,11 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.split_aiv target must be a name", node.target)
     var = Var(node.target.id, INDEX, span=p.span(node.target))
-    body = _region_body(p, node, "split_aiv", node.body, {var.name: var})
+    p.split_modes.append(kw["mode"])
+    try:
+        body = _region_body(p, node, "split_aiv", node.body, {var.name: var})
+    finally:
+        p.split_modes.pop()
     p.emit(Scope(ScopeKind.SPLIT_AIV, (For(var, const(0), const(2), const(1), LoopKind.RANGE,
                                            tuple(body), span=p.span(node)),),
                  (("mode", kw["mode"]),), None, p.span(node)))

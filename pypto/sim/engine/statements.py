@@ -308,6 +308,11 @@ class StmtCompiler(abc.ABC):
             return self.body(s.body)
         body = self.body(loop.body)
         var = loop.var.name
+        # what the lanes write and the code after the region reads: SSA carries it through
+        # the lane loop (the lanes run one after the other)
+        iters = [v.name for v in loop.iter_args]
+        inits = [self.expr(i) for i in loop.inits]
+        results = [v.name for v in loop.results]
         mode: Any = dict(s.attrs).get("mode")
         if isinstance(mode, (Attr, Const)):
             mode = mode.value
@@ -315,17 +320,25 @@ class StmtCompiler(abc.ABC):
 
         def lanes(env: Env) -> str | None:
             fr = env[FRAME]
-            saved, saved_mode = fr.subblock_idx, fr.split_mode
-            fr.split_mode = mode_name
+            saved, saved_mode, saved_slots = fr.subblock_idx, fr.split_mode, fr.lane_slots
+            fr.split_mode, fr.lane_slots = mode_name, {}
+            carried = [f(env) for f in inits]
             try:
                 for lane in (0, 1):
                     fr.subblock_idx = lane
                     env[var] = lane
+                    for k, x in zip(iters, carried):
+                        env[k] = x
                     r = body(env)
                     if r is not None and r is not CONTINUE:
                         return r if r is not BREAK else None
+                    y = env.pop("$y", None)
+                    if y is not None:
+                        carried = list(y)
             finally:
-                fr.subblock_idx, fr.split_mode = saved, saved_mode
+                fr.subblock_idx, fr.split_mode, fr.lane_slots = saved, saved_mode, saved_slots
+            for k, x in zip(results, carried):
+                env[k] = x
             return None
 
         return lanes
