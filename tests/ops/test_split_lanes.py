@@ -1,0 +1,198 @@
+"""pl.split_aiv lanes: a data-parallel region written at full width runs each AIV lane on
+its half of every tile (rows for UP_DOWN, columns for LEFT_RIGHT) - the results are the
+full-width body's, the per-lane buffers half; a region written per lane crosses with
+pl.aiv_shard / pl.aic_gather; a NONE region runs the full body on both lanes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.errors import InvalidOperationError, ScopeError, SimulationError
+from pypto.ir.equal import assert_structural_equal
+from pypto.ir.nodes import Call
+from pypto.ir.printer import print_program
+from pypto.ir.transform import walk
+from tests.frontend.frontend_helpers import assert_at
+
+R, C = 64, 128
+
+
+@pl.jit
+def up_down(a: pl.Tensor[[R, C], pl.FP32], b: pl.Tensor[[R, C], pl.FP32],
+            out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="lanes"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            x = pl.load(a, [0, 0], [R, C])
+            y = pl.tile.full([R, C], pl.FP32, 2.0)
+            z = pl.add(pl.mul(pl.exp(x), y), pl.load(b, [0, 0], [R, C]))
+            m = pl.row_max(z, pl.tile.create_tile([R, C], pl.FP32))
+            out = pl.store(pl.row_expand_sub(z, m), [0, 0], out)
+    return out
+
+
+@pl.jit
+def left_right(a: pl.Tensor[[R, C], pl.FP32], b: pl.Tensor[[R, C], pl.FP32],
+               out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="lanes"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+            x = pl.load(a, [0, 0], [R, C])
+            y = pl.tile.full([R, C], pl.FP32, 2.0)
+            z = pl.add(pl.mul(pl.exp(x), y), pl.load(b, [0, 0], [R, C]))
+            out = pl.store(z, [0, 0], out)
+    return out
+
+
+@pl.jit
+def full_both(a: pl.Tensor[[R, C], pl.FP32], b: pl.Tensor[[R, C], pl.FP32],
+              out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="lanes"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            x = pl.load(a, [0, 0], [R, C])
+            y = pl.tile.full([R, C], pl.FP32, 2.0)
+            z = pl.add(pl.mul(pl.exp(x), y), pl.load(b, [0, 0], [R, C]))
+            out = pl.store(z, [0, 0], out)
+    return out
+
+
+def _arrays(seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((R, C)).astype(np.float32)
+    b = rng.standard_normal((R, C)).astype(np.float32)
+    return a, b
+
+
+def _region(kernel, *args):
+    compiled = kernel.compile(*args)
+    fn = next(f for f in compiled.program.functions if f.attr("name_hint") == "lanes")
+    return compiled, fn
+
+
+def test_up_down_lanes_each_compute_half_the_rows_and_agree_with_full_width():
+    a, b = _arrays()
+    out = np.zeros_like(a)
+    up_down(a, b, out)
+    z = np.exp(a) * 2 + b
+    np.testing.assert_allclose(out, z - z.max(axis=1, keepdims=True), rtol=1e-6)
+    _, fn = _region(up_down)
+    loads = [n for n in walk(fn.body) if isinstance(n, Call) and n.op == "load"]
+    assert loads and all(tuple(n.type.shape) == (R // 2, C) for n in loads)
+
+
+def test_left_right_lanes_each_compute_half_the_columns():
+    a, b = _arrays(1)
+    out = np.zeros_like(a)
+    left_right(a, b, out)
+    np.testing.assert_allclose(out, np.exp(a) * 2 + b, rtol=1e-6)
+    _, fn = _region(left_right)
+    fulls = [n for n in walk(fn.body) if isinstance(n, Call) and n.op.endswith("full")]
+    assert fulls and all(tuple(n.type.shape) == (R, C // 2) for n in fulls)
+
+
+def test_the_per_lane_buffer_estimate_halves():
+    half = _region(left_right)
+    whole = _region(full_both)
+    peak = {k: c.analyses["buffers"][fn.name].peak.get("Vec", 0)
+            for k, (c, fn) in (("half", half), ("whole", whole))}
+    assert peak["whole"] > 0 and peak["half"] * 2 == peak["whole"], peak
+
+
+def test_a_none_region_runs_the_full_body_on_both_lanes():
+    a, b = _arrays(2)
+    out = np.zeros_like(a)
+    full_both(a, b, out)
+    np.testing.assert_allclose(out, np.exp(a) * 2 + b, rtol=1e-6)
+
+
+def test_a_halved_region_round_trips_through_the_text_form():
+    prog = up_down.compile().program
+    assert_structural_equal(pl.parse(print_program(prog)), prog)
+
+
+@pl.jit
+def shard_and_gather(a: pl.Tensor[[R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32],
+                     out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mixed"):
+        mm = pl.matmul(pl.load(a, [0, 0], [R, C]), pl.load(w, [0, 0], [C, C]))
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            half = pl.aiv_shard(mm)
+            act = pl.exp(pl.mul(half, 0.01))
+            back = pl.aic_gather(act)
+        out = pl.store(pl.matmul(back, pl.load(w, [0, 0], [C, C])), [0, 0], out)
+    return out
+
+
+def test_aiv_shard_and_aic_gather_cross_by_halves():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((R, C)).astype(np.float32)
+    w = (rng.standard_normal((C, C)) * 0.1).astype(np.float32)
+    out = np.zeros((R, C), np.float32)
+    shard_and_gather(a, w, out)
+    want = np.exp((a @ w) * 0.01) @ w
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+    fn = next(f for f in shard_and_gather.compile().program.functions
+              if f.attr("name_hint") == "mixed")
+    shards = [n for n in walk(fn.body) if isinstance(n, Call) and n.op == "aiv_shard"]
+    gathers = [n for n in walk(fn.body) if isinstance(n, Call) and n.op == "aic_gather"]
+    assert tuple(shards[0].type.shape) == (R // 2, C)
+    assert tuple(gathers[0].type.shape) == (R, C)
+
+
+@pl.jit
+def lanes_disagree(a: pl.Tensor[[R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32],
+                   out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="none"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            x = pl.load(a, [0, 0], [R, C])
+            y = pl.add(x, pl.cast(lane, pl.FP32))
+            back = pl.aic_gather(y)  # ERR:gather
+        out = pl.store(pl.matmul(back, pl.load(w, [0, 0], [C, C])), [0, 0], out)
+    return out
+
+
+def test_a_none_gather_of_lane_dependent_values_is_a_fault():
+    a = np.ones((R, C), np.float32)
+    with pytest.raises(SimulationError) as info:
+        lanes_disagree(a, np.ones((C, C), np.float32), np.zeros((R, C), np.float32))
+    assert "different values" in info.value.message
+    assert_at(info.value, __file__, "gather", "pl.aic_gather")
+
+
+@pl.jit
+def shard_outside(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.aiv_shard(pl.load(a, [0, 0], [R, C]))  # ERR:outside
+        out = pl.store(x, [0, 0], out)
+    return out
+
+
+@pl.jit
+def reduce_split_axis(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[1, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            s = pl.col_sum(pl.load(a, [0, 0], [R, C]))  # ERR:reduce
+            out = pl.store(s, [0, 0], out)
+    return out
+
+
+@pl.jit
+def odd_rows(a: pl.Tensor[[9, C], pl.FP32], out: pl.Out[pl.Tensor[[9, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            x = pl.load(a, [0, 0], [9, C])  # ERR:odd
+            out = pl.store(x, [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("kernel, exc, match, tag, token", [
+    (shard_outside, ScopeError, "must be used inside a `for aiv_id in pl.split_aiv", "outside",
+     "pl.aiv_shard"),
+    (reduce_split_axis, InvalidOperationError, "reduces along the split axis", "reduce",
+     "pl.col_sum"),
+    (odd_rows, InvalidOperationError, "an odd extent 9 on the split axis", "odd", "pl.load"),
+])
+def test_lane_misuse_is_located(kernel, exc, match, tag, token):
+    with pytest.raises(exc) as info:
+        kernel.compile()
+    assert match in info.value.message, info.value.message
+    assert_at(info.value, __file__, tag, token)
