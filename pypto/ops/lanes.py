@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir.nodes import Attr, Call, literal
 from pypto.ir.options import SplitMode
+from pypto.ops.facts import Role
 from pypto.ops.numeric import plain, valid_shape, with_valid
-from pypto.ops.registry import OpError, Unit, defop
+from pypto.ops.registry import OpError, Unit, defop, get
 from pypto.ops.rules import like, py_value, shaped
 
 AXIS = {SplitMode.UP_DOWN: 0, SplitMode.LEFT_RIGHT: 1}  # the axis each mode halves
@@ -127,8 +129,46 @@ def _aic_gather_impl(x, split=0, *, ctx):
 
 
 defop("aiv_shard", unit=Unit.MTE, wants_ctx=True, impl=_aiv_shard_impl, incore_only=True,
+      role=Role.LANE_SHARD,
       names=("pl.aiv_shard", "pl.tile.aiv_shard", "pl.tensor.aiv_shard"),
       split_from_scope=True)(_aiv_shard)
 defop("aic_gather", unit=Unit.MTE, wants_ctx=True, impl=_aic_gather_impl, incore_only=True,
+      role=Role.LANE_GATHER,
       names=("pl.aic_gather", "pl.tile.aic_gather", "pl.tensor.aic_gather"),
       split_from_scope=True)(_aic_gather)
+
+
+# --- building calls for the halving pass (pypto.passes.split_lanes) --------------------
+
+
+def ir_default(op: Any, name: str) -> Any:
+    """The IR form of parameter `name`'s default value."""
+    d = op.signature.parameters[name].default
+    if isinstance(d, (bool, int, float)):
+        return literal(d)
+    return Attr(d)
+
+
+def as_given(op: Any, args: dict) -> dict:
+    """The arguments as the parser hands them to a type rule: one left at its default is
+    the raw Python default, not its IR form."""
+    out = {}
+    for name, a in args.items():
+        d = op.signature.parameters[name].default
+        if d is not op.signature.parameters[name].empty and a == ir_default(op, name):
+            out[name] = d
+        else:
+            out[name] = a
+    return out
+
+
+def window_call(x: Any, shape: Any, offset: Any, valid: Any, span: Any) -> Call:
+    """`pl.slice(x, shape, offset, valid_shape=valid)` as a typed call: the window of a
+    global tensor that one lane reads where the full-width body read all of it."""
+    op = get("slice")
+    args = {p: ir_default(op, p) for p in op.params}
+    args.update(x=x, shape=shape, offset=offset)
+    if valid is not None:
+        args["valid_shape"] = valid
+    return Call("slice", tuple(args[p] for p in op.params), (),
+                op.type_rule(**as_given(op, args)), span)

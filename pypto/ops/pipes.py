@@ -29,6 +29,7 @@ from typing import Any
 
 from pypto.ir import dtypes
 from pypto.ir.types import NONE, MemorySpace, ScalarType, TileType
+from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_arg, dtype_arg, py_value, shaped, type_of
 
@@ -86,6 +87,7 @@ def _import_peer_buffer(*, name, peer_func):
 
 
 defop("system.reserve_buffer", unit=Unit.SCALAR, wants_ctx=True, incore_only=True,
+      role=Role.RESERVE_BUFFER,
       impl=lambda name, size, base=AUTO, *, ctx:
       _group(ctx, "pl.reserve_buffer").reserve(name, int(base)),
       names=("pl.reserve_buffer", "pl.system.reserve_buffer"))(_reserve_buffer)

@@ -16,7 +16,10 @@ half-size tiles per lane, while the results stay those of the full-width body:
 * a compute op reading a whole GM tensor (an implicit load) reads the lane's window;
 * every other op is typed again on its halved operands.
 
-Refused, with a located error: an odd extent on the split axis, a reduction that
+An odd extent 2k+1 on the split axis gives both lanes a (k+1)-cell box; the window
+reads of lane 1 are valid for k of it, so its stores write k rows (columns).
+
+Refused, with a located error: a reduction that
 collapses the split axis (each lane would hold a partial result), element access to a
 halved tile, and constructs the rewrite does not follow (while loops, nested scopes).
 A region written per lane (it uses `pl.aiv_shard` / `pl.aic_gather`) and a `NONE`
@@ -55,12 +58,13 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TensorType
 from pypto.ops.facts import Role
+from pypto.ops.lanes import as_given, window_call
 from pypto.ops.registry import OpError, Unit, get
 from pypto.passes.base import Pass, PassContext
 
 _AXIS = {SplitMode.UP_DOWN: 0, SplitMode.LEFT_RIGHT: 1}
 _INDEX = ScalarType(dtypes.INDEX)
-_CROSSINGS = ("aiv_shard", "aic_gather")
+_CROSSINGS = (Role.LANE_SHARD, Role.LANE_GATHER)
 
 
 def region_mode(s: Scope) -> SplitMode:
@@ -129,9 +133,9 @@ def _per_lane(loop: For) -> bool:
     for n in walk(loop.body):
         if not isinstance(n, Call):
             continue
-        if n.op in _CROSSINGS:
-            return True
         op = get(n.op)
+        if op.role in _CROSSINGS:
+            return True
         w = op.window
         if w is not None:
             offs = dict(zip(op.params, n.args)).get(w.offset)
@@ -224,9 +228,11 @@ class _Halver:
                               "a halved tile", where)
         w = op.window_read
         if w is not None and self.gm(args[w.tensor]):
-            args[w.shape] = self.half_dims(args[w.shape], where)
-            args[w.offset] = self.lane_offsets(args[w.offset], args[w.shape], where)
             self.halve_valid(args, where)
+            full = args[w.shape]
+            args[w.shape] = self.half_dims(full, where)
+            args[w.offset] = self.lane_offsets(args[w.offset], args[w.shape], where)
+            self.lane_valid(args, full, args[w.shape], where)
         elif op.window_write is not None and self.gm(args[op.window_write.tensor]):
             ww = op.window_write
             src = args[ww.source]
@@ -246,7 +252,7 @@ class _Halver:
         if new_args == e.args:
             return e
         try:
-            t = op.type_rule(**_as_given(op, args))
+            t = op.type_rule(**as_given(op, args))
         except OpError as exc:
             raise self.refuse(f"{op.names[0] if op.names else e.op} on the halved operands: "
                               f"{exc.message}", where) from None
@@ -289,9 +295,9 @@ class _Halver:
         d = items[ax]
         if not isinstance(d, Const) or not isinstance(d.value, int):
             raise self.refuse("a run-time extent on the split axis", span)
-        if d.value % 2:
-            raise self.refuse(f"an odd extent {d.value} on the split axis", span)
-        items[ax] = literal(d.value // 2, d.span)
+        # an odd extent 2k+1: both lanes hold a (k+1)-cell box, lane 1 fills k of it
+        # (`lane_valid`), as the real compiler's ceil half (pto-isa's *_ODD split)
+        items[ax] = literal((d.value + 1) // 2, d.span)
         return dataclasses.replace(dims, items=tuple(items))
 
     def lane_offsets(self, offs: Any, half_shape: Any, span: Span, half: int | None = None
@@ -314,6 +320,16 @@ class _Halver:
             return
         raise self.refuse("a window with a valid_shape (a ragged split axis)", span)
 
+    def lane_valid(self, args: dict, full: Any, box: Any, span: Span) -> None:
+        """An odd split extent: the window's valid extent on this lane, the whole box on
+        lane 0 and one cell less on lane 1 (`box - lane`)."""
+        ax = self.axis_of(len(box.items))
+        if ax < 0 or "valid_shape" not in args or full.items[ax].value % 2 == 0:
+            return
+        items = list(box.items)
+        items[ax] = Call("scalar.sub", (box.items[ax], self.lane), (), _INDEX, span)
+        args["valid_shape"] = ListExpr(tuple(items), span=span)
+
     def window_of(self, a: Var, span: Span) -> Call:
         """The lane's window of the whole GM tensor `a` (an implicit load)."""
         t = a.type
@@ -322,28 +338,7 @@ class _Halver:
         shape = self.half_dims(shape, span)
         zeros = ListExpr(tuple(literal(0) for _ in t.shape))
         offs = self.lane_offsets(zeros, shape, span)
-        op = get("slice")
-        args = {p: _default(op, p) for p in op.params}
-        args.update(x=a, shape=shape, offset=offs)
-        return Call("slice", tuple(args[p] for p in op.params), (),
-                    op.type_rule(**_as_given(op, args)), span)
-
-
-def _as_given(op: Any, args: dict) -> dict:
-    """The arguments as the parser hands them to a type rule: one left at its default is
-    the raw Python default, not its IR form."""
-    out = {}
-    for name, a in args.items():
-        d = op.signature.parameters[name].default
-        if d is not op.signature.parameters[name].empty and a == _default(op, name):
-            out[name] = d
-        else:
-            out[name] = a
-    return out
-
-
-def _default(op: Any, name: str) -> Any:
-    d = op.signature.parameters[name].default
-    if isinstance(d, (bool, int, float)):
-        return literal(d)
-    return Attr(d)
+        args: dict[str, Any] = {"valid_shape": None}
+        self.lane_valid(args, ListExpr(tuple(literal(d) if isinstance(d, int) else d
+                                             for d in t.shape)), shape, span)
+        return window_call(a, shape, offs, args["valid_shape"], span)

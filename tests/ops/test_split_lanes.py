@@ -177,9 +177,53 @@ def reduce_split_axis(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[1, C
 
 @pl.jit
 def odd_rows(a: pl.Tensor[[9, C], pl.FP32], out: pl.Out[pl.Tensor[[9, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="lanes"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            x = pl.load(a, [0, 0], [9, C])
+            out = pl.store(pl.add(pl.exp(x), pl.tile.full([9, C], pl.FP32, 1.0)), [0, 0], out)
+    return out
+
+
+@pl.jit
+def odd_cols(a: pl.Tensor[[R, 12], pl.FP32], out: pl.Out[pl.Tensor[[R, 7], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="lanes"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+            x = pl.load(a, [0, 2], [R, 7])  # a 7-column window inside a wider tensor
+            out = pl.store(pl.mul(x, 3.0), [0, 0], out)
+    return out
+
+
+def test_an_odd_split_extent_gives_lane_1_one_cell_less():
+    # 9 rows: both lanes hold a 5-row box, lane 0 fills 5 rows and lane 1 the other 4
+    a = np.random.default_rng(4).standard_normal((9, C)).astype(np.float32)
+    out = np.full((9, C), np.nan, np.float32)
+    odd_rows(a, out)
+    np.testing.assert_allclose(out, np.exp(a) + 1, rtol=1e-6)
+    _, fn = _region(odd_rows)
+    (load,) = [n for n in walk(fn.body) if isinstance(n, Call) and n.op == "load"]
+    assert tuple(load.type.shape) == (5, C)
+    # 7 of 12 columns: lane 1 reads columns 6..8 only, never the 9th the box overhangs
+    b = np.random.default_rng(5).standard_normal((R, 12)).astype(np.float32)
+    out2 = np.full((R, 7), np.nan, np.float32)
+    odd_cols(b, out2)
+    np.testing.assert_allclose(out2, 3 * b[:, 2:9], rtol=1e-6)
+
+
+@pl.jit
+def element_of_half(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
-            x = pl.load(a, [0, 0], [9, C])  # ERR:odd
+            x = pl.load(a, [0, 0], [R, C])
+            v = pl.tile.read(x, [0, 0])  # ERR:element
+            out = pl.store(pl.mul(x, v), [0, 0], out)
+    return out
+
+
+@pl.jit
+def ragged_window(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            x = pl.load(a, [0, 0], [R, C], valid_shape=[R - 3, C])  # ERR:ragged
             out = pl.store(x, [0, 0], out)
     return out
 
@@ -189,7 +233,10 @@ def odd_rows(a: pl.Tensor[[9, C], pl.FP32], out: pl.Out[pl.Tensor[[9, C], pl.FP3
      "pl.aiv_shard"),
     (reduce_split_axis, InvalidOperationError, "reduces along the split axis", "reduce",
      "pl.col_sum"),
-    (odd_rows, InvalidOperationError, "an odd extent 9 on the split axis", "odd", "pl.load"),
+    (element_of_half, InvalidOperationError, "addresses one element of a halved tile",
+     "element", "pl.tile.read"),
+    (ragged_window, InvalidOperationError, "a window with a valid_shape (a ragged split axis)",
+     "ragged", "pl.load"),
 ])
 def test_lane_misuse_is_located(kernel, exc, match, tag, token):
     with pytest.raises(exc) as info:

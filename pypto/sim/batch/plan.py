@@ -57,7 +57,7 @@ AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
 DIV_SYMBOLS = frozenset(("//", "%"))
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
-                    Role.COMM))
+                    Role.LANE_GATHER, Role.COMM))
 
 
 def index_symbol(op: OpDef) -> str | None:

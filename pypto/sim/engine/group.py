@@ -54,7 +54,7 @@ def reserved_buffers(funcs: list[Function]) -> dict[tuple[str, str], tuple[int, 
     out = {}
     for f in funcs:
         for n in walk(f.body):
-            if isinstance(n, Call) and n.op == "system.reserve_buffer":
+            if isinstance(n, Call) and get(n.op).role is Role.RESERVE_BUFFER:
                 a = dict(zip(get(n.op).params, n.args))
                 name, size, base = a["name"], a["size"], a["base"]
                 if isinstance(name, Attr) and isinstance(size, Const) and \
