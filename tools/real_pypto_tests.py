@@ -25,6 +25,9 @@ written to. Two suites:
   drives an internal of the real parser, not a kernel) and `collect-error`. Agreement =
   pass + accepts over all comparable tests.
 
+`--hardware-on-sim` runs the cases pinned to the hardware (`--platform a2a3`) on its
+simulator instead of refusing them.
+
 A third suite, `--cross-core` (`tests/st/runtime/cross_core/`: cube/vector pipes,
 `pl.split_aiv`, cross-core sync), runs like the runtime one and is counted apart; it
 is not in the default set.
@@ -148,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="*", help="test file names inside the suite directory")
     ap.add_argument("--runtime", action="store_true", help="run the runtime suite")
     ap.add_argument("--parser", action="store_true", help="run the parser suite")
+    ap.add_argument("--hardware-on-sim", action="store_true",
+                    help="with --platform a2a3 / a5: run the cases written for the hardware "
+                         "on its simulator (a2a3sim / a5sim); counted as such")
     ap.add_argument("--cross-core", action="store_true",
                     help="run the cross-core runtime suite (pipes, split_aiv, sync)")
     ap.add_argument("--platform", default="a2a3sim")
@@ -156,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=0, help="print the first N failures")
     args = ap.parse_args(argv)
     checkout = (args.checkout or default_checkout()).resolve()
+    if args.hardware_on_sim:
+        os.environ["REAL_PYPTO_HARDWARE_ON_SIM"] = "1"
     if not (checkout / SUITES["runtime"]).is_dir():
         print(f"no pypto checkout at {checkout} (set PYPTO_REF or pass the path)",
               file=sys.stderr)
@@ -166,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     head = subprocess.run(["git", "-C", str(checkout), "log", "-1", "--format=%h %cs"],
                           capture_output=True, text=True).stdout.strip()
     print(f"pypto checkout {checkout} at {head or 'unknown HEAD'}")
+    if args.hardware_on_sim:
+        print(f"hardware cases of --platform {args.platform} run on its simulator")
     everything = {}
     with tempfile.TemporaryDirectory(prefix="real-pypto-") as tmp:
         for suite in suites:

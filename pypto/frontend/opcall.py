@@ -93,14 +93,18 @@ def _scope_split(p: Any, public: str, kwargs: dict, node: ast.AST) -> dict:
 
 
 def _annotated_shape(p: Any, kwargs: dict, node: ast.AST) -> dict:
-    """shape= / dtype= of an op typed by its assignment's annotation, when not given."""
+    """shape= / dtype= (and valid_shape=, when the annotation's pl.TileView gives one) of an
+    op typed by its assignment's annotation, when not given."""
     declared = getattr(p, "annotated_call", None)
     if declared is None or declared[0] is not node or "shape" in kwargs or "dtype" in kwargs:
         return kwargs
     t = declared[1]
     if not isinstance(t, ShapedType):
         return kwargs
-    return {**kwargs, "shape": list(t.shape), "dtype": t.dtype}
+    out = {**kwargs, "shape": list(t.shape), "dtype": t.dtype}
+    if t.valid_shape is not None and "valid_shape" not in kwargs:
+        out["valid_shape"] = list(t.valid_shape)
+    return out
 
 
 def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, node: ast.AST,

@@ -30,6 +30,8 @@ from typing import Any
 from pypto.ir import dtypes
 from pypto.ir.types import NONE, MemorySpace, ScalarType, TileType
 from pypto.ops.facts import Role
+from pypto.ops.numeric import plain, with_valid
+from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_arg, dtype_arg, py_value, shaped, type_of
 
@@ -189,38 +191,55 @@ defop("tpush_to_aic", unit=Unit.MTE, wants_ctx=True, incore_only=True,
              "pl.system.tpush_to_aic"))(_tpush_to_aic)
 
 
-def _pop_rule(shape, dtype, split, id, memory: MemorySpace, op: str):
+def _pop_rule(shape, dtype, valid_shape, split, id, memory: MemorySpace, op: str):
     if shape is None or dtype is None:
         raise OpError(f"{op} needs the shape and dtype of the tile it receives", arg="shape",
                       hint="pass shape=[...], dtype=... or annotate the assignment "
                            "(t: pl.Tile[[rows, cols], dtype] = ...)")
     _split(split)
     _int(id, "id", optional=True)
-    return TileType(dims_arg(shape, "shape"), dtype_arg(dtype, "dtype"), None, memory)
+    dims = dims_arg(shape, "shape")
+    valid = dims_arg(valid_shape, "valid_shape") if valid_shape is not None else None
+    if valid is not None and len(valid) != len(dims):
+        raise OpError(f"valid_shape {list(valid)} does not match the rank of shape {list(dims)}",
+                      arg="valid_shape")
+    return TileType(dims, dtype_arg(dtype, "dtype"), valid, memory)
 
 
-def _tpop_from_aic(*, shape=None, dtype=None, split=0, lane_stride=None, id=None):
+def _tpop_from_aic(*, shape=None, dtype=None, valid_shape=None, split=0, lane_stride=None,
+                   id=None):
     """Receive the next tile of C2V pipe `id` on the vector side (into Vec); with split=1/2
-    and two AIV lanes each lane receives its half."""
+    and two AIV lanes each lane receives its half. `valid_shape` (from the annotation's
+    pl.TileView) narrows the part of it the vector side uses."""
     _int(lane_stride, "lane_stride", low=1, optional=True)
-    return _pop_rule(shape, dtype, split, id, MemorySpace.Vec, "pl.tpop_from_aic")
+    return _pop_rule(shape, dtype, valid_shape, split, id, MemorySpace.Vec, "pl.tpop_from_aic")
 
 
-def _tpop_from_aiv(*, shape=None, dtype=None, split=0, id=None):
+def _tpop_from_aiv(*, shape=None, dtype=None, valid_shape=None, split=0, id=None):
     """Receive the next tile of V2C pipe `id` on the cube side (into Mat)."""
-    return _pop_rule(shape, dtype, split, id, MemorySpace.Mat, "pl.tpop_from_aiv")
+    return _pop_rule(shape, dtype, valid_shape, split, id, MemorySpace.Mat, "pl.tpop_from_aiv")
+
+
+def _popped(data: Any, valid_shape: Any) -> Any:
+    """The popped tile, narrowed to the declared valid shape (never past what arrived)."""
+    if valid_shape is None:
+        return data
+    arrived = valid_shape_of(data)
+    return with_valid(plain(data), tuple(min(int(v), a) for v, a in zip(valid_shape, arrived)))
 
 
 defop("tpop_from_aic", unit=Unit.MTE, wants_ctx=True, incore_only=True, affinity=Unit.VECTOR,
-      impl=lambda shape=None, dtype=None, split=0, lane_stride=None, id=None, *, ctx:
-      _group(ctx, "pl.tpop_from_aic").pop("C2V", int(id or 0), int(split),
-                                          tuple(int(d) for d in shape), "pl.tpop_from_aic", ctx),
+      impl=lambda shape=None, dtype=None, valid_shape=None, split=0, lane_stride=None, id=None,
+      *, ctx: _popped(_group(ctx, "pl.tpop_from_aic").pop(
+          "C2V", int(id or 0), int(split), tuple(int(d) for d in shape), "pl.tpop_from_aic",
+          ctx), valid_shape),
       names=("pl.tpop_from_aic", "pl.tile.tpop_from_aic", "pl.system.tpop_from_aic"),
       shape_from_annotation=True)(_tpop_from_aic)
 defop("tpop_from_aiv", unit=Unit.MTE, wants_ctx=True, incore_only=True, affinity=Unit.CUBE,
-      impl=lambda shape=None, dtype=None, split=0, id=None, *, ctx:
-      _group(ctx, "pl.tpop_from_aiv").pop("V2C", int(id or 0), int(split),
-                                          tuple(int(d) for d in shape), "pl.tpop_from_aiv", ctx),
+      impl=lambda shape=None, dtype=None, valid_shape=None, split=0, id=None, *, ctx:
+      _popped(_group(ctx, "pl.tpop_from_aiv").pop(
+          "V2C", int(id or 0), int(split), tuple(int(d) for d in shape), "pl.tpop_from_aiv",
+          ctx), valid_shape),
       names=("pl.tpop_from_aiv", "pl.tile.tpop_from_aiv", "pl.system.tpop_from_aiv"),
       shape_from_annotation=True)(_tpop_from_aiv)
 

@@ -271,6 +271,45 @@ def test_each_aiv_lane_pops_its_half_of_a_split_tile():
 
 
 @pl.program
+class NarrowPop:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: T, out: pl.Out[T], rows: pl.Scalar[pl.INDEX]):
+        peer = pl.import_peer_buffer(name="ring", peer_func="vec")
+        pl.aic_initialize_pipe(peer, dir_mask=1, slot_size=SLOT)
+        pl.tpush_to_aiv(pl.load(a, [0, 0], [D, D]), split=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: T, out: pl.Out[T], rows: pl.Scalar[pl.INDEX]) -> T:
+        ring = pl.reserve_buffer(name="ring", size=4 * SLOT)  # no slot_num: any ring size
+        pl.aiv_initialize_pipe(ring, dir_mask=1, slot_size=SLOT)
+        # the annotation's run-time valid shape narrows the popped tile
+        t: pl.Tile[[D, D], F32, pl.Mem.Vec, pl.TileView(valid_shape=[rows, D])] = \
+            pl.tpop_from_aic()
+        out = pl.store(pl.add(t, 1.0), [0, 0], out)
+        pl.tfree_to_aic(t)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, a: T, out: pl.Out[T], rows: pl.Scalar[pl.INDEX]) -> T:
+        self.cube(a, out, rows)
+        result = self.vec(a, out, rows)
+        return result
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: T, out: pl.Out[T], rows: pl.Scalar[pl.INDEX]) -> T:
+        out = self.group(a, out, rows)
+        return out
+
+
+def test_a_popped_tile_takes_the_valid_shape_its_annotation_declares():
+    a, _ = _ab(5)
+    out = np.full((D, D), -7.0, np.float32)
+    NarrowPop(a, out, 5)
+    np.testing.assert_allclose(out[:5], a[:5] + 1, rtol=1e-6)
+    assert np.isnan(out[5:]).all()  # never written: a fresh pl.Out's residue
+
+
+@pl.program
 class Events:
     @pl.function(type=pl.FunctionType.AIC)
     def cube(self, a: T, xfer: pl.InOut[T], out: pl.Out[T]) -> T:
@@ -313,7 +352,7 @@ def _misuse(kind: str):
             peer = pl.import_peer_buffer(name="ring" if kind != "peer" else "rung",  # ERR:peer
                                          peer_func="vec")
             pl.aic_initialize_pipe(peer, dir_mask=1, slot_size=SLOT,  # ERR:aicinit
-                                   slot_num=4 if kind == "config" else None)
+                                   slot_num={"config": 4, "ring": 8}.get(kind))
             if kind != "uninit":
                 pl.tpush_to_aiv(pl.load(a, [0, 0], [D, D]), split=0)
 
