@@ -12,12 +12,14 @@ from typing import Any
 from pypto.errors import (
     DynamicShapeError,
     InvalidOperationError,
+    PyptoSyntaxError,
     ScopeError,
     UnsupportedFeatureError,
 )
 from pypto.frontend.values import INDEX, is_ir
+from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import Call, DynDim, Expr, FunctionKind
-from pypto.ir.types import ScalarType, ShapedType
+from pypto.ir.types import ScalarType, ShapedType, TensorType
 from pypto.language.typing import DimExpr, DynVar
 from pypto.ops.registry import OpError, Unit, get
 from pypto.ops.scalar import SYMBOL_TO_OP
@@ -42,7 +44,7 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     opdef = get(op_name)
     public = public or (opdef.names[0] if opdef.names else op_name)
     if opdef.extra.get("split_from_scope"):
-        kwargs = _scope_split(p, public, kwargs, node)
+        kwargs = _scope_split(p, public, args, kwargs, node)
     if opdef.extra.get("shape_from_annotation"):
         kwargs = _annotated_shape(p, kwargs, node)
     ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
@@ -73,16 +75,29 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     return Call(op_name, values, (), result_type, p.span(node))
 
 
-def _scope_split(p: Any, public: str, kwargs: dict, node: ast.AST) -> dict:
-    """`split=` of pl.aiv_shard / pl.aic_gather: the enclosing pl.split_aiv loop's mode."""
+def _scope_split(p: Any, public: str, args: list, kwargs: dict, node: ast.AST) -> dict:
+    """`split=` of pl.aiv_shard / pl.aic_gather: the enclosing pl.split_aiv loop's mode
+    (the real parser's rules: no `mode=`, no distributed operand, and outside a region
+    only the outlined tile form `pl.tile.aiv_shard(tile, split=N)`)."""
     modes = getattr(p, "split_modes", None)
     given = kwargs.get("split")
+    if "mode" in kwargs:
+        raise p.error(PyptoSyntaxError, f"{public} does not take a mode: it is the enclosing "
+                      "pl.split_aiv loop's", node, hint="leave mode= out")
+    operand = p.expr_type(p.to_ir(args[0], node)) if args else None
+    if isinstance(operand, DistributedTensorType):
+        raise p.error(PyptoSyntaxError, f"{public} does not take a distributed tensor: "
+                      "the AIV split is within one card", node)
     if not modes:
         if given is None:
-            raise p.error(ScopeError, f"{public} must be used inside a `for aiv_id in "
+            raise p.error(PyptoSyntaxError, f"{public} must be used inside a `for aiv_id in "
                           "pl.split_aiv(2, mode=...)` loop, which supplies the split mode", node,
                           hint="open a pl.split_aiv region around the crossing")
-        return kwargs  # the text form names it
+        if isinstance(operand, TensorType):
+            raise p.error(PyptoSyntaxError, f"{public}(x, split=...) outside a pl.split_aiv "
+                          "region is the outlined form, which is tile-only; got a tensor",
+                          node, hint="cross inside a `for aiv_id in pl.split_aiv(...)` loop")
+        return kwargs  # the text form of an outlined crossing names it
     mode = modes[-1]
     code = int(getattr(mode, "value", mode))
     if given is not None and int(getattr(given, "value", given)) != code:

@@ -338,6 +338,15 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
         raise p.error(PyptoSyntaxError, "pl.split_aiv takes the literal 2", call)
     if "mode" not in kw:
         raise p.error(PyptoSyntaxError, "pl.split_aiv needs mode=pl.SplitMode...", call)
+    extra = next((k for k in call.keywords if k.arg != "mode"), None)
+    if extra is not None:
+        raise p.error(PyptoSyntaxError, f"pl.split_aiv does not accept '{extra.arg}=': it "
+                      "takes the lane count and mode= only", extra,
+                      hint="the region is the split declaration; no loop-carried values or "
+                           "optimizations")
+    if p.split_modes:
+        raise p.error(PyptoSyntaxError, "a pl.split_aiv loop cannot be nested inside another "
+                      "pl.split_aiv region: there are two AIV lanes, not four", node.iter)
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.split_aiv target must be a name", node.target)
     var = Var(node.target.id, INDEX, span=p.span(node.target))

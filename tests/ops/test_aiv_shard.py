@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.errors import ScopeError
+from pypto.errors import PyptoSyntaxError
 from pypto.ir.nodes import Call
 from pypto.ir.transform import walk
 
@@ -88,7 +88,7 @@ def outside_split(a: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64],
 
 
 def test_aiv_shard_needs_a_split_loop():
-    compile_error(outside_split, ScopeError, "must be used inside a `for aiv_id in "
+    compile_error(outside_split, PyptoSyntaxError, "must be used inside a `for aiv_id in "
                   "pl.split_aiv(2, mode=...)` loop", HERE, "outside", "pl.aiv_shard")
 
 

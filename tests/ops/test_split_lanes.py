@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.errors import InvalidOperationError, ScopeError, SimulationError
+import pypto.language.distributed as pld
+from pypto.errors import InvalidOperationError, PyptoSyntaxError, SimulationError
 from pypto.ir.equal import assert_structural_equal
 from pypto.ir.nodes import Call
 from pypto.ir.printer import print_program
@@ -228,8 +229,51 @@ def ragged_window(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], p
     return out
 
 
+@pl.jit
+def nested_split(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            for inner in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):  # ERR:nested
+                out = pl.store(pl.load(a, [0, 0], [R, C]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def carried_split(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN, init_values=(0,)):  # ERR:kwarg
+            out = pl.store(pl.load(a, [0, 0], [R, C]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def shard_with_mode(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            x = pl.aiv_shard(pl.load(a, [0, 0], [R, C]), mode=pl.SplitMode.UP_DOWN)  # ERR:mode
+            out = pl.store(x, [lane * (R // 2), 0], out)
+    return out
+
+
+@pl.jit
+def outlined_tensor_shard(a: pl.Tensor[[R, C], pl.FP32],
+                          out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        h = pl.tile.aiv_shard(a, split=1)  # ERR:tileonly
+        out = pl.store(h, [0, 0], out)
+    return out
+
+
+@pl.jit.incore
+def shard_distributed(data: pld.DistributedTensor[[R, C], pl.FP32],
+                      out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+        h = pl.aiv_shard(data)  # ERR:dist
+    return out
+
+
 @pytest.mark.parametrize("kernel, exc, match, tag, token", [
-    (shard_outside, ScopeError, "must be used inside a `for aiv_id in pl.split_aiv", "outside",
+    (shard_outside, PyptoSyntaxError, "must be used inside a `for aiv_id in pl.split_aiv", "outside",
      "pl.aiv_shard"),
     (reduce_split_axis, InvalidOperationError, "reduces along the split axis", "reduce",
      "pl.col_sum"),
@@ -237,6 +281,16 @@ def ragged_window(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], p
      "element", "pl.tile.read"),
     (ragged_window, InvalidOperationError, "a window with a valid_shape (a ragged split axis)",
      "ragged", "pl.load"),
+    (nested_split, PyptoSyntaxError, "cannot be nested inside another pl.split_aiv region",
+     "nested", "pl.split_aiv"),
+    (carried_split, PyptoSyntaxError, "pl.split_aiv does not accept 'init_values='", "kwarg",
+     "init_values"),
+    (shard_with_mode, PyptoSyntaxError, "pl.aiv_shard does not take a mode", "mode",
+     "pl.aiv_shard"),
+    (outlined_tensor_shard, PyptoSyntaxError, "is the outlined form, which is tile-only",
+     "tileonly", "pl.tile.aiv_shard"),
+    (shard_distributed, PyptoSyntaxError, "does not take a distributed tensor", "dist",
+     "pl.aiv_shard"),
 ])
 def test_lane_misuse_is_located(kernel, exc, match, tag, token):
     with pytest.raises(exc) as info:
