@@ -11,6 +11,7 @@ toolchain's.
 """
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -108,15 +109,19 @@ def _soc_950() -> SoC:
     return SoC({Die({mixed: A5SIM.clusters // dies}): dies})
 
 
-class Backend:
+class Backend(abc.ABC):
     """A backend: its SoC model and the platform numbers behind it."""
 
     type_name = ""
     platform: Platform
     _instance: Backend | None = None
 
-    def __init__(self, soc: SoC):
-        self.soc = soc
+    def __init__(self) -> None:
+        self.soc = self.make_soc()
+
+    @abc.abstractmethod
+    def make_soc(self) -> SoC:
+        """This family's SoC model."""
 
     @classmethod
     def instance(cls) -> Backend:
@@ -154,16 +159,16 @@ class Backend910B(Backend):
     type_name = "910B"
     platform = A2A3SIM
 
-    def __init__(self) -> None:
-        super().__init__(_soc_910b())
+    def make_soc(self) -> SoC:
+        return _soc_910b()
 
 
 class Backend950(Backend):
     type_name = "950"
     platform = A5SIM
 
-    def __init__(self) -> None:
-        super().__init__(_soc_950())
+    def make_soc(self) -> SoC:
+        return _soc_950()
 
 
 __all__ = ["Backend", "Backend910B", "Backend950", "Cluster", "Core", "CoreType", "Die",

@@ -273,8 +273,8 @@ def shard_distributed(data: pld.DistributedTensor[[R, C], pl.FP32],
 
 
 @pytest.mark.parametrize("kernel, exc, match, tag, token", [
-    (shard_outside, PyptoSyntaxError, "must be used inside a `for aiv_id in pl.split_aiv", "outside",
-     "pl.aiv_shard"),
+    (shard_outside, PyptoSyntaxError, "must be used inside a `for aiv_id in pl.split_aiv",
+     "outside", "pl.aiv_shard"),
     (reduce_split_axis, InvalidOperationError, "reduces along the split axis", "reduce",
      "pl.col_sum"),
     (element_of_half, InvalidOperationError, "addresses one element of a halved tile",
