@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.errors import PyptoSyntaxError
+from pypto.errors import InvalidOperationError, PyptoSyntaxError
 from pypto.ir.nodes import Call
 from pypto.ir.transform import walk
 
@@ -111,3 +111,26 @@ def test_an_odd_extent_gives_lane_0_the_ceiling_half():
     y = np.full((15, 64), np.nan, np.float32)
     odd_rows(a, y)
     np.testing.assert_allclose(y, 2 * a, rtol=1e-6)
+
+
+@pl.jit
+def three_d(a: pl.Tensor[[2, 16, 64], pl.FP32], y: pl.Out[pl.Tensor[[2, 16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            part = pl.aiv_shard(pl.load(a, [0, 0, 0], [2, 16, 64]))  # ERR:rank
+    return y
+
+
+@pl.jit
+def ragged_columns(a: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+            part = pl.aiv_shard(pl.load(a, [0, 0], [16, 64], valid_shape=[16, 60]))  # ERR:cols
+    return y
+
+
+def test_a_split_crossing_needs_a_2d_operand_with_whole_columns_for_left_right():
+    compile_error(three_d, InvalidOperationError, "pl.aiv_shard in a UP_DOWN region takes a "
+                  "2-D operand", HERE, "rank", "pl.load")
+    compile_error(ragged_columns, InvalidOperationError, "LEFT_RIGHT splits the columns, but "
+                  "only 60 of the 64 columns are valid", HERE, "cols", "pl.load")
