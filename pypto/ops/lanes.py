@@ -30,6 +30,7 @@ from pypto.ops.registry import OpError, Unit, defop, get
 from pypto.ops.rules import like, py_value, shaped
 
 AXIS = {SplitMode.UP_DOWN: 0, SplitMode.LEFT_RIGHT: 1}  # the axis each mode halves
+_AXIS_NAME = {0: "rows", 1: "columns"}
 
 
 def split_mode(x: Any) -> SplitMode:
@@ -125,7 +126,22 @@ def _aic_gather_impl(x, split=0, *, ctx):
     box = [slice(None)] * x.ndim
     box[axis] = slice(lane * half, lane * half + half)
     full[tuple(box)] = plain(x)
-    return full
+    # lane l's half lands at l * half: the joined data is a rectangle only when lane 0
+    # filled its half (or lane 1 sent nothing) - an odd shard's k+1 and k rows join to 2k+1
+    valids = slots.setdefault((key, "valid"), {})
+    valids[lane] = valid_shape(x)
+    if lane == 0:
+        return with_valid(full, valids[0])
+    v0, v1 = valids.get(0, tuple(x.shape)), valids[1]
+    if v0[axis] < half and v1[axis] > 0:
+        raise ctx.fault(
+            f"pl.aic_gather: lane 0 holds {v0[axis]} of its {half} {_AXIS_NAME[axis]} and "
+            f"lane 1 holds {v1[axis]}, so the joined tile has a hole between the two bands",
+            ctx.span, hint="gather fully valid halves (pad the split axis and narrow the "
+                           "cube-side result), or keep the ragged part out of the region")
+    joined = [min(a, b) for a, b in zip(v0, v1)]
+    joined[axis] = v0[axis] + v1[axis]
+    return with_valid(full, joined)
 
 
 defop("aiv_shard", unit=Unit.MTE, wants_ctx=True, impl=_aiv_shard_impl, incore_only=True,

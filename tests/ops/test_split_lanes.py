@@ -140,6 +140,41 @@ def test_aiv_shard_and_aic_gather_cross_by_halves():
 
 
 @pl.jit
+def odd_gather(a: pl.Tensor[[9, C], pl.FP32], out: pl.Out[pl.Tensor[[9, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mixed"):
+        x = pl.load(a, [0, 0], [9, C])
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            back = pl.aic_gather(pl.exp(pl.aiv_shard(x)))
+        out = pl.store(back, [0, 0], out)
+    return out
+
+
+@pl.jit
+def holed_gather(a: pl.Tensor[[R, C], pl.FP32], out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mixed"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            x = pl.load(a, [lane * (R // 2), 0], [R // 2, C], valid_shape=[R // 2 - 1, C])
+            back = pl.aic_gather(x)  # ERR:hole
+        out = pl.store(back, [0, 0], out)
+    return out
+
+
+def test_an_odd_shard_gathers_back_to_its_odd_extent():
+    a = np.random.default_rng(6).standard_normal((9, C)).astype(np.float32)
+    out = np.full((9, C), np.nan, np.float32)
+    odd_gather(a, out)  # lane 0's 5 rows and lane 1's 4 abut: 9 valid rows of a 10-row box
+    np.testing.assert_allclose(out, np.exp(a), rtol=1e-6)
+
+
+def test_a_gather_with_a_hole_between_the_lanes_is_a_fault():
+    a = np.ones((R, C), np.float32)
+    with pytest.raises(SimulationError) as info:
+        holed_gather(a, np.zeros_like(a))
+    assert "lane 0 holds 31 of its 32 rows and lane 1 holds 31" in info.value.message
+    assert_at(info.value, __file__, "hole", "pl.aic_gather")
+
+
+@pl.jit
 def lanes_disagree(a: pl.Tensor[[R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32],
                    out: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="none"):
