@@ -121,6 +121,23 @@ def test_two_ranks_writing_one_window_unordered_is_a_race():
     (race,) = err.races
     assert {race.first.rank, race.second.rank} == {0, 1}
     assert race.first.write and race.second.write
+    line, _ = where(KERNELS, "push")
+    assert f"pld.tile.remote_store at {KERNELS}:{line} and rank " in err.message
+    assert_at(err, KERNELS, "push", "pld.tile.remote_store")
+
+
+def test_a_local_store_racing_a_peer_read_names_both_ops_and_lines():
+    x, y = _inputs(), np.zeros((rk.NR, 1, rk.S), np.float32)
+    with pytest.raises(WindowRaceError) as info:
+        rk.swap_without_barrier(x, y, config=SimConfig(device_ids=(0, 1), checks=("race",)))
+    err = info.value
+    stage, _ = where(KERNELS, "stage")
+    pull, _ = where(KERNELS, "pull")
+    assert (f"race between ranks on window 'buf' of rank 0, elements [0:1, 0:{rk.S}]: "
+            f"rank 0 writes with pl.store at {KERNELS}:{stage} and rank 1 reads with "
+            f"pld.tile.remote_load at {KERNELS}:{pull}, with no notify -> wait between "
+            "them") in err.message
+    assert_at(err, KERNELS, "pull", "pld.tile.remote_load")
 
 
 def test_ordered_window_accesses_are_not_races():

@@ -103,12 +103,13 @@ class World:
                                  "SimConfig(device_ids=(0, 1))") from None
 
     def access(self, ctx: Any, rank: int, at: Located, owner: int, lo: tuple, hi: tuple,
-               write: bool, atomic: bool, what: str) -> None:
-        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window."""
+               write: bool, atomic: bool, what: str, span: Any = None) -> None:
+        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window (by the op
+        at `span`; None: the op `ctx` is running)."""
         if self.log is not None:
             self.log.add(at.buffer, owner, WindowAccess(rank, lo, hi, write, atomic,
                                                          self.clocks.now[rank], what,
-                                                         getattr(ctx, "span", None)))
+                                                         span or getattr(ctx, "span", None)))
         if write and rank != owner:
             self.event(ctx, rank, "remote_write", peer=owner, window=at.buffer.name,
                        lo=lo, hi=hi, what=what)
