@@ -56,6 +56,15 @@ def test_a_wait_blocks_only_its_own_rank():
         order.index((0, "wait_done"))
 
 
+def test_what_the_ranks_wrote_counts_as_written_in_the_host_outputs():
+    x, y = _inputs(), np.full((rk.NR, 1, rk.S), np.nan, np.float32)
+    res = rk.allreduce(x, y, config=SimConfig(device_ids=(0, 1), trace=True))
+    writers = res.trace.writers["outputs"]
+    assert (writers.task == -2).all()  # by the host's dispatch to each rank
+    np.testing.assert_array_equal(writers.block[:, 0, 0], [0, 1])  # block = the rank
+    assert res.trace.writers["inputs"].task.max() == -1  # read, never written
+
+
 def test_windows_start_zeroed_at_each_dispatch_of_the_host():
     x = _inputs()
     for _ in range(2):  # the credit counters would reach 2 if the windows were kept
