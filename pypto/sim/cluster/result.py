@@ -83,7 +83,9 @@ def _merge_rank_writes(host: Run, world: World) -> None:
             # a rank's parameter is the host's slice itself (`x[r]`), or a copy of it
             seen = buf.host if buf.host is not None else buf.array
             owner, _ = host.memory.locate(seen)
-            writers = trace.writers.get(owner.name) if owner is not None else None
+            if owner is None:
+                continue
+            writers = trace.writers.get(owner.name)
             if writers is None or writers.events.shape != owner.array.shape:
                 continue
             flat = _elements(seen, owner.array)

@@ -16,6 +16,7 @@ import dataclasses
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -139,9 +140,11 @@ class World:
     def _deadlock(self, blocked: dict[int, Blocked], done: set[int]) -> BaseException:
         waits: dict[int, Wait] = {r: b.what for r, b in blocked.items()}
         for r, w in waits.items():
-            self.event(None, r, "deadlock", window=w.window, indices=w.indices,
-                       value=w.expected, after=w.current)
-        return DeadlockError(waits, done, self.size)
+            self.event(SimpleNamespace(span=w.span), r, "deadlock", window=w.window,
+                       indices=w.indices, value=w.expected, after=w.current)
+        err = DeadlockError(waits, done, self.size)
+        err.events = list(self.events)
+        return err
 
 
 def window_array(world: World, value: Any, rank: int) -> Any:
