@@ -126,3 +126,45 @@ def lattice_collides(x: pl.Tensor[[64, C], pl.FP32],
                 c0 = (hc + nb) * C
                 y[0:16, c0:c0 + C] = pl.add(y[0:16, c0:c0 + C], t)
     return y
+
+
+# --- loop bodies of several launches ---------------------------------------------------------
+
+
+@pl.jit
+def proj_residual(a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[128, 256], pl.FP32],
+                  r: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """decode_back's shape: a projection region hands its tile to a residual region."""
+    for ob in pl.range(256 // 64):
+        o0 = ob * 64
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj"):
+            acc = pl.matmul(a[:, :], b[:, o0:o0 + 64], out_dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="residual"):
+            y[:, o0:o0 + 64] = pl.add(acc, r[:, o0:o0 + 64])
+    return y
+
+
+@pl.jit
+def two_writers(x: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]],
+                z: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """Two launches per iteration writing two outputs; the second reads the first's."""
+    for i in pl.parallel(0, 256, 64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="first"):
+            y[:, i:i + 64] = pl.exp(x[:, i:i + 64])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="second"):
+            z[:, i:i + 64] = pl.add(y[:, i:i + 64], 1.0)
+    return y, z
+
+
+@pl.jit
+def reads_next_iteration(x: pl.Tensor[[64, 256], pl.FP32],
+                         y: pl.InOut[pl.Tensor[[64, 320], pl.FP32]],
+                         z: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """Iteration i's second launch reads columns iteration i + 1's first launch writes:
+    splitting the loop per launch would let it see them early. Refused."""
+    for i in pl.range(0, 256, 64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="write_ahead"):
+            y[:, i + 64:i + 128] = pl.exp(x[:, i:i + 64])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="read_behind"):
+            z[:, i:i + 64] = pl.add(y[:, i + 32:i + 96], 1.0)
+    return y, z

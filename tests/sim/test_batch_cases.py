@@ -98,3 +98,31 @@ def test_footprints_that_meet_through_region_loops_are_refused():
     assert "may overlap" in r.batch_refusals["lattice_collides_collide"]
     _, ref = _run(K.lattice_collides, batch=False)
     assert np.array_equal(y, ref[1])
+
+
+def test_a_loop_body_of_two_launches_batches_one_launch_at_a_time():
+    r, (a, b, res, y) = _run(K.proj_residual)
+    assert r.batch_stats["batched"] == 2, r.batch_refusals
+    expect = (a @ b) + res
+    assert np.allclose(y, expect, rtol=1e-5, atol=1e-4)
+    _, ref = _run(K.proj_residual, batch=False)
+    assert np.array_equal(y, ref[3])
+
+
+def test_a_body_traces_its_tasks_in_program_order():
+    r, _ = _run(K.proj_residual, trace=True)
+    names = [t.name for t in r.trace.tasks]
+    assert names == ["proj", "residual"] * 4
+    assert [t.loops for t in r.trace.tasks[:3]] == [(("ob", 0),), (("ob", 0),), (("ob", 1),)]
+    # the residual of iteration ob takes that iteration's projection, its own buffer
+    takes = [dict((p, t) for p, t, *_ in task.args) for task in r.trace.tasks[1::2]]
+    assert [t["acc"] for t in takes] == ["proj.out"] * 4
+
+
+def test_a_body_whose_launches_read_ahead_is_refused():
+    r, (x, y, z) = _run(K.reads_next_iteration)
+    assert r.batch_stats["batched"] == 0
+    assert "may overlap from iteration to iteration" in \
+        r.batch_refusals["reads_next_iteration_read_behind"]
+    _, ref = _run(K.reads_next_iteration, batch=False)
+    assert np.array_equal(z, ref[2])

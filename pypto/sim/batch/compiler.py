@@ -305,6 +305,8 @@ class BatchCompiler(FnCompiler):
                 raise Fallback("rank mismatch")
             view = st.window_at(site, tgt, offs, shp, True)
             if view is not None:
+                if st.undo is not None:
+                    st.undo.append((view, view.copy()))
                 view[...] = src
                 if st.wlog is not None:
                     st.wlog.append((tgt, list(offs), shp, None))
@@ -321,7 +323,10 @@ class BatchCompiler(FnCompiler):
                 for idx, lo in zip(st.indices(), los):
                     part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
                         if sb else src
-                    tgt[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = part
+                    box = tuple(slice(o, o + s) for o, s in zip(lo, shp))
+                    if st.undo is not None:
+                        st.undo.append((tgt[box], tgt[box].copy()))
+                    tgt[box] = part
                 if st.wlog is not None:
                     st.wlog.append((tgt, None, shp, los))
             if tracing:

@@ -96,6 +96,8 @@ class Plan:
     # indices t in range(n), inside a cell `width` wide
     separators: dict = field(default_factory=dict)
     returns: list = field(default_factory=list)  # per returned value: the parameter it is
+    vreturns: list = field(default_factory=list)  # per returned value: does it vary
+    loops: dict = field(default_factory=dict)  # the region's loops: var -> (start, step, n)
     alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
 
     def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
@@ -165,6 +167,7 @@ class _Analyzer:
         self.loops: dict[str, tuple | None] = {}
         self.changed = False
         self.returns: list = []
+        self.vreturns: list[bool] = []
 
     # -- helpers -------------------------------------------------------------------
 
@@ -482,9 +485,9 @@ class _Analyzer:
             for v in s.values:
                 self.is_var(v)
         elif isinstance(s, Return):
-            for v in s.values:
-                if self.is_var(v):
-                    raise NotBatchable("returns a varying value")
+            # a varying value returned is a fresh tensor per block (a loop body of several
+            # launches hands it on; elsewhere it refuses the batch: `Plan.vreturns`)
+            self.vreturns = [self.is_var(v) for v in s.values]
             self.returns = [self.resolve(v) for v in s.values]
         elif isinstance(s, (Break, Continue)):
             pass
@@ -581,7 +584,7 @@ def analyze(func: Function, varying: set) -> Plan | str:
     written = {a.tensor for a in an.accesses if a.write}
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
-                alias=dict(an.alias))
+                vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias))
     syms = [p for p in varying if p in an.params or p == BLOCK]
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]

@@ -20,6 +20,16 @@ class Fallback(Exception):
     """Abandon the batch; run block by block."""
 
 
+class Stack:
+    """A tensor each iteration of a batched loop body has its own of (a launch returned
+    a fresh one): `array` holds them all along the leading batch axes."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray | None):
+        self.array = array
+
+
 class Aff:
     """An integer that differs per block: `base + sum(d[k] * index[k])`."""
 
@@ -65,11 +75,15 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "wlog")
+    __slots__ = ("blk", "bs", "log", "nb", "undo", "wlog")
 
-    def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool):
+    def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
+                 undo: list | None = None):
         self.bs = bs
         self.nb = len(bs)
+        # (view, its old contents) before every window write, when what the run wrote
+        # must be undone after a later failure (a loop body of several launches)
+        self.undo = undo
         self.blk = Aff(0, (1,)) if spmd else None
         # traced runs: the accesses, replayed per task (or block) afterwards
         self.log: list[LoggedAccess] | None = [] if trace else None
@@ -197,4 +211,4 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "WindowWrite", "at", "lo_at"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Stack", "WindowWrite", "at", "lo_at"]

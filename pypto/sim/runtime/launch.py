@@ -21,9 +21,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pypto.ir.nodes import For, LoopKind
+from pypto.ir.nodes import CallFunc, For, LoopKind
 from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
+from pypto.sim.batch.body import run_body
 from pypto.sim.batch.nest import nest_of
 from pypto.sim.batch.run import BatchCache, launch_loop, run_spmd, task_args
 from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
@@ -134,11 +136,23 @@ def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: l
 
 def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     """The closure running the orchestration loop `s` (compiled as `seq`): when it is a
-    launch nest (`nest_of`: parallel or sequential loops around one launch), batched when
-    this run can, else `seq`."""
+    launch nest (`nest_of`: parallel or sequential loops around launches and integer
+    arithmetic), batched when this run can, else `seq`."""
     nest = nest_of(fc, s)
     if nest is None:
         return seq
+    if isinstance(nest, str):
+        if not _direct_launches(s):
+            return seq
+        where = f"loop {s.span.file}:{s.span.line}" if s.span is not None else "loop"
+        why = nest
+
+        def refused(env: Env) -> str | None:
+            if exe.settings.batch:
+                exe.batch.refusals.setdefault(where, why)
+            return seq(env)
+
+        return refused
     exe.nest_fors.add(id(s))
     site = nest.site
     parallel = _all_parallel(s, len(nest.loop_vars))
@@ -161,15 +175,20 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         if shape is not None:
             # its size is known: a nest past the work limit fails before it runs, batched
             # or not (at one task per iteration, it would fail only after hours)
-            more = shape.pre_work + math.prod(shape.bs)
+            more = shape.pre_work + math.prod(shape.bs) * nest.n_launches
             if fr.run.work + more > fr.run.settings.max_work:
                 raise fr.over_work(s.span, _nest_words(parallel, shape.bs), more)
         if shape is None or not exe.settings.batch:
+            return sequential(env)
+        if not nest.single:
+            if run_body(exe, exe.batch, fr, nest, shape, env):
+                return None
             return sequential(env)
         got = nest.arguments(env, shape)
         if got is None:
             return sequential(env)
         args, carried = got
+        assert site is not None
         if not region:
             region.append(exe.function(site.func))
         cf = region[0]
@@ -206,6 +225,16 @@ def _nest_words(parallel: bool, bs: tuple[int, ...]) -> str:
     dims = " x ".join(f"{n:,}" for n in bs)
     return (f"a pl.parallel launch nest of {dims} = {total:,} tasks" if parallel
             else f"a loop nest of {dims} = {total:,} iterations")
+
+
+def _direct_launches(s: For) -> bool:
+    """Does the body of loop `s` launch a task itself (not only inside inner loops)?"""
+    for st in s.body:
+        if isinstance(st, For):
+            continue
+        if any(isinstance(n, CallFunc) and n.launch for n in walk(st)):
+            return True
+    return False
 
 
 __all__ = ["launch", "launch_nest"]
