@@ -168,3 +168,40 @@ def reads_next_iteration(x: pl.Tensor[[64, 256], pl.FP32],
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="read_behind"):
             z[:, i:i + 64] = pl.add(y[:, i + 32:i + 96], 1.0)
     return y, z
+
+
+# --- gathers and per-block integer scalars ----------------------------------------------------
+
+
+@pl.jit
+def gather_rows(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """Embedding rows by token id: the window offset is read from a tensor, per block."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            for k in pl.range(8):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[t0 + k:t0 + k + 1, :] = pl.mul(table[row:row + 1, :], 2.0)
+    return y
+
+
+@pl.jit
+def clamped_windows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """Each block reads the 16 rows at min(r, 84): the last block's window is clamped."""
+    for r in pl.parallel(0, 112, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="clamp"):
+            s = pl.min(r, 84)
+            y[r:r + 16, :] = pl.exp(x[s:s + 16, :])
+    return y
+
+
+@pl.jit
+def gather_reads_what_it_writes(ids: pl.InOut[pl.Tensor[[64, 8], pl.INT32]],
+                                y: pl.Out[pl.Tensor[[64, 8], pl.INT32]]):
+    """Block b reads an index from a row block b' writes: not provably independent."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="self_gather"):
+            j = pl.cast(pl.read(ids, [t0, 0]), pl.INDEX)
+            y[t0:t0 + 8, :] = ids[j:j + 8, :]
+            ids[t0:t0 + 8, :] = pl.add(ids[t0:t0 + 8, :], 1)
+    return ids, y

@@ -6,10 +6,13 @@ reason), and the shapes issue 17 asks for must batch.
 """
 from __future__ import annotations
 
+import inspect
+
 import batch_kernels as K
 import numpy as np
 import pytest
 
+from pypto.errors import SimulationError
 from pypto.sim import SimConfig
 
 
@@ -126,3 +129,71 @@ def test_a_body_whose_launches_read_ahead_is_refused():
         r.batch_refusals["reads_next_iteration_read_behind"]
     _, ref = _run(K.reads_next_iteration, batch=False)
     assert np.array_equal(z, ref[2])
+
+
+def _gather_inputs(bad: bool = False):
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 256, 64).astype(np.int32)
+    if bad:
+        ids[37] = 256  # one row past the table
+    table = rng.standard_normal((256, 128)).astype(np.float32)
+    return ids, table
+
+
+def test_a_gather_by_token_id_batches():
+    ids, table = _gather_inputs()
+    y = np.zeros((64, 128), np.float32)
+    r = K.gather_rows(ids, table, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y, table[ids] * np.float32(2.0))
+    y2 = np.zeros_like(y)
+    K.gather_rows(ids, table, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2)
+
+
+def test_a_traced_gather_records_each_blocks_rows():
+    ids, table = _gather_inputs()
+    r = K.gather_rows(ids, table, np.zeros((64, 128), np.float32), config=SimConfig(trace=True))
+    tasks = r.trace.tasks
+    assert len(tasks) == 8
+    rows = [a.lo for a in tasks[2].accesses if a.tensor == "table"]
+    assert rows == [(int(i), 0) for i in ids[16:24]]
+    assert all(a.hi[1] == 128 for a in tasks[2].accesses if a.tensor == "table")
+    # (the trace merges the eight one-element reads of ids into one range)
+    assert [(a.lo, a.hi) for a in tasks[2].accesses if a.tensor == "ids"] == [((16,), (24,))]
+
+
+def test_a_gather_index_out_of_range_is_reported_by_block():
+    # the batch gives up on the bad row; the block-by-block rerun reports it as always
+    ids, table = _gather_inputs(bad=True)
+    with pytest.raises(SimulationError) as ei:
+        K.gather_rows(ids, table, np.zeros((64, 128), np.float32))
+    msg = str(ei.value)
+    assert "out-of-bounds slice: window [256:257, 0:128] of 'table'" in msg
+    assert "region 'rows'" in msg
+    line = next(i for i, t in enumerate(inspect.getsource(K).splitlines(), 1)
+                if "pl.mul(table[row:row + 1, :], 2.0)" in t)
+    assert ei.value.span.line == line and ei.value.span.file.endswith("batch_kernels.py")
+
+
+def test_min_of_a_loop_variable_clamps_windows_batched():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((100, 64)).astype(np.float32)
+    y = np.zeros((112, 64), np.float32)
+    r = K.clamped_windows(x, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y[96:112], np.exp(x[84:100]))
+    y2 = np.zeros_like(y)
+    K.clamped_windows(x, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2)
+
+
+def test_a_gather_from_a_tensor_the_region_writes_is_refused():
+    ids = (np.arange(64 * 8).reshape(64, 8) % 56).astype(np.int32)
+    ids2 = ids.copy()
+    y, y2 = np.zeros_like(ids), np.zeros_like(ids)
+    r = K.gather_reads_what_it_writes(ids, y)
+    assert r.batch_stats["batched"] == 0
+    assert "'ids'" in r.batch_refusals["gather_reads_what_it_writes_self_gather"]
+    K.gather_reads_what_it_writes(ids2, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2) and np.array_equal(ids, ids2)

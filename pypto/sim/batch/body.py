@@ -11,7 +11,7 @@ another iteration does, which is checked before anything runs:
 * every tensor a launch writes is accessed (by any launch of the body, reads included)
   at offsets whose per-iteration footprints are pairwise disjoint: along some axis,
   `const + step * i (+ the regions' own loop terms)` with one step for all those
-  accesses and cells that never meet (`plan._lattice_disjoint`), from the concrete
+  accesses and cells that never meet (`lattice.lattice_disjoint`), from the concrete
   offsets of this run;
 * no array passed to a launch overlaps a written one without being the same array;
 * a fresh tensor a launch returns is its iteration's own (a `Stack`: one per iteration,
@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from pypto.sim.batch.lattice import lattice_disjoint
 from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
-from pypto.sim.batch.plan import Plan, _lattice_disjoint
+from pypto.sim.batch.plan import Plan
 from pypto.sim.batch.run import (
     BatchCache,
     BatchedRegion,
@@ -349,7 +350,7 @@ def _separated(items: list, bs: tuple) -> str | None:
                 hi = const + e if hi is None else max(hi, const + e)
             else:
                 if step is not None and terms is not None and lo is not None and \
-                        hi is not None and _lattice_disjoint(terms + [(step, n)], hi - lo):
+                        hi is not None and lattice_disjoint(terms + [(step, n)], hi - lo):
                     found = True
                     break
         if not found:

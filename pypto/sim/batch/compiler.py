@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from pypto.ir.nodes import Call, Function, ListExpr, Var
-from pypto.ir.types import ShapedType
+from pypto.ir.types import ScalarType, ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
-from pypto.sim.batch.plan import BLOCK, Plan, index_symbol
-from pypto.sim.batch.scalars import SCALAR
-from pypto.sim.batch.state import Aff, Fallback, lo_at
+from pypto.sim.batch.plan import BLOCK, Plan
+from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
+from pypto.sim.batch.state import Aff, Fallback, at, gather_index, lo_at
 from pypto.sim.batch.ufuncs import direct, dying_operands, elementwise_ufunc, fused, reuse
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
@@ -90,6 +90,10 @@ class BatchCompiler(FnCompiler):
         sym = index_symbol(op)
         if sym is not None:
             return self.bscalar(e, SCALAR[sym])
+        if op.role is Role.ELEMENT_READ:
+            return self.bread(e)
+        if per_block_scalar(op, e):
+            return self.bper_block(e)
         if op.role is Role.RESHAPE:
             return self.breshape(e)
         if op.batchable:
@@ -143,6 +147,82 @@ class BatchCompiler(FnCompiler):
             return r
 
         return Core("args", core, list(e.args))
+
+    def bper_block(self, e: Call) -> Core:
+        """Integer scalar arithmetic the batch computes block by block (`per_block_scalar`):
+        the op's impl and cast on each block's operands, as block-by-block execution
+        computes them; an integer array over the batch axes."""
+        opdef = get(e.op)
+        impl = opdef.impl
+        assert impl is not None
+        names = opdef.params
+        public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
+        cast = self.caster(e.type, f"pl op '{e.op}'")
+        acct = self.accountant(e, opdef, public) if self.settings.trace else None
+        whole = _whole_batch(e)
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            if whole is not None:
+                vals = [st.materialize(a) for a in args[:whole[1]]]
+                r = whole[0](*vals)
+                if acct is not None and f.rec is not None:
+                    z = (0,) * st.nb
+                    acct(f.rec, f.costs, [at(a, z) for a in args], at(r, z))
+                return r
+            out = np.empty(st.bs, dtype=np.int64)
+            first = None
+            for idx in st.indices():
+                vals = [at(a, idx) for a in args]
+                r = impl(*vals)
+                if cast is not None:
+                    r = cast(r)
+                out[idx] = r
+                if first is None:
+                    first = (vals, r)
+            if acct is not None and f.rec is not None and first is not None:
+                acct(f.rec, f.costs, *first)
+            return out
+
+        return Core("args", core, [e.args[i] for i in public])
+
+    def bread(self, e: Call) -> Core:
+        """`pl.read` of an integer at an index that varies: one element per block (a
+        gather), in block order, bounds-checked as block by block (a bad index abandons
+        the batch: the block-by-block rerun reports it)."""
+        cast = self.caster(e.type, "pl.read")
+        tracing = self.settings.trace
+        sid = SiteId(e.span, "read")
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            a, offset = args
+            if type(a) is not np.ndarray:
+                raise Fallback("a tagged source")
+            offs = list(offset) if isinstance(offset, (list, tuple)) else [offset]
+            if len(offs) != a.ndim:
+                raise Fallback("a flat element index")
+            if (a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64:
+                # (the Python int of every element fits an int64: one fancy index)
+                out = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
+                out = np.broadcast_to(out.reshape(out.shape[:st.nb]), st.bs).astype(np.int64)
+            else:
+                out = np.empty(st.bs, dtype=np.int64)
+                for idx in st.indices():
+                    lo = lo_at(offs, idx)
+                    if any(not 0 <= i < d for i, d in zip(lo, a.shape)):
+                        raise Fallback("out of bounds")
+                    v = a[lo].item()
+                    out[idx] = cast(v) if cast is not None else v
+            if tracing and st.log is not None:
+                run = f.run
+                buf, origin = run.memory.locate(a)
+                if buf is not None and run.trace is not None:
+                    st.log.append((a, buf, origin, offs, (1,) * a.ndim, False,
+                                   sid.of(run.trace), ()))
+            return out
+
+        return Core("args", core, [e.args[0], e.args[1]])
 
     # -- ops -------------------------------------------------------------------------
 
@@ -247,13 +327,8 @@ class BatchCompiler(FnCompiler):
                 raise Fallback("rank mismatch")
             w = st.window_at(site, a, offs, shp, False)
             nb = st.nb
-            if w is None:  # offsets not affine: gather block by block
-                w = np.empty(st.bs + shp, dtype=a.dtype)
-                for idx in st.indices():
-                    lo = lo_at(offs, idx)
-                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, a.shape)):
-                        raise Fallback("out of bounds")
-                    w[idx] = a[tuple(slice(o, o + s) for o, s in zip(lo, shp))]
+            if w is None:  # offsets not affine: a gather (one fancy index for all blocks)
+                w = a[gather_index(st, offs, shp, a.shape)]
             elif copy:
                 w = w.copy()
             if out_static is not None and w.shape[nb:] != out_static:
@@ -345,6 +420,23 @@ class BatchCompiler(FnCompiler):
             return tgt
 
         return Core("write", core, [target, offset, fused_ops, source])
+
+
+def _whole_batch(e: Call) -> tuple[Callable, int] | None:
+    """(a numpy function computing `e` for all blocks at once, how many operands it
+    takes), where one gives exactly the values the op's impl gives block by block:
+    min / max of integers, and a cast between integer types that holds every value of
+    the source (a gathered int32 id cast to an index)."""
+    if e.op in ("min", "max") and len(e.args) == 2:
+        return (np.minimum if e.op == "min" else np.maximum), 2
+    if e.op == "cast":
+        src, dst = getattr(e.args[0], "type", None), e.type
+        if isinstance(src, ScalarType) and isinstance(dst, ScalarType) and \
+                src.dtype.is_int() and dst.dtype.is_int():
+            a, b = np.iinfo(src.dtype.np), np.iinfo(dst.dtype.np)
+            if b.min <= a.min and a.max <= b.max and b.max <= np.iinfo(np.int64).max:
+                return (lambda x: x), 1
+    return None
 
 
 def _no_zero_divisor(fn: Callable, k: int) -> Callable:

@@ -27,8 +27,7 @@ from pypto.ir.nodes import Assign, Call, CallFunc, Const, Eval, For, ListExpr, L
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType
 from pypto.ops.registry import get
-from pypto.sim.batch.plan import AFFINE_SYMBOLS, index_symbol
-from pypto.sim.batch.scalars import SCALAR, NeedArray, is_int
+from pypto.sim.batch.scalars import AFFINE_SYMBOLS, SCALAR, NeedArray, index_symbol, is_int
 from pypto.sim.batch.state import Aff
 from pypto.sim.engine.compiler import launch_site
 from pypto.sim.engine.function import Compiler, LaunchSite

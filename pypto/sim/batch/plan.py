@@ -44,31 +44,24 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
-from pypto.ops.registry import OpDef, Unit, get
+from pypto.ops.registry import get
+from pypto.sim.batch.lattice import lattice_disjoint
+from pypto.sim.batch.scalars import (
+    AFFINE_SYMBOLS,
+    DIV_SYMBOLS,
+    index_symbol,
+    int_result,
+    int_scalar,
+    per_block_scalar,
+)
 from pypto.sim.engine.intrinsics.common import falsy_const
 from pypto.sim.faults import source_name
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
-# Integer scalar ops on block-varying values: affine ones keep an `Aff` (base + steps),
-# floor division and modulo by a constant materialise one value per block. (By the
-# Python operator the op implements: its registry `symbol`.)
-AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
-DIV_SYMBOLS = frozenset(("//", "%"))
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
                     Role.COMM))
-
-
-def index_symbol(op: OpDef) -> str | None:
-    """The operator of a binary scalar op the batch engine computes on varying integers
-    (`+ - *` affine, `// %` per block), else None."""
-    s = op.symbol
-    if op.unit is not Unit.SCALAR or len(op.params) != 2:
-        return None
-    return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
-
-
 
 
 class NotBatchable(Exception):
@@ -117,25 +110,13 @@ class Plan:
                     # would move the footprint without separating it)
                     if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
                         continue
-                    if _lattice_disjoint(terms + [(coef * d[k], n)], width):
+                    if lattice_disjoint(terms + [(coef * d[k], n)], width):
                         ok = True
                         break
                 if not ok:
                     return f"the windows of '{source_name(t)}' may overlap from block to block " \
                            f"(batch axis {k})"
         return None
-
-
-def _lattice_disjoint(terms: list, width: int) -> bool:
-    """Are the cells `[o, o + width)` at `o = sum(c * t)` (each `t` in `range(n)`, over
-    every `(c, n)` of `terms`) pairwise disjoint? Sufficient test: sorted by `|c|`, each
-    step clears the span of all smaller ones plus a cell (a mixed radix)."""
-    span = 0
-    for c, n in sorted(((abs(c), n) for c, n in terms if n > 1)):
-        if c < span + width:
-            return False
-        span += c * (n - 1)
-    return True
 
 
 def _static_shape(t: Type | None) -> tuple | None:
@@ -316,9 +297,18 @@ class _Analyzer:
                 self.accesses.append(Access(t, self.offsets(a[off_n]), shape, True))
             return False  # the result is the (uniform) target
         if opdef.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):
-            for v in e.args:
-                if self.is_var(v):
-                    raise NotBatchable(f"varying {op}")
+            vargs = [self.is_var(v) for v in e.args]
+            if opdef.role is Role.ELEMENT_READ and not vargs[0] and any(vargs) and \
+                    int_result(e):
+                # a gather of integers (token ids, expert indices): one element per block,
+                # read from a tensor at an index that varies (see `per_block_scalar`)
+                self.opaque(e.args[0], False, op)
+                t = self.resolve(e.args[0])
+                if t is not None:
+                    self.accesses.append(Access(t, [None], None, False))
+                return True
+            if any(vargs):
+                raise NotBatchable(f"varying {op}")
             self.opaque(e.args[0], opdef.role is Role.ELEMENT_WRITE, op)
             t = self.resolve(e.args[0])  # (pl.read / pl.write take the tensor first)
             if t is not None:
@@ -338,15 +328,17 @@ class _Analyzer:
             return False
         sym = index_symbol(opdef)
         if sym in AFFINE_SYMBOLS:
-            if not all(_int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
+            if not all(int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
                 raise NotBatchable("varying non-integer scalar arithmetic")
             return True
         if sym in DIV_SYMBOLS:
             d = e.args[1]
             if vargs[1] or not (isinstance(d, Const) and isinstance(d.value, int) and d.value):
                 raise NotBatchable("varying division")
-            if not _int_scalar(e.args[0]):
+            if not int_scalar(e.args[0]):
                 raise NotBatchable("varying non-integer scalar arithmetic")
+            return True
+        if per_block_scalar(opdef, e):
             return True
         if opdef.role is Role.RESHAPE:
             if any(vargs[1:]) or not isinstance(e.type, ShapedType) or \
@@ -495,13 +487,6 @@ class _Analyzer:
             raise NotBatchable(f"{type(s).__name__} statement")
 
 
-def _int_scalar(x: Any) -> bool:
-    t = getattr(x, "type", None)
-    if isinstance(t, ScalarType):
-        return t.dtype.is_int()
-    return isinstance(x, int) or (isinstance(x, Const) and isinstance(x.value, int))
-
-
 def _int_const(e: Any) -> int | None:
     if isinstance(e, Const) and type(e.value) is int:
         return e.value
@@ -589,7 +574,7 @@ def analyze(func: Function, varying: set) -> Plan | str:
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]
         if any(a.ext is None or any(f is None for f in a.forms) for a in accs):
-            return f"an access to '{t}' with an unknown window"
+            return f"an access to '{source_name(t)}' with an unknown window"
         seps = []
         rank = len(accs[0].forms)
         for sym in syms:

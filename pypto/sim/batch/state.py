@@ -71,6 +71,30 @@ def lo_at(lo: Any, idx: tuple) -> tuple:
     return tuple(int(at(o, idx)) for o in lo)
 
 
+def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple:
+    """The index of every block's window `offs + shp` of an array of shape `ashape`
+    (its result: the batch axes, then the window's); raises Fallback when a window
+    leaves the array (the block-by-block rerun reports it). Axes after the last varying
+    offset are plain slices (a row gather copies whole contiguous rows)."""
+    nb = st.nb
+    los = [np.asarray(st.materialize(o), dtype=np.int64) for o in offs]
+    m = max((ax + 1 for ax, lo in enumerate(los) if lo.ndim), default=0)
+    index: list = []
+    for ax, (lo, s, d) in enumerate(zip(los, shp, ashape)):
+        if lo.size and (int(lo.min()) < 0 or int(lo.max()) + s > d):
+            raise Fallback("out of bounds")
+        if ax >= m:
+            o = int(lo)
+            index.append(slice(o, o + s))
+            continue
+        lo = lo.reshape((1,) * nb) if lo.ndim == 0 else lo
+        tail = [1] * m
+        tail[ax] = s
+        index.append(lo.reshape(lo.shape + (1,) * m) +
+                     np.arange(s, dtype=np.int64).reshape((1,) * nb + tuple(tail)))
+    return tuple(index)
+
+
 class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
@@ -211,4 +235,5 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Stack", "WindowWrite", "at", "lo_at"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Stack", "WindowWrite", "at",
+           "gather_index", "lo_at"]
