@@ -205,3 +205,39 @@ def gather_reads_what_it_writes(ids: pl.InOut[pl.Tensor[[64, 8], pl.INT32]],
             y[t0:t0 + 8, :] = ids[j:j + 8, :]
             ids[t0:t0 + 8, :] = pl.add(ids[t0:t0 + 8, :], 1)
     return ids, y
+
+
+# --- partial tiles: valid_shape and clamp tails -----------------------------------------------
+
+
+@pl.jit
+def tail_rows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[100, 64], pl.FP32]]):
+    """16-row tiles over 100 rows: the last tile has 4 valid rows."""
+    for r in pl.parallel(0, 100, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail"):
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            y[r:r + 16, :] = pl.row_expand_sub(t, pl.row_max(t))
+    return y
+
+
+@pl.jit
+def clamp_rows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """Clamped 16-row windows: the last one reads 4 rows and zeros past the end."""
+    for r in pl.range(0, 112, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="clamped"):
+            t = pl.slice(x, [16, 64], [r, 0], clamp=True)
+            y[r:r + 16, :] = pl.add(t, 1.0)
+    return y
+
+
+@pl.jit
+def tail_columns(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100], pl.FP32]]):
+    """The partial tiles are the inner loop's last: every outer iteration has one."""
+    for i in pl.parallel(0, 64, 32):
+        for c in pl.parallel(0, 100, 32):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="cols"):
+                cols = pl.min(32, 100 - c)
+                t = pl.slice(x, [32, 32], [i, c], valid_shape=[32, cols])
+                y[i:i + 32, c:c + 32] = pl.exp(t)
+    return y

@@ -197,3 +197,45 @@ def test_a_gather_from_a_tensor_the_region_writes_is_refused():
     assert "'ids'" in r.batch_refusals["gather_reads_what_it_writes_self_gather"]
     K.gather_reads_what_it_writes(ids2, y2, config=SimConfig(batch=False))
     assert np.array_equal(y, y2) and np.array_equal(ids, ids2)
+
+
+def _same_as_block_by_block(kernel, *args, trace=False):
+    outs = [np.zeros_like(a) for a in args[1:]]
+    r = kernel(args[0], *outs, config=SimConfig(trace=trace))
+    ref = [np.zeros_like(a) for a in args[1:]]
+    r2 = kernel(args[0], *ref, config=SimConfig(batch=False, trace=trace))
+    for a, b in zip(outs, ref):
+        assert np.array_equal(a, b, equal_nan=True)
+    return r, r2, outs
+
+
+def test_a_last_partial_tile_runs_by_itself_after_the_batch():
+    x = np.random.default_rng(5).standard_normal((100, 64)).astype(np.float32)
+    r, r2, (y,) = _same_as_block_by_block(K.tail_rows, x, np.zeros((100, 64), np.float32),
+                                          trace=True)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y[96:], x[96:] - x[96:].max(axis=1, keepdims=True))
+    # seven tasks in program order, the last (r = 96) launched on its own
+    assert [t.loops for t in r.trace.tasks] == [(("r", i),) for i in range(0, 100, 16)]
+    assert [(a.lo, a.hi) for a in r.trace.tasks[-1].accesses if a.tensor == "x"] == \
+        [((96, 0), (100, 64))]
+    assert [(t.id, [(a.tensor, a.mode, a.lo, a.hi) for a in t.accesses])
+            for t in r.trace.tasks] == \
+        [(t.id, [(a.tensor, a.mode, a.lo, a.hi) for a in t.accesses]) for t in r2.trace.tasks]
+
+
+def test_a_clamped_tail_window_runs_by_itself_after_the_batch():
+    x = np.random.default_rng(6).standard_normal((100, 64)).astype(np.float32)
+    r, _, (y,) = _same_as_block_by_block(K.clamp_rows, x, np.zeros((112, 64), np.float32))
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y[:100], x + np.float32(1.0))  # (the last tile's 4 valid rows)
+
+
+def test_partial_tiles_of_an_inner_loop_split_the_inner_nests():
+    x = np.random.default_rng(7).standard_normal((64, 100)).astype(np.float32)
+    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
+    # the whole nest cannot split (each row of tiles ends in a partial one): the outer
+    # loop runs sequentially and each inner nest batches its first three tiles
+    assert r.batch_stats == {"batched": 2, "fallback": 1}
+    assert "partial tiles" in r.batch_refusals["tail_columns_cols"]
+    assert np.array_equal(y, np.exp(x))

@@ -22,11 +22,11 @@ from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.plan import BLOCK, Plan
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
-from pypto.sim.batch.state import Aff, Fallback, at, gather_index, lo_at
+from pypto.sim.batch.state import Aff, Fallback, at, gather_index, lo_at, whole_windows
 from pypto.sim.batch.ufuncs import direct, dying_operands, elementwise_ufunc, fused, reuse
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
-from pypto.sim.engine.intrinsics.common import SiteId, is_cube
+from pypto.sim.engine.intrinsics.common import SiteId, falsy_const, is_cube
 from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
@@ -76,8 +76,10 @@ class BatchCompiler(FnCompiler):
         if rd is not None or wr is not None:
             a = dict(zip(op.params, e.args))
             if rd is not None:
-                if self.vary(a[rd.offset]):
-                    return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op)
+                valid, clamp = a.get("valid_shape"), a.get("clamp")
+                if self.vary(a[rd.offset]) or self.vary(valid) or self.vary(clamp):
+                    return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op,
+                                        valid, clamp)
             elif wr is not None:
                 src = a[wr.source]
                 if self.vary(src) or self.vary(a[wr.offset]):
@@ -118,7 +120,7 @@ class BatchCompiler(FnCompiler):
             src_f, off_f = self.expr(c.operands[0]), self.expr(c.operands[1])
 
             def run(env: Env) -> Any:
-                return fn(env[FRAME], src_f(env), off_f(env))
+                return fn(env[FRAME], src_f(env), off_f(env), env)
         else:
             target_e, offset, fused_ops, source = c.operands
             tgt_f, off_f, src_f = self.expr(target_e), self.expr(offset), self.expr(source)
@@ -305,8 +307,12 @@ class BatchCompiler(FnCompiler):
 
     # -- windows ---------------------------------------------------------------------
 
-    def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str) -> Core:
-        """A window read at varying offsets: all blocks' windows as one strided view."""
+    def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str,
+                valid: Any = None, clamp: Any = None) -> Core:
+        """A window read at varying offsets: all blocks' windows as one strided view. With
+        a valid shape or clamp, only while every block's window is whole and inside the
+        tensor (`whole_windows`); else the batch stops (`Partial`) naming the blocks
+        whose tile is partial."""
         _, shp_v = self.const(shape)
         shp = tuple(int(d) for d in shp_v)
         out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
@@ -319,12 +325,22 @@ class BatchCompiler(FnCompiler):
         copy = p is None or p in self.plan.written
         site: list = [None]
 
-        def core(f: BatchFrame, a: Any, offs: list) -> Any:
+        guarded = not (falsy_const(valid) and falsy_const(clamp))
+        valid_f = self.expr(valid) if guarded and not falsy_const(valid) else None
+        clamp_f = self.expr(clamp) if guarded and not falsy_const(clamp) else None
+
+        def core(f: BatchFrame, a: Any, offs: list, env: Env | None = None) -> Any:
             st = f.batch
             if type(a) is not np.ndarray:
                 raise Fallback("a tagged source")
             if len(offs) != a.ndim or len(shp) != a.ndim:
                 raise Fallback("rank mismatch")
+            if guarded:
+                if env is None:
+                    raise Fallback("a window with a valid shape outside a closure")
+                whole_windows(st, a.shape, offs, shp,
+                              valid_f(env) if valid_f is not None else None,
+                              bool(clamp_f(env)) if clamp_f is not None else False)
             w = st.window_at(site, a, offs, shp, False)
             nb = st.nb
             if w is None:  # offsets not affine: a gather (one fancy index for all blocks)

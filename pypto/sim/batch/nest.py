@@ -133,6 +133,23 @@ class Nest:
         shape = self._shape = Shape(raw, last, bs, pre, lv)
         return shape
 
+    def sub_shape(self, shape: Shape, lo: int, hi: int) -> Shape:
+        """`shape` cut to the outermost loop's iterations `lo <= i < hi` (a fresh
+        `Shape`, not memoised)."""
+        (a, _b, c), *rest = shape.raw
+        raw = [(a + lo * c, a + hi * c, c), *rest]
+        bs = (hi - lo,) + shape.bs[1:]
+        pre = 0
+        acc = 1
+        for n in bs:
+            acc *= n
+            pre += acc
+        lv = {}
+        for k, v in enumerate(self.loop_vars):
+            x = shape.loop_vars[v]
+            lv[v] = Aff(x.base + (lo * c if k == 0 else 0), x.d)
+        return Shape(raw, shape.last, bs, pre, lv)
+
     def values(self, env: Env, shape: Shape) -> tuple[dict, list]:
         """(the batched values the body starts from: loop variables and carries, the
         initial carries)."""

@@ -42,6 +42,7 @@ from pypto.ir.nodes import (
     While,
     Yield,
 )
+from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
@@ -119,6 +120,23 @@ class Plan:
         return None
 
 
+def _window_valid_names(func: Function) -> set[str]:
+    """The names given as extents of a window read's `valid_shape=` in `func`."""
+    out: set[str] = set()
+    for n in walk(func):
+        if isinstance(n, Call):
+            try:
+                op = get(n.op)
+            except KeyError:
+                continue
+            if op.window_read is None:
+                continue
+            v = dict(zip(op.params, n.args)).get("valid_shape")
+            if isinstance(v, ListExpr):
+                out.update(x.name for x in v.items if isinstance(x, Var))
+    return out
+
+
 def _static_shape(t: Type | None) -> tuple | None:
     if isinstance(t, ShapedType):
         return t.static_shape()
@@ -149,8 +167,25 @@ class _Analyzer:
         self.changed = False
         self.returns: list = []
         self.vreturns: list[bool] = []
+        self.checked = _window_valid_names(func)
 
     # -- helpers -------------------------------------------------------------------
+
+    def valid_ok(self, t: Type | None) -> bool:
+        """May a varying value of type `t` run batched as a whole tile? Yes when its type
+        declares no valid shape, or one whose every extent is the tile's own or the name
+        of a window's valid extent: those windows check, per run, that every block's is
+        whole (`state.Partial`), so in a batch that runs the name holds the full extent."""
+        if not _has_valid(t):
+            return True
+        assert isinstance(t, ShapedType) and t.valid_shape is not None
+        for v, d in zip(t.valid_shape, t.shape):
+            if isinstance(v, Var) and v.name in self.checked:
+                continue
+            if v == d or (isinstance(v, Const) and v.value == d):
+                continue
+            return False
+        return True
 
     def is_var(self, e: Any) -> bool:
         if isinstance(e, Var):
@@ -264,14 +299,22 @@ class _Analyzer:
             voff = self.is_var(a[off_n])
             t = self.resolve(src)
             shape = _const_list(a[shape_n])
-            extras = [a.get(k) for k in ("valid_shape", "clamp", "pad_value")]
-            if voff and (shape is None or any(not falsy_const(x) for x in extras)):
-                raise NotBatchable("varying window with a valid shape, clamp or pad")
+            # a valid shape, clamp or pad: batched only while every block's window is
+            # whole and inside the tensor (checked per run: `state.Partial` otherwise)
+            valid = a.get("valid_shape")
+            vvalid = self.is_var(valid) or self.is_var(a.get("clamp"))
+            extras = [valid, a.get("clamp"), a.get("pad_value")]
+            if (voff or vvalid) and any(not falsy_const(x) for x in extras):
+                if shape is None:
+                    raise NotBatchable("varying window of a dynamic shape with a valid "
+                                       "shape, clamp or pad")
+                if not (falsy_const(valid) or isinstance(valid, ListExpr)):
+                    raise NotBatchable("varying window with a computed valid shape")
             if t is not None:
                 self.accesses.append(Access(t, self.offsets(a[off_n]), shape, False))
-            if voff and _has_valid(e.type):
+            if (voff or vvalid) and not self.valid_ok(e.type):
                 raise NotBatchable("varying window with a valid shape")
-            return voff
+            return voff or vvalid
         if wr is not None:
             tgt_n, src_n, off_n = wr.tensor, wr.source, wr.offset
             tgt = a[tgt_n]
@@ -288,7 +331,7 @@ class _Analyzer:
                     raise NotBatchable("a varying write into a local tile")
                 if not falsy_const(a.get("atomic")) or not falsy_const(a.get("shapes")):
                     raise NotBatchable("atomic / reshaping write")
-                if shape is None or _has_valid(getattr(src, "type", None)):
+                if shape is None or not self.valid_ok(getattr(src, "type", None)):
                     raise NotBatchable("write of a dynamic or partially valid tile")
                 tt = self.ptypes.get(t)
                 if tt is None or len(tt.shape) != len(shape):
@@ -348,7 +391,7 @@ class _Analyzer:
             return True
         if not opdef.batchable:
             raise NotBatchable(f"varying operand of {op}")
-        if _has_valid(e.type) or not isinstance(e.type, ShapedType):
+        if not isinstance(e.type, ShapedType) or not self.valid_ok(e.type):
             raise NotBatchable(f"{op} with a valid shape")
         rank = len(e.type.shape)
         for x, v in zip(e.args, vargs):
@@ -356,7 +399,7 @@ class _Analyzer:
             if isinstance(t, ScalarType) and v:
                 raise NotBatchable("a varying scalar operand")
             if isinstance(t, ShapedType):
-                if _has_valid(t):
+                if not self.valid_ok(t):
                     raise NotBatchable(f"{op} of a partially valid operand")
                 if v and len(t.shape) != rank:
                     raise NotBatchable(f"{op} of operands of different ranks")

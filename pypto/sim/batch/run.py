@@ -36,7 +36,15 @@ from pypto.sim.batch.compiler import BatchCompiler
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
-from pypto.sim.batch.state import Aff, BatchState, Fallback, LoggedAccess, Stack, lo_at
+from pypto.sim.batch.state import (
+    Aff,
+    BatchState,
+    Fallback,
+    LoggedAccess,
+    Partial,
+    Stack,
+    lo_at,
+)
 from pypto.sim.device.memory import PendingFill
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.machine.frame import TaskFrame
@@ -178,9 +186,23 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
             a[...] = copy
         run.work = work
         run.batch.fallback += 1
+        partial = _partial(exc)
+        if partial is not None:  # (the caller may split the batch: `launch_loop`)
+            raise partial from None
         raise Fallback(str(exc)) from exc
     run.batch.batched += 1
     return rets, f
+
+
+def _partial(exc: BaseException | None) -> Partial | None:
+    """The `Partial` behind `exc` (the op guard reports it as a fault it causes)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, Partial):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
 
 
 def replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple) -> None:
@@ -200,12 +222,23 @@ def add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
     rec.vector_elements += proto.vector_elements
 
 
+class Split:
+    """`launch_loop`'s answer when the first `n` iterations of the outermost loop could
+    run batched but a later one has a partial tile (`state.Partial`)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+
 def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFunction,
                 site: LaunchSite, args: list, bs: tuple, pre_work: int,
                 carries: list[tuple[int, int]], loops: tuple = ((), (), ())
-                ) -> tuple[tuple, int] | None:
+                ) -> tuple[tuple, int] | Split | None:
     """Run the tasks of a parallel launch loop nest (batch shape `bs`) batched. Returns
-    (rets, last task id), or None to run the loop block by block instead. `loops`: the
+    (rets, last task id), a `Split`, or None to run the loop block by block instead
+    (nothing changed in both cases). `loops`: the
     outer loops' (variable, value) pairs, the nest's (start, stop, step) per level and
     its variables (each task records its loop values)."""
     run = fr.run
@@ -231,6 +264,21 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
     try:
         rets, f = run_batched(fr, region, args, bs, False, site.label, tid0, n_tasks,
                               bool(kept))
+    except Partial as p:
+        run.work = w0
+        run.memory.forget_views()
+        # the iterations before the first one with a partial tile (the outermost loop's
+        # tail iterations: a last, short tile) may run batched on their own
+        first = 0
+        if p.mask.ndim and p.mask.shape[0] == bs[0]:
+            rows = np.asarray(p.mask.reshape(bs[0], -1).any(axis=1))
+            first = int(np.argmax(rows))
+        if first == 0:
+            cache.refusals.setdefault(cf.name, "partial tiles (a valid shape or clamp short "
+                                               "of the window) in the first iteration")
+            return None
+        run.batch.fallback -= 1  # (not abandoned: split; a carried tensor is the same
+        return Split(first)      # array throughout, checked above)
     except Fallback:
         run.work = w0
         run.memory.forget_views()
@@ -340,5 +388,5 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
     return rets
 
 
-__all__ = ["BatchCache", "BatchedRegion", "add_costs", "launch_loop", "prepare", "replay",
-           "run_batched", "run_spmd", "task_args"]
+__all__ = ["BatchCache", "BatchedRegion", "Split", "add_costs", "launch_loop", "prepare",
+           "replay", "run_batched", "run_spmd", "task_args"]

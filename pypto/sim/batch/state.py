@@ -30,6 +30,17 @@ class Stack:
         self.array = array
 
 
+class Partial(Fallback):
+    """Some blocks' windows are partial tiles (a valid shape short of the window, or a
+    clamped window reaching past its tensor): `mask` (over the batch axes) marks them.
+    A launch loop nest runs its other iterations batched when they come first
+    (`pypto.sim.runtime.launch`), the rest block by block."""
+
+    def __init__(self, mask: np.ndarray):
+        super().__init__("a partial tile")
+        self.mask = mask
+
+
 class Aff:
     """An integer that differs per block: `base + sum(d[k] * index[k])`."""
 
@@ -93,6 +104,26 @@ def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple
         index.append(lo.reshape(lo.shape + (1,) * m) +
                      np.arange(s, dtype=np.int64).reshape((1,) * nb + tuple(tail)))
     return tuple(index)
+
+
+def whole_windows(st: BatchState, ashape: tuple, offs: list, shp: tuple, valid: Any,
+                  clamp: bool) -> None:
+    """Raise `Partial` unless every block's window `offs + shp` of an array of shape
+    `ashape` is a whole tile: its valid shape (`valid`, entries per block) covers the
+    window and, clamped, the window stays inside the array."""
+    bs = st.bs
+    short = np.zeros(bs, dtype=bool)
+    if valid is not None:
+        if not isinstance(valid, (list, tuple)) or len(valid) != len(shp):
+            raise Fallback("a valid shape of another rank")
+        for v, s in zip(valid, shp):
+            short |= np.asarray(st.materialize(v)) < s
+    if clamp:
+        for o, s, d in zip(offs, shp, ashape):
+            lo = np.asarray(st.materialize(o))
+            short |= (lo < 0) | (lo + s > d)
+    if short.any():
+        raise Partial(short)
 
 
 class BatchState:
@@ -235,5 +266,5 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Stack", "WindowWrite", "at",
-           "gather_index", "lo_at"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "WindowWrite",
+           "at", "gather_index", "lo_at", "whole_windows"]

@@ -26,8 +26,9 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
 from pypto.sim.batch.body import run_body
-from pypto.sim.batch.nest import nest_of
-from pypto.sim.batch.run import BatchCache, launch_loop, run_spmd, task_args
+from pypto.sim.batch.nest import Nest, Shape, nest_of
+from pypto.sim.batch.run import BatchCache, Split, launch_loop, run_spmd, task_args
+from pypto.sim.batch.state import at
 from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
 from pypto.sim.engine.values import FRAME, Env, Stmt
 from pypto.sim.machine.frame import TaskFrame
@@ -198,12 +199,41 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
                       and v not in shape.loop_vars)
         r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
                         nest.carries, (outer, shape.raw, nest.loop_vars))
+        if isinstance(r, Split):
+            r = _split(exe, fr, nest, shape, cf, site, env, outer, r.n)
         if r is None:
             return sequential(env)
         nest.finish(env, shape, carried, *r)
         return None
 
     return loop
+
+
+def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: CompiledFunction,
+           site: LaunchSite, env: Env, outer: tuple, n: int) -> tuple[tuple, int] | None:
+    """The nest's first `n` outermost iterations batched, then the others one launch
+    at a time, in program order (their tiles are partial: a valid shape or a clamp
+    short of the window); (the last launch's returns, its task id), or None when the
+    first part does not run batched after all (nothing changed)."""
+    run = fr.run
+    if run.memory.pending:
+        run.memory.flush_pending()
+    head = nest.sub_shape(shape, 0, n)
+    got = nest.arguments(env, head)
+    if got is None:
+        return None
+    r = launch_loop(exe, exe.batch, fr, cf, site, got[0], head.bs, head.pre_work,
+                    nest.carries, (outer, head.raw, nest.loop_vars))
+    if r is None or isinstance(r, Split):
+        return None
+    tail = nest.sub_shape(shape, n, shape.bs[0])
+    args, _ = nest.arguments(env, tail) or ((), ())
+    run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
+    names = nest.loop_vars
+    for idx in np.ndindex(*tail.bs):
+        here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, tail.raw, idx))
+        r = launch(exe, fr, site, [at(a, idx) for a in args], 1, [], outer + here)
+    return r
 
 
 def _all_parallel(s: For, depth: int) -> bool:
