@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pypto.ir.nodes import Call, Function, ListExpr, Var
-from pypto.ir.types import ScalarType, ShapedType
+from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
@@ -161,13 +161,14 @@ class BatchCompiler(FnCompiler):
         public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
         cast = self.caster(e.type, f"pl op '{e.op}'")
         acct = self.accountant(e, opdef, public) if self.settings.trace else None
-        whole = _whole_batch(e)
+        # the op over integer arrays, one call for all blocks (the registry's `int_array`
+        # fact: min / max, integer casts), when it has one
+        whole = opdef.extra.get("int_array")
 
         def core(f: BatchFrame, args: list) -> Any:
             st = f.batch
-            if whole is not None:
-                vals = [st.materialize(a) for a in args[:whole[1]]]
-                r = whole[0](*vals)
+            r = whole(*[st.materialize(a) for a in args]) if whole is not None else None
+            if r is not None:
                 if acct is not None and f.rec is not None:
                     z = (0,) * st.nb
                     acct(f.rec, f.costs, [at(a, z) for a in args], at(r, z))
@@ -436,23 +437,6 @@ class BatchCompiler(FnCompiler):
             return tgt
 
         return Core("write", core, [target, offset, fused_ops, source])
-
-
-def _whole_batch(e: Call) -> tuple[Callable, int] | None:
-    """(a numpy function computing `e` for all blocks at once, how many operands it
-    takes), where one gives exactly the values the op's impl gives block by block:
-    min / max of integers, and a cast between integer types that holds every value of
-    the source (a gathered int32 id cast to an index)."""
-    if e.op in ("min", "max") and len(e.args) == 2:
-        return (np.minimum if e.op == "min" else np.maximum), 2
-    if e.op == "cast":
-        src, dst = getattr(e.args[0], "type", None), e.type
-        if isinstance(src, ScalarType) and isinstance(dst, ScalarType) and \
-                src.dtype.is_int() and dst.dtype.is_int():
-            a, b = np.iinfo(src.dtype.np), np.iinfo(dst.dtype.np)
-            if b.min <= a.min and a.max <= b.max and b.max <= np.iinfo(np.int64).max:
-                return (lambda x: x), 1
-    return None
 
 
 def _no_zero_divisor(fn: Callable, k: int) -> Callable:
