@@ -19,7 +19,7 @@ from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
 from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
 from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
-from pypto_lab.rank_steps import rank_run
+from pypto_lab.rank_steps import on_rank, rank_run  # noqa: F401 - on_rank is API
 from pypto_lab.rank_steps import summary as rank_summary
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace

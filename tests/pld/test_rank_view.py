@@ -71,3 +71,19 @@ def test_a_deadlock_shows_where_every_rank_is_stuck():
 def test_a_single_card_result_is_refused_with_what_the_view_needs():
     with pytest.raises(TypeError, match="rank views need a multi-card run"):
         rank_run(object())
+
+
+def test_each_rank_has_its_own_run_for_the_other_views():
+    res = rk.allreduce(_inputs(), np.zeros((rk.NR, 1, rk.S), np.float32),
+                       config=SimConfig(device_ids=(0, 1), trace=True))
+    for r in range(rk.NR):
+        run = pypto_lab.on_rank(res, r)
+        assert run.kernel.endswith(f"@rank{r}")
+        assert [t.name for t in run.tasks] == ["exchange"]  # its one kernel launch
+        assert run.trace is res.ranks[r].trace
+    view = pypto_lab.timeline(pypto_lab.on_rank(res, 1))
+    assert "AIV0 · vector" in view.text()
+    with pytest.raises(IndexError, match=r"the run has ranks 0\.\.1, not 2"):
+        pypto_lab.on_rank(res, 2)
+    with pytest.raises(TypeError, match="on_rank needs a multi-card run"):
+        pypto_lab.on_rank(object(), 0)
