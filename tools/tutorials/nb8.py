@@ -106,6 +106,15 @@ NB8 = [
     pypto_lab.timeline(pypto_lab.on_rank(result, 1))
     """),
     md("""
+    `pypto_lab.window_view` shows a window buffer, one panel per rank's copy, each element
+    coloured by the rank that wrote it last: in the signal window, the cell `[1, 0]` of
+    rank 0's copy was written by rank 1's notify, and the other way round. (A rank's own
+    `pl.store`s into its window count when the run is traced, as here.)
+    """),
+    code("""
+    pypto_lab.window_view(result, "signal_buf")
+    """),
+    md("""
     ## A deliberate deadlock
 
     Ask each rank to wait for **two** notifies when its peer sends one. No rank can go on:
