@@ -28,7 +28,6 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.types import ScalarType
-from pypto.ops.facts import Role
 from pypto.ops.numeric import is_float_np
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dtype_arg, like, py_value, shaped, type_of
@@ -266,5 +265,6 @@ def _cast_ints(x, target_type, mode="round"):
     return x if bounds is None else np.clip(x, bounds[0], bounds[1])
 
 
-defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True, role=Role.CONVERT,
+# convert: an element-type conversion, which the cube's Acc -> Mat drain can also do
+defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True, convert=True,
       names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"), int_array=_cast_ints)(_cast)

@@ -108,7 +108,6 @@ class Role(Enum):
     LANE_GATHER = "lane_gather"  # the two vector lanes' parts joined for the cube (pl.aic_gather)
     RESERVE_BUFFER = "reserve_buffer"  # a named on-chip buffer for a pipe's ring
     COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
-    CONVERT = "convert"  # an element-type conversion (pl.cast; the cube's drain can do one)
 
 
 __all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]
