@@ -20,12 +20,16 @@ from typing import Any
 
 from pypto.ir.nodes import Attr, Break, Call, Const, Continue, DynDim, For, Return, Var
 from pypto.ir.transform import walk
+from pypto.ir.types import ScalarType
+from pypto.ops.facts import Role
+from pypto.ops.registry import Unit, get
 from pypto.passes.outline import defined_names
 from pypto.sim.engine.values import Env, Expr
 
-# ops a bound may use: scalar arithmetic, and values fixed for the whole nest
-_FIXED_OPS = frozenset({"min", "max", "tensor.dim", "get_block_idx", "get_block_num",
-                        "get_subblock_idx"})
+# a bound may call the scalar and control-plane ops that compute a scalar from their
+# arguments alone (arithmetic, min / max, a tensor's dim) or read what is fixed for the
+# block (its index); not those that read memory or have other roles
+_FIXED_ROLES = (None, Role.BLOCK_INDEX, Role.SUBBLOCK_INDEX)
 
 InnerWork = Callable[[Env], int]
 
@@ -73,7 +77,9 @@ def _fixed(e: Any, inside: set[str]) -> bool:
             if n.name in inside:
                 return False
         elif isinstance(n, Call):
-            if not (n.op.startswith("scalar.") or n.op in _FIXED_OPS):
+            op = get(n.op)
+            if op.unit not in (Unit.SCALAR, Unit.ORCH) or op.role not in _FIXED_ROLES \
+                    or op.writes is not None or not isinstance(n.type, ScalarType):
                 return False
         elif not isinstance(n, (Const, DynDim, Attr)):
             return False
