@@ -303,6 +303,64 @@ class Lab:
             return ["the metric button added a figure instead of redrawing it"]
         return []
 
+    def heatmap_zoom_and_click(self, shots: Path | None = None) -> list[str]:
+        """On the first pooled heatmap (title "... worst of a FxF block"): a box drag
+        redraws the dragged window at full resolution, a double click brings the whole
+        output back, a click on a cell opens its window. Screenshots of the zoomed and
+        clicked maps go to `shots` (`zoom.png`, `click.png`) when given."""
+        page = self.page
+        titles = page.locator(".pypto-live-figure").evaluate_all(
+            "es => es.map(e => (e.querySelector('.gtitle') || {}).textContent || '')")
+        pooled = [i for i, t in enumerate(titles) if "worst of" in t]
+        if not pooled:
+            return [f"no pooled live heatmap to zoom (live figures: {titles})"]
+        # by position: the title changes when the map is redrawn
+        plot = page.locator(".pypto-live-figure").nth(pooled[0])
+        plot.scroll_into_view_if_needed()
+        title = "e => (e.querySelector('.gtitle') || {}).textContent || ''"
+        drag = plot.locator(".nsewdrag").first
+        box = drag.bounding_box()
+        if box is None:
+            return ["the pooled heatmap has no plot area"]
+
+        def at(fx: float, fy: float) -> tuple[float, float]:
+            return box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
+
+        def wait_title(js_test: str, what: str) -> list[str]:
+            try:
+                page.wait_for_function(f"e => {{ const t = ({title})(e); return {js_test}; }}",
+                                       arg=plot.element_handle(), timeout=30_000)
+            except Exception:  # noqa: BLE001 - reported as a problem
+                return [f"{what} (title now {plot.evaluate(title)!r})"]
+            page.wait_for_timeout(300)
+            return []
+
+        problems = []
+        # about an eighth of the rows: small enough to draw at full resolution
+        page.mouse.move(*at(0.05, 0.86))
+        page.mouse.down()
+        page.mouse.move(*at(0.20, 0.92), steps=5)
+        page.mouse.move(*at(0.30, 0.98), steps=5)
+        page.mouse.up()
+        zoomed = wait_title("/rows \\d+:\\d+, cols \\d+:\\d+/.test(t) && !t.includes('worst of')",
+                            "a box drag did not redraw the window at full resolution")
+        problems += zoomed
+        if not zoomed and shots is not None:
+            page.screenshot(path=str(shots / "zoom.png"), clip=plot.bounding_box())
+        drag = plot.locator(".nsewdrag").first
+        box = drag.bounding_box() or box
+        drag.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})
+        problems += wait_title("t.includes('worst of') && !/rows \\d+:/.test(t)",
+                               "a double click did not bring the whole output back")
+        box = plot.locator(".nsewdrag").first.bounding_box() or box
+        page.mouse.click(*at(0.5, 0.97))
+        clicked = wait_title("/rows \\d+:\\d+, cols \\d+:\\d+/.test(t) && !t.includes('worst of')",
+                             "a click on a pooled cell did not open its window")
+        problems += clicked
+        if not clicked and shots is not None:
+            page.screenshot(path=str(shots / "click.png"), clip=plot.bounding_box())
+        return problems
+
     def shutdown_kernel(self) -> None:
         """Stop this notebook's kernel and close it without saving (the page moves on)."""
         self.page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")

@@ -63,16 +63,20 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
     if window is not None:
         where += f" rows {window[0]}:{window[1]}, cols {window[2]}:{window[3]}"
     pooled = f" · each cell the worst of a {p.fy}×{p.fx} block" if p.pooled else ""
+    # two lines: a narrow (tall) map would clip one long title
     title = (f"{esc(where)}: {p.bad_total}/{p.total} outside rtol={out.rtol:g} "
-             f"atol={out.atol:g} · {METRICS[metric]}{pooled}")
+             f"atol={out.atol:g}<br>{METRICS[metric]}{pooled}")
     h, w = p.size
     plot_h = int(min(460, max(160, 640 * h / max(w, 1))))
+    # both ranges explicit, the y one reversed: with the axes locked 1:1 an autoranged
+    # y axis pads the map with empty rows below it (and the last rows hover as nothing)
     fig = {"data": traces, "layout": layout(
-        title, height=plot_h + 130, margin={"l": 56, "r": 20, "t": 40, "b": 90},
+        title, height=plot_h + 150, margin={"l": 56, "r": 20, "t": 60, "b": 90},
         xaxis={"title": {"text": "column"}, "constrain": "domain", "showgrid": False,
                "zeroline": False, "range": [p.origin[1] - 0.5, p.origin[1] + w - 0.5]},
-        yaxis={"title": {"text": "row"}, "autorange": "reversed", "showgrid": False,
-               "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
+        yaxis={"title": {"text": "row"}, "showgrid": False, "zeroline": False,
+               "range": [p.origin[0] + h - 0.5, p.origin[0] - 0.5],
+               "scaleanchor": "x", "constrain": "domain"},
         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
                 "x": 0, "traceorder": "normal"})}
     shapes, notes = [], []

@@ -64,6 +64,7 @@ def test_tutorial_draws_every_figure(lab, mode, name):
     lab.shoot_views(cells, OUT_DIR / mode, Path(name).stem[:2])
     if name.startswith("02"):
         problems += lab.heatmap_controls_redraw()
+        problems += lab.heatmap_zoom_and_click(OUT_DIR / mode)
     lab.shutdown_kernel()
     _timings[(mode, name)] = time.perf_counter() - t0
     assert not problems, "\n".join(problems)
