@@ -76,7 +76,8 @@ class HeatmapExplorer:
                                description="output", layout={"width": "240px"})
         self.metric = w.ToggleButtons(options=list(METRICS), value=view.metric,
                                       description="metric", tooltips=list(METRICS.values()),
-                                      style={"button_width": "64px"})
+                                      style={"button_width": "56px"},
+                                      layout={"width": "auto"})
         self.dims = w.HBox()
         self.full = w.Checkbox(value=self.window is not None, indent=False,
                                description="full resolution window", layout={"width": "200px"})

@@ -303,6 +303,38 @@ class Lab:
             return ["the metric button added a figure instead of redrawing it"]
         return []
 
+    def first_screen(self, cell_index: int) -> list[str]:
+        """With the outputs of the notebook's `cell_index`-th cell scrolled to the top
+        of the window, its region graph, run report and the heatmap's map (the plot
+        area, axes included) are all on screen."""
+        page = self.page
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(cell_index)
+        cell.locator(".jp-Cell-outputArea").first.evaluate(
+            "e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(400)
+        seen = cell.evaluate("""c => {
+          const plots = [...c.querySelectorAll('.js-plotly-plot')].map(p => {
+            const t = p.querySelector('.gtitle'), a = p.querySelector('.nsewdrag');
+            return {title: t ? t.textContent : '', top: p.getBoundingClientRect().top,
+                    bottom: a ? a.getBoundingClientRect().bottom + 30 : 1e9};
+          });
+          const run = [...c.querySelectorAll('pre')].find(e => /^(PASS|FAIL) /.test(e.textContent));
+          return {plots, run: run ? run.getBoundingClientRect().bottom : 1e9,
+                  height: window.innerHeight};
+        }""")
+        graph = [p for p in seen["plots"] if p["title"].startswith("region graph")]
+        heat = [p for p in seen["plots"] if "outside rtol" in p["title"]]
+        problems = []
+        if not graph or graph[0]["top"] < 0:
+            problems.append("no region graph on the cell's first screen")
+        if seen["run"] > seen["height"]:
+            problems.append("the run report is below the cell's first screen")
+        if not heat or heat[0]["bottom"] > seen["height"]:
+            bottom = heat[0]["bottom"] if heat else None
+            problems.append(f"the heatmap is below the fold: its map ends at {bottom} px "
+                            f"in a {seen['height']} px window")
+        return problems
+
     def heatmap_zoom_and_click(self, shots: Path | None = None) -> list[str]:
         """On the first pooled heatmap (title "... worst of a FxF block"): a box drag
         redraws the dragged window at full resolution, a double click brings the whole

@@ -67,7 +67,7 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
     title = (f"{esc(where)}: {p.bad_total}/{p.total} outside rtol={out.rtol:g} "
              f"atol={out.atol:g}<br>{METRICS[metric]}{pooled}")
     h, w = p.size
-    plot_h = int(min(460, max(160, 640 * h / max(w, 1))))
+    plot_h = int(min(360, max(160, 520 * h / max(w, 1))))
     # both ranges explicit, the y one reversed: with the axes locked 1:1 an autoranged
     # y axis pads the map with empty rows below it (and the last rows hover as nothing)
     fig = {"data": traces, "layout": layout(

@@ -62,6 +62,9 @@ def test_tutorial_draws_every_figure(lab, mode, name):
     cells = lab.run_notebook(f"{mode}/{name}")
     problems = check_cells(cells)
     lab.shoot_views(cells, OUT_DIR / mode, Path(name).stem[:2])
+    if name.startswith("01"):
+        # the opening cell: region graph, run and heatmap on one 1000 px screen
+        problems += lab.first_screen(next(c.index for c in cells if c.heads))
     if name.startswith("02"):
         problems += lab.heatmap_controls_redraw()
         problems += lab.heatmap_zoom_and_click(OUT_DIR / mode)

@@ -7,11 +7,9 @@ NB1 = [
     md("""
     # 1 · A first kernel
 
-    The second cell below is the whole loop of this workbench: it defines a kernel, runs it
-    on the simulator against a numpy reference, and draws what happened: the **region
-    graph** (what the compiler cut out), the **run** (checked against the golden), and a
-    **heatmap** of the output (here, which task wrote each element). The rest of the
-    notebook takes that cell apart. No NPU is needed.
+    The second cell is the whole loop of this workbench: a kernel, run on the simulator
+    against numpy, drawn as its **region graph**, its **run** and a **heatmap** of its
+    output. The rest of the notebook takes it apart. No NPU needed.
     """),
     SETUP,
     code("""
@@ -44,12 +42,13 @@ NB1 = [
       loops around it.
     * **The region graph**: the orchestration, the `pl.parallel` loop (×4 iterations) and
       the region it launches. Hover a node for the region's source lines.
-    * **The task graph**: one node per task that ran (4: one per loop iteration).
     * **The run**: `PASS`, every element of `y` within tolerance of the golden.
     * **The heatmap**: the run passed, so it opens on *who wrote what*: each colour is one
       task, i.e. one 32-row tile. Hover an element for its value, the task, block and loop
       index that wrote it, and the source line. On a failing run it shows the error
       instead (notebook 2); the buttons switch between the views.
+    * **The tasks**: what ran, laid over the output's tiles: one block per task (4: one
+      per loop iteration), coloured by its estimated cost.
 
     *Reading this on GitHub?* The stored outputs show text and tables; the figures and
     controls appear when you run the notebook in JupyterLab (or on Binder).
