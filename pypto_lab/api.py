@@ -18,6 +18,7 @@ from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
 from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
 from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
+from pypto_lab.pipelining import inner_pipelines
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
 from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_html, table_text
@@ -216,8 +217,13 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
                      aiv=getattr(platform, "aiv_cores", 48),
                      clock_ghz=getattr(platform, "clock_ghz", 1.8),
                      pickup_us=pickup_us if pickup_us is not None else 0.0,
-                     stages=pipeline_stages(run))
+                     stages=pipeline_stages(run), inner=_inner_pipelines(run))
     return TimelineView(run, sched)
+
+
+def _inner_pipelines(run: LabRun) -> dict:
+    compiled = getattr(run.raw, "compiled", None)
+    return inner_pipelines(compiled.program) if compiled is not None else {}
 
 
 # --- pipeline -----------------------------------------------------------------------

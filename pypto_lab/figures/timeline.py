@@ -76,7 +76,8 @@ def _hover(b: Bar, clock_ghz: float) -> str:
     t = b.task
     parts = "<br>".join(f"&nbsp;&nbsp;{p}: {c:,.0f} cycles" + (" ◀" if p == b.pipe else "")
                         for p, c in sorted(t.cost.items(), key=lambda kv: -kv[1]))
-    return (f"<b>{esc(t.name)}</b> task {t.task} block {t.block}/{t.blocks}<br>"
+    part = f"{esc(b.note)}<br>" if b.note else ""
+    return (f"<b>{esc(t.name)}</b> task {t.task} block {t.block}/{t.blocks}<br>{part}"
             f"{b.lane}: {b.start_us:.3f} → {b.end_us:.3f} µs<br>"
             f"estimated cycles per pipe:<br>{parts}<br>"
             f"@ {esc(t.source)}<br>clock {clock_ghz} GHz")

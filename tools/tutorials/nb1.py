@@ -131,7 +131,38 @@ NB1 = [
     md("""
     The timeline is an *estimate* from the simulator's cost model: one lane per core and
     pipe (MTE2 loads, vector compute, MTE3 stores), one bar per task.
+    """),
+    md("""
+    ## Which tile size? Sweep it
 
+    `--sweep NAME=V1,V2,...` compiles and runs the cell's kernel once per value of one of
+    the cell's constants, checks each point against the on-chip budget and the golden,
+    and estimates its time from the trace. The figure names the best feasible tiling;
+    points that do not compile, do not fit the Unified Buffer or fail the golden are
+    marked with why. (Here on 1024 rows: a 512-row tile of 128 floats is 256 KiB, more
+    than the 184 KiB UB.) Each point runs the cell's source again with the constant
+    replaced, so the cell imports what it uses itself.
+    """),
+    code("""
+    %%pypto --run specs golden --sweep TILE=8,16,32,64,128,512
+    from pypto.golden import TensorSpec
+
+    ROWS, COLS, TILE = 1024, 128, 32
+
+    @pl.jit
+    def scaled_exp(x: pl.Tensor[[ROWS, COLS], pl.FP32],
+                   y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+        for r in pl.parallel(0, ROWS, TILE):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+                tile = x[r : r + TILE, :]
+                y[r : r + TILE, :] = pl.exp(pl.mul(tile, 0.5))
+        return y
+
+    specs = [TensorSpec("x", [ROWS, COLS], np.float32,
+                        init_value=lambda: np.random.default_rng(0).standard_normal((ROWS, COLS))),
+             TensorSpec("y", [ROWS, COLS], np.float32, is_output=True)]
+    """),
+    md("""
     **Next:** [2 · Outputs and the unwritten `pl.Out` region](02_outputs_and_unwritten_regions.ipynb).
     """),
 ]
