@@ -11,6 +11,7 @@ from pypto.ir.printer import print_program
 from pypto_lab.coerce import compiled_of, run_of
 from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
+from pypto_lab.figures.ranks import rank_figure
 from pypto_lab.figures.region_graph import graph_figure
 from pypto_lab.figures.task_grid import task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
@@ -19,6 +20,8 @@ from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
 from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
 from pypto_lab.pipelining import inner_pipelines
+from pypto_lab.rank_steps import rank_run
+from pypto_lab.rank_steps import summary as rank_summary
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
 from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_html, table_text
@@ -290,6 +293,13 @@ class PipelineView(Panel):
             parts.append(FigureView(self.stages, f"run-time pipelines {compiled.program.name}",
                                     f"run-time pipelines: {lanes}"))
         super().__init__(title, parts)
+
+
+def ranks(obj: Any) -> FigureView:
+    """The ranks of a multi-card run (a @pl.jit.host kernel's result, or the
+    DeadlockError it raised): a lane per rank with its steps and notify → wait arrows."""
+    run = rank_run(obj)
+    return FigureView(rank_figure(run, "ranks"), "ranks", rank_summary(run))
 
 
 def pipeline_view(obj: Any) -> PipelineView:

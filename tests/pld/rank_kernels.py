@@ -92,7 +92,8 @@ def remote_oob(outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
 def push_unordered(inp: pl.Tensor[[1, S], pl.FP32],
                    data: pld.DistributedTensor[[1, S], pl.FP32]):
     me = pld.rank(pld.get_comm_ctx(data))
-    pld.tile.remote_store(pl.load(inp, [0, 0], [1, S]), data, peer=0, offsets=[0, 0])
+    pld.tile.remote_store(pl.load(inp, [0, 0], [1, S]), data, peer=0,  # ERR:push
+                          offsets=[0, 0])
     return data
 
 
@@ -107,6 +108,31 @@ def racy_pushes(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
     for r in pl.range(pld.world_size()):
         data = pld.window(buf, [1, S], dtype=pl.FP32)
         push_chip(inputs[r], data, device=r)
+
+
+@pl.jit.incore
+def stage_and_pull(inp: pl.Tensor[[1, S], pl.FP32], out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                   data: pld.DistributedTensor[[1, S], pl.FP32]):
+    me = pld.rank(pld.get_comm_ctx(data))
+    data = pl.store(pl.load(inp, [0, 0], [1, S]), [0, 0], data)  # ERR:stage
+    got = pld.tile.remote_load(data, peer=1 - me, offsets=[0, 0], shape=[1, S])  # ERR:pull
+    return pl.store(got, [0, 0], out)
+
+
+@pl.jit
+def stage_and_pull_chip(inp: pl.Tensor[[1, S], pl.FP32],
+                        out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                        data: pld.DistributedTensor[[1, S], pl.FP32]):
+    return stage_and_pull(inp, out, data)
+
+
+@pl.jit.host
+def swap_without_barrier(inputs: pl.Tensor[[NR, 1, S], pl.FP32],
+                         outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(buf, [1, S], dtype=pl.FP32)
+        stage_and_pull_chip(inputs[r], outputs[r], data, device=r)
 
 
 @pl.jit.host

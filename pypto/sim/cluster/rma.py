@@ -70,8 +70,7 @@ class Transfers:
         return with_valid(out, part if valid is not None else None)
 
     def remote_store(self, ctx: Any, src: Any, target: Any, peer: Any, offsets: Any,
-                     atomic: Any) -> None:
-        what = "pld.remote_store"
+                     atomic: Any, what: str = "pld.remote_store") -> None:
         data = np.asarray(plain(src))
         part = valid_shape(src)
         if data.ndim > target.ndim:  # leading unit axes of a tile pushed into a window

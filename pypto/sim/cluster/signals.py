@@ -73,6 +73,10 @@ class DeadlockError(SimulationError):
                          hint, note="\n".join(lines))
         self.waits = waits
         self.finished = finished
+        self.world_size = world_size
+        #: the ranks' conversation up to the deadlock (`ClusterResult.events`), so the
+        #: workbench can draw where each rank got stuck
+        self.events: list = []
 
 
 class Signals:

@@ -178,7 +178,8 @@ class TaskFrame:
             trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
                                                        buf.uid))
         if buf.kind == "window" and run.comm is not None:  # pypto.sim.cluster
-            run.comm.local_access(self, buf, glo, ghi, write, atomic)
+            run.comm.local_access(self, buf, glo, ghi, write, atomic,
+                                  trace.sites[site] if site >= 0 else None)
         if write:
             ev = trace.write_event(rec.id if rec is not None else -2, blk, site)
             w = buf.track_writers()
