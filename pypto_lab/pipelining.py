@@ -22,8 +22,9 @@ from pypto.ops.registry import get
 #: the unit whose ops do a pipe's work
 PIPE_UNIT = {"mte2": "mte", "mte1": "mte", "mte3": "mte", "cube": "cube", "fix": "cube",
              "vector": "vector", "scalar": "scalar"}
-MAX_DRAWN_ITERATIONS = 64
-"""Longer loops are drawn in this many groups of consecutive iterations."""
+MAX_DRAWN_ITERATIONS = 16
+"""Longer loops are drawn (and estimated) in this many groups of consecutive iterations:
+a bar per iteration of a 1000-trip loop on every core would drown the figure."""
 
 
 @dataclass(frozen=True)

@@ -155,8 +155,7 @@ def _iterations(t: LabTask, stages: tuple, side: str, core: int, start: float, u
     k-1 and after iteration i-1's stage k; its load waits for a free buffer: iteration
     i-F's compute done), then the compute and stores outside the loop."""
     pre, groups, post, per = iteration_plan(t.cost, stages, p)
-    mine: list[Bar] = []
-    clock = _cycles(t, pre[0], side, core, start, us, mine, mixed, "before the loop")
+    clock = _cycles(t, pre[0], side, core, start, us, bars, mixed, "before the loop")
     ends = [clock] * len(stages)
     freed: list[float] = []
     for g, each in enumerate(groups):
@@ -168,41 +167,12 @@ def _iterations(t: LabTask, stages: tuple, side: str, core: int, start: float, u
             begin = max(ready, ends[k])
             if k == 0 and g >= p.stage:
                 begin = max(begin, freed[g - p.stage])  # its buffer is still in use
-            ready = ends[k] = _cycles(t, each[k], side, core, begin, us, mine, mixed, what)
+            ready = ends[k] = _cycles(t, each[k], side, core, begin, us, bars, mixed, what)
         freed.append(ends[1] if len(stages) > 1 else ends[0])
     clock = max(ends)
     for k in range(1, len(stages)):
-        clock = _cycles(t, post[k], side, core, clock, us, mine, mixed, "after the loop")
-    bars += _merge(mine)
+        clock = _cycles(t, post[k], side, core, clock, us, bars, mixed, "after the loop")
     return clock
-
-
-def _merge(bars: list[Bar]) -> list[Bar]:
-    """Back-to-back bars of one lane as one (a load-bound loop's loads), so a long loop
-    does not draw thousands of bars that touch."""
-    out: list[Bar] = []
-    last: dict[str, int] = {}
-    for b in sorted(bars, key=lambda b: (b.lane, b.start_us)):
-        i = last.get(b.lane)
-        if i is not None and b.start_us - out[i].end_us < 1e-9 and b.note and out[i].note:
-            a = out[i]
-            note = a.note if a.note == b.note else _span_note(a.note, b.note)
-            out[i] = Bar(a.lane, a.core, a.pipe, a.start_us, b.end_us, a.task, note)
-            continue
-        last[b.lane] = len(out)
-        out.append(b)
-    return out
-
-
-def _span_note(a: str, b: str) -> str:
-    """`iterations 0-1 of X` + `iteration 2 of X` → `iterations 0-2 of X`."""
-    head_a, _, rest = a.partition(" of ")
-    head_b = b.partition(" of ")[0]
-    if not rest or not head_a.startswith("iteration") or not head_b.startswith("iteration"):
-        return f"{a}; {b}"
-    first = head_a.split()[-1].split("-")[0]
-    last = head_b.split()[-1].split("-")[-1]
-    return f"iterations {first}-{last} of {rest}"
 
 
 def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, ready: float,

@@ -339,7 +339,7 @@ class Lab:
         """On the first pooled heatmap (title "... worst of a FxF block"): a box drag
         redraws the dragged window at full resolution, a double click brings the whole
         output back, a click on a cell opens its window. Screenshots of the zoomed and
-        clicked maps go to `shots` (`zoom.png`, `click.png`) when given."""
+        clicked maps go to `shots` (`02-zoom.png`, `02-click.png`) when given."""
         page = self.page
         titles = page.locator(".pypto-live-figure").evaluate_all(
             "es => es.map(e => (e.querySelector('.gtitle') || {}).textContent || '')")
@@ -378,7 +378,7 @@ class Lab:
                             "a box drag did not redraw the window at full resolution")
         problems += zoomed
         if not zoomed and shots is not None:
-            page.screenshot(path=str(shots / "zoom.png"), clip=plot.bounding_box())
+            page.screenshot(path=str(shots / "02-zoom.png"), clip=plot.bounding_box())
         drag = plot.locator(".nsewdrag").first
         box = drag.bounding_box() or box
         drag.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})
@@ -390,7 +390,7 @@ class Lab:
                              "a click on a pooled cell did not open its window")
         problems += clicked
         if not clicked and shots is not None:
-            page.screenshot(path=str(shots / "click.png"), clip=plot.bounding_box())
+            page.screenshot(path=str(shots / "02-click.png"), clip=plot.bounding_box())
         return problems
 
     def shutdown_kernel(self) -> None:

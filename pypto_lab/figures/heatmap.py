@@ -83,8 +83,27 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
     _outline_unwritten(out, lead, shapes, notes)
     _outline_sanitizers(out, lead, shapes, notes)
     fig["layout"]["shapes"] = shapes
-    fig["layout"]["annotations"] = notes
+    fig["layout"]["annotations"] = _stack_notes(notes, fig["layout"])
     return fig
+
+
+_NOTE_LINE_PX = 15
+
+
+def _stack_notes(notes: list[dict], layout: dict) -> list[dict]:
+    """The labels of the outlines, one under another below the map's x axis (in the
+    outline's colour): on the map a label covered the rows it explains and, on a
+    narrow map, the axis too. The figure grows by their lines."""
+    out, lines = [], 0
+    for n in notes:
+        out.append({**n, "xref": "paper", "yref": "paper", "x": 0, "y": 0,
+                    "xanchor": "left", "yanchor": "top", "align": "left",
+                    "yshift": -58 - _NOTE_LINE_PX * lines})
+        lines += n["text"].count("<br>") + 1
+    if lines:
+        layout["margin"]["b"] += _NOTE_LINE_PX * lines + 16
+        layout["height"] += _NOTE_LINE_PX * lines + 16
+    return out
 
 
 def _axis(p: Pooled) -> dict:
@@ -226,9 +245,8 @@ def _rect(box: tuple, color: str, dash: str, name: str) -> dict:
             "line": {"color": color, "width": 3, "dash": dash}, "name": name}
 
 
-def _note(x: float, y: float, text: str, color: str, anchor: str, name: str) -> dict:
-    return {"x": x, "y": y, "text": text, "showarrow": False, "yanchor": anchor,
-            "font": {"color": color, "size": 11}, "bgcolor": "rgba(255,255,255,0.85)",
+def _note(text: str, color: str, name: str) -> dict:
+    return {"text": text, "showarrow": False, "font": {"color": color, "size": 11},
             "name": name}
 
 
@@ -236,14 +254,12 @@ def _outline_unwritten(out: LabOutput, lead: tuple, shapes: list, notes: list) -
     box = _plane_box(out.unwritten_bounds or [], lead)
     if box is None:
         return
-    (r0, _), (c0, c1) = box
     shapes.append(_rect(box, UNWRITTEN_OUTLINE, "dash", "unwritten region"))
     span = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in out.unwritten_bounds) + "]"
-    text = f"unwritten pl.Out {span}"
+    text = f"▭ unwritten pl.Out {span}"
     if out.unwritten_fix:
-        text += "<br>" + _wrap(esc(out.unwritten_fix), 64)
-    notes.append(_note((c0 + c1) / 2 - 0.5, r0 - 0.5, text, UNWRITTEN_OUTLINE, "bottom",
-                       "unwritten label"))
+        text += ": " + esc(out.unwritten_fix)
+    notes.append(_note(_wrap(text, 96), UNWRITTEN_OUTLINE, "unwritten label"))
 
 
 def _outline_sanitizers(out: LabOutput, lead: tuple, shapes: list, notes: list) -> None:
@@ -259,10 +275,8 @@ def _outline_sanitizers(out: LabOutput, lead: tuple, shapes: list, notes: list) 
         box = _plane_box([tuple(b) for b in ranges], lead)
         if box is None:
             continue
-        (_, r1), (c0, c1) = box
         shapes.append(_rect(box, color, dash, name))
-        notes.append(_note((c0 + c1) / 2 - 0.5, r1 - 0.5, esc(text), color, "top",
-                           f"{name} label"))
+        notes.append(_note(_wrap("▭ " + esc(text), 96), color, f"{name} label"))
 
 
 def _wrap(text: str, width: int) -> str:
