@@ -7,6 +7,8 @@ import html
 import json
 from typing import Any
 
+import numpy as np
+
 from pypto.ir.printer import print_program
 from pypto_lab.coerce import compiled_of, run_of
 from pypto_lab.figures.data_path import data_path_figure
@@ -15,12 +17,13 @@ from pypto_lab.figures.ranks import rank_figure
 from pypto_lab.figures.region_graph import graph_figure
 from pypto_lab.figures.task_grid import task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
+from pypto_lab.figures.windows import window_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
 from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
 from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
 from pypto_lab.pipelining import inner_pipelines
-from pypto_lab.rank_steps import rank_run
+from pypto_lab.rank_steps import on_rank, rank_run  # noqa: F401 - on_rank is API
 from pypto_lab.rank_steps import summary as rank_summary
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
@@ -300,6 +303,26 @@ def ranks(obj: Any) -> FigureView:
     DeadlockError it raised): a lane per rank with its steps and notify → wait arrows."""
     run = rank_run(obj)
     return FigureView(rank_figure(run, "ranks"), "ranks", rank_summary(run))
+
+
+def window_view(obj: Any, name: str) -> FigureView:
+    """Window buffer `name` of a multi-card run (its result, or run_jit's result of
+    one), one panel per rank's copy, each element coloured by the rank that wrote it."""
+    cluster = obj if hasattr(obj, "window_writers") else getattr(obj, "sim", None)
+    if not hasattr(cluster, "window_writers"):
+        raise TypeError(f"window_view needs a multi-card run (the result of a @pl.jit.host "
+                        f"kernel, or run_jit's result of one), not {type(obj).__name__}")
+    if name not in cluster.window_names:
+        raise KeyError(f"no window buffer {name!r}; the run has {cluster.window_names}")
+    n = cluster.world_size
+    values = [cluster.window(name, r) for r in range(n)]
+    writers = [cluster.window_writers(name, r) for r in range(n)]
+    lines = [f"window {name}: {list(values[0].shape)} per rank"]
+    for r in range(n):
+        who, count = np.unique(writers[r], return_counts=True)
+        lines.append(f"  rank {r}'s copy: " + ", ".join(
+            f"{c} by {'nobody' if w < 0 else f'rank {w}'}" for w, c in zip(who, count)))
+    return FigureView(window_figure(name, values, writers), f"window {name}", "\n".join(lines))
 
 
 def pipeline_view(obj: Any) -> PipelineView:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pypto_lab.runs import LabRun, tasks_of
+
 # what a step is called in the view, per event kind
 KIND_LABELS = {"dispatch": "dispatch", "notify": "notify", "wait": "wait (blocked)",
                "wait_done": "wait done", "defer_wait": "defer_wait",
@@ -59,6 +61,28 @@ def rank_run(obj: Any) -> RankRun:
     steps = tuple(RankStep(e.seq, e.rank, e.kind, _text(e), _source(e.span)) for e in events)
     return RankRun(int(size), steps, tuple(_edges(events)),
                    any(e.kind == "deadlock" for e in events))
+
+
+def on_rank(obj: Any, rank: int) -> LabRun:
+    """Rank `rank`'s own run of a multi-card result (a `ClusterResult`, or the
+    `RunResult` of `run_jit` holding one), as a `LabRun` the other views take:
+    `pypto_lab.timeline(pypto_lab.on_rank(result, 1))` is rank 1's estimated timeline."""
+    cluster = getattr(obj, "sim", None) if not hasattr(obj, "ranks") else obj
+    ranks = getattr(cluster, "ranks", None)
+    if ranks is None:
+        raise TypeError(f"on_rank needs a multi-card run (the result of a @pl.jit.host "
+                        f"kernel, or run_jit's result of one), not {type(obj).__name__}")
+    if not 0 <= rank < len(ranks):
+        raise IndexError(f"the run has ranks 0..{len(ranks) - 1}, not {rank}")
+    mine = ranks[rank]
+    if mine.trace is None:
+        raise ValueError("the run kept no trace: run it with SimConfig(trace=True) (run_jit "
+                         "traces by default)")
+    name = f"{getattr(mine.trace, 'program', '') or 'kernel'}"
+    platform = getattr(getattr(cluster, "platform", None), "name", "a2a3sim")
+    return LabRun(name, platform, True, [], tasks_of(mine.trace),
+                  f"rank {rank} of {len(ranks)}: {len(mine.trace.tasks)} task(s)", 0.0,
+                  raw=mine, trace=mine.trace)
 
 
 def _cell(info: dict) -> str:

@@ -71,3 +71,54 @@ def test_a_deadlock_shows_where_every_rank_is_stuck():
 def test_a_single_card_result_is_refused_with_what_the_view_needs():
     with pytest.raises(TypeError, match="rank views need a multi-card run"):
         rank_run(object())
+
+
+def test_each_rank_has_its_own_run_for_the_other_views():
+    res = rk.allreduce(_inputs(), np.zeros((rk.NR, 1, rk.S), np.float32),
+                       config=SimConfig(device_ids=(0, 1), trace=True))
+    for r in range(rk.NR):
+        run = pypto_lab.on_rank(res, r)
+        assert run.kernel.endswith(f"@rank{r}")
+        assert [t.name for t in run.tasks] == ["exchange"]  # its one kernel launch
+        assert run.trace is res.ranks[r].trace
+    view = pypto_lab.timeline(pypto_lab.on_rank(res, 1))
+    assert "AIV0 · vector" in view.text()
+    with pytest.raises(IndexError, match=r"the run has ranks 0\.\.1, not 2"):
+        pypto_lab.on_rank(res, 2)
+    with pytest.raises(TypeError, match="on_rank needs a multi-card run"):
+        pypto_lab.on_rank(object(), 0)
+
+
+def test_windows_remember_which_rank_wrote_each_element():
+    x = _inputs()
+    res = rk.allreduce(x, np.zeros((rk.NR, 1, rk.S), np.float32),
+                       config=SimConfig(device_ids=(0, 1), trace=True))
+    # rank 1's notify set cell [1, 0] of rank 0's signal, and the other way round
+    np.testing.assert_array_equal(res.window_writers("signal_buf", 0), [[-1], [1]])
+    np.testing.assert_array_equal(res.window_writers("signal_buf", 1), [[0], [-1]])
+    for r in range(rk.NR):  # each rank staged its own row (a traced local store)
+        assert (res.window_writers("data_buf", r) == r).all()
+    untraced = rk.allreduce(x, np.zeros((rk.NR, 1, rk.S), np.float32), config=TWO)
+    assert (untraced.window_writers("data_buf", 0) == -1).all()  # local stores need a trace
+
+
+def test_the_window_view_colours_each_rank_copy_by_writer():
+    import collective_kernels as ck
+
+    nr = 4
+    x = np.stack([np.full((nr, ck.S), r, np.float32) for r in range(nr)])
+    res = ck.build(nr).device.all_to_all(x, np.zeros((nr, nr, ck.S), np.float32),
+                                         config=SimConfig(device_ids=tuple(range(nr)),
+                                                          trace=True))
+    for r in range(nr):  # row q of every rank's target came from rank q
+        np.testing.assert_array_equal(res.window_writers("data_buf", r)[:, 0], range(nr))
+    view = pypto_lab.window_view(res, "data_buf")
+    assert view.summary.splitlines()[1] == \
+        "  rank 0's copy: 64 by rank 0, 64 by rank 1, 64 by rank 2, 64 by rank 3"
+    panels = [t for t in view.figure.data if t.type == "heatmap"]
+    assert len(panels) == nr and list(panels[2].z[:, 0]) == [0, 1, 2, 3]
+    assert "written by %{customdata[1]}" in panels[0].hovertemplate
+    with pytest.raises(KeyError, match="no window buffer 'nope'; the run has"):
+        pypto_lab.window_view(res, "nope")
+    with pytest.raises(TypeError, match="window_view needs a multi-card run"):
+        pypto_lab.window_view(object(), "data_buf")

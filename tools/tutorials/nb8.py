@@ -81,7 +81,7 @@ NB8 = [
     code("""
     x = np.stack([np.arange(S, dtype=np.float32).reshape(1, S) + 100 * r for r in range(NR)])
     y = np.zeros_like(x)
-    result = allreduce(x, y, 1, config=SimConfig(device_ids=(0, 1)))
+    result = allreduce(x, y, 1, config=SimConfig(device_ids=(0, 1), trace=True))
     print(result)
     print("rank 0:", y[0, 0, :4], " rank 1:", y[1, 0, :4], " expected:", x.sum(axis=0)[0, :4])
     """, check=True),
@@ -95,6 +95,24 @@ NB8 = [
     """),
     code("""
     pypto_lab.ranks(result)
+    """),
+    md("""
+    Every rank runs the same chip function, so it has one region graph
+    (`pypto_lab.show_graph(exchange_chip)`); each rank's tasks are its own.
+    `pypto_lab.on_rank(result, r)` is rank `r`'s run, for the other views: here rank 1's
+    estimated timeline.
+    """),
+    code("""
+    pypto_lab.timeline(pypto_lab.on_rank(result, 1))
+    """),
+    md("""
+    `pypto_lab.window_view` shows a window buffer, one panel per rank's copy, each element
+    coloured by the rank that wrote it last: in the signal window, the cell `[1, 0]` of
+    rank 0's copy was written by rank 1's notify, and the other way round. (A rank's own
+    `pl.store`s into its window count when the run is traced, as here.)
+    """),
+    code("""
+    pypto_lab.window_view(result, "signal_buf")
     """),
     md("""
     ## A deliberate deadlock

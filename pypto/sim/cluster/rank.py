@@ -63,7 +63,7 @@ class RankComm(Signals, Transfers, Collectives):
             if site is not None and not op.startswith(("pl.", "pld.")):
                 op = "pl." + op  # the trace keeps the registry's short name
             self.world.access(fr, self.rank, at, self.rank, lo, hi, write, atomic, op,
-                              span=span)
+                              span=span, a=buf.array)
 
     def before_launch(self, deps: Any) -> None:
         """A task is about to start: the deferred completions it depends on must hold."""

@@ -41,6 +41,14 @@ class ClusterResult(SimResult):
         raise KeyError(f"no window buffer {name!r}; the run has "
                        f"{[b.name for b in self._world.windows.buffers]}")
 
+    def window_writers(self, name: str, rank: int) -> np.ndarray:
+        """Per element of `window(name, rank)`: the rank that last wrote it (-1: nobody;
+        a rank's own stores count when the run is traced)."""
+        view = self.window(name, rank)
+        at = self._world.windows.locate(view)
+        assert at is not None
+        return self._world.windows.written_by(view, at, rank)
+
     @property
     def window_names(self) -> list[str]:
         return [b.name for b in self._world.windows.buffers]

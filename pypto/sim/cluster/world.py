@@ -104,9 +104,12 @@ class World:
                                  "SimConfig(device_ids=(0, 1))") from None
 
     def access(self, ctx: Any, rank: int, at: Located, owner: int, lo: tuple, hi: tuple,
-               write: bool, atomic: bool, what: str, span: Any = None) -> None:
-        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window (by the op
-        at `span`; None: the op `ctx` is running)."""
+               write: bool, atomic: bool, what: str, span: Any = None,
+               a: np.ndarray | None = None) -> None:
+        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window (`a`: the
+        window array the box is in; by the op at `span`, None: the op `ctx` is running)."""
+        if write and a is not None:
+            self.windows.mark_written(a, at, owner, lo, hi, rank)
         if self.log is not None:
             self.log.add(at.buffer, owner, WindowAccess(rank, lo, hi, write, atomic,
                                                          self.clocks.now[rank], what,
