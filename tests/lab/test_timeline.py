@@ -5,6 +5,7 @@ width) and offers the Perfetto export from the view."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import pytest
@@ -132,7 +133,7 @@ def test_a_pipeline_inside_a_region_overlaps_its_iterations(piped_view):
     assert [b.note.split(" of ")[0] for b in loads] == [f"iteration {i}" for i in range(8)]
     for ld, v in zip(loads, vec):
         assert v.start_us >= ld.end_us - 1e-9
-    assert all(abs(a.end_us - b.start_us) < 1e-9 for a, b in zip(loads, loads[1:]))
+    assert all(abs(a.end_us - b.start_us) < 1e-9 for a, b in itertools.pairwise(loads))
     title = piped_view.to_dict()["layout"]["title"]["text"]
     assert title.endswith("<br>pl.pipeline overlap: rows")  # the legend's name, own line
     hover = next(t for t in piped_view.to_dict()["data"] if t["name"] == "rows")["hovertext"]
