@@ -71,7 +71,7 @@ def ir_view(compiled: Any) -> HtmlView:
     """The final IR, printed as `pl` source."""
     text = print_program(compiled.program)
     return HtmlView("IR", text, "<details open><summary><b>IR after all passes</b></summary>"
-                    "<pre style='font-size:12px;max-height:480px;overflow:auto'>"
+                    "<pre style='font-size:12px;max-height:480px;overflow:auto;white-space:pre'>"
                     f"{html.escape(text)}</pre></details>")
 
 
