@@ -139,8 +139,6 @@ system = _namespace("pl.system", _spaces.get("pl.system", {}))
 array = _namespace("pl.array", _spaces.get("pl.array", {}))
 prefetch = _namespace("pl.prefetch", _spaces.get("pl.prefetch", {}))
 globals().update(_spaces.get("pl", {}))
-# the parser supplies the split mode of pl.aiv_shard from its enclosing pl.split_aiv loop
-aiv_shard = tile.aiv_shard = tensor.aiv_shard = _dsl.aiv_shard
 
 
 
