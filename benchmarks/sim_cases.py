@@ -210,6 +210,34 @@ def mbr_loop(a, b, bias, c):
             c[i:i + X_TM, j:j + X_TN] = np.maximum(acc + bias[:, j:j + X_TN], np.float32(0))
 
 
+# --- a loop body of two regions: projection tile, then its residual add ----------------------
+
+BM, BK, BN, B_TN = 64, 512, 2048, 256
+
+
+@pl.jit
+def proj_residual(h: pl.Tensor[[BM, BK], pl.BF16], w: pl.Tensor[[BK, BN], pl.BF16],
+                  res: pl.Tensor[[BM, BN], pl.FP32], y: pl.Out[pl.Tensor[[BM, BN], pl.FP32]]):
+    for ob in pl.range(BN // B_TN):
+        o0 = ob * B_TN
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj"):
+            acc = pl.matmul(h[:, :], w[:, o0:o0 + B_TN], out_dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="residual"):
+            y[:, o0:o0 + B_TN] = pl.add(acc, res[:, o0:o0 + B_TN])
+    return y
+
+
+def proj_residual_numpy(h, w, res):
+    return h.astype(np.float32) @ w.astype(np.float32) + res
+
+
+def proj_residual_loop(h, w, res, y):
+    hf = h.astype(np.float32)
+    for o0 in range(0, BN, B_TN):
+        acc = hf @ w[:, o0:o0 + B_TN].astype(np.float32)
+        y[:, o0:o0 + B_TN] = acc + res[:, o0:o0 + B_TN]
+
+
 # --- the cases -------------------------------------------------------------------------------
 
 def cases(rng: np.random.Generator, config_ub_off, trace_cfg, trace_ub_off):
@@ -264,3 +292,12 @@ def cases(rng: np.random.Generator, config_ub_off, trace_cfg, trace_ub_off):
            lambda: matmul_bias_relu(am, bm, bias, cm, config=trace_cfg),
            lambda: mbr_numpy(am, bm, bias), lambda: mbr_loop(am, bm, bias, cm),
            lambda: (cm, mbr_numpy(am, bm, bias)))
+    h = rng.standard_normal((BM, BK)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((BK, BN)).astype(ml_dtypes.bfloat16)
+    res = rng.standard_normal((BM, BN)).astype(np.float32)
+    yb = np.zeros((BM, BN), np.float32)
+    yield ("two_regions", "proj tile + residual, 2 regions per pl.range",
+           lambda: proj_residual(h, w, res, yb),
+           lambda: proj_residual(h, w, res, yb, config=trace_cfg),
+           lambda: proj_residual_numpy(h, w, res), lambda: proj_residual_loop(h, w, res, yb),
+           lambda: (yb, proj_residual_numpy(h, w, res)))

@@ -7,17 +7,24 @@ import html
 import json
 from typing import Any
 
+import numpy as np
+
 from pypto.ir.printer import print_program
 from pypto_lab.coerce import compiled_of, run_of
 from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
+from pypto_lab.figures.ranks import rank_figure
 from pypto_lab.figures.region_graph import graph_figure
 from pypto_lab.figures.task_grid import task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
+from pypto_lab.figures.windows import window_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
 from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
 from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
+from pypto_lab.pipelining import inner_pipelines
+from pypto_lab.rank_steps import on_rank, rank_run  # noqa: F401 - on_rank is API
+from pypto_lab.rank_steps import summary as rank_summary
 from pypto_lab.runs import LabRun
 from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
 from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_html, table_text
@@ -64,7 +71,7 @@ def ir_view(compiled: Any) -> HtmlView:
     """The final IR, printed as `pl` source."""
     text = print_program(compiled.program)
     return HtmlView("IR", text, "<details open><summary><b>IR after all passes</b></summary>"
-                    "<pre style='font-size:12px;max-height:480px;overflow:auto'>"
+                    "<pre style='font-size:12px;max-height:480px;overflow:auto;white-space:pre'>"
                     f"{html.escape(text)}</pre></details>")
 
 
@@ -77,26 +84,39 @@ def show_graph(obj: Any, *, max_tasks: int = 60) -> View:
     the sanitizer findings, when there are any)."""
     compiled = compiled_of(obj)
     model = KernelModel.of(compiled)
+    views = region_views(compiled, model) + task_views(obj, max_tasks=max_tasks)
+    return views[0] if len(views) == 1 else Panel(f"graphs {model.name}", views)
+
+
+def region_views(compiled: Any, model: KernelModel) -> list[View]:
+    """The region graph and the data path of each mixed region (no run needed)."""
     g = region_graph(model)
     summary = (f"nodes: {', '.join(sorted(g.nodes))}\nedges: "
                + ", ".join(f"{u}->{v}:{d['kind']}" for u, v, d in sorted(g.edges(data=True))))
     views: list[View] = [FigureView(graph_figure(g, f"region graph · {model.name}"),
                                     f"region graph {model.name}", summary)]
-    views += data_path_views(compiled, model)
+    return views + data_path_views(compiled, model)
+
+
+def task_views(obj: Any, *, max_tasks: int = 60) -> list[View]:
+    """What ran: the tasks over the output's tiles (and the task graph, with the
+    sanitizer findings when there are any); nothing without a simulated run."""
     try:
         run = run_of(obj)
     except ValueError:
-        return views[0] if len(views) == 1 else Panel(f"graphs {model.name}", views)
+        return []
+    model = KernelModel.of(compiled_of(obj))
     platform = getattr(run.trace, "platform", None)
     grid = task_grid_figure(run, f"tasks · {model.name}",
                             clock_ghz=getattr(platform, "clock_ghz", 1.8))
+    views: list[View] = []
     if grid is not None:
         n = len({t.task for t in run.tasks})
         views.append(FigureView(grid, f"task grid {model.name}",
                                 f"{n} task(s) over the output's tiles, by estimated cost"))
     if grid is None or run.races or run.uninit_reads:
         views.append(_task_graph_view(model, run, max_tasks))
-    return Panel(f"graphs {model.name}", views)
+    return views
 
 
 def _task_graph_view(model: KernelModel, run: LabRun, max_tasks: int) -> FigureView:
@@ -203,8 +223,13 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
                      aiv=getattr(platform, "aiv_cores", 48),
                      clock_ghz=getattr(platform, "clock_ghz", 1.8),
                      pickup_us=pickup_us if pickup_us is not None else 0.0,
-                     stages=pipeline_stages(run))
+                     stages=pipeline_stages(run), inner=_inner_pipelines(run))
     return TimelineView(run, sched)
+
+
+def _inner_pipelines(run: LabRun) -> dict:
+    compiled = getattr(run.raw, "compiled", None)
+    return inner_pipelines(compiled.program) if compiled is not None else {}
 
 
 # --- pipeline -----------------------------------------------------------------------
@@ -271,6 +296,33 @@ class PipelineView(Panel):
             parts.append(FigureView(self.stages, f"run-time pipelines {compiled.program.name}",
                                     f"run-time pipelines: {lanes}"))
         super().__init__(title, parts)
+
+
+def ranks(obj: Any) -> FigureView:
+    """The ranks of a multi-card run (a @pl.jit.host kernel's result, or the
+    DeadlockError it raised): a lane per rank with its steps and notify → wait arrows."""
+    run = rank_run(obj)
+    return FigureView(rank_figure(run, "ranks"), "ranks", rank_summary(run))
+
+
+def window_view(obj: Any, name: str) -> FigureView:
+    """Window buffer `name` of a multi-card run (its result, or run_jit's result of
+    one), one panel per rank's copy, each element coloured by the rank that wrote it."""
+    cluster = obj if hasattr(obj, "window_writers") else getattr(obj, "sim", None)
+    if not hasattr(cluster, "window_writers"):
+        raise TypeError(f"window_view needs a multi-card run (the result of a @pl.jit.host "
+                        f"kernel, or run_jit's result of one), not {type(obj).__name__}")
+    if name not in cluster.window_names:
+        raise KeyError(f"no window buffer {name!r}; the run has {cluster.window_names}")
+    n = cluster.world_size
+    values = [cluster.window(name, r) for r in range(n)]
+    writers = [cluster.window_writers(name, r) for r in range(n)]
+    lines = [f"window {name}: {list(values[0].shape)} per rank"]
+    for r in range(n):
+        who, count = np.unique(writers[r], return_counts=True)
+        lines.append(f"  rank {r}'s copy: " + ", ".join(
+            f"{c} by {'nobody' if w < 0 else f'rank {w}'}" for w, c in zip(who, count)))
+    return FigureView(window_figure(name, values, writers), f"window {name}", "\n".join(lines))
 
 
 def pipeline_view(obj: Any) -> PipelineView:

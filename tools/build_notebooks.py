@@ -35,6 +35,7 @@ from tutorials.nb4 import NB4
 from tutorials.nb5 import NB5
 from tutorials.nb6 import NB6
 from tutorials.nb7 import NB7
+from tutorials.nb8 import NB8
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -48,6 +49,7 @@ NOTEBOOKS = {
     "05_mixed_cube_vector.ipynb": NB5,
     "06_spmd_parallel_and_deps.ipynb": NB6,
     "07_pypto_lib_kernel_files.ipynb": NB7,
+    "08_two_ranks.ipynb": NB8,
 }
 
 

@@ -92,6 +92,8 @@ def summarize(result: Any) -> dict:
         "warnings": list(result.warnings),
         "stages": {k: round(float(v), 4) for k, v in result.stages.items()},
         "est_us": estimated_us(result), "over_budget": over_budget(result),
+        # a multi-card run: the devices its ranks ran on (rank r on devices[r])
+        "devices": list(getattr(result.sim, "device_ids", None) or []) or None,
     }
 
 

@@ -254,5 +254,16 @@ def _cast_impl(x, target_type, mode="round"):
     return cast_array(x, target_type, m)
 
 
+def _cast_ints(x, target_type, mode="round"):
+    """`_cast_impl` of many integer scalars at once (`x`: an int64 array of them; the
+    simulator's batched blocks): into an integer dtype, each saturated into its range as
+    `_cast_impl` does one; None for any other target."""
+    target = getattr(target_type, "np", None)
+    if target is None or target.kind not in "iu" or _is_sub_byte(target):
+        return None
+    bounds = _int_bounds(_INT64, target)
+    return x if bounds is None else np.clip(x, bounds[0], bounds[1])
+
+
 defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True,
-      names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"))(_cast)
+      names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"), int_array=_cast_ints)(_cast)

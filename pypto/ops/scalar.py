@@ -10,6 +10,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType
 from pypto.ops.intdiv import scalar_quotient, scalar_remainder
@@ -149,6 +151,6 @@ def _minmax(lhs, rhs):
 
 
 defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs),
-      names=("pl.max", "pl.tile.max"))(_minmax)
+      names=("pl.max", "pl.tile.max"), int_array=np.maximum)(_minmax)
 defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs),
-      names=("pl.min", "pl.tile.min"))(_minmax)
+      names=("pl.min", "pl.tile.min"), int_array=np.minimum)(_minmax)

@@ -18,6 +18,9 @@ from pypto.golden._interop import parse_thread_count
 
 DEFAULT_SIM_PLATFORM = "a2a3sim"
 _PLATFORM_OPT = re.compile(r"""add_argument\(\s*(['"])(-p|--platform)\1""")
+_DEVICE_OPT = re.compile(r"""add_argument\(\s*(['"])(-d|--device)\1""")
+# pypto-lib's CI borrows this many cards for a file and passes their ids as `-d`
+_CI_DEVICES = re.compile(r"#\s*ci:\s*devices=(\d+)")
 
 
 def install_golden_alias() -> None:
@@ -63,24 +66,41 @@ def configure_torch_threads(default: int = 2) -> None:
 
 
 def _gives_platform(args: list[str]) -> bool:
+    return _gives_option(args, "-p", "--platform")
+
+
+def _gives_option(args: list[str], short: str, long: str) -> bool:
     for a in args:
-        if a in ("-p", "--platform") or a.startswith("--platform="):
+        if a in (short, long) or a.startswith(long + "="):
             return True
-        if a.startswith("-p") and not a.startswith("--") and len(a) > 2:
+        if a.startswith(short) and not a.startswith("--") and len(a) > 2:
             return True
     return False
 
 
 def file_argv(path: Path, args: list[str]) -> list[str]:
-    """The file's sys.argv: its own args, plus a simulator platform when it takes one."""
+    """The file's sys.argv: its own args, plus a simulator platform when it takes one
+    and the devices pypto-lib's CI would give it (`ci_devices`)."""
     try:
         source = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         source = ""
+    args = [*ci_devices(source, args), *args]
     match = _PLATFORM_OPT.search(source)
     if match and not _gives_platform(args):
         args = [match.group(2), DEFAULT_SIM_PLATFORM, *args]
     return [str(path), *args]
+
+
+def ci_devices(source: str, args: list[str]) -> list[str]:
+    """`-d 0,1,..,N-1` for a file marked `# ci: devices=N` (N > 1) that takes a
+    `-d/--device` option none of `args` gives: pypto-lib's CI passes the ids of the N
+    cards it borrowed; on the simulator device i is simply rank i."""
+    marked, option = _CI_DEVICES.search(source), _DEVICE_OPT.search(source)
+    if marked is None or option is None or int(marked.group(1)) < 2 or _gives_option(
+            args, "-d", "--device"):
+        return []
+    return [option.group(2), ",".join(str(i) for i in range(int(marked.group(1))))]
 
 
 def library_root(start: Path) -> Path | None:

@@ -92,7 +92,8 @@ def remote_oob(outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
 def push_unordered(inp: pl.Tensor[[1, S], pl.FP32],
                    data: pld.DistributedTensor[[1, S], pl.FP32]):
     me = pld.rank(pld.get_comm_ctx(data))
-    pld.tile.remote_store(pl.load(inp, [0, 0], [1, S]), data, peer=0, offsets=[0, 0])
+    pld.tile.remote_store(pl.load(inp, [0, 0], [1, S]), data, peer=0,  # ERR:push
+                          offsets=[0, 0])
     return data
 
 
@@ -107,6 +108,31 @@ def racy_pushes(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
     for r in pl.range(pld.world_size()):
         data = pld.window(buf, [1, S], dtype=pl.FP32)
         push_chip(inputs[r], data, device=r)
+
+
+@pl.jit.incore
+def stage_and_pull(inp: pl.Tensor[[1, S], pl.FP32], out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                   data: pld.DistributedTensor[[1, S], pl.FP32]):
+    me = pld.rank(pld.get_comm_ctx(data))
+    data = pl.store(pl.load(inp, [0, 0], [1, S]), [0, 0], data)  # ERR:stage
+    got = pld.tile.remote_load(data, peer=1 - me, offsets=[0, 0], shape=[1, S])  # ERR:pull
+    return pl.store(got, [0, 0], out)
+
+
+@pl.jit
+def stage_and_pull_chip(inp: pl.Tensor[[1, S], pl.FP32],
+                        out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                        data: pld.DistributedTensor[[1, S], pl.FP32]):
+    return stage_and_pull(inp, out, data)
+
+
+@pl.jit.host
+def swap_without_barrier(inputs: pl.Tensor[[NR, 1, S], pl.FP32],
+                         outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(buf, [1, S], dtype=pl.FP32)
+        stage_and_pull_chip(inputs[r], outputs[r], data, device=r)
 
 
 @pl.jit.host
@@ -141,3 +167,74 @@ def pair_host(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
         data = pld.window(data_buf, [1, S], dtype=pl.FP32)
         signal = pld.window(signal_buf, [NR, 1], dtype=pl.INT32)
         fixed_pair_chip(data, signal, r, device=r)
+
+
+# --- run-time faults of values the compiler cannot know ----------------------------------
+
+
+@pl.jit.incore
+def bcast_from(data: pld.DistributedTensor[[1, S], pl.FP32],
+               signal: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    data = pld.tensor.broadcast(data, signal, root=3)  # ERR:root
+    return data
+
+
+@pl.jit
+def bcast_chip(data: pld.DistributedTensor[[1, S], pl.FP32],
+               signal: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    return bcast_from(data, signal)
+
+
+@pl.jit.host
+def bcast_root_off_the_world(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([NR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        bcast_chip(pld.window(buf, [1, S], dtype=pl.FP32),
+                   pld.window(sig, [NR, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.incore
+def notify_row(signal: pld.DistributedTensor[[NR, 1], pl.INT32], row: pl.Scalar[pl.INT32]):
+    pld.system.notify(signal, peer=0, offsets=[row, 0], value=1,  # ERR:cell
+                      op=pld.NotifyOp.AtomicAdd)
+    return signal
+
+
+@pl.jit
+def notify_chip(signal: pld.DistributedTensor[[NR, 1], pl.INT32], row: pl.Scalar[pl.INT32]):
+    return notify_row(signal, row)
+
+
+@pl.jit.host
+def notify_past_the_signal(inputs: pl.Tensor[[NR, 1, S], pl.FP32]):
+    sig = pld.alloc_window_buffer([NR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        notify_chip(pld.window(sig, [NR, 1], dtype=pl.INT32), r + NR, device=r)
+
+
+@pl.jit.host
+def view_past_the_buffer(outputs: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    data = pld.window(buf, [4, S], dtype=pl.FP32)  # ERR:view
+    load_past_chip(data, outputs[0], 0, device=0)
+
+
+@pl.jit.incore
+def put_rows(src: pl.Tensor[[4, S], pl.FP32], data: pld.DistributedTensor[[4, S], pl.FP32],
+             row: pl.Scalar[pl.INT32]):
+    pld.tensor.put(data, 1, src, dst_offsets=[0, 0], src_offsets=[row, 0],  # ERR:put
+                   shape=[2, S])
+    return data
+
+
+@pl.jit
+def put_chip(src: pl.Tensor[[4, S], pl.FP32], data: pld.DistributedTensor[[4, S], pl.FP32],
+             row: pl.Scalar[pl.INT32]):
+    return put_rows(src, data, row)
+
+
+@pl.jit.host
+def put_past_the_source(inputs: pl.Tensor[[NR, 4, S], pl.FP32]):
+    buf = pld.alloc_window_buffer([4, S], dtype=pl.FP32)
+    put_chip(inputs[0], pld.window(buf, [4, S], dtype=pl.FP32), 3, device=0)

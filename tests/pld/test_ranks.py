@@ -56,6 +56,15 @@ def test_a_wait_blocks_only_its_own_rank():
         order.index((0, "wait_done"))
 
 
+def test_what_the_ranks_wrote_counts_as_written_in_the_host_outputs():
+    x, y = _inputs(), np.full((rk.NR, 1, rk.S), np.nan, np.float32)
+    res = rk.allreduce(x, y, config=SimConfig(device_ids=(0, 1), trace=True))
+    writers = res.trace.writers["outputs"]
+    assert (writers.task == -2).all()  # by the host's dispatch to each rank
+    np.testing.assert_array_equal(writers.block[:, 0, 0], [0, 1])  # block = the rank
+    assert res.trace.writers["inputs"].task.max() == -1  # read, never written
+
+
 def test_windows_start_zeroed_at_each_dispatch_of_the_host():
     x = _inputs()
     for _ in range(2):  # the credit counters would reach 2 if the windows were kept
@@ -121,6 +130,23 @@ def test_two_ranks_writing_one_window_unordered_is_a_race():
     (race,) = err.races
     assert {race.first.rank, race.second.rank} == {0, 1}
     assert race.first.write and race.second.write
+    line, _ = where(KERNELS, "push")
+    assert f"pld.tile.remote_store at {KERNELS}:{line} and rank " in err.message
+    assert_at(err, KERNELS, "push", "pld.tile.remote_store")
+
+
+def test_a_local_store_racing_a_peer_read_names_both_ops_and_lines():
+    x, y = _inputs(), np.zeros((rk.NR, 1, rk.S), np.float32)
+    with pytest.raises(WindowRaceError) as info:
+        rk.swap_without_barrier(x, y, config=SimConfig(device_ids=(0, 1), checks=("race",)))
+    err = info.value
+    stage, _ = where(KERNELS, "stage")
+    pull, _ = where(KERNELS, "pull")
+    assert (f"race between ranks on window 'buf' of rank 0, elements [0:1, 0:{rk.S}]: "
+            f"rank 0 writes with pl.store at {KERNELS}:{stage} and rank 1 reads with "
+            f"pld.tile.remote_load at {KERNELS}:{pull}, with no notify -> wait between "
+            "them") in err.message
+    assert_at(err, KERNELS, "pull", "pld.tile.remote_load")
 
 
 def test_ordered_window_accesses_are_not_races():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+# the interpreter running the tests, so the cluster imports what the tests import (a `dask`
+# script found on PATH may belong to another environment, whose pypto unpickles differently)
+DASK = [sys.executable, "-m", "dask"]
 
 
 def _wait(predicate, what: str, timeout: float = 60.0) -> None:
@@ -29,13 +30,12 @@ class Cluster:
     """`dask scheduler` + N `dask worker --no-nanny` processes (a killed worker stays dead)."""
 
     def __init__(self, workdir: Path, workers: int = 2):
-        if DASK is None:
-            pytest.skip("the dask command is not installed (the [scale] extra)")
+        pytest.importorskip("distributed", reason="the [scale] extra installs dask.distributed")
         self.dir = workdir
         self.file = workdir / "scheduler.json"
         with open(workdir / "scheduler.log", "wb") as log:  # the child keeps its own fd
             self.scheduler = subprocess.Popen(
-                [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                [*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                  "--scheduler-file", str(self.file)], stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)
         _wait(lambda: self.file.is_file() and self.file.stat().st_size > 0, "scheduler")
@@ -46,7 +46,7 @@ class Cluster:
     def _worker(self, i: int) -> subprocess.Popen:
         with open(self.dir / f"worker{i}.log", "wb") as log:
             return subprocess.Popen(
-                [DASK, "worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",
+                [*DASK, "worker", "--scheduler-file", str(self.file), "--host", "127.0.0.1",
                  "--nthreads", "1", "--no-nanny", "--no-dashboard", "--memory-limit", "3GiB",
                  "--name", f"w{i}"], stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True)

@@ -126,3 +126,118 @@ def lattice_collides(x: pl.Tensor[[64, C], pl.FP32],
                 c0 = (hc + nb) * C
                 y[0:16, c0:c0 + C] = pl.add(y[0:16, c0:c0 + C], t)
     return y
+
+
+# --- loop bodies of several launches ---------------------------------------------------------
+
+
+@pl.jit
+def proj_residual(a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[128, 256], pl.FP32],
+                  r: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """decode_back's shape: a projection region hands its tile to a residual region."""
+    for ob in pl.range(256 // 64):
+        o0 = ob * 64
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj"):
+            acc = pl.matmul(a[:, :], b[:, o0:o0 + 64], out_dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="residual"):
+            y[:, o0:o0 + 64] = pl.add(acc, r[:, o0:o0 + 64])
+    return y
+
+
+@pl.jit
+def two_writers(x: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]],
+                z: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """Two launches per iteration writing two outputs; the second reads the first's."""
+    for i in pl.parallel(0, 256, 64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="first"):
+            y[:, i:i + 64] = pl.exp(x[:, i:i + 64])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="second"):
+            z[:, i:i + 64] = pl.add(y[:, i:i + 64], 1.0)
+    return y, z
+
+
+@pl.jit
+def reads_next_iteration(x: pl.Tensor[[64, 256], pl.FP32],
+                         y: pl.InOut[pl.Tensor[[64, 320], pl.FP32]],
+                         z: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """Iteration i's second launch reads columns iteration i + 1's first launch writes:
+    splitting the loop per launch would let it see them early. Refused."""
+    for i in pl.range(0, 256, 64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="write_ahead"):
+            y[:, i + 64:i + 128] = pl.exp(x[:, i:i + 64])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="read_behind"):
+            z[:, i:i + 64] = pl.add(y[:, i + 32:i + 96], 1.0)
+    return y, z
+
+
+# --- gathers and per-block integer scalars ----------------------------------------------------
+
+
+@pl.jit
+def gather_rows(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """Embedding rows by token id: the window offset is read from a tensor, per block."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            for k in pl.range(8):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[t0 + k:t0 + k + 1, :] = pl.mul(table[row:row + 1, :], 2.0)
+    return y
+
+
+@pl.jit
+def clamped_windows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """Each block reads the 16 rows at min(r, 84): the last block's window is clamped."""
+    for r in pl.parallel(0, 112, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="clamp"):
+            s = pl.min(r, 84)
+            y[r:r + 16, :] = pl.exp(x[s:s + 16, :])
+    return y
+
+
+@pl.jit
+def gather_reads_what_it_writes(ids: pl.InOut[pl.Tensor[[64, 8], pl.INT32]],
+                                y: pl.Out[pl.Tensor[[64, 8], pl.INT32]]):
+    """Block b reads an index from a row block b' writes: not provably independent."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="self_gather"):
+            j = pl.cast(pl.read(ids, [t0, 0]), pl.INDEX)
+            y[t0:t0 + 8, :] = ids[j:j + 8, :]
+            ids[t0:t0 + 8, :] = pl.add(ids[t0:t0 + 8, :], 1)
+    return ids, y
+
+
+# --- partial tiles: valid_shape and clamp tails -----------------------------------------------
+
+
+@pl.jit
+def tail_rows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[100, 64], pl.FP32]]):
+    """16-row tiles over 100 rows: the last tile has 4 valid rows."""
+    for r in pl.parallel(0, 100, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail"):
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            y[r:r + 16, :] = pl.row_expand_sub(t, pl.row_max(t))
+    return y
+
+
+@pl.jit
+def clamp_rows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """Clamped 16-row windows: the last one reads 4 rows and zeros past the end."""
+    for r in pl.range(0, 112, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="clamped"):
+            t = pl.slice(x, [16, 64], [r, 0], clamp=True)
+            y[r:r + 16, :] = pl.add(t, 1.0)
+    return y
+
+
+@pl.jit
+def tail_columns(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100], pl.FP32]]):
+    """The partial tiles are the inner loop's last: every outer iteration has one."""
+    for i in pl.parallel(0, 64, 32):
+        for c in pl.parallel(0, 100, 32):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="cols"):
+                cols = pl.min(32, 100 - c)
+                t = pl.slice(x, [32, 32], [i, c], valid_shape=[32, cols])
+                y[i:i + 32, c:c + 32] = pl.exp(t)
+    return y

@@ -6,10 +6,13 @@ reason), and the shapes issue 17 asks for must batch.
 """
 from __future__ import annotations
 
+import inspect
+
 import batch_kernels as K
 import numpy as np
 import pytest
 
+from pypto.errors import SimulationError
 from pypto.sim import SimConfig
 
 
@@ -98,3 +101,141 @@ def test_footprints_that_meet_through_region_loops_are_refused():
     assert "may overlap" in r.batch_refusals["lattice_collides_collide"]
     _, ref = _run(K.lattice_collides, batch=False)
     assert np.array_equal(y, ref[1])
+
+
+def test_a_loop_body_of_two_launches_batches_one_launch_at_a_time():
+    r, (a, b, res, y) = _run(K.proj_residual)
+    assert r.batch_stats["batched"] == 2, r.batch_refusals
+    expect = (a @ b) + res
+    assert np.allclose(y, expect, rtol=1e-5, atol=1e-4)
+    _, ref = _run(K.proj_residual, batch=False)
+    assert np.array_equal(y, ref[3])
+
+
+def test_a_body_traces_its_tasks_in_program_order():
+    r, _ = _run(K.proj_residual, trace=True)
+    names = [t.name for t in r.trace.tasks]
+    assert names == ["proj", "residual"] * 4
+    assert [t.loops for t in r.trace.tasks[:3]] == [(("ob", 0),), (("ob", 0),), (("ob", 1),)]
+    # the residual of iteration ob takes that iteration's projection, its own buffer
+    takes = [dict((p, t) for p, t, *_ in task.args) for task in r.trace.tasks[1::2]]
+    assert [t["acc"] for t in takes] == ["proj.out"] * 4
+
+
+def test_a_body_whose_launches_read_ahead_is_refused():
+    r, (x, y, z) = _run(K.reads_next_iteration)
+    assert r.batch_stats["batched"] == 0
+    assert "may overlap from iteration to iteration" in \
+        r.batch_refusals["reads_next_iteration_read_behind"]
+    _, ref = _run(K.reads_next_iteration, batch=False)
+    assert np.array_equal(z, ref[2])
+
+
+def _gather_inputs(bad: bool = False):
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 256, 64).astype(np.int32)
+    if bad:
+        ids[37] = 256  # one row past the table
+    table = rng.standard_normal((256, 128)).astype(np.float32)
+    return ids, table
+
+
+def test_a_gather_by_token_id_batches():
+    ids, table = _gather_inputs()
+    y = np.zeros((64, 128), np.float32)
+    r = K.gather_rows(ids, table, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y, table[ids] * np.float32(2.0))
+    y2 = np.zeros_like(y)
+    K.gather_rows(ids, table, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2)
+
+
+def test_a_traced_gather_records_each_blocks_rows():
+    ids, table = _gather_inputs()
+    r = K.gather_rows(ids, table, np.zeros((64, 128), np.float32), config=SimConfig(trace=True))
+    tasks = r.trace.tasks
+    assert len(tasks) == 8
+    rows = [a.lo for a in tasks[2].accesses if a.tensor == "table"]
+    assert rows == [(int(i), 0) for i in ids[16:24]]
+    assert all(a.hi[1] == 128 for a in tasks[2].accesses if a.tensor == "table")
+    # (the trace merges the eight one-element reads of ids into one range)
+    assert [(a.lo, a.hi) for a in tasks[2].accesses if a.tensor == "ids"] == [((16,), (24,))]
+
+
+def test_a_gather_index_out_of_range_is_reported_by_block():
+    # the batch gives up on the bad row; the block-by-block rerun reports it as always
+    ids, table = _gather_inputs(bad=True)
+    with pytest.raises(SimulationError) as ei:
+        K.gather_rows(ids, table, np.zeros((64, 128), np.float32))
+    msg = str(ei.value)
+    assert "out-of-bounds slice: window [256:257, 0:128] of 'table'" in msg
+    assert "region 'rows'" in msg
+    line = next(i for i, t in enumerate(inspect.getsource(K).splitlines(), 1)
+                if "pl.mul(table[row:row + 1, :], 2.0)" in t)
+    assert ei.value.span.line == line and ei.value.span.file.endswith("batch_kernels.py")
+
+
+def test_min_of_a_loop_variable_clamps_windows_batched():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((100, 64)).astype(np.float32)
+    y = np.zeros((112, 64), np.float32)
+    r = K.clamped_windows(x, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y[96:112], np.exp(x[84:100]))
+    y2 = np.zeros_like(y)
+    K.clamped_windows(x, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2)
+
+
+def test_a_gather_from_a_tensor_the_region_writes_is_refused():
+    ids = (np.arange(64 * 8).reshape(64, 8) % 56).astype(np.int32)
+    ids2 = ids.copy()
+    y, y2 = np.zeros_like(ids), np.zeros_like(ids)
+    r = K.gather_reads_what_it_writes(ids, y)
+    assert r.batch_stats["batched"] == 0
+    assert "'ids'" in r.batch_refusals["gather_reads_what_it_writes_self_gather"]
+    K.gather_reads_what_it_writes(ids2, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2) and np.array_equal(ids, ids2)
+
+
+def _same_as_block_by_block(kernel, *args, trace=False):
+    outs = [np.zeros_like(a) for a in args[1:]]
+    r = kernel(args[0], *outs, config=SimConfig(trace=trace))
+    ref = [np.zeros_like(a) for a in args[1:]]
+    r2 = kernel(args[0], *ref, config=SimConfig(batch=False, trace=trace))
+    for a, b in zip(outs, ref):
+        assert np.array_equal(a, b, equal_nan=True)
+    return r, r2, outs
+
+
+def test_a_last_partial_tile_runs_by_itself_after_the_batch():
+    x = np.random.default_rng(5).standard_normal((100, 64)).astype(np.float32)
+    r, r2, (y,) = _same_as_block_by_block(K.tail_rows, x, np.zeros((100, 64), np.float32),
+                                          trace=True)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y[96:], x[96:] - x[96:].max(axis=1, keepdims=True))
+    # seven tasks in program order, the last (r = 96) launched on its own
+    assert [t.loops for t in r.trace.tasks] == [(("r", i),) for i in range(0, 100, 16)]
+    assert [(a.lo, a.hi) for a in r.trace.tasks[-1].accesses if a.tensor == "x"] == \
+        [((96, 0), (100, 64))]
+    assert [(t.id, [(a.tensor, a.mode, a.lo, a.hi) for a in t.accesses])
+            for t in r.trace.tasks] == \
+        [(t.id, [(a.tensor, a.mode, a.lo, a.hi) for a in t.accesses]) for t in r2.trace.tasks]
+
+
+def test_a_clamped_tail_window_runs_by_itself_after_the_batch():
+    x = np.random.default_rng(6).standard_normal((100, 64)).astype(np.float32)
+    r, _, (y,) = _same_as_block_by_block(K.clamp_rows, x, np.zeros((112, 64), np.float32))
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    assert np.array_equal(y[:100], x + np.float32(1.0))  # (the last tile's 4 valid rows)
+
+
+def test_partial_tiles_of_an_inner_loop_split_the_inner_nests():
+    x = np.random.default_rng(7).standard_normal((64, 100)).astype(np.float32)
+    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
+    # the whole nest cannot split (each row of tiles ends in a partial one): the outer
+    # loop runs sequentially and each inner nest batches its first three tiles
+    assert r.batch_stats == {"batched": 2, "fallback": 1}
+    assert "partial tiles" in r.batch_refusals["tail_columns_cols"]
+    assert np.array_equal(y, np.exp(x))

@@ -60,8 +60,12 @@ def _check_store(src, target, offsets, src_arg: str = "src") -> None:
         box_fits(tuple(written), offs, t, "offsets", "pushed box")
 
 
-def _remote_store_impl(src, target, peer, offsets, atomic, *, ctx):
-    return comm(ctx).remote_store(ctx, src, target, peer, offsets, atomic)
+def _remote_store_impl(name: str):
+    """The simulator's step of the remote_store spelled `name` (faults and the race
+    report name the op the kernel wrote)."""
+    def impl(src, target, peer, offsets, atomic, *, ctx):
+        return comm(ctx).remote_store(ctx, src, target, peer, offsets, atomic, name)
+    return impl
 
 
 def _tile_remote_store(src_tile, target, peer, offsets, *, atomic=0):
@@ -78,7 +82,7 @@ def _tile_remote_store(src_tile, target, peer, offsets, *, atomic=0):
 
 
 defop("pld.tile.remote_store", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
-      impl=_remote_store_impl,
+      impl=_remote_store_impl("pld.tile.remote_store"),
       names=("pld.tile.remote_store",))(_tile_remote_store)
 
 
@@ -97,7 +101,7 @@ def _tensor_remote_store(src, target, peer, offsets, *, atomic=0):
 
 
 defop("pld.tensor.remote_store", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
-      impl=_remote_store_impl,
+      impl=_remote_store_impl("pld.tensor.remote_store"),
       names=("pld.tensor.remote_store",))(_tensor_remote_store)
 
 
@@ -114,7 +118,7 @@ def _remote_store(src, target, peer, offsets, *, atomic=0):
 
 
 defop("pld.remote_store", unit=Unit.MTE, role=Role.COMM, wants_ctx=True,
-      impl=_remote_store_impl,
+      impl=_remote_store_impl("pld.remote_store"),
       names=("pld.remote_store",))(_remote_store)
 
 

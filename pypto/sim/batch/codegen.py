@@ -33,7 +33,7 @@ from pypto.sim.engine.values import FRAME, RETURN, UNDEF, Expr, Stmt
 @dataclass(frozen=True)
 class Core:
     """A batched op call: `fn(frame, ...)` with, per `kind`, the evaluated `operands`:
-    "args" `fn(f, [values])`; "window" `fn(f, tensor, offsets)`; "write"
+    "args" `fn(f, [values])`; "window" `fn(f, tensor, offsets, env)`; "write"
     `fn(f, target, offsets, [fused operands], lambda: source)`."""
 
     kind: str
@@ -102,7 +102,7 @@ class _Writer:
         if c.kind == "args":
             return f"{k}(f, [{', '.join(self.expr(a) for a in ops)}])"
         if c.kind == "window":
-            return f"{k}(f, {self.expr(ops[0])}, {self.expr(ops[1])})"
+            return f"{k}(f, {self.expr(ops[0])}, {self.expr(ops[1])}, env)"
         target_e, offset, fused_ops, source = ops
         fargs = "[" + ", ".join(self.expr(a) for a in fused_ops) + "]"
         return (f"{k}(f, {self.expr(target_e)}, {self.expr(offset)}, {fargs}, "

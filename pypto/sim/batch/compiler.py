@@ -20,13 +20,13 @@ from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
-from pypto.sim.batch.plan import BLOCK, Plan, index_symbol
-from pypto.sim.batch.scalars import SCALAR
-from pypto.sim.batch.state import Aff, Fallback, lo_at
+from pypto.sim.batch.plan import BLOCK, Plan
+from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
+from pypto.sim.batch.state import Aff, Fallback, at, gather_index, lo_at, whole_windows
 from pypto.sim.batch.ufuncs import direct, dying_operands, elementwise_ufunc, fused, reuse
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
-from pypto.sim.engine.intrinsics.common import SiteId, is_cube
+from pypto.sim.engine.intrinsics.common import SiteId, falsy_const, is_cube
 from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
@@ -76,8 +76,10 @@ class BatchCompiler(FnCompiler):
         if rd is not None or wr is not None:
             a = dict(zip(op.params, e.args))
             if rd is not None:
-                if self.vary(a[rd.offset]):
-                    return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op)
+                valid, clamp = a.get("valid_shape"), a.get("clamp")
+                if self.vary(a[rd.offset]) or self.vary(valid) or self.vary(clamp):
+                    return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op,
+                                        valid, clamp)
             elif wr is not None:
                 src = a[wr.source]
                 if self.vary(src) or self.vary(a[wr.offset]):
@@ -90,6 +92,10 @@ class BatchCompiler(FnCompiler):
         sym = index_symbol(op)
         if sym is not None:
             return self.bscalar(e, SCALAR[sym])
+        if op.role is Role.ELEMENT_READ:
+            return self.bread(e)
+        if per_block_scalar(op, e):
+            return self.bper_block(e)
         if op.role is Role.RESHAPE:
             return self.breshape(e)
         if op.batchable:
@@ -114,7 +120,7 @@ class BatchCompiler(FnCompiler):
             src_f, off_f = self.expr(c.operands[0]), self.expr(c.operands[1])
 
             def run(env: Env) -> Any:
-                return fn(env[FRAME], src_f(env), off_f(env))
+                return fn(env[FRAME], src_f(env), off_f(env), env)
         else:
             target_e, offset, fused_ops, source = c.operands
             tgt_f, off_f, src_f = self.expr(target_e), self.expr(offset), self.expr(source)
@@ -143,6 +149,83 @@ class BatchCompiler(FnCompiler):
             return r
 
         return Core("args", core, list(e.args))
+
+    def bper_block(self, e: Call) -> Core:
+        """Integer scalar arithmetic the batch computes block by block (`per_block_scalar`):
+        the op's impl and cast on each block's operands, as block-by-block execution
+        computes them; an integer array over the batch axes."""
+        opdef = get(e.op)
+        impl = opdef.impl
+        assert impl is not None
+        names = opdef.params
+        public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
+        cast = self.caster(e.type, f"pl op '{e.op}'")
+        acct = self.accountant(e, opdef, public) if self.settings.trace else None
+        # the op over integer arrays, one call for all blocks (the registry's `int_array`
+        # fact: min / max, integer casts), when it has one
+        whole = opdef.extra.get("int_array")
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            r = whole(*[st.materialize(a) for a in args]) if whole is not None else None
+            if r is not None:
+                if acct is not None and f.rec is not None:
+                    z = (0,) * st.nb
+                    acct(f.rec, f.costs, [at(a, z) for a in args], at(r, z))
+                return r
+            out = np.empty(st.bs, dtype=np.int64)
+            first = None
+            for idx in st.indices():
+                vals = [at(a, idx) for a in args]
+                r = impl(*vals)
+                if cast is not None:
+                    r = cast(r)
+                out[idx] = r
+                if first is None:
+                    first = (vals, r)
+            if acct is not None and f.rec is not None and first is not None:
+                acct(f.rec, f.costs, *first)
+            return out
+
+        return Core("args", core, [e.args[i] for i in public])
+
+    def bread(self, e: Call) -> Core:
+        """`pl.read` of an integer at an index that varies: one element per block (a
+        gather), in block order, bounds-checked as block by block (a bad index abandons
+        the batch: the block-by-block rerun reports it)."""
+        cast = self.caster(e.type, "pl.read")
+        tracing = self.settings.trace
+        sid = SiteId(e.span, "read")
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            a, offset = args
+            if type(a) is not np.ndarray:
+                raise Fallback("a tagged source")
+            offs = list(offset) if isinstance(offset, (list, tuple)) else [offset]
+            if len(offs) != a.ndim:
+                raise Fallback("a flat element index")
+            if (a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64:
+                # (the Python int of every element fits an int64: one fancy index)
+                out = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
+                out = np.broadcast_to(out.reshape(out.shape[:st.nb]), st.bs).astype(np.int64)
+            else:
+                out = np.empty(st.bs, dtype=np.int64)
+                for idx in st.indices():
+                    lo = lo_at(offs, idx)
+                    if any(not 0 <= i < d for i, d in zip(lo, a.shape)):
+                        raise Fallback("out of bounds")
+                    v = a[lo].item()
+                    out[idx] = cast(v) if cast is not None else v
+            if tracing and st.log is not None:
+                run = f.run
+                buf, origin = run.memory.locate(a)
+                if buf is not None and run.trace is not None:
+                    st.log.append((a, buf, origin, offs, (1,) * a.ndim, False,
+                                   sid.of(run.trace), ()))
+            return out
+
+        return Core("args", core, [e.args[0], e.args[1]])
 
     # -- ops -------------------------------------------------------------------------
 
@@ -225,8 +308,12 @@ class BatchCompiler(FnCompiler):
 
     # -- windows ---------------------------------------------------------------------
 
-    def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str) -> Core:
-        """A window read at varying offsets: all blocks' windows as one strided view."""
+    def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str,
+                valid: Any = None, clamp: Any = None) -> Core:
+        """A window read at varying offsets: all blocks' windows as one strided view. With
+        a valid shape or clamp, only while every block's window is whole and inside the
+        tensor (`whole_windows`); else the batch stops (`Partial`) naming the blocks
+        whose tile is partial."""
         _, shp_v = self.const(shape)
         shp = tuple(int(d) for d in shp_v)
         out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
@@ -239,21 +326,26 @@ class BatchCompiler(FnCompiler):
         copy = p is None or p in self.plan.written
         site: list = [None]
 
-        def core(f: BatchFrame, a: Any, offs: list) -> Any:
+        guarded = not (falsy_const(valid) and falsy_const(clamp))
+        valid_f = self.expr(valid) if guarded and not falsy_const(valid) else None
+        clamp_f = self.expr(clamp) if guarded and not falsy_const(clamp) else None
+
+        def core(f: BatchFrame, a: Any, offs: list, env: Env | None = None) -> Any:
             st = f.batch
             if type(a) is not np.ndarray:
                 raise Fallback("a tagged source")
             if len(offs) != a.ndim or len(shp) != a.ndim:
                 raise Fallback("rank mismatch")
+            if guarded:
+                if env is None:
+                    raise Fallback("a window with a valid shape outside a closure")
+                whole_windows(st, a.shape, offs, shp,
+                              valid_f(env) if valid_f is not None else None,
+                              bool(clamp_f(env)) if clamp_f is not None else False)
             w = st.window_at(site, a, offs, shp, False)
             nb = st.nb
-            if w is None:  # offsets not affine: gather block by block
-                w = np.empty(st.bs + shp, dtype=a.dtype)
-                for idx in st.indices():
-                    lo = lo_at(offs, idx)
-                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, a.shape)):
-                        raise Fallback("out of bounds")
-                    w[idx] = a[tuple(slice(o, o + s) for o, s in zip(lo, shp))]
+            if w is None:  # offsets not affine: a gather (one fancy index for all blocks)
+                w = a[gather_index(st, offs, shp, a.shape)]
             elif copy:
                 w = w.copy()
             if out_static is not None and w.shape[nb:] != out_static:
@@ -305,6 +397,8 @@ class BatchCompiler(FnCompiler):
                 raise Fallback("rank mismatch")
             view = st.window_at(site, tgt, offs, shp, True)
             if view is not None:
+                if st.undo is not None:
+                    st.undo.append((view, view.copy()))
                 view[...] = src
                 if st.wlog is not None:
                     st.wlog.append((tgt, list(offs), shp, None))
@@ -321,7 +415,10 @@ class BatchCompiler(FnCompiler):
                 for idx, lo in zip(st.indices(), los):
                     part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
                         if sb else src
-                    tgt[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = part
+                    box = tuple(slice(o, o + s) for o, s in zip(lo, shp))
+                    if st.undo is not None:
+                        st.undo.append((tgt[box], tgt[box].copy()))
+                    tgt[box] = part
                 if st.wlog is not None:
                     st.wlog.append((tgt, None, shp, los))
             if tracing:

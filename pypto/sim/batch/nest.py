@@ -24,15 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.nodes import Assign, Call, CallFunc, Const, Eval, For, ListExpr, LoopKind, Var, Yield
+from pypto.ir.transform import walk
+from pypto.ir.types import ScalarType
 from pypto.ops.registry import get
-from pypto.sim.batch.plan import AFFINE_SYMBOLS, index_symbol
-from pypto.sim.batch.scalars import SCALAR, NeedArray, is_int
+from pypto.sim.batch.scalars import AFFINE_SYMBOLS, SCALAR, NeedArray, index_symbol, is_int
 from pypto.sim.batch.state import Aff
 from pypto.sim.engine.compiler import launch_site
 from pypto.sim.engine.function import Compiler, LaunchSite
 from pypto.sim.engine.values import UNDEF, Env, Expr
 
-ArgFn = Callable[[Env, dict, dict], Any]  # (env, loop variables, carries) -> argument
+ArgFn = Callable[[Env, dict], Any]  # (env, the nest's batched values by name) -> argument
 
 # loops whose iterations may become a batch (sequential ones too: see the docstring)
 NEST_KINDS = frozenset((LoopKind.PARALLEL, LoopKind.RANGE, LoopKind.PIPELINE, LoopKind.UNROLL))
@@ -49,23 +50,53 @@ class Shape:
     loop_vars: dict[str, Aff]  # per loop variable, its value in every block
 
 
-class Nest:
-    """A loop nest in orchestration whose body is one launch."""
+@dataclass
+class ScalarStep:
+    """`target = fn(...)`: integer arithmetic of the body (an `Aff` or an int)."""
 
-    def __init__(self, site: LaunchSite, targets: list[str] | None, loop_vars: list[str],
-                 inner_iters: list[str], carries: list[tuple[int, int]], argk: list[ArgFn],
+    target: str
+    fn: ArgFn
+
+
+@dataclass
+class LaunchStep:
+    """A launch of the body: its site, the names its outputs and task id land in, and
+    its arguments."""
+
+    site: LaunchSite
+    targets: list[str] | None
+    argk: list[ArgFn]
+    call: CallFunc
+
+
+Step = ScalarStep | LaunchStep
+
+
+class Nest:
+    """A loop nest in orchestration whose innermost body is launches and integer
+    arithmetic (`steps`); `single` when it is one launch (the common, fastest case)."""
+
+    def __init__(self, steps: list[Step], carries: list[tuple[int, int, int]],
+                 loop_vars: list[str], inner_iters: list[str],
                  bounds: list[tuple[Expr, Expr, Expr]], const_raw: list | None,
                  outer_inits: list[Expr], carry_names: list[tuple[str, int]]):
-        self.site = site
-        self.targets = targets  # the launch's outputs and task id, or None
+        self.steps = steps
         self.loop_vars = loop_vars
         self.inner_iters = inner_iters
-        self.carries = carries  # (argument index, output index) of the carried tensors
-        self.argk = argk
+        # per carried tensor: (launch step, argument index, output index)
+        self.step_carries = carries
         self.bounds = bounds
         self.const_raw = const_raw  # constant loop bounds need no evaluation per call
         self.outer_inits = outer_inits
         self.carry_names = carry_names  # the names each level's carries land in after
+        first = steps[0]
+        self.single = len(steps) == 1 and isinstance(first, LaunchStep)
+        self.n_launches = sum(isinstance(st, LaunchStep) for st in steps)
+        launch = first if isinstance(first, LaunchStep) else None
+        self.site = launch.site if launch is not None else None
+        self.targets = launch.targets if launch is not None else None
+        self.argk = launch.argk if launch is not None else []
+        self.carries = [(j, o) for _, j, o in carries]  # (single: argument, output)
         # the batch shape, work count and loop variables of the last call, by loop bounds
         # (the same Aff objects again, so the window memos compare them by identity; a
         # benign cache shared by runs: it is replaced whole, never half-updated)
@@ -102,20 +133,43 @@ class Nest:
         shape = self._shape = Shape(raw, last, bs, pre, lv)
         return shape
 
-    def arguments(self, env: Env, shape: Shape) -> tuple[list, list] | None:
-        """(the launch's batched arguments, the initial carries), or None when an
-        argument cannot be batched."""
+    def sub_shape(self, shape: Shape, lo: int, hi: int) -> Shape:
+        """`shape` cut to the outermost loop's iterations `lo <= i < hi` (a fresh
+        `Shape`, not memoised)."""
+        (a, _b, c), *rest = shape.raw
+        raw = [(a + lo * c, a + hi * c, c), *rest]
+        bs = (hi - lo,) + shape.bs[1:]
+        pre = 0
+        acc = 1
+        for n in bs:
+            acc *= n
+            pre += acc
+        lv = {}
+        for k, v in enumerate(self.loop_vars):
+            x = shape.loop_vars[v]
+            lv[v] = Aff(x.base + (lo * c if k == 0 else 0), x.d)
+        return Shape(raw, shape.last, bs, pre, lv)
+
+    def values(self, env: Env, shape: Shape) -> tuple[dict, list]:
+        """(the batched values the body starts from: loop variables and carries, the
+        initial carries)."""
         carried = [f(env) for f in self.outer_inits]
-        cv = dict(zip(self.inner_iters, carried))
-        lv = shape.loop_vars
-        args = [f(env, lv, cv) for f in self.argk]
+        bv = dict(shape.loop_vars)
+        bv.update(zip(self.inner_iters, carried))
+        return bv, carried
+
+    def arguments(self, env: Env, shape: Shape) -> tuple[list, list] | None:
+        """A single launch's batched arguments and the initial carries, or None when an
+        argument cannot be batched."""
+        bv, carried = self.values(env, shape)
+        args = [f(env, bv) for f in self.argk]
         for x in args:
             if x is None:
                 return None
         return args, carried
 
     def finish(self, env: Env, shape: Shape, carried: list, rets: tuple, tid: int) -> None:
-        """Leave in `env` what the sequential loops would have left."""
+        """Leave in `env` what the sequential loops would have left (a single launch)."""
         for v, x in shape.last:
             env[v] = x
         for it, i in self.carry_names:
@@ -138,43 +192,32 @@ def _free_vars(e: Any, out: set[str]) -> set[str]:
     return out
 
 
-def nest_of(fc: Compiler, s: For) -> Nest | None:
-    """The `Nest` of the orchestration loop `s`, or None when it has another shape."""
+def nest_of(fc: Compiler, s: For) -> Nest | str | None:
+    """The `Nest` of the orchestration loop `s`; None when it launches nothing (or other
+    loops do, inside it), else why it cannot run batched."""
     levels = []
     cur = s
     while True:
         if cur.kind not in NEST_KINDS:
-            return None
+            return f"a {cur.kind.value} loop"
         body = list(cur.body)
         y = body.pop() if body and isinstance(body[-1], Yield) else None
-        if len(body) != 1 or (y is None) != (not cur.iter_args):
-            return None
-        if y is not None and len(y.values) != len(cur.iter_args):
-            return None
+        if (y is None) != (not cur.iter_args) or \
+                (y is not None and len(y.values) != len(cur.iter_args)):
+            return "its loops carry values"
         levels.append((cur, y))
-        inner = body[0]
+        inner = body[0] if len(body) == 1 else None
         if isinstance(inner, For):
             if [i.name if isinstance(i, Var) else None for i in inner.inits] != \
                     [v.name for v in cur.iter_args]:
-                return None
+                return "its loops carry values"
             if y is not None and [v.name if isinstance(v, Var) else None for v in y.values] != \
                     [r.name for r in inner.results]:
-                return None
+                return "its loops carry values"
             cur = inner
             continue
-        if isinstance(inner, Assign) and isinstance(inner.value, CallFunc) and \
-                inner.value.launch:
-            launch, targets = inner.value, [t.name for t in inner.targets]
-        elif isinstance(inner, Eval) and isinstance(inner.expr, CallFunc) and inner.expr.launch:
-            launch, targets = inner.expr, None
-        else:
-            return None
         break
-    info = dict(launch.launch)
-    core = info.get("core_num")
-    if core is not None and not (isinstance(core, Const) and core.value == 1) and core != 1:
-        return None
-    if info.get("deps"):
+    if not any(_launches(st) for st in body):
         return None
     loop_vars = [lv.var.name for lv, _ in levels]
     inner_iters = [v.name for v in levels[-1][0].iter_args]
@@ -184,28 +227,29 @@ def nest_of(fc: Compiler, s: For) -> Nest | None:
     for k, (lv, _) in enumerate(levels):
         if k and (_free_vars(lv.start, set()) | _free_vars(lv.stop, set()) |
                   _free_vars(lv.step, set())) & nest_names:
-            return None
-    # the innermost yields hand the launch's outputs back as the carries
+            return "an inner loop's bounds depend on an outer loop"
+    steps = _steps(fc, body, [*loop_vars, *inner_iters], (*fc.loop_vars, *loop_vars))
+    if isinstance(steps, str):
+        return steps
+    # the innermost yields hand launch outputs back as the carries: each is a tensor the
+    # launch took as that carry and returns as itself (checked at run time)
     carries = []
     ylast = levels[-1][1]
-    if ylast is not None:
-        outs = targets[:-1] if targets else []
-        for k, v in enumerate(ylast.values):
-            if not isinstance(v, Var) or v.name not in outs:
-                return None
-            o = outs.index(v.name)
-            js = [j for j, a in enumerate(launch.args)
-                  if isinstance(a, Var) and a.name == inner_iters[k]]
-            if len(js) != 1:
-                return None
-            carries.append((js[0], o))
-    # launch arguments: constants, outer values, carries, affine functions of loop vars
-    argk = []
-    for a in launch.args:
-        f = _arg_fn(fc, a, loop_vars, inner_iters)
-        if f is None:
-            return None
-        argk.append(f)
+    for k, v in enumerate(ylast.values if ylast is not None else ()):
+        found = None
+        for i, st in enumerate(steps):
+            if isinstance(st, LaunchStep) and st.targets and isinstance(v, Var) and \
+                    v.name in st.targets[:-1]:
+                found = (i, st)
+        if found is None:
+            return "its loops carry values"
+        i, st = found
+        assert st.targets is not None
+        js = [j for j, a in enumerate(st.call.args)
+              if isinstance(a, Var) and a.name == inner_iters[k]]
+        if len(js) != 1:
+            return "its loops carry values"
+        carries.append((i, js[0], st.targets[:-1].index(v.name)))
     bounds = [(fc.expr(lv.start), fc.expr(lv.stop), fc.expr(lv.step)) for lv, _ in levels]
     consts = [[fc.const(x) for x in (lv.start, lv.stop, lv.step)] for lv, _ in levels]
     const_raw = None
@@ -215,28 +259,70 @@ def nest_of(fc: Compiler, s: For) -> Nest | None:
     carry_names = [(n, i) for lv, _ in levels
                    for i, (it, res) in enumerate(zip(lv.iter_args, lv.results))
                    for n in (it.name, res.name)]
-    site = launch_site(launch, (*fc.loop_vars, *loop_vars))
-    return Nest(site, targets, loop_vars, inner_iters, carries, argk, bounds, const_raw,
-                outer_inits, carry_names)
+    return Nest(steps, carries, loop_vars, inner_iters, bounds, const_raw, outer_inits,
+                carry_names)
 
 
-def _arg_fn(fc: Compiler, a: Any, loop_vars: list[str], iters: list[str]) -> ArgFn | None:
+def _launches(s: Any) -> bool:
+    return any(isinstance(n, CallFunc) and n.launch for n in walk(s))
+
+
+def _steps(fc: Compiler, body: list, names: list[str], loops: tuple[str, ...]
+           ) -> list[Step] | str:
+    """The steps of an innermost loop body, or why it is not one."""
+    known = list(names)
+    steps: list[Step] = []
+    for st in body:
+        v = st.value if isinstance(st, Assign) else st.expr if isinstance(st, Eval) else None
+        if isinstance(v, CallFunc) and v.launch:
+            info = dict(v.launch)
+            core = info.get("core_num")
+            if core is not None and not (isinstance(core, Const) and core.value == 1) \
+                    and core != 1:
+                return "it launches SPMD tasks"
+            if info.get("deps"):
+                return "its launches take deps="
+            argk = []
+            for a in v.args:
+                f = _arg_fn(fc, a, known)
+                if f is None:
+                    return "a launch argument is not affine in the loop variables"
+                argk.append(f)
+            targets = [t.name for t in st.targets] if isinstance(st, Assign) else None
+            steps.append(LaunchStep(launch_site(v, loops), targets, argk, v))
+            known.extend(targets or ())
+            continue
+        if isinstance(st, Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0].type, ScalarType) and \
+                st.targets[0].type.dtype.is_int():
+            f = _arg_fn(fc, st.value, known)
+            if f is None:
+                return "integer arithmetic that is not affine in the loop variables"
+            steps.append(ScalarStep(st.targets[0].name, f))
+            known.append(st.targets[0].name)
+            continue
+        what = type(st).__name__
+        if isinstance(v, Call):
+            what = f"pl.{v.op}"
+        return f"its body has {what} besides launches and integer arithmetic"
+    return steps
+
+
+def _arg_fn(fc: Compiler, a: Any, names: list[str]) -> ArgFn | None:
     if isinstance(a, Var):
         n = a.name
-        if n in loop_vars:
-            return lambda env, lv, cv: lv[n]
-        if n in iters:
-            return lambda env, lv, cv: cv[n]
-        return lambda env, lv, cv: env.get(n, UNDEF)  # fc.expr(a, tolerant=True), inlined
+        if n in names:
+            return lambda env, bv: bv[n]
+        return lambda env, bv: env.get(n, UNDEF)  # fc.expr(a, tolerant=True), inlined
     sym = index_symbol(get(a.op)) if isinstance(a, Call) else None
     if sym in AFFINE_SYMBOLS:
-        fs = [_arg_fn(fc, x, loop_vars, iters) for x in a.args]
+        fs = [_arg_fn(fc, x, names) for x in a.args]
         if any(f is None for f in fs):
             return None
         arith = SCALAR[sym]
 
-        def scal(env: Env, lv: dict, cv: dict) -> Any:
-            vals = [f(env, lv, cv) for f in fs]  # type: ignore[misc]
+        def scal(env: Env, bv: dict) -> Any:
+            vals = [f(env, bv) for f in fs]  # type: ignore[misc]
             if not all(type(v) is Aff or is_int(v) for v in vals):
                 return None
             try:
@@ -246,10 +332,10 @@ def _arg_fn(fc: Compiler, a: Any, loop_vars: list[str], iters: list[str]) -> Arg
             return r if type(r) is Aff or is_int(r) else None
 
         return scal
-    if _free_vars(a, set()) & (set(loop_vars) | set(iters)):
+    if _free_vars(a, set()) & set(names):
         return None
     f = fc.expr(a, tolerant=True)
-    return lambda env, lv, cv: f(env)
+    return lambda env, bv: f(env)
 
 
-__all__ = ["NEST_KINDS", "Nest", "Shape", "nest_of"]
+__all__ = ["NEST_KINDS", "LaunchStep", "Nest", "ScalarStep", "Shape", "Step", "nest_of"]

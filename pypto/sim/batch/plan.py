@@ -42,33 +42,27 @@ from pypto.ir.nodes import (
     While,
     Yield,
 )
+from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
-from pypto.ops.registry import OpDef, Unit, get
+from pypto.ops.registry import get
+from pypto.sim.batch.lattice import lattice_disjoint
+from pypto.sim.batch.scalars import (
+    AFFINE_SYMBOLS,
+    DIV_SYMBOLS,
+    index_symbol,
+    int_result,
+    int_scalar,
+    per_block_scalar,
+)
 from pypto.sim.engine.intrinsics.common import falsy_const
 from pypto.sim.faults import source_name
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
-# Integer scalar ops on block-varying values: affine ones keep an `Aff` (base + steps),
-# floor division and modulo by a constant materialise one value per block. (By the
-# Python operator the op implements: its registry `symbol`.)
-AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
-DIV_SYMBOLS = frozenset(("//", "%"))
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
-                    Role.COMM))
-
-
-def index_symbol(op: OpDef) -> str | None:
-    """The operator of a binary scalar op the batch engine computes on varying integers
-    (`+ - *` affine, `// %` per block), else None."""
-    s = op.symbol
-    if op.unit is not Unit.SCALAR or len(op.params) != 2:
-        return None
-    return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
-
-
+                    Role.LANE_GATHER, Role.COMM))
 
 
 class NotBatchable(Exception):
@@ -96,6 +90,8 @@ class Plan:
     # indices t in range(n), inside a cell `width` wide
     separators: dict = field(default_factory=dict)
     returns: list = field(default_factory=list)  # per returned value: the parameter it is
+    vreturns: list = field(default_factory=list)  # per returned value: does it vary
+    loops: dict = field(default_factory=dict)  # the region's loops: var -> (start, step, n)
     alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
 
     def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
@@ -115,7 +111,7 @@ class Plan:
                     # would move the footprint without separating it)
                     if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
                         continue
-                    if _lattice_disjoint(terms + [(coef * d[k], n)], width):
+                    if lattice_disjoint(terms + [(coef * d[k], n)], width):
                         ok = True
                         break
                 if not ok:
@@ -124,16 +120,21 @@ class Plan:
         return None
 
 
-def _lattice_disjoint(terms: list, width: int) -> bool:
-    """Are the cells `[o, o + width)` at `o = sum(c * t)` (each `t` in `range(n)`, over
-    every `(c, n)` of `terms`) pairwise disjoint? Sufficient test: sorted by `|c|`, each
-    step clears the span of all smaller ones plus a cell (a mixed radix)."""
-    span = 0
-    for c, n in sorted(((abs(c), n) for c, n in terms if n > 1)):
-        if c < span + width:
-            return False
-        span += c * (n - 1)
-    return True
+def _window_valid_names(func: Function) -> set[str]:
+    """The names given as extents of a window read's `valid_shape=` in `func`."""
+    out: set[str] = set()
+    for n in walk(func):
+        if isinstance(n, Call):
+            try:
+                op = get(n.op)
+            except KeyError:
+                continue
+            if op.window_read is None:
+                continue
+            v = dict(zip(op.params, n.args)).get("valid_shape")
+            if isinstance(v, ListExpr):
+                out.update(x.name for x in v.items if isinstance(x, Var))
+    return out
 
 
 def _static_shape(t: Type | None) -> tuple | None:
@@ -165,8 +166,26 @@ class _Analyzer:
         self.loops: dict[str, tuple | None] = {}
         self.changed = False
         self.returns: list = []
+        self.vreturns: list[bool] = []
+        self.checked = _window_valid_names(func)
 
     # -- helpers -------------------------------------------------------------------
+
+    def valid_ok(self, t: Type | None) -> bool:
+        """May a varying value of type `t` run batched as a whole tile? Yes when its type
+        declares no valid shape, or one whose every extent is the tile's own or the name
+        of a window's valid extent: those windows check, per run, that every block's is
+        whole (`state.Partial`), so in a batch that runs the name holds the full extent."""
+        if not _has_valid(t):
+            return True
+        assert isinstance(t, ShapedType) and t.valid_shape is not None
+        for v, d in zip(t.valid_shape, t.shape):
+            if isinstance(v, Var) and v.name in self.checked:
+                continue
+            if v == d or (isinstance(v, Const) and v.value == d):
+                continue
+            return False
+        return True
 
     def is_var(self, e: Any) -> bool:
         if isinstance(e, Var):
@@ -280,14 +299,22 @@ class _Analyzer:
             voff = self.is_var(a[off_n])
             t = self.resolve(src)
             shape = _const_list(a[shape_n])
-            extras = [a.get(k) for k in ("valid_shape", "clamp", "pad_value")]
-            if voff and (shape is None or any(not falsy_const(x) for x in extras)):
-                raise NotBatchable("varying window with a valid shape, clamp or pad")
+            # a valid shape, clamp or pad: batched only while every block's window is
+            # whole and inside the tensor (checked per run: `state.Partial` otherwise)
+            valid = a.get("valid_shape")
+            vvalid = self.is_var(valid) or self.is_var(a.get("clamp"))
+            extras = [valid, a.get("clamp"), a.get("pad_value")]
+            if (voff or vvalid) and any(not falsy_const(x) for x in extras):
+                if shape is None:
+                    raise NotBatchable("varying window of a dynamic shape with a valid "
+                                       "shape, clamp or pad")
+                if not (falsy_const(valid) or isinstance(valid, ListExpr)):
+                    raise NotBatchable("varying window with a computed valid shape")
             if t is not None:
                 self.accesses.append(Access(t, self.offsets(a[off_n]), shape, False))
-            if voff and _has_valid(e.type):
+            if (voff or vvalid) and not self.valid_ok(e.type):
                 raise NotBatchable("varying window with a valid shape")
-            return voff
+            return voff or vvalid
         if wr is not None:
             tgt_n, src_n, off_n = wr.tensor, wr.source, wr.offset
             tgt = a[tgt_n]
@@ -304,7 +331,7 @@ class _Analyzer:
                     raise NotBatchable("a varying write into a local tile")
                 if not falsy_const(a.get("atomic")) or not falsy_const(a.get("shapes")):
                     raise NotBatchable("atomic / reshaping write")
-                if shape is None or _has_valid(getattr(src, "type", None)):
+                if shape is None or not self.valid_ok(getattr(src, "type", None)):
                     raise NotBatchable("write of a dynamic or partially valid tile")
                 tt = self.ptypes.get(t)
                 if tt is None or len(tt.shape) != len(shape):
@@ -313,9 +340,18 @@ class _Analyzer:
                 self.accesses.append(Access(t, self.offsets(a[off_n]), shape, True))
             return False  # the result is the (uniform) target
         if opdef.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):
-            for v in e.args:
-                if self.is_var(v):
-                    raise NotBatchable(f"varying {op}")
+            vargs = [self.is_var(v) for v in e.args]
+            if opdef.role is Role.ELEMENT_READ and not vargs[0] and any(vargs) and \
+                    int_result(e):
+                # a gather of integers (token ids, expert indices): one element per block,
+                # read from a tensor at an index that varies (see `per_block_scalar`)
+                self.opaque(e.args[0], False, op)
+                t = self.resolve(e.args[0])
+                if t is not None:
+                    self.accesses.append(Access(t, [None], None, False))
+                return True
+            if any(vargs):
+                raise NotBatchable(f"varying {op}")
             self.opaque(e.args[0], opdef.role is Role.ELEMENT_WRITE, op)
             t = self.resolve(e.args[0])  # (pl.read / pl.write take the tensor first)
             if t is not None:
@@ -335,15 +371,17 @@ class _Analyzer:
             return False
         sym = index_symbol(opdef)
         if sym in AFFINE_SYMBOLS:
-            if not all(_int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
+            if not all(int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
                 raise NotBatchable("varying non-integer scalar arithmetic")
             return True
         if sym in DIV_SYMBOLS:
             d = e.args[1]
             if vargs[1] or not (isinstance(d, Const) and isinstance(d.value, int) and d.value):
                 raise NotBatchable("varying division")
-            if not _int_scalar(e.args[0]):
+            if not int_scalar(e.args[0]):
                 raise NotBatchable("varying non-integer scalar arithmetic")
+            return True
+        if per_block_scalar(opdef, e):
             return True
         if opdef.role is Role.RESHAPE:
             if any(vargs[1:]) or not isinstance(e.type, ShapedType) or \
@@ -353,7 +391,7 @@ class _Analyzer:
             return True
         if not opdef.batchable:
             raise NotBatchable(f"varying operand of {op}")
-        if _has_valid(e.type) or not isinstance(e.type, ShapedType):
+        if not isinstance(e.type, ShapedType) or not self.valid_ok(e.type):
             raise NotBatchable(f"{op} with a valid shape")
         rank = len(e.type.shape)
         for x, v in zip(e.args, vargs):
@@ -361,7 +399,7 @@ class _Analyzer:
             if isinstance(t, ScalarType) and v:
                 raise NotBatchable("a varying scalar operand")
             if isinstance(t, ShapedType):
-                if _has_valid(t):
+                if not self.valid_ok(t):
                     raise NotBatchable(f"{op} of a partially valid operand")
                 if v and len(t.shape) != rank:
                     raise NotBatchable(f"{op} of operands of different ranks")
@@ -482,21 +520,14 @@ class _Analyzer:
             for v in s.values:
                 self.is_var(v)
         elif isinstance(s, Return):
-            for v in s.values:
-                if self.is_var(v):
-                    raise NotBatchable("returns a varying value")
+            # a varying value returned is a fresh tensor per block (a loop body of several
+            # launches hands it on; elsewhere it refuses the batch: `Plan.vreturns`)
+            self.vreturns = [self.is_var(v) for v in s.values]
             self.returns = [self.resolve(v) for v in s.values]
         elif isinstance(s, (Break, Continue)):
             pass
         else:
             raise NotBatchable(f"{type(s).__name__} statement")
-
-
-def _int_scalar(x: Any) -> bool:
-    t = getattr(x, "type", None)
-    if isinstance(t, ScalarType):
-        return t.dtype.is_int()
-    return isinstance(x, int) or (isinstance(x, Const) and isinstance(x.value, int))
 
 
 def _int_const(e: Any) -> int | None:
@@ -581,12 +612,12 @@ def analyze(func: Function, varying: set) -> Plan | str:
     written = {a.tensor for a in an.accesses if a.write}
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
-                alias=dict(an.alias))
+                vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias))
     syms = [p for p in varying if p in an.params or p == BLOCK]
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]
         if any(a.ext is None or any(f is None for f in a.forms) for a in accs):
-            return f"an access to '{t}' with an unknown window"
+            return f"an access to '{source_name(t)}' with an unknown window"
         seps = []
         rank = len(accs[0].forms)
         for sym in syms:

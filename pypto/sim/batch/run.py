@@ -36,7 +36,15 @@ from pypto.sim.batch.compiler import BatchCompiler
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
-from pypto.sim.batch.state import Aff, BatchState, Fallback, LoggedAccess, lo_at
+from pypto.sim.batch.state import (
+    Aff,
+    BatchState,
+    Fallback,
+    LoggedAccess,
+    Partial,
+    Stack,
+    lo_at,
+)
 from pypto.sim.device.memory import PendingFill
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.machine.frame import TaskFrame
@@ -88,18 +96,22 @@ class BatchCache:
         return region
 
 
-def _prepare(host: Host, cache: BatchCache, cf: CompiledFunction, args: list, bs: tuple,
-             spmd: bool) -> BatchedRegion | None:
+def prepare(host: Host, cache: BatchCache, cf: CompiledFunction, args: list, bs: tuple,
+            spmd: bool, body: bool = False) -> BatchedRegion | None:
+    """The batched region of `cf` for these arguments, or None. `body`: one launch of a
+    loop body of several (`pypto.sim.batch.body`), which checks the blocks' footprints
+    over all its launches itself and takes the fresh tensors a region returns."""
     # the static part (plan, separation) is memoised per region, varying steps and batch
     # shape; the tensors themselves are checked on every call
     key: tuple | None
     try:
-        key = (cf.name, spmd, bs, *[a.d if type(a) is Aff else None for a in args])
+        key = (cf.name, spmd, body, bs,
+               *[a.d if type(a) is Aff else "S" if type(a) is Stack else None for a in args])
         hit = cache.prepared.get(key)
     except TypeError:
         key, hit = None, None
     if hit is None:
-        hit = _prepare_static(host, cache, cf, args, bs, spmd)
+        hit = _prepare_static(host, cache, cf, args, bs, spmd, body)
         if key is not None:
             if len(cache.prepared) > 1024:
                 cache.prepared.clear()
@@ -125,13 +137,18 @@ def _prepare(host: Host, cache: BatchCache, cf: CompiledFunction, args: list, bs
 
 
 def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: list,
-                    bs: tuple, spmd: bool) -> tuple:
+                    bs: tuple, spmd: bool, body: bool) -> tuple:
     names = [p[0] for p in cf.params]
-    varying = {n for n, a in zip(names, args) if type(a) is Aff}
+    varying = {n for n, a in zip(names, args) if type(a) is Aff or type(a) is Stack}
     if spmd:
         varying.add(BLOCK)
     region = cache.region(host, cf, frozenset(varying))
     if region is None:
+        return None, ()
+    if body:
+        return region, region.written
+    if any(region.plan.vreturns):
+        cache.refusals[cf.name] = "returns a varying value"
         return None, ()
     deltas = {n: a.d for n, a in zip(names, args) if type(a) is Aff}
     if spmd:
@@ -143,16 +160,18 @@ def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: l
     return region, region.written
 
 
-def _run(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool, label: str,
-         tid: int, mult: int, wlog: bool) -> tuple:
+def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool,
+                label: str, tid: int, mult: int, wlog: bool, undo: list | None = None
+                ) -> tuple:
     """Run the batched body; returns (rets, its frame) or raises Fallback after undoing
-    what it did."""
+    what it did (with `undo`, a list: its window writes are logged there for the caller
+    to undo instead)."""
     run = fr.run
     snaps = [(a, a.copy()) for n, a in zip(region.names, args)
              if n in region.plan.written and isinstance(a, np.ndarray)] \
-        if region.plan.read_written else []
+        if region.plan.read_written and undo is None else []
     tracing = run.trace is not None
-    st = BatchState(bs, spmd, tracing, wlog)
+    st = BatchState(bs, spmd, tracing, wlog, undo)
     proto = TaskRecord(tid, "", "", "", 1) if tracing else None
     f = BatchFrame(run, st, proto, label, bs[0] if spmd else 1, tid, mult)
     work = run.work
@@ -167,17 +186,31 @@ def _run(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool
             a[...] = copy
         run.work = work
         run.batch.fallback += 1
+        partial = _partial(exc)
+        if partial is not None:  # (the caller may split the batch: `launch_loop`)
+            raise partial from None
         raise Fallback(str(exc)) from exc
     run.batch.batched += 1
     return rets, f
 
 
-def _replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple) -> None:
+def _partial(exc: BaseException | None) -> Partial | None:
+    """The `Partial` behind `exc` (the op guard reports it as a fault it causes)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, Partial):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple) -> None:
     for a, buf, origin, lo, ext, write, site, rest in items:
         fr.record(a, buf, origin, lo_at(lo, idx), tuple(ext), write, site, *rest)
 
 
-def _add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
+def add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
     rec.units |= proto.units
     oc = rec.op_counts
     for k, v in proto.op_counts.items():
@@ -189,16 +222,27 @@ def _add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
     rec.vector_elements += proto.vector_elements
 
 
+class Split:
+    """`launch_loop`'s answer when the first `n` iterations of the outermost loop could
+    run batched but a later one has a partial tile (`state.Partial`)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+
 def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFunction,
                 site: LaunchSite, args: list, bs: tuple, pre_work: int,
                 carries: list[tuple[int, int]], loops: tuple = ((), (), ())
-                ) -> tuple[tuple, int] | None:
+                ) -> tuple[tuple, int] | Split | None:
     """Run the tasks of a parallel launch loop nest (batch shape `bs`) batched. Returns
-    (rets, last task id), or None to run the loop block by block instead. `loops`: the
+    (rets, last task id), a `Split`, or None to run the loop block by block instead
+    (nothing changed in both cases). `loops`: the
     outer loops' (variable, value) pairs, the nest's (start, stop, step) per level and
     its variables (each task records its loop values)."""
     run = fr.run
-    region = _prepare(host, cache, cf, args, bs, False)
+    region = prepare(host, cache, cf, args, bs, False)
     if region is None:
         return None
     names = region.names
@@ -218,7 +262,23 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
     kept = _pending_args(run.memory.pending, region, args, run.memory) \
         if run.memory.pending else None
     try:
-        rets, f = _run(fr, region, args, bs, False, site.label, tid0, n_tasks, bool(kept))
+        rets, f = run_batched(fr, region, args, bs, False, site.label, tid0, n_tasks,
+                              bool(kept))
+    except Partial as p:
+        run.work = w0
+        run.memory.forget_views()
+        # the iterations before the first one with a partial tile (the outermost loop's
+        # tail iterations: a last, short tile) may run batched on their own
+        first = 0
+        if p.mask.ndim and p.mask.shape[0] == bs[0]:
+            rows = np.asarray(p.mask.reshape(bs[0], -1).any(axis=1))
+            first = int(np.argmax(rows))
+        if first == 0:
+            cache.refusals.setdefault(cf.name, "partial tiles (a valid shape or clamp short "
+                                               "of the window) in the first iteration")
+            return None
+        run.batch.fallback -= 1  # (not abandoned: split; a carried tensor is the same
+        return Split(first)      # array throughout, checked above)
     except Fallback:
         run.work = w0
         run.memory.forget_views()
@@ -241,8 +301,8 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             rec.args = list(targs)
             trace.add_task(rec)
             task = TaskFrame(run, rec, site.label, 0)
-            _replay(task, st.log, idx)
-            _add_costs(rec, f.rec)
+            replay(task, st.log, idx)
+            add_costs(rec, f.rec)
             task.costs = dict(f.costs)
             task.close_block()
             rec.seconds = dt
@@ -307,12 +367,13 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
              n: int) -> tuple | None:
     """Run the `n` blocks of one SPMD launch (the task of frame `task`) batched. Returns
     the region's returns, or None to run the blocks one by one instead."""
-    region = _prepare(host, cache, cf, args, (n,), True)
+    region = prepare(host, cache, cf, args, (n,), True)
     if region is None:
         return None
     assert task.region is not None
     try:
-        rets, f = _run(task, region, args, (n,), True, task.region, task.task_id, n, False)
+        rets, f = run_batched(task, region, args, (n,), True, task.region, task.task_id, n,
+                              False)
     except Fallback:
         return None
     rec = task.rec
@@ -320,11 +381,12 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
         assert f.rec is not None and f.batch.log is not None
         for b in range(n):
             task.block = b
-            _replay(task, f.batch.log, (b,))
-            _add_costs(rec, f.rec)
+            replay(task, f.batch.log, (b,))
+            add_costs(rec, f.rec)
             task.costs = dict(f.costs)
             task.close_block()
     return rets
 
 
-__all__ = ["BatchCache", "BatchedRegion", "launch_loop", "run_spmd", "task_args"]
+__all__ = ["BatchCache", "BatchedRegion", "Split", "add_costs", "launch_loop", "prepare",
+           "replay", "run_batched", "run_spmd", "task_args"]

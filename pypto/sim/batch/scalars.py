@@ -1,6 +1,7 @@
 """Integer scalar arithmetic on block-varying values: `Aff` stays `Aff` under + - * with
 uniform integers; anything else materialises one value per block (an array with the
-batch axes), or needs a batch to do so (`NeedArray`)."""
+batch axes), or needs a batch to do so (`NeedArray`). Which scalar ops a batch computes
+(`index_symbol`, `per_block_scalar`) is decided here too, for the plan and the compiler."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,7 +9,52 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir.nodes import Attr, Call, Const
+from pypto.ir.types import ScalarType
+from pypto.ops.registry import OpDef, Unit
 from pypto.sim.batch.state import Aff, BatchState, Fallback
+
+# Integer scalar ops on block-varying values: affine ones keep an `Aff` (base + steps),
+# floor division and modulo by a constant materialise one value per block. (By the
+# Python operator the op implements: its registry `symbol`.)
+AFFINE_SYMBOLS = frozenset(("+", "-", "*"))
+DIV_SYMBOLS = frozenset(("//", "%"))
+
+
+def index_symbol(op: OpDef) -> str | None:
+    """The operator of a binary scalar op the batch engine computes on varying integers
+    (`+ - *` affine, `// %` per block), else None."""
+    s = op.symbol
+    if op.unit is not Unit.SCALAR or len(op.params) != 2:
+        return None
+    return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
+
+
+def int_scalar(x: Any) -> bool:
+    t = getattr(x, "type", None)
+    if isinstance(t, ScalarType):
+        return t.dtype.is_int()
+    return isinstance(x, int) or (isinstance(x, Const) and isinstance(x.value, int))
+
+
+def int_result(e: Call) -> bool:
+    t = e.type
+    return isinstance(t, ScalarType) and t.dtype.is_int()
+
+
+def per_block_scalar(op: OpDef, e: Call) -> bool:
+    """Is `e` integer scalar arithmetic a batch computes block by block (`pl.min` of a
+    tile size and the rows left, a cast of a gathered index, ...): integer scalar operands
+    and result, no side effects, no division (a divisor of zero is the block-by-block
+    path's to report). Its value per block is an integer array over the batch axes; it
+    may reach window offsets (not affine: those windows are gathered block by block,
+    and a written tensor's footprints are then not provably disjoint)."""
+    if op.role is not None or op.impl is None or op.wants_ctx or op.divisor is not None or \
+            op.writes is not None or not int_result(e):
+        return False
+    # scalars and constants only (a cast takes its dtype as an operand)
+    return all(int_scalar(x) or isinstance(x, Attr) or
+               (isinstance(x, Const) and not isinstance(x.value, int)) for x in e.args)
 
 
 class NeedArray(Exception):
@@ -63,11 +109,13 @@ def _divisor(b: Any) -> Any:
     return b
 
 
-# by the operator of the scalar op (`pypto.sim.batch.plan.index_symbol`)
+# by the operator of the scalar op (`index_symbol`)
 SCALAR: dict[str, Callable[[list, BatchState | None], Any]] = {
     "+": _sadd, "-": _ssub, "*": _smul,
     "//": lambda args, st: np.floor_divide(_mat(args[0], st), _divisor(args[1])),
     "%": lambda args, st: np.mod(_mat(args[0], st), _divisor(args[1])),
 }
 
-__all__ = ["SCALAR", "NeedArray", "is_int"]
+__all__ = ["AFFINE_SYMBOLS", "DIV_SYMBOLS", "SCALAR", "NeedArray", "index_symbol", "int_result",
+           "int_scalar",
+           "is_int", "per_block_scalar"]

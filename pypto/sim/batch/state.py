@@ -20,6 +20,27 @@ class Fallback(Exception):
     """Abandon the batch; run block by block."""
 
 
+class Stack:
+    """A tensor each iteration of a batched loop body has its own of (a launch returned
+    a fresh one): `array` holds them all along the leading batch axes."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray | None):
+        self.array = array
+
+
+class Partial(Fallback):
+    """Some blocks' windows are partial tiles (a valid shape short of the window, or a
+    clamped window reaching past its tensor): `mask` (over the batch axes) marks them.
+    A launch loop nest runs its other iterations batched when they come first
+    (`pypto.sim.runtime.launch`), the rest block by block."""
+
+    def __init__(self, mask: np.ndarray):
+        super().__init__("a partial tile")
+        self.mask = mask
+
+
 class Aff:
     """An integer that differs per block: `base + sum(d[k] * index[k])`."""
 
@@ -61,15 +82,63 @@ def lo_at(lo: Any, idx: tuple) -> tuple:
     return tuple(int(at(o, idx)) for o in lo)
 
 
+def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple:
+    """The index of every block's window `offs + shp` of an array of shape `ashape`
+    (its result: the batch axes, then the window's); raises Fallback when a window
+    leaves the array (the block-by-block rerun reports it). Axes after the last varying
+    offset are plain slices (a row gather copies whole contiguous rows)."""
+    nb = st.nb
+    los = [np.asarray(st.materialize(o), dtype=np.int64) for o in offs]
+    m = max((ax + 1 for ax, lo in enumerate(los) if lo.ndim), default=0)
+    index: list = []
+    for ax, (lo, s, d) in enumerate(zip(los, shp, ashape)):
+        if lo.size and (int(lo.min()) < 0 or int(lo.max()) + s > d):
+            raise Fallback("out of bounds")
+        if ax >= m:
+            o = int(lo)
+            index.append(slice(o, o + s))
+            continue
+        lo = lo.reshape((1,) * nb) if lo.ndim == 0 else lo
+        tail = [1] * m
+        tail[ax] = s
+        index.append(lo.reshape(lo.shape + (1,) * m) +
+                     np.arange(s, dtype=np.int64).reshape((1,) * nb + tuple(tail)))
+    return tuple(index)
+
+
+def whole_windows(st: BatchState, ashape: tuple, offs: list, shp: tuple, valid: Any,
+                  clamp: bool) -> None:
+    """Raise `Partial` unless every block's window `offs + shp` of an array of shape
+    `ashape` is a whole tile: its valid shape (`valid`, entries per block) covers the
+    window and, clamped, the window stays inside the array."""
+    bs = st.bs
+    short = np.zeros(bs, dtype=bool)
+    if valid is not None:
+        if not isinstance(valid, (list, tuple)) or len(valid) != len(shp):
+            raise Fallback("a valid shape of another rank")
+        for v, s in zip(valid, shp):
+            short |= np.asarray(st.materialize(v)) < s
+    if clamp:
+        for o, s, d in zip(offs, shp, ashape):
+            lo = np.asarray(st.materialize(o))
+            short |= (lo < 0) | (lo + s > d)
+    if short.any():
+        raise Partial(short)
+
+
 class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "wlog")
+    __slots__ = ("blk", "bs", "log", "nb", "undo", "wlog")
 
-    def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool):
+    def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
+                 undo: list | None = None):
         self.bs = bs
         self.nb = len(bs)
+        # (view, its old contents) before every window write, when what the run wrote
+        # must be undone after a later failure (a loop body of several launches)
+        self.undo = undo
         self.blk = Aff(0, (1,)) if spmd else None
         # traced runs: the accesses, replayed per task (or block) afterwards
         self.log: list[LoggedAccess] | None = [] if trace else None
@@ -197,4 +266,5 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "WindowWrite", "at", "lo_at"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "WindowWrite",
+           "at", "gather_index", "lo_at", "whole_windows"]

@@ -167,6 +167,8 @@ def fused(source: Call, shp: tuple) -> Callable[[BatchState, Any, list, list], b
         view = st.window_at(site, tgt, offs, shp, True)
         if view is None:
             return False
+        if st.undo is not None:
+            st.undo.append((view, view.copy()))
         ufunc(*args, out=view)
         if st.wlog is not None:
             st.wlog.append((tgt, list(offs), shp, None))

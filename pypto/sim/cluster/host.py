@@ -78,7 +78,7 @@ class HostComm:
         """(The host launches no task.)"""
 
     def local_access(self, fr: Any, buf: Any, lo: tuple, hi: tuple, write: bool,
-                     atomic: bool) -> None:
+                     atomic: bool, site: tuple | None) -> None:
         """(The host holds no window of its own.)"""
 
     def finish(self) -> None:

@@ -54,12 +54,16 @@ class RankComm(Signals, Transfers, Collectives):
         self.complete()
 
     def local_access(self, fr: Any, buf: Any, lo: tuple, hi: tuple, write: bool,
-                     atomic: bool) -> None:
-        """A traced access of this rank's own window `buf` (by a load, a store, ...)."""
+                     atomic: bool, site: tuple | None) -> None:
+        """A traced access of this rank's own window `buf` by the op at `site` (its span
+        and name: a pl.load, a pl.store, ...; None when the trace has no site for it)."""
         at = self.world.windows.locate(buf.array)
         if at is not None:
-            self.world.access(fr, self.rank, at, self.rank, lo, hi, write, atomic,
-                              "a local access")
+            span, op = site if site is not None else (None, "a local access")
+            if site is not None and not op.startswith(("pl.", "pld.")):
+                op = "pl." + op  # the trace keeps the registry's short name
+            self.world.access(fr, self.rank, at, self.rank, lo, hi, write, atomic, op,
+                              span=span, a=buf.array)
 
     def before_launch(self, deps: Any) -> None:
         """A task is about to start: the deferred completions it depends on must hold."""

@@ -29,6 +29,7 @@ class ClusterResult(SimResult):
         #: checks=("race",): the window accesses of different ranks nothing orders
         self.window_races: list[WindowRace] = []
         self._world = world
+        _merge_rank_writes(run, world)
 
     def window(self, name: str, rank: int) -> np.ndarray:
         """The bytes of window buffer `name` on `rank` at the end of the run, as the
@@ -39,6 +40,14 @@ class ClusterResult(SimResult):
                 return next(iter(views.values())) if views else buf.memory[rank]
         raise KeyError(f"no window buffer {name!r}; the run has "
                        f"{[b.name for b in self._world.windows.buffers]}")
+
+    def window_writers(self, name: str, rank: int) -> np.ndarray:
+        """Per element of `window(name, rank)`: the rank that last wrote it (-1: nobody;
+        a rank's own stores count when the run is traced)."""
+        view = self.window(name, rank)
+        at = self._world.windows.locate(view)
+        assert at is not None
+        return self._world.windows.written_by(view, at, rank)
 
     @property
     def window_names(self) -> list[str]:
@@ -62,6 +71,49 @@ class ClusterResult(SimResult):
         return (f"<ClusterResult on {self.platform.name}: {self.world_size} ranks, "
                 f"{sum(r.task_count for r in self.ranks)} tasks, {len(self.events)} "
                 f"comm events>")
+
+
+def _merge_rank_writes(host: Run, world: World) -> None:
+    """Mark the elements of the host's tensors that a rank wrote (through the slice the
+    host dispatched to it) as written in the host's last-writer map, by the host's
+    dispatch to that rank (task -2, block = the rank): the host launches no task itself,
+    so without this every output of a multi-card run would look never written, and the
+    golden's unwritten-region diagnosis would excuse a wrong result."""
+    trace = host.trace
+    if trace is None:
+        return
+    for r, run in enumerate(world.runs):
+        if run is None:
+            continue
+        for buf in run.memory.buffer_list:
+            if buf.writer is None or buf.kind != "param":
+                continue
+            # a rank's parameter is the host's slice itself (`x[r]`), or a copy of it
+            seen = buf.host if buf.host is not None else buf.array
+            owner, _ = host.memory.locate(seen)
+            if owner is None:
+                continue
+            writers = trace.writers.get(owner.name)
+            if writers is None or writers.events.shape != owner.array.shape:
+                continue
+            flat = _elements(seen, owner.array)
+            if flat is not None and buf.writer.shape == seen.shape:
+                writers.events.reshape(-1)[flat[buf.writer != 0]] = \
+                    trace.write_event(-2, r, -1)
+
+
+def _elements(view: np.ndarray, base: np.ndarray) -> np.ndarray | None:
+    """The flat indices into C-contiguous `base` of every element of `view` (any view of
+    it, an integer index that drops an axis included), shaped like `view`."""
+    if not base.flags.c_contiguous:
+        return None
+    offset, rest = divmod(view.ctypes.data - base.ctypes.data, base.itemsize)
+    if rest or any(s % base.itemsize for s in view.strides):
+        return None
+    index = np.arange(base.size, dtype=np.int64)
+    return np.lib.stride_tricks.as_strided(
+        index[offset:], shape=view.shape,
+        strides=tuple(s // base.itemsize * index.itemsize for s in view.strides))
 
 
 __all__ = ["ClusterResult"]

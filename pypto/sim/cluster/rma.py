@@ -66,12 +66,11 @@ class Transfers:
         at, view, p = self._remote(ctx, target, peer, lo, hi, what)
         out = np.zeros(full, dtype=target.dtype)
         out[tuple(slice(0, n) for n in part)] = view[tuple(slice(a, b) for a, b in zip(lo, hi))]
-        self.world.access(ctx, self.rank, at, p, lo, hi, False, False, what)
+        self.world.access(ctx, self.rank, at, p, lo, hi, False, False, what, a=target)
         return with_valid(out, part if valid is not None else None)
 
     def remote_store(self, ctx: Any, src: Any, target: Any, peer: Any, offsets: Any,
-                     atomic: Any) -> None:
-        what = "pld.remote_store"
+                     atomic: Any, what: str = "pld.remote_store") -> None:
         data = np.asarray(plain(src))
         part = valid_shape(src)
         if data.ndim > target.ndim:  # leading unit axes of a tile pushed into a window
@@ -88,7 +87,8 @@ class Transfers:
             _add_into(dst, src_box)
         else:
             dst[...] = src_box.astype(dst.dtype, copy=False)
-        self.world.access(ctx, self.rank, at, p, lo, hi, True, _atomic(atomic), what)
+        self.world.access(ctx, self.rank, at, p, lo, hi, True, _atomic(atomic), what,
+                          a=target)
 
     # -- bulk transfers ------------------------------------------------------------
 
@@ -134,7 +134,7 @@ class Transfers:
                     out[...] = piece.astype(out.dtype, copy=False)
         if not np.shares_memory(dst2, dst):  # a copy was made to flatten: write it back
             dst[...] = dst2.reshape(dst.shape)
-        self.world.access(ctx, self.rank, at, p, rlo, rhi, push, atomic, what)
+        self.world.access(ctx, self.rank, at, p, rlo, rhi, push, atomic, what, a=remote)
 
     def put(self, ctx: Any, dst: Any, peer: Any, src: Any, dst_offsets: Any,
             src_offsets: Any, shape: Any, atomic: Any, chunk_rows: Any, chunk_cols: Any,

@@ -73,6 +73,10 @@ class DeadlockError(SimulationError):
                          hint, note="\n".join(lines))
         self.waits = waits
         self.finished = finished
+        self.world_size = world_size
+        #: the ranks' conversation up to the deadlock (`ClusterResult.events`), so the
+        #: workbench can draw where each rank got stuck
+        self.events: list = []
 
 
 class Signals:
@@ -108,6 +112,8 @@ class Signals:
             cell[()] = np.asarray(int(cell[()]) + v).astype(cell.dtype, casting="unsafe")
         else:
             cell[()] = np.asarray(v).astype(cell.dtype, casting="unsafe")
+        self.world.windows.mark_written(target, at, peer, idx, tuple(i + 1 for i in idx),
+                                        self.rank)
         key = (at.buffer.index, peer, at.offset, idx)
         self.world.clocks.release(self.rank, key)
         self.world.event(ctx, self.rank, "notify", peer=peer, window=at.buffer.name,

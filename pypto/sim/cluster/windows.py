@@ -32,6 +32,8 @@ class WindowBuffer:
     # per rank, per (shape, dtype): the array views of it handed out, so a window is one
     # object however often it is dispatched (the rank's device memory knows it once)
     arrays: list = field(default_factory=list)
+    # per rank: which rank wrote each byte last (-1: nobody), made on the first write
+    writers: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"<window {self.name!r} {self.nbytes} B x {len(self.memory)} ranks>"
@@ -77,6 +79,7 @@ class Windows:
             raw = np.zeros(nbytes, dtype=np.uint8)  # zeroed at each dispatch of the host
             buf.memory.append(raw)
             buf.arrays.append({})
+            buf.writers.append(None)
             self._roots[id(raw)] = (buf, r)
         self.buffers.append(buf)
         return buf
@@ -123,6 +126,27 @@ class Windows:
         raw = at.buffer.memory[peer]
         return np.ndarray(a.shape, dtype=a.dtype, buffer=raw, offset=at.offset,
                           strides=a.strides)
+
+    def mark_written(self, a: np.ndarray, at: Located, owner: int, lo: tuple, hi: tuple,
+                     rank: int) -> None:
+        """Rank `rank` wrote the box [lo, hi) of `a` (a window array lying at `at`) in
+        rank `owner`'s copy: remember it per byte, for the workbench's window view."""
+        buf = at.buffer
+        if buf.writers[owner] is None:
+            buf.writers[owner] = np.full(buf.nbytes, -1, dtype=np.int8)
+        per_byte = np.ndarray(a.shape + (a.itemsize,), dtype=np.int8,
+                              buffer=buf.writers[owner], offset=at.offset,
+                              strides=a.strides + (1,))
+        per_byte[tuple(slice(b, e) for b, e in zip(lo, hi))] = rank
+
+    def written_by(self, a: np.ndarray, at: Located, owner: int) -> np.ndarray:
+        """Per element of `a` (a window array lying at `at`), the rank that last wrote it
+        in rank `owner`'s copy (-1: nobody)."""
+        w = at.buffer.writers[owner]
+        if w is None:
+            return np.full(a.shape, -1, dtype=np.int8)
+        return np.ndarray(a.shape, dtype=np.int8, buffer=w, offset=at.offset,
+                          strides=a.strides).copy()
 
     def describe(self, a: np.ndarray) -> str:
         at = self.locate(a)

@@ -16,6 +16,7 @@ import dataclasses
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -103,12 +104,16 @@ class World:
                                  "SimConfig(device_ids=(0, 1))") from None
 
     def access(self, ctx: Any, rank: int, at: Located, owner: int, lo: tuple, hi: tuple,
-               write: bool, atomic: bool, what: str) -> None:
-        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window."""
+               write: bool, atomic: bool, what: str, span: Any = None,
+               a: np.ndarray | None = None) -> None:
+        """Rank `rank` touched the box [lo, hi) of `owner`'s copy of a window (`a`: the
+        window array the box is in; by the op at `span`, None: the op `ctx` is running)."""
+        if write and a is not None:
+            self.windows.mark_written(a, at, owner, lo, hi, rank)
         if self.log is not None:
             self.log.add(at.buffer, owner, WindowAccess(rank, lo, hi, write, atomic,
                                                          self.clocks.now[rank], what,
-                                                         getattr(ctx, "span", None)))
+                                                         span or getattr(ctx, "span", None)))
         if write and rank != owner:
             self.event(ctx, rank, "remote_write", peer=owner, window=at.buffer.name,
                        lo=lo, hi=hi, what=what)
@@ -138,9 +143,11 @@ class World:
     def _deadlock(self, blocked: dict[int, Blocked], done: set[int]) -> BaseException:
         waits: dict[int, Wait] = {r: b.what for r, b in blocked.items()}
         for r, w in waits.items():
-            self.event(None, r, "deadlock", window=w.window, indices=w.indices,
-                       value=w.expected, after=w.current)
-        return DeadlockError(waits, done, self.size)
+            self.event(SimpleNamespace(span=w.span), r, "deadlock", window=w.window,
+                       indices=w.indices, value=w.expected, after=w.current)
+        err = DeadlockError(waits, done, self.size)
+        err.events = list(self.events)
+        return err
 
 
 def window_array(world: World, value: Any, rank: int) -> Any:

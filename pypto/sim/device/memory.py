@@ -75,6 +75,7 @@ class DeviceMemory:
         buf = GlobalBuffer(name, array, direction, host, len(self.buffer_list), kind)
         self.buffers[id(root_of(array))] = buf
         self.buffer_list.append(buf)
+        self._located.clear()  # (a view located before it was a buffer's is one now)
         return buf
 
     def locate(self, a: Any) -> tuple[GlobalBuffer | None, tuple | None]:

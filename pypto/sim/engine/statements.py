@@ -344,8 +344,8 @@ class StmtCompiler(abc.ABC):
 
         def lanes(env: Env) -> str | None:
             fr = env[FRAME]
-            saved, saved_mode = fr.subblock_idx, fr.split_mode
-            fr.split_mode = mode_name
+            saved, saved_mode, saved_slots = fr.subblock_idx, fr.split_mode, fr.lane_slots
+            fr.split_mode, fr.lane_slots = mode_name, {}
             carried = [f(env) for f in inits]
             try:
                 for lane in (0, 1):
@@ -358,9 +358,9 @@ class StmtCompiler(abc.ABC):
                         return r if r is not BREAK else None
                     y = env.pop("$y", None)
                     if y is not None:
-                        carried = y
+                        carried = list(y)
             finally:
-                fr.subblock_idx, fr.split_mode = saved, saved_mode
+                fr.subblock_idx, fr.split_mode, fr.lane_slots = saved, saved_mode, saved_slots
             for k, x in zip(results, carried):
                 env[k] = x
             return None

@@ -21,11 +21,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pypto.ir.nodes import For, LoopKind
+from pypto.ir.nodes import CallFunc, For, LoopKind
 from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
-from pypto.sim.batch.nest import nest_of
-from pypto.sim.batch.run import BatchCache, launch_loop, run_spmd, task_args
+from pypto.sim.batch.body import run_body
+from pypto.sim.batch.nest import Nest, Shape, nest_of
+from pypto.sim.batch.run import BatchCache, Split, launch_loop, run_spmd, task_args
+from pypto.sim.batch.state import at
 from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
 from pypto.sim.engine.values import FRAME, Env, Stmt
 from pypto.sim.machine.frame import TaskFrame
@@ -134,11 +137,23 @@ def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: l
 
 def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     """The closure running the orchestration loop `s` (compiled as `seq`): when it is a
-    launch nest (`nest_of`: parallel or sequential loops around one launch), batched when
-    this run can, else `seq`."""
+    launch nest (`nest_of`: parallel or sequential loops around launches and integer
+    arithmetic), batched when this run can, else `seq`."""
     nest = nest_of(fc, s)
     if nest is None:
         return seq
+    if isinstance(nest, str):
+        if not _direct_launches(s):
+            return seq
+        where = f"loop {s.span.file}:{s.span.line}" if s.span is not None else "loop"
+        why = nest
+
+        def refused(env: Env) -> str | None:
+            if exe.settings.batch:
+                exe.batch.refusals.setdefault(where, why)
+            return seq(env)
+
+        return refused
     exe.nest_fors.add(id(s))
     site = nest.site
     parallel = _all_parallel(s, len(nest.loop_vars))
@@ -161,15 +176,20 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
         if shape is not None:
             # its size is known: a nest past the work limit fails before it runs, batched
             # or not (at one task per iteration, it would fail only after hours)
-            more = shape.pre_work + math.prod(shape.bs)
+            more = shape.pre_work + math.prod(shape.bs) * nest.n_launches
             if fr.run.work + more > fr.run.settings.max_work:
                 raise fr.over_work(s.span, _nest_words(parallel, shape.bs), more)
         if shape is None or not exe.settings.batch:
+            return sequential(env)
+        if not nest.single:
+            if run_body(exe, exe.batch, fr, nest, shape, env):
+                return None
             return sequential(env)
         got = nest.arguments(env, shape)
         if got is None:
             return sequential(env)
         args, carried = got
+        assert site is not None
         if not region:
             region.append(exe.function(site.func))
         cf = region[0]
@@ -179,12 +199,41 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
                       and v not in shape.loop_vars)
         r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
                         nest.carries, (outer, shape.raw, nest.loop_vars))
+        if isinstance(r, Split):
+            r = _split(exe, fr, nest, shape, cf, site, env, outer, r.n)
         if r is None:
             return sequential(env)
         nest.finish(env, shape, carried, *r)
         return None
 
     return loop
+
+
+def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: CompiledFunction,
+           site: LaunchSite, env: Env, outer: tuple, n: int) -> tuple[tuple, int] | None:
+    """The nest's first `n` outermost iterations batched, then the others one launch
+    at a time, in program order (their tiles are partial: a valid shape or a clamp
+    short of the window); (the last launch's returns, its task id), or None when the
+    first part does not run batched after all (nothing changed)."""
+    run = fr.run
+    if run.memory.pending:
+        run.memory.flush_pending()
+    head = nest.sub_shape(shape, 0, n)
+    got = nest.arguments(env, head)
+    if got is None:
+        return None
+    r = launch_loop(exe, exe.batch, fr, cf, site, got[0], head.bs, head.pre_work,
+                    nest.carries, (outer, head.raw, nest.loop_vars))
+    if r is None or isinstance(r, Split):
+        return None
+    tail = nest.sub_shape(shape, n, shape.bs[0])
+    args, _ = nest.arguments(env, tail) or ((), ())
+    run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
+    names = nest.loop_vars
+    for idx in np.ndindex(*tail.bs):
+        here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, tail.raw, idx))
+        r = launch(exe, fr, site, [at(a, idx) for a in args], 1, [], outer + here)
+    return r
 
 
 def _all_parallel(s: For, depth: int) -> bool:
@@ -206,6 +255,16 @@ def _nest_words(parallel: bool, bs: tuple[int, ...]) -> str:
     dims = " x ".join(f"{n:,}" for n in bs)
     return (f"a pl.parallel launch nest of {dims} = {total:,} tasks" if parallel
             else f"a loop nest of {dims} = {total:,} iterations")
+
+
+def _direct_launches(s: For) -> bool:
+    """Does the body of loop `s` launch a task itself (not only inside inner loops)?"""
+    for st in s.body:
+        if isinstance(st, For):
+            continue
+        if any(isinstance(n, CallFunc) and n.launch for n in walk(st)):
+            return True
+    return False
 
 
 __all__ = ["launch", "launch_nest"]
