@@ -44,7 +44,7 @@ from pypto.scale.pyptolib import (  # noqa: F401 - re-exported: the CLI's helper
     install_golden_alias,
     library_root,
 )
-from pypto.scale.watchdog import watch_parent_from_env
+from pypto.scale.watchdog import mark_started, watch_parent_from_env
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -115,6 +115,7 @@ def run_path(path: Path, args: list[str]) -> int:
     root = library_root(path.parent)
     if root is not None and str(root) not in sys.path:
         sys.path.append(str(root))
+    mark_started()  # a supervising runner's timeout counts from here
     try:
         namespace = runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:

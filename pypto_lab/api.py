@@ -22,6 +22,7 @@ from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
 from pypto_lab.heatmap_view import HeatmapView  # noqa: F401
 from pypto_lab.heatmap_view import heatmap as _heatmap
 from pypto_lab.model import KernelModel
+from pypto_lab.pipelining import inner_pipelines
 from pypto_lab.rank_steps import on_rank, rank_run  # noqa: F401 - on_rank is API
 from pypto_lab.rank_steps import summary as rank_summary
 from pypto_lab.runs import LabRun
@@ -70,7 +71,7 @@ def ir_view(compiled: Any) -> HtmlView:
     """The final IR, printed as `pl` source."""
     text = print_program(compiled.program)
     return HtmlView("IR", text, "<details open><summary><b>IR after all passes</b></summary>"
-                    "<pre style='font-size:12px;max-height:480px;overflow:auto'>"
+                    "<pre style='font-size:12px;max-height:480px;overflow:auto;white-space:pre'>"
                     f"{html.escape(text)}</pre></details>")
 
 
@@ -83,26 +84,39 @@ def show_graph(obj: Any, *, max_tasks: int = 60) -> View:
     the sanitizer findings, when there are any)."""
     compiled = compiled_of(obj)
     model = KernelModel.of(compiled)
+    views = region_views(compiled, model) + task_views(obj, max_tasks=max_tasks)
+    return views[0] if len(views) == 1 else Panel(f"graphs {model.name}", views)
+
+
+def region_views(compiled: Any, model: KernelModel) -> list[View]:
+    """The region graph and the data path of each mixed region (no run needed)."""
     g = region_graph(model)
     summary = (f"nodes: {', '.join(sorted(g.nodes))}\nedges: "
                + ", ".join(f"{u}->{v}:{d['kind']}" for u, v, d in sorted(g.edges(data=True))))
     views: list[View] = [FigureView(graph_figure(g, f"region graph · {model.name}"),
                                     f"region graph {model.name}", summary)]
-    views += data_path_views(compiled, model)
+    return views + data_path_views(compiled, model)
+
+
+def task_views(obj: Any, *, max_tasks: int = 60) -> list[View]:
+    """What ran: the tasks over the output's tiles (and the task graph, with the
+    sanitizer findings when there are any); nothing without a simulated run."""
     try:
         run = run_of(obj)
     except ValueError:
-        return views[0] if len(views) == 1 else Panel(f"graphs {model.name}", views)
+        return []
+    model = KernelModel.of(compiled_of(obj))
     platform = getattr(run.trace, "platform", None)
     grid = task_grid_figure(run, f"tasks · {model.name}",
                             clock_ghz=getattr(platform, "clock_ghz", 1.8))
+    views: list[View] = []
     if grid is not None:
         n = len({t.task for t in run.tasks})
         views.append(FigureView(grid, f"task grid {model.name}",
                                 f"{n} task(s) over the output's tiles, by estimated cost"))
     if grid is None or run.races or run.uninit_reads:
         views.append(_task_graph_view(model, run, max_tasks))
-    return Panel(f"graphs {model.name}", views)
+    return views
 
 
 def _task_graph_view(model: KernelModel, run: LabRun, max_tasks: int) -> FigureView:
@@ -209,8 +223,13 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
                      aiv=getattr(platform, "aiv_cores", 48),
                      clock_ghz=getattr(platform, "clock_ghz", 1.8),
                      pickup_us=pickup_us if pickup_us is not None else 0.0,
-                     stages=pipeline_stages(run))
+                     stages=pipeline_stages(run), inner=_inner_pipelines(run))
     return TimelineView(run, sched)
+
+
+def _inner_pipelines(run: LabRun) -> dict:
+    compiled = getattr(run.raw, "compiled", None)
+    return inner_pipelines(compiled.program) if compiled is not None else {}
 
 
 # --- pipeline -----------------------------------------------------------------------

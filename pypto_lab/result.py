@@ -129,5 +129,7 @@ def warnings_view(warnings: list[str]) -> HtmlView:
 def run_report_view(run: LabRun) -> HtmlView:
     color = "#1a7f37" if run.passed else "#cf222e"
     return HtmlView(f"run {run.kernel}", run.report,
-                    f"<pre style='border-left:4px solid {color};padding-left:6px'>"
+                    f"<pre style='border-left:4px solid {color};padding-left:6px;"
+                    # wrap long report lines between words (JupyterLab breaks anywhere)
+                    f"white-space:pre-wrap;word-break:normal;overflow-wrap:break-word'>"
                     f"{html.escape(run.report)}</pre>")

@@ -197,13 +197,20 @@ def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: s
     return run
 
 
-def from_run_result(result: Any, kernel: str, platform: str, rtol: float = 1e-5,
-                    atol: float = 1e-5) -> LabRun:
-    """Adapt a `pypto.golden.RunResult`."""
+def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None = None,
+                    atol: float | None = None) -> LabRun:
+    """Adapt a `pypto.golden.RunResult`; the tolerances are the ones it recorded (given
+    ones, or run_jit's defaults, for a result that recorded none)."""
+    rtol = _first(getattr(result, "rtol", None), rtol, 1e-5)
+    atol = _first(getattr(result, "atol", None), atol, 1e-5)
     sim = getattr(result, "sim", None)
     trace = getattr(sim, "trace", None) if sim is not None else None
     outputs = [_output(c, trace, rtol, atol) for c in getattr(result, "outputs", {}).values()]
     report = result.report() if hasattr(result, "report") else str(result)
+    if outputs:
+        head, _, rest = report.partition("\n")
+        report = f"{head} · compared with rtol={rtol:g} atol={atol:g}" + \
+            (f"\n{rest}" if rest else "")
     races = getattr(sim, "races", None) if sim is not None else None
     race_dicts = [r.to_dict() for r in races] if races else []
     reads = [u.to_dict() for u in (getattr(sim, "uninit_reads", None) or [])]
@@ -220,6 +227,10 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float = 1e-5,
                   float(getattr(result, "execution_time", 0.0) or 0.0),
                   getattr(result, "error", None), result, trace, races=race_dicts,
                   uninit_reads=reads)
+
+
+def _first(*values: float | None) -> float:
+    return float(next(v for v in values if v is not None))
 
 
 def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:

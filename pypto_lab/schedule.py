@@ -7,8 +7,9 @@ a mixed block takes one of each). Inside a block the stages follow the data: the
 MTE1 (L1 → L0) → cube → FIX (draining L0C). A mixed block's vector epilogue starts when
 the cube result it consumes is out of FIX. Tasks launched by one `pl.pipeline(...,
 stage=F)` loop share a core and overlap: iteration i loads while iteration i-1
-computes, as long as one of the F buffers is free. `pickup_us` models the dispatch
-latency of each task switch.
+computes, as long as one of the F buffers is free; a `pl.pipeline` loop *inside* a
+region overlaps the same way within its task (`pipelining`). `pickup_us` models the
+dispatch latency of each task switch.
 
 `chrome_trace` writes the Chrome / Perfetto trace-event JSON of the same schedule.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pypto_lab.pipelining import InnerPipeline, iteration_plan
 from pypto_lab.runs import LabTask
 
 AIC_PIPES = ("cube", "mte1", "fix")
@@ -37,6 +39,8 @@ class Bar:
     start_us: float
     end_us: float
     task: LabTask
+    note: str = ""
+    """What part of the task: `iterations 3-4 of pl.pipeline k ×8 ...`, `before the loop`."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,12 @@ class Schedule:
 
 
 def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: float = 1.8,
-             pickup_us: float = 0.0, stages: dict[str, int] | None = None) -> Schedule:
+             pickup_us: float = 0.0, stages: dict[str, int] | None = None,
+             inner: dict[str, InnerPipeline] | None = None) -> Schedule:
     """Place every block on a core and return the bars (times in µs). `stages`: region
-    function → `pl.pipeline` stage count for tasks launched inside such a loop."""
+    function → `pl.pipeline` stage count for tasks launched inside such a loop; `inner`:
+    region function → the `pl.pipeline` loop inside its body."""
+    inner = inner or {}
     us = 1.0 / (clock_ghz * 1e3)
     free = {"AIC": [0.0] * aic, "AIV": [0.0] * aiv}
     finish: dict[int, float] = {}
@@ -77,54 +84,95 @@ def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: f
             cores = {s: min(range(len(free[s])), key=lambda i: (free[s][i], i))
                      for s in sides}
             start = max([ready] + [free[s][i] for s, i in cores.items()]) + pickup_us
-            end = _place(t, sides, cores, start, us, bars)
+            end = _place(t, sides, cores, start, us, bars, inner.get(t.region))
             for s, i in cores.items():
                 free[s][i] = end
         finish[t.task] = max(finish.get(t.task, 0.0), end)
     lanes = tuple(sorted({b.lane for b in bars}, key=_lane_key))
     deps = tuple(sorted({(d, t.task) for t in tasks for d in t.deps if d in finish}))
+    overlapped = {r for r, n in stages.items() if n > 1} | set(inner)
     return Schedule(tuple(bars), lanes, max((b.end_us for b in bars), default=0.0),
-                    clock_ghz, deps, tuple(sorted(r for r, n in stages.items() if n > 1)))
+                    clock_ghz, deps, tuple(sorted(overlapped & {t.region for t in tasks})))
 
 
-def _place(t: LabTask, sides: tuple, cores: dict, start: float, us: float, bars: list
-           ) -> float:
-    """The stages of one block from `start`, in data order; returns its end."""
-    end = start
+def _place(t: LabTask, sides: tuple, cores: dict, start: float, us: float, bars: list,
+           inner: InnerPipeline | None = None) -> float:
+    """The stages of one block from `start`, in data order; returns its end. With a
+    `pl.pipeline` loop inside the region, the loop's iterations overlap on the cube side
+    (or the only side)."""
     side_end = {}
     cube_out = start
+    mixed = len(sides) == 2
     if "AIC" in sides:
-        clock = start
-        for stage in _AIC_STAGES:
-            clock = _stage(t, stage, "AIC", cores["AIC"], clock, us, bars,
-                           mixed=len(sides) == 2)
+        if inner is not None:
+            clock = _iterations(t, _AIC_STAGES, "AIC", cores["AIC"], start, us, bars, mixed,
+                                inner)
+        else:
+            clock = start
+            for stage in _AIC_STAGES:
+                clock = _stage(t, stage, "AIC", cores["AIC"], clock, us, bars, mixed=mixed)
         cube_out = side_end["AIC"] = clock
     if "AIV" in sides:
-        clock = start
-        for k, stage in enumerate(_AIV_STAGES):
-            if k == 1 and "AIC" in sides:
-                clock = max(clock, cube_out)  # the epilogue consumes the cube result
-            clock = _stage(t, stage, "AIV", cores["AIV"], clock, us, bars,
-                           mixed=len(sides) == 2)
-        side_end["AIV"] = clock
-    end = max(side_end.values(), default=start)
-    return end
+        if inner is not None and not mixed:
+            side_end["AIV"] = _iterations(t, _AIV_STAGES, "AIV", cores["AIV"], start, us,
+                                          bars, mixed, inner)
+        else:
+            clock = start
+            for k, stage in enumerate(_AIV_STAGES):
+                if k == 1 and "AIC" in sides:
+                    clock = max(clock, cube_out)  # the epilogue consumes the cube result
+                clock = _stage(t, stage, "AIV", cores["AIV"], clock, us, bars, mixed=mixed)
+            side_end["AIV"] = clock
+    return max(side_end.values(), default=start)
 
 
 def _stage(t: LabTask, pipes: tuple, side: str, core: int, clock: float, us: float,
            bars: list, mixed: bool) -> float:
     """Bars of one stage (its pipes run together) from `clock`; returns the stage's end."""
+    return _cycles(t, {p: t.cost.get(p, 0.0) for p in pipes}, side, core, clock, us, bars,
+                   mixed)
+
+
+def _cycles(t: LabTask, cycles: dict, side: str, core: int, clock: float, us: float,
+            bars: list, mixed: bool, note: str = "") -> float:
+    """Bars of `cycles` per pipe, all from `clock`; returns when the last one ends."""
     end = clock
-    for pipe in pipes:
+    for pipe, c in cycles.items():
         if mixed and pipe == "mte2" and side == "AIV" and "cube" in t.cost:
             continue  # a mixed block's loads go through the cube side (L1)
-        cycles = t.cost.get(pipe, 0.0)
-        if cycles <= 0:
+        if c <= 0:
             continue
-        stop = clock + cycles * us
-        bars.append(Bar(f"{side}{core} · {pipe}", f"{side}{core}", pipe, clock, stop, t))
+        stop = clock + c * us
+        bars.append(Bar(f"{side}{core} · {pipe}", f"{side}{core}", pipe, clock, stop, t, note))
         end = max(end, stop)
     return end
+
+
+def _iterations(t: LabTask, stages: tuple, side: str, core: int, start: float, us: float,
+                bars: list, mixed: bool, p: InnerPipeline) -> float:
+    """One side of a block whose region runs `p`: the loads outside the loop, then the
+    loop's iterations with the stages chained (iteration i's stage k after its stage
+    k-1 and after iteration i-1's stage k; its load waits for a free buffer: iteration
+    i-F's compute done), then the compute and stores outside the loop."""
+    pre, groups, post, per = iteration_plan(t.cost, stages, p)
+    clock = _cycles(t, pre[0], side, core, start, us, bars, mixed, "before the loop")
+    ends = [clock] * len(stages)
+    freed: list[float] = []
+    for g, each in enumerate(groups):
+        first, last = g * per, min(p.trips, (g + 1) * per) - 1
+        what = f"iteration{'s' if last > first else ''} {first}" + \
+            (f"-{last}" if last > first else "") + f" of {p.label}"
+        ready = clock
+        for k in range(len(stages)):
+            begin = max(ready, ends[k])
+            if k == 0 and g >= p.stage:
+                begin = max(begin, freed[g - p.stage])  # its buffer is still in use
+            ready = ends[k] = _cycles(t, each[k], side, core, begin, us, bars, mixed, what)
+        freed.append(ends[1] if len(stages) > 1 else ends[0])
+    clock = max(ends)
+    for k in range(1, len(stages)):
+        clock = _cycles(t, post[k], side, core, clock, us, bars, mixed, "after the loop")
+    return clock
 
 
 def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, ready: float,

@@ -163,12 +163,16 @@ def _views(result: CellResult, args: MagicArgs) -> list:
         if "passes" in args.show:
             views.append(api.pipeline_view(k.compiled))
         if "graph" in args.show:
-            views.append(api.show_graph(k))
+            views += api.region_views(k.compiled, k.model)
         if k.run is None:
             continue
+        # the run and its heatmap right under the region graph (the first screen of a
+        # cell that shows all three); what ran, task by task, after them
         views.append(run_report_view(k.run))
         if "heatmap" in args.show and k.run.outputs:
             views.append(api.heatmap(k.run))
+        if "graph" in args.show:
+            views += api.task_views(k)
         if "timeline" in args.show and k.run.tasks:
             views.append(api.timeline(k.run))
     return views

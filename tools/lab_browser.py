@@ -303,6 +303,96 @@ class Lab:
             return ["the metric button added a figure instead of redrawing it"]
         return []
 
+    def first_screen(self, cell_index: int) -> list[str]:
+        """With the outputs of the notebook's `cell_index`-th cell scrolled to the top
+        of the window, its region graph, run report and the heatmap's map (the plot
+        area, axes included) are all on screen."""
+        page = self.page
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(cell_index)
+        cell.locator(".jp-Cell-outputArea").first.evaluate(
+            "e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(400)
+        seen = cell.evaluate("""c => {
+          const plots = [...c.querySelectorAll('.js-plotly-plot')].map(p => {
+            const t = p.querySelector('.gtitle'), a = p.querySelector('.nsewdrag');
+            return {title: t ? t.textContent : '', top: p.getBoundingClientRect().top,
+                    bottom: a ? a.getBoundingClientRect().bottom + 30 : 1e9};
+          });
+          const run = [...c.querySelectorAll('pre')].find(e => /^(PASS|FAIL) /.test(e.textContent));
+          return {plots, run: run ? run.getBoundingClientRect().bottom : 1e9,
+                  height: window.innerHeight};
+        }""")
+        graph = [p for p in seen["plots"] if p["title"].startswith("region graph")]
+        heat = [p for p in seen["plots"] if "outside rtol" in p["title"]]
+        problems = []
+        if not graph or graph[0]["top"] < 0:
+            problems.append("no region graph on the cell's first screen")
+        if seen["run"] > seen["height"]:
+            problems.append("the run report is below the cell's first screen")
+        if not heat or heat[0]["bottom"] > seen["height"]:
+            bottom = heat[0]["bottom"] if heat else None
+            problems.append(f"the heatmap is below the fold: its map ends at {bottom} px "
+                            f"in a {seen['height']} px window")
+        return problems
+
+    def heatmap_zoom_and_click(self, shots: Path | None = None) -> list[str]:
+        """On the first pooled heatmap (title "... worst of a FxF block"): a box drag
+        redraws the dragged window at full resolution, a double click brings the whole
+        output back, a click on a cell opens its window. Screenshots of the zoomed and
+        clicked maps go to `shots` (`02-zoom.png`, `02-click.png`) when given."""
+        page = self.page
+        titles = page.locator(".pypto-live-figure").evaluate_all(
+            "es => es.map(e => (e.querySelector('.gtitle') || {}).textContent || '')")
+        pooled = [i for i, t in enumerate(titles) if "worst of" in t]
+        if not pooled:
+            return [f"no pooled live heatmap to zoom (live figures: {titles})"]
+        # by position: the title changes when the map is redrawn
+        plot = page.locator(".pypto-live-figure").nth(pooled[0])
+        plot.scroll_into_view_if_needed()
+        title = "e => (e.querySelector('.gtitle') || {}).textContent || ''"
+        drag = plot.locator(".nsewdrag").first
+        box = drag.bounding_box()
+        if box is None:
+            return ["the pooled heatmap has no plot area"]
+
+        def at(fx: float, fy: float) -> tuple[float, float]:
+            return box["x"] + box["width"] * fx, box["y"] + box["height"] * fy
+
+        def wait_title(js_test: str, what: str) -> list[str]:
+            try:
+                page.wait_for_function(f"e => {{ const t = ({title})(e); return {js_test}; }}",
+                                       arg=plot.element_handle(), timeout=30_000)
+            except Exception:  # noqa: BLE001 - reported as a problem
+                return [f"{what} (title now {plot.evaluate(title)!r})"]
+            page.wait_for_timeout(300)
+            return []
+
+        problems = []
+        # about an eighth of the rows: small enough to draw at full resolution
+        page.mouse.move(*at(0.05, 0.86))
+        page.mouse.down()
+        page.mouse.move(*at(0.20, 0.92), steps=5)
+        page.mouse.move(*at(0.30, 0.98), steps=5)
+        page.mouse.up()
+        zoomed = wait_title("/rows \\d+:\\d+, cols \\d+:\\d+/.test(t) && !t.includes('worst of')",
+                            "a box drag did not redraw the window at full resolution")
+        problems += zoomed
+        if not zoomed and shots is not None:
+            page.screenshot(path=str(shots / "02-zoom.png"), clip=plot.bounding_box())
+        drag = plot.locator(".nsewdrag").first
+        box = drag.bounding_box() or box
+        drag.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})
+        problems += wait_title("t.includes('worst of') && !/rows \\d+:/.test(t)",
+                               "a double click did not bring the whole output back")
+        box = plot.locator(".nsewdrag").first.bounding_box() or box
+        page.mouse.click(*at(0.5, 0.97))
+        clicked = wait_title("/rows \\d+:\\d+, cols \\d+:\\d+/.test(t) && !t.includes('worst of')",
+                             "a click on a pooled cell did not open its window")
+        problems += clicked
+        if not clicked and shots is not None:
+            page.screenshot(path=str(shots / "02-click.png"), clip=plot.bounding_box())
+        return problems
+
     def shutdown_kernel(self) -> None:
         """Stop this notebook's kernel and close it without saving (the page moves on)."""
         self.page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")

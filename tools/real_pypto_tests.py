@@ -1,8 +1,9 @@
 """Run the real pypto's own tests against pypto-lab, verbatim, from a checkout.
 
 Usage:
-    python tools/real_pypto_tests.py [--checkout DIR] [--runtime] [--parser] [--platform ID]
-                                     [--json OUT] [--show N] [-k EXPR] [FILE ...]
+    python tools/real_pypto_tests.py [--checkout DIR] [--runtime] [--parser] [--cross-core]
+                                     [--platform ID] [--json OUT] [--show N] [-k EXPR]
+                                     [FILE ...]
 
 DIR is a hw-native-sys/pypto checkout (default: $PYPTO_REF, else /work/pypto-ref);
 its tests are read from there and never copied (their licence does not allow it) or
@@ -24,6 +25,13 @@ written to. Two suites:
   drives an internal of the real parser, not a kernel) and `collect-error`. Agreement =
   pass + accepts over all comparable tests.
 
+`--hardware-on-sim` runs the cases pinned to the hardware (`--platform a2a3`) on its
+simulator instead of refusing them.
+
+A third suite, `--cross-core` (`tests/st/runtime/cross_core/`: cube/vector pipes,
+`pl.split_aiv`, cross-core sync), runs like the runtime one and is counted apart; it
+is not in the default set.
+
 Prints a per-file table and the totals; exit status 0.
 """
 from __future__ import annotations
@@ -39,7 +47,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SHIM = HERE / "real_pypto"
-SUITES = {"runtime": "tests/st/runtime/ops", "parser": "tests/ut/language/parser"}
+SUITES = {"runtime": "tests/st/runtime/ops", "parser": "tests/ut/language/parser",
+          "cross_core": "tests/st/runtime/cross_core"}  # runtime cases, counted apart
 
 
 def default_checkout() -> Path:
@@ -84,7 +93,7 @@ def summarize(results: dict, suite: str, platform: str) -> tuple[dict, Counter]:
 
 def category(nodeid: str, r: dict, suite: str, platform: str) -> str:
     outcome = r["outcome"]
-    if suite == "runtime":
+    if suite != "parser":
         kind = "param" if r.get("variant") else "legacy"
         if outcome == "collect-error":
             return "collect-error"
@@ -98,8 +107,9 @@ PARSER_COLUMNS = ["pass", "same-class", "accepts", "rejects", "misses", "wrong-c
                   "not-comparable", "skipped", "collect-error"]
 
 
-def print_runtime(per_file: dict, totals: Counter, platform: str) -> None:
-    print(f"\nruntime ({SUITES['runtime']}): {platform} variants | legacy cases on {platform}")
+def print_runtime(per_file: dict, totals: Counter, platform: str, suite: str = "runtime"
+                  ) -> None:
+    print(f"\n{suite} ({SUITES[suite]}): {platform} variants | legacy cases on {platform}")
     print(f"{'file':<44} {'variants':>9} {'legacy':>9}  note")
     for f, c in per_file.items():
         cols = [f"{c[p]}/{c[p] + c[q]}" if c[p] + c[q] else "-" for p, q in RUNTIME_COLUMNS]
@@ -141,21 +151,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="*", help="test file names inside the suite directory")
     ap.add_argument("--runtime", action="store_true", help="run the runtime suite")
     ap.add_argument("--parser", action="store_true", help="run the parser suite")
+    ap.add_argument("--hardware-on-sim", action="store_true",
+                    help="with --platform a2a3 / a5: run the cases written for the hardware "
+                         "on its simulator (a2a3sim / a5sim); counted as such")
+    ap.add_argument("--cross-core", action="store_true",
+                    help="run the cross-core runtime suite (pipes, split_aiv, sync)")
     ap.add_argument("--platform", default="a2a3sim")
     ap.add_argument("-k", dest="keyword", help="pytest -k expression")
     ap.add_argument("--json", type=Path, help="write every test's outcome here")
     ap.add_argument("--show", type=int, default=0, help="print the first N failures")
     args = ap.parse_args(argv)
     checkout = (args.checkout or default_checkout()).resolve()
+    if args.hardware_on_sim:
+        os.environ["REAL_PYPTO_HARDWARE_ON_SIM"] = "1"
     if not (checkout / SUITES["runtime"]).is_dir():
         print(f"no pypto checkout at {checkout} (set PYPTO_REF or pass the path)",
               file=sys.stderr)
         return 2
-    suites = [s for s, on in (("runtime", args.runtime), ("parser", args.parser)) if on] \
+    suites = [s for s, on in (("runtime", args.runtime), ("parser", args.parser),
+                              ("cross_core", args.cross_core)) if on] \
         or ["runtime", "parser"]
     head = subprocess.run(["git", "-C", str(checkout), "log", "-1", "--format=%h %cs"],
                           capture_output=True, text=True).stdout.strip()
     print(f"pypto checkout {checkout} at {head or 'unknown HEAD'}")
+    if args.hardware_on_sim:
+        print(f"hardware cases of --platform {args.platform} run on its simulator")
     everything = {}
     with tempfile.TemporaryDirectory(prefix="real-pypto-") as tmp:
         for suite in suites:
@@ -163,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                                  Path(tmp))
             everything[suite] = results
             per_file, totals = summarize(results, suite, args.platform)
-            if suite == "runtime":
-                print_runtime(per_file, totals, args.platform)
+            if suite != "parser":
+                print_runtime(per_file, totals, args.platform, suite)
             else:
                 print_parser(per_file, totals)
             if args.show:

@@ -37,6 +37,8 @@ def main() -> int:
                 cells = lab.run_notebook(f"{mode}/{nb.name}")
                 found = check_cells(cells)
                 shots = lab.shoot_views(cells, outdir / mode, nb.stem[:2])
+                if nb.name.startswith("02"):  # the pooled map, zoomed and clicked
+                    found += lab.heatmap_zoom_and_click(outdir / mode)
                 lab.shutdown_kernel()
                 problems += [f"{mode}/{nb.name}: {p}" for p in found]
                 print(f"{mode:<8} {nb.name:<42} {time.perf_counter() - t1:5.1f} s  "

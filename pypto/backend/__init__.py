@@ -4,11 +4,15 @@ The real compiler selects its code generator with a process-wide backend type; h
 the simulator stands in for the chip, and the type names the platform pair it runs
 (`Ascend910B`: a2a3 / a2a3sim, `Ascend950`: a5 / a5sim). Kernel files and test
 harnesses that configure it keep working; the platform a run asks for still decides
-which simulator runs it.
+which simulator runs it. Each family's SoC model (dies, clusters, cores and their
+memories) is `Backend910B.instance().soc` / `Backend950.instance().soc`
+(`pypto.backend.soc`).
 """
 from __future__ import annotations
 
 from enum import Enum
+
+from pypto.backend.soc import Backend, Backend910B, Backend950, Cluster, Core, Die, Mem, SoC
 
 
 class BackendType(Enum):
@@ -58,6 +62,12 @@ def get_backend_type() -> BackendType:
     return _configured[0]
 
 
+def get_backend_instance() -> Backend:
+    """The SoC model of the configured backend type (`pypto.backend.soc`)."""
+    family = get_backend_type()
+    return (Backend910B if family is BackendType.Ascend910B else Backend950).instance()
+
+
 def is_backend_configured() -> bool:
     return bool(_configured)
 
@@ -68,7 +78,16 @@ def reset_for_testing() -> None:
 
 
 __all__ = [
+    "Backend",
+    "Backend910B",
+    "Backend950",
     "BackendType",
+    "Cluster",
+    "Core",
+    "Die",
+    "Mem",
+    "SoC",
+    "get_backend_instance",
     "get_backend_type",
     "is_backend_configured",
     "reset_for_testing",

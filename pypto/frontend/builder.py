@@ -54,14 +54,15 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType, Level
-from pypto.language.kernels import FunctionDef, extern_spec, parse_options
+from pypto.language.kernels import FunctionDef, core_function_attrs, extern_spec, parse_options
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
                   FunctionType.InCore: FunctionKind.INCORE, FunctionType.AIC: FunctionKind.INCORE,
-                  FunctionType.AIV: FunctionKind.INCORE, FunctionType.Inline: FunctionKind.INLINE,
+                  FunctionType.AIV: FunctionKind.INCORE, FunctionType.Group: FunctionKind.INCORE,
+                  FunctionType.Inline: FunctionKind.INLINE,
                   None: FunctionKind.OPAQUE}
 
 
@@ -129,6 +130,8 @@ class ProgramBuilder:
                             attrs + (("source_name", fn.__name__),), span=p.span(src.tree))
             self.functions[name] = func
             return func, p
+        core = core_function_attrs(fn)
+        p.group_body = ("group", True) in core
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
@@ -138,7 +141,7 @@ class ProgramBuilder:
         if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST):
             self._check_bound_dynamic(p, src.tree)
         func = Function(name, tuple(params), tuple(p.stmts), kind, returns,
-                        tuple(p.func_attrs.items()) + (("source_name", fn.__name__),),
+                        core + tuple(p.func_attrs.items()) + (("source_name", fn.__name__),),
                         span=p.span(src.tree))
         self.functions[name] = func
         return func, p
@@ -278,6 +281,8 @@ class ProgramBuilder:
         except TypeError as exc:
             raise p.error(InvalidOperationError, f"{fn.__name__}(): {exc}", node) from None
         values = list(bound.arguments.values())[1 if self_object else 0:]
+        if kind is FunctionKind.INCORE and p.group_body:
+            return self._member(p, fn, values, node, self_object)
         if kind is FunctionKind.INCORE:
             return self._launch(p, fn, values, node, launch, self_object)
         key = (id(fn), _signature(values), p.in_region)
@@ -363,6 +368,30 @@ class ProgramBuilder:
                           hint=f"decorate {callee.__name__} with @pl.jit.inline to splice it in")
         kind = FunctionKind.INCORE if callee.kind is FunctionKind.INCORE else FunctionKind.INLINE
         return callee.fn, kind, None
+
+    def _member(self, p: FunctionParser, fn: Any, values: list, node: ast.AST,
+                self_object: Any) -> Any:
+        """A Group function calls its AIC / AIV functions: they run together as one core
+        group (no task launch of their own)."""
+        if not core_function_attrs(fn):
+            raise p.error(ScopeError, f"a Group function runs AIC and AIV functions; "
+                          f"{fn.__name__} is neither", node,
+                          hint="declare it @pl.function(type=pl.FunctionType.AIC) or AIV")
+        key = ("incore", id(fn), _signature(values))
+        name, func = self._specs.get(key, ("", None))
+        if func is None:
+            name = self.unique(fn.__name__)
+            func, _ = self.parse_function(fn, FunctionKind.INCORE, name, args=values,
+                                          self_object=self_object)
+            self._specs[key] = (name, func)
+        call = CallFunc(name, tuple(p.to_ir(v, node) for v in values), _ret_type(func),
+                        p.span(node))
+        if call.type is NONE:
+            p.emit(Eval(call, p.span(node)))
+            return None
+        tmp = Var(f"{fn.__name__}_ret", call.type, span=p.span(node))
+        p.emit(Assign((tmp,), call, p.span(node)))
+        return tmp
 
     def _launch(self, p: FunctionParser, fn: Any, values: list, node: ast.AST, launch: bool,
                 self_object: Any) -> Any:

@@ -24,7 +24,7 @@ from pypto.language import dsl
 from pypto.language.dsl import Construct
 from pypto.language.kernels import FunctionDef, KernelFunction
 from pypto.language.ops import OpStub
-from pypto.language.typing import DynVar
+from pypto.language.typing import DynVar, TensorView, TileView
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 
@@ -73,6 +73,8 @@ def visit_call(p: Any, node: ast.Call) -> Any:
                        public=callee.public_name)
     if isinstance(callee, (KernelFunction, FunctionDef)):
         return p.builder.call_function(p, callee, args, kwargs, node)
+    if callee in (TileView, TensorView):  # an annotation's view: its valid extents may be
+        return callee(*args, **kwargs)  # run-time scalars of the kernel (a dynamic valid shape)
     if callable(callee):
         if contains_ir(args) or contains_ir(list(kwargs.values())):
             name = getattr(callee, "__name__", repr(callee))

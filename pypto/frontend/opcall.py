@@ -12,12 +12,14 @@ from typing import Any
 from pypto.errors import (
     DynamicShapeError,
     InvalidOperationError,
+    PyptoSyntaxError,
     ScopeError,
     UnsupportedFeatureError,
 )
 from pypto.frontend.values import INDEX, is_ir
+from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import Call, DynDim, Expr, FunctionKind
-from pypto.ir.types import ScalarType, ShapedType
+from pypto.ir.types import ScalarType, ShapedType, TensorType
 from pypto.language.typing import DimExpr, DynVar
 from pypto.ops.registry import OpError, Unit, get
 from pypto.ops.scalar import SYMBOL_TO_OP
@@ -41,6 +43,10 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     With `placed`, also the rules of where the op may run (orchestration or a region)."""
     opdef = get(op_name)
     public = public or (opdef.names[0] if opdef.names else op_name)
+    if opdef.extra.get("split_from_scope"):
+        kwargs = _scope_split(p, public, args, kwargs, node)
+    if opdef.extra.get("shape_from_annotation"):
+        kwargs = _annotated_shape(p, kwargs, node)
     ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
                for i, a in enumerate(args)]
     ir_kwargs = {k: p.to_ir(v, (kw_nodes or {}).get(k, node)) for k, v in kwargs.items()}
@@ -67,6 +73,53 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     if resolve is not None:
         op_name = resolve(result_type) or op_name
     return Call(op_name, values, (), result_type, p.span(node))
+
+
+def _scope_split(p: Any, public: str, args: list, kwargs: dict, node: ast.AST) -> dict:
+    """`split=` of pl.aiv_shard / pl.aic_gather: the enclosing pl.split_aiv loop's mode
+    (the real parser's rules: no `mode=`, no distributed operand, and outside a region
+    only the outlined tile form `pl.tile.aiv_shard(tile, split=N)`)."""
+    modes = getattr(p, "split_modes", None)
+    given = kwargs.get("split")
+    if "mode" in kwargs:
+        raise p.error(PyptoSyntaxError, f"{public} does not take a mode: it is the enclosing "
+                      "pl.split_aiv loop's", node, hint="leave mode= out")
+    operand = p.expr_type(p.to_ir(args[0], node)) if args else None
+    if isinstance(operand, DistributedTensorType):
+        raise p.error(PyptoSyntaxError, f"{public} does not take a distributed tensor: "
+                      "the AIV split is within one card", node)
+    if not modes:
+        if given is None:
+            raise p.error(PyptoSyntaxError, f"{public} must be used inside a `for aiv_id in "
+                          "pl.split_aiv(2, mode=...)` loop, which supplies the split mode", node,
+                          hint="open a pl.split_aiv region around the crossing")
+        if isinstance(operand, TensorType):
+            raise p.error(PyptoSyntaxError, f"{public}(x, split=...) outside a pl.split_aiv "
+                          "region is the outlined form, which is tile-only; got a tensor",
+                          node, hint="cross inside a `for aiv_id in pl.split_aiv(...)` loop")
+        return kwargs  # the text form of an outlined crossing names it
+    mode = modes[-1]
+    code = int(getattr(mode, "value", mode))
+    if given is not None and int(getattr(given, "value", given)) != code:
+        raise p.error(InvalidOperationError, f"{public}: split={given} differs from the "
+                      f"enclosing pl.split_aiv region's mode ({code})", node,
+                      hint="leave split out: the region supplies it")
+    return {**kwargs, "split": code}
+
+
+def _annotated_shape(p: Any, kwargs: dict, node: ast.AST) -> dict:
+    """shape= / dtype= (and valid_shape=, when the annotation's pl.TileView gives one) of an
+    op typed by its assignment's annotation, when not given."""
+    declared = getattr(p, "annotated_call", None)
+    if declared is None or declared[0] is not node or "shape" in kwargs or "dtype" in kwargs:
+        return kwargs
+    t = declared[1]
+    if not isinstance(t, ShapedType):
+        return kwargs
+    out = {**kwargs, "shape": list(t.shape), "dtype": t.dtype}
+    if t.valid_shape is not None and "valid_shape" not in kwargs:
+        out["valid_shape"] = list(t.valid_shape)
+    return out
 
 
 def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, node: ast.AST,

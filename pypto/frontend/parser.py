@@ -69,6 +69,10 @@ class FunctionParser:
         self.loop_stack: list[Any] = []
         self.func_attrs: dict[str, Any] = {}
         self.self_object: Any = None  # the @pl.program whose methods `self.` reaches
+        self.split_modes: list[Any] = []  # modes of the pl.split_aiv loops we are inside
+        self.group_body = False  # a Group function: its calls run its AIC / AIV members
+        # `t: pl.Tile[...] = op(...)`: (the call node, the declared type) while it is parsed
+        self.annotated_call: tuple[ast.AST, Any] | None = None
         # strict_ssa=True: each name is assigned once per scope (function, loop body, if
         # arm, region); the names defined so far in each open scope, with their spans
         self.strict_ssa = False

@@ -15,14 +15,12 @@ from pypto.errors import (
 )
 from pypto.frontend.dispatch import (
     WITH_SCOPES,
-    call_construct,
     iterator_call,
     lookup,
     loop_iterator,
     statement,
     with_scope,
 )
-from pypto.frontend.opcall import call_op
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
@@ -340,15 +338,23 @@ def split_aiv_loop(p: Any, node: ast.For) -> None:
         raise p.error(PyptoSyntaxError, "pl.split_aiv takes the literal 2", call)
     if "mode" not in kw:
         raise p.error(PyptoSyntaxError, "pl.split_aiv needs mode=pl.SplitMode...", call)
+    extra = next((k for k in call.keywords if k.arg != "mode"), None)
+    if extra is not None:
+        raise p.error(PyptoSyntaxError, f"pl.split_aiv does not accept '{extra.arg}=': it "
+                      "takes the lane count and mode= only", extra,
+                      hint="the region is the split declaration; no loop-carried values or "
+                           "optimizations")
+    if p.split_modes:
+        raise p.error(PyptoSyntaxError, "a pl.split_aiv loop cannot be nested inside another "
+                      "pl.split_aiv region: there are two AIV lanes, not four", node.iter)
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.split_aiv target must be a name", node.target)
     var = Var(node.target.id, INDEX, span=p.span(node.target))
-    modes = p.__dict__.setdefault("split_modes", [])  # read by pl.aiv_shard in the body
-    modes.append(kw["mode"])
+    p.split_modes.append(kw["mode"])
     try:
         body = _region_body(p, node, "split_aiv", node.body, {var.name: var})
     finally:
-        modes.pop()
+        p.split_modes.pop()
     p.emit(Scope(ScopeKind.SPLIT_AIV, (For(var, const(0), const(2), const(1), LoopKind.RANGE,
                                            tuple(body), span=p.span(node)),),
                  (("mode", kw["mode"]),), None, p.span(node)))
@@ -381,26 +387,3 @@ def _check_runtime_mode(p: Any, call: ast.Call, name: str, mode: ScopeMode) -> N
 with_scope(dsl.scope)(_runtime_scope(ScopeKind.RUNTIME, "pl.scope"))
 with_scope(dsl.manual_scope)(_runtime_scope(ScopeKind.MANUAL, "pl.manual_scope"))
 with_scope(dsl.cluster)(_runtime_scope(ScopeKind.CLUSTER, "pl.cluster"))
-
-
-@call_construct(dsl.aiv_shard)
-def _aiv_shard(p: Any, node: ast.Call) -> Any:
-    modes = p.__dict__.get("split_modes")
-    args = list(node.args)
-    given = {k.arg: k.value for k in node.keywords}
-    if len(args) == 2 and "mode" not in given:  # the printed IR: pl.aiv_shard(x, mode)
-        given["mode"] = args.pop()
-    if len(args) != 1 or set(given) - {"mode"}:
-        raise p.error(PyptoSyntaxError, "pl.aiv_shard(x) takes one operand (the split mode "
-                      "comes from the enclosing pl.split_aiv loop)", node)
-    if "mode" in given:  # the printed IR names it
-        mode = p.visit_expr(given["mode"])
-    elif modes:
-        mode = modes[-1]
-    else:
-        raise p.error(ScopeError, "pl.aiv_shard must be used inside a `for lane in "
-                      "pl.split_aiv(2, mode=...)` loop, which supplies the split mode", node,
-                      hint="open the split region around it")
-    x = p.visit_expr(args[0])
-    return call_op(p, "aiv_shard", [x], {"mode": mode}, node, args, {},
-                   public="pl.aiv_shard")

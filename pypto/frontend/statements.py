@@ -161,8 +161,13 @@ def _ann_assign(p: Any, node: ast.AnnAssign) -> None:
         if want is not None and is_ir(bound):
             check_compatible(p, want, bound.type, node.annotation, "annotated")
         return
-    value = p.visit_expr(node.value)
     want = _annotated_type(p, node.annotation)
+    # an op whose result type is what the assignment declares (pl.tpop_from_aic) reads it
+    p.annotated_call = (node.value, want)
+    try:
+        value = p.visit_expr(node.value)
+    finally:
+        p.annotated_call = None
     got = p.expr_type(p.to_ir(value, node))
     if want is not None and got is not None:
         check_compatible(p, want, got, node.annotation, "annotated")

@@ -407,7 +407,14 @@ class TextParser(FunctionParser):
         task = None
         if item.optional_vars is not None:
             task = self.new_var(item.optional_vars, _TASK)
-        body = self.body(node.body)
+        split = kind is ScopeKind.SPLIT_AIV
+        if split:  # the crossings inside read their split from the region
+            self.split_modes.append(dict(attrs).get("mode"))
+        try:
+            body = self.body(node.body)
+        finally:
+            if split:
+                self.split_modes.pop()
         if task is not None:
             self.env[task.name] = task
         return Scope(kind, body, tuple(attrs), task, self.span(node))

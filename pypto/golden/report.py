@@ -202,6 +202,10 @@ class RunResult:
     # things that did not fail the run but may fail it on the device (reads past the end
     # of a tensor); per-output ones live in OutputCheck.zero_fill
     warnings: list = field(default_factory=list)
+    # the default tolerances the outputs were compared with (allclose, and comparators
+    # given None); None when nothing was compared
+    rtol: float | None = None
+    atol: float | None = None
 
     def __str__(self) -> str:
         took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""

@@ -432,7 +432,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                            compare_fn, torch_run, sim, verbose, uninit, kernel_names)
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
-                       stages=clock.stages, warnings=warnings, **base)
+                       stages=clock.stages, warnings=warnings, rtol=rtol, atol=atol, **base)
     for c in checks.values():
         if c.zero_fill is not None:
             _note(f"[RUN]   warning: '{c.name}' passes only because fresh memory on "

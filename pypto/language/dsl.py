@@ -53,8 +53,6 @@ submit = _c("pl.submit", "`outs..., tid = pl.submit(self.kernel, *args, deps=[..
 scope = _c("pl.scope", "`with pl.scope():` a runtime dependency-tracking scope.")
 manual_scope = _c("pl.manual_scope", "`with pl.manual_scope():` dependencies only from deps=.")
 cluster = _c("pl.cluster", "`with pl.cluster():` co-schedule cube and vector kernels.")
-aiv_shard = _c("pl.aiv_shard", "`pl.aiv_shard(x)` in a `pl.split_aiv` loop: this vector lane's "
-               "part of a cube-produced operand (the loop's split mode decides which).")
 split_aiv = _c("pl.split_aiv", "`for lane in pl.split_aiv(2, mode=...)`: explicit AIV split.")
 no_dep = _c("pl.no_dep", "Mark one call argument as not tracked for dependencies.")
 dump_tag = _c("pl.dump_tag", "Mark a tensor for selective dumps (no effect in the simulator).")

@@ -26,6 +26,7 @@ from pypto.language.kernels import (
     KernelFunction,
     caller_names,
     extern_spec,
+    mark_core_function,
     mark_extern,
     remember_scope,
     set_parse_options,
@@ -253,6 +254,10 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
             set_parse_options(f, strict_ssa=True)
         if not auto_scope:
             set_parse_options(f, auto_scope=False)
+        kind = {"AIC": ("core_type", "aic"), "AIV": ("core_type", "aiv"),
+                "Group": ("group", True)}.get(getattr(type, "name", ""))
+        if kind is not None:
+            mark_core_function(f, (kind,) + tuple((attrs or {}).items()))
         if external_source is not None:
             core = {"AIC": "aic", "AIV": "aiv"}.get(getattr(type, "name", ""), "mixed")
             mark_extern(f, ExternSpec(core, (_beside(f, external_source),)))

@@ -90,6 +90,25 @@ def extern_spec(fn: Callable) -> ExternSpec | None:
         return None
 
 
+# --- core-group functions ------------------------------------------------------------
+
+# a @pl.function(type=AIC | AIV | Group) method -> the attributes its IR function carries:
+# ("core_type", "aic" | "aiv") or ("group", True), then its `attrs=` (dual_aiv_dispatch,
+# split, ...)
+_CORE_ATTRS: weakref.WeakKeyDictionary[Callable, tuple] = weakref.WeakKeyDictionary()
+
+
+def mark_core_function(fn: Callable, attrs: tuple) -> None:
+    _CORE_ATTRS[fn] = attrs
+
+
+def core_function_attrs(fn: Callable) -> tuple:
+    try:
+        return _CORE_ATTRS.get(fn, ())
+    except TypeError:
+        return ()
+
+
 # --- the names visible where a kernel was decorated ----------------------------------
 
 # decorated Python function -> the local namespaces of the frames that decorated it,

@@ -13,6 +13,7 @@ from pypto.ops import (  # noqa: F401
     memory,
     mx,
     padding,
+    pipes,
     reduce,
     scalar,
     scatter,

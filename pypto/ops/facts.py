@@ -102,6 +102,8 @@ class Role(Enum):
     ARRAY_GET = "array_get"  # an element of a scalar array (task ids)
     ARRAY_SET = "array_set"  # a scalar array with one element replaced
     LANE_SHARD = "lane_shard"  # this vector lane's part of an operand (pl.aiv_shard)
+    LANE_GATHER = "lane_gather"  # the two vector lanes' parts joined for the cube (pl.aic_gather)
+    RESERVE_BUFFER = "reserve_buffer"  # a named on-chip buffer for a pipe's ring
     COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
 
 

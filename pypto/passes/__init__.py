@@ -11,6 +11,7 @@ from pypto.passes.inline import InlineFunctions
 from pypto.passes.manager import PassRecord, run_pipeline
 from pypto.passes.outline import OutlineRegions
 from pypto.passes.regions import AnalyzeRegions
+from pypto.passes.split_lanes import HalveSplitLanes
 from pypto.passes.ssa import ConvertToSSA
 from pypto.passes.units import ClassifyUnits
 
@@ -32,6 +33,9 @@ def default_pipeline() -> list[Pass]:
         ConvertToSSA(),
         # Cut regions into InCore functions; needs the spliced bodies to see every region.
         OutlineRegions(),
+        # A data-parallel pl.split_aiv region written at full width: each lane gets half of
+        # every tile. Before the analyses, which then see the per-lane types.
+        HalveSplitLanes(),
         # Analyses of the outlined program (they return it unchanged). Units first: the
         # buffer estimate needs each value's side (Mat vs Vec, Acc for matmul results).
         ClassifyUnits(),
@@ -55,6 +59,7 @@ __all__ = [
     "ConvertToSSA",
     "DeriveTaskGraph",
     "EstimateBuffers",
+    "HalveSplitLanes",
     "InlineFunctions",
     "LowerBreakContinue",
     "OutlineRegions",

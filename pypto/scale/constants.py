@@ -24,8 +24,8 @@ def _literal(node: ast.AST) -> bool:
 
 
 def module_constants(source: str) -> dict[str, list[ast.expr]]:
-    """Module-level `NAME = <number>` (and `NAME: int = <number>`) assignments, by name:
-    the value nodes, in source order."""
+    """Module-level `NAME = <number>` (and `NAME: int = <number>`, and the unpacking
+    `A, B = <number>, <number>`) assignments, by name: the value nodes, in source order."""
     found: dict[str, list[ast.expr]] = {}
     for stmt in ast.parse(source).body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -34,9 +34,22 @@ def module_constants(source: str) -> dict[str, list[ast.expr]]:
             target, value = stmt.target, stmt.value
         else:
             continue
-        if isinstance(target, ast.Name) and _literal(value):
-            found.setdefault(target.id, []).append(value)
+        for name, node in _pairs(target, value):
+            if _literal(node):
+                found.setdefault(name, []).append(node)
     return found
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """(name, value node) of each name a plain or unpacking assignment binds; a name
+    unpacked from anything but a same-length tuple or list literal binds nothing known
+    (the element nodes are what a sweep rewrites)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        return [p for t, v in zip(target.elts, value.elts) for p in _pairs(t, v)]
+    return []
 
 
 def _offsets(source: str) -> list[int]:

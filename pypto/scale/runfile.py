@@ -29,10 +29,12 @@ from pathlib import Path
 
 from pypto.golden.record import RECORD_ENV
 from pypto.scale.corpus import CorpusFile
-from pypto.scale.watchdog import PARENT_ENV
+from pypto.scale.watchdog import PARENT_ENV, STARTED_ENV
 
 STATUSES = ("pass", "diagnosed", "fail", "timeout", "killed", "skip")
 _TAIL_LINES = 60
+STARTUP_GRACE = 60.0
+"""Seconds a child may take to start (before its file runs) on top of the timeout."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,9 @@ class FileOptions:
     """How every file of a run is run."""
 
     args: tuple = ()  # appended to each file's command line (its own options)
-    timeout: float | None = 600.0  # seconds of wall time before the file is killed
+    # seconds of wall time the file may run before it is killed, counted from the moment
+    # it starts (after the child's own start-up: STARTED_ENV)
+    timeout: float | None = 600.0
     memory_limit: int | None = None  # bytes of resident memory before it is killed
     threads: int = 2  # PYPTO_GOLDEN_NUM_THREADS (torch's threads in the golden)
     checks: str | None = None  # PYPTO_SIM_CHECKS, e.g. "oob" or "none"
@@ -67,16 +71,22 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None
-          ) -> tuple[int, int, str]:
-    """Wait for the child: (exit code, peak RSS bytes, why we killed it or "")."""
+def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None,
+          started: Path | None = None) -> tuple[int, int, str]:
+    """Wait for the child: (exit code, peak RSS bytes, why we killed it or ""). The
+    timeout counts from when `started` appears (the child's file began to run); a child
+    that never gets there is given STARTUP_GRACE more seconds. Without `started`, from
+    now."""
     t0 = time.monotonic()
+    deadline = None if timeout is None else t0 + timeout + (STARTUP_GRACE if started else 0)
     pause, why = 0.01, ""
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        if timeout is not None and time.monotonic() - t0 > timeout:
+        if started is not None and timeout is not None and started.exists():
+            deadline, started = time.monotonic() + timeout, None
+        if deadline is not None and time.monotonic() > deadline:
             why = "timeout"
         elif limit is not None and (_rss(proc.pid) or 0) > limit:
             why = "memory"
@@ -156,6 +166,8 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYPTO_GOLDEN_NUM_THREADS=str(opts.threads))
         env[RECORD_ENV] = str(record)
         env[PARENT_ENV] = str(os.getpid())
+        started = Path(scratch) / "started"
+        env[STARTED_ENV] = str(started)
         if opts.checks is not None:
             env["PYPTO_SIM_CHECKS"] = opts.checks
         if opts.uninit is not None:
@@ -169,7 +181,7 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
                                     stdout=None if opts.stream else out,
                                     stderr=None if opts.stream else subprocess.STDOUT)
             try:
-                code, peak, why = _wait(proc, opts.timeout, opts.memory_limit)
+                code, peak, why = _wait(proc, opts.timeout, opts.memory_limit, started)
             except BaseException:
                 _kill_group(proc)  # Ctrl-C, or the task cancelled: leave nothing behind
                 proc.wait()

@@ -12,6 +12,19 @@ import threading
 import time
 
 PARENT_ENV = "PYPTO_SIM_PARENT"
+STARTED_ENV = "PYPTO_SIM_STARTED"
+"""A path the child creates once its own start-up (interpreter, `import pypto.cli`) is
+over, right before the file runs: a file's timeout counts from then, so a loaded machine
+that takes seconds to import does not spend the file's budget."""
+
+
+def mark_started() -> None:
+    """Create the STARTED_ENV path, if set (once; removed from the environment so the
+    file's own subprocesses do not inherit it)."""
+    path = os.environ.pop(STARTED_ENV, "")
+    if path:
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(str(os.getpid()))
 
 
 def watch_parent_from_env(every: float = 0.5) -> None:

@@ -63,24 +63,47 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
     if window is not None:
         where += f" rows {window[0]}:{window[1]}, cols {window[2]}:{window[3]}"
     pooled = f" · each cell the worst of a {p.fy}×{p.fx} block" if p.pooled else ""
+    # two lines: a narrow (tall) map would clip one long title
     title = (f"{esc(where)}: {p.bad_total}/{p.total} outside rtol={out.rtol:g} "
-             f"atol={out.atol:g} · {METRICS[metric]}{pooled}")
+             f"atol={out.atol:g}<br>{METRICS[metric]}{pooled}")
     h, w = p.size
-    plot_h = int(min(460, max(160, 640 * h / max(w, 1))))
+    plot_h = int(min(360, max(160, 520 * h / max(w, 1))))
+    # both ranges explicit, the y one reversed: with the axes locked 1:1 an autoranged
+    # y axis pads the map with empty rows below it (and the last rows hover as nothing)
     fig = {"data": traces, "layout": layout(
-        title, height=plot_h + 130, margin={"l": 56, "r": 20, "t": 40, "b": 90},
+        title, height=plot_h + 150, margin={"l": 56, "r": 20, "t": 60, "b": 90},
         xaxis={"title": {"text": "column"}, "constrain": "domain", "showgrid": False,
                "zeroline": False, "range": [p.origin[1] - 0.5, p.origin[1] + w - 0.5]},
-        yaxis={"title": {"text": "row"}, "autorange": "reversed", "showgrid": False,
-               "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
+        yaxis={"title": {"text": "row"}, "showgrid": False, "zeroline": False,
+               "range": [p.origin[0] + h - 0.5, p.origin[0] - 0.5],
+               "scaleanchor": "x", "constrain": "domain"},
         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
                 "x": 0, "traceorder": "normal"})}
     shapes, notes = [], []
     _outline_unwritten(out, lead, shapes, notes)
     _outline_sanitizers(out, lead, shapes, notes)
     fig["layout"]["shapes"] = shapes
-    fig["layout"]["annotations"] = notes
+    fig["layout"]["annotations"] = _stack_notes(notes, fig["layout"])
     return fig
+
+
+_NOTE_LINE_PX = 15
+
+
+def _stack_notes(notes: list[dict], layout: dict) -> list[dict]:
+    """The labels of the outlines, one under another below the map's x axis (in the
+    outline's colour): on the map a label covered the rows it explains and, on a
+    narrow map, the axis too. The figure grows by their lines."""
+    out, lines = [], 0
+    for n in notes:
+        out.append({**n, "xref": "paper", "yref": "paper", "x": 0, "y": 0,
+                    "xanchor": "left", "yanchor": "top", "align": "left",
+                    "yshift": -58 - _NOTE_LINE_PX * lines})
+        lines += n["text"].count("<br>") + 1
+    if lines:
+        layout["margin"]["b"] += _NOTE_LINE_PX * lines + 16
+        layout["height"] += _NOTE_LINE_PX * lines + 16
+    return out
 
 
 def _axis(p: Pooled) -> dict:
@@ -222,9 +245,8 @@ def _rect(box: tuple, color: str, dash: str, name: str) -> dict:
             "line": {"color": color, "width": 3, "dash": dash}, "name": name}
 
 
-def _note(x: float, y: float, text: str, color: str, anchor: str, name: str) -> dict:
-    return {"x": x, "y": y, "text": text, "showarrow": False, "yanchor": anchor,
-            "font": {"color": color, "size": 11}, "bgcolor": "rgba(255,255,255,0.85)",
+def _note(text: str, color: str, name: str) -> dict:
+    return {"text": text, "showarrow": False, "font": {"color": color, "size": 11},
             "name": name}
 
 
@@ -232,14 +254,12 @@ def _outline_unwritten(out: LabOutput, lead: tuple, shapes: list, notes: list) -
     box = _plane_box(out.unwritten_bounds or [], lead)
     if box is None:
         return
-    (r0, _), (c0, c1) = box
     shapes.append(_rect(box, UNWRITTEN_OUTLINE, "dash", "unwritten region"))
     span = "[" + ", ".join(f"{lo}:{hi}" for lo, hi in out.unwritten_bounds) + "]"
-    text = f"unwritten pl.Out {span}"
+    text = f"▭ unwritten pl.Out {span}"
     if out.unwritten_fix:
-        text += "<br>" + _wrap(esc(out.unwritten_fix), 64)
-    notes.append(_note((c0 + c1) / 2 - 0.5, r0 - 0.5, text, UNWRITTEN_OUTLINE, "bottom",
-                       "unwritten label"))
+        text += ": " + esc(out.unwritten_fix)
+    notes.append(_note(_wrap(text, 96), UNWRITTEN_OUTLINE, "unwritten label"))
 
 
 def _outline_sanitizers(out: LabOutput, lead: tuple, shapes: list, notes: list) -> None:
@@ -255,10 +275,8 @@ def _outline_sanitizers(out: LabOutput, lead: tuple, shapes: list, notes: list) 
         box = _plane_box([tuple(b) for b in ranges], lead)
         if box is None:
             continue
-        (_, r1), (c0, c1) = box
         shapes.append(_rect(box, color, dash, name))
-        notes.append(_note((c0 + c1) / 2 - 0.5, r1 - 0.5, esc(text), color, "top",
-                           f"{name} label"))
+        notes.append(_note(_wrap("▭ " + esc(text), 96), color, f"{name} label"))
 
 
 def _wrap(text: str, width: int) -> str:

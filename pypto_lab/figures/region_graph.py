@@ -26,7 +26,7 @@ def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
         traces.append(_node_trace(graph, pos, cls))
     traces += _sanitizer_markers(graph, pos)
     layers = max((x for x, _ in pos.values()), default=0) + 1
-    height = max(260, 90 * max((sum(1 for p in pos.values() if p[0] == x)
+    height = max(180, 90 * max((sum(1 for p in pos.values() if p[0] == x)
                                for x in {p[0] for p in pos.values()}), default=1))
     fig = go.Figure(traces, base_layout(
         title, height=min(height, 900), width=max(520, 190 * layers), showlegend=True,

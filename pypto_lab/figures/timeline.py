@@ -32,11 +32,15 @@ def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
     height = max(240, 110 + 20 * len(schedule.lanes))
     note = ""
     if schedule.pipelined:
-        note = " · pl.pipeline overlap: " + ", ".join(schedule.pipelined)
+        # the regions by the names the legend uses, on a line of their own (a long list
+        # of outlined function names ran off the figure)
+        names = sorted({b.task.name for b in schedule.bars
+                        if b.task.region in schedule.pipelined})
+        note = "<br>pl.pipeline overlap: " + ", ".join(map(esc, names))
     return go.Figure(traces, base_layout(
         f"{title} · estimated makespan {schedule.makespan_us:.2f} µs{note}", barmode="overlay",
         height=min(height, 1100), bargap=0.25,
-        margin={"l": 10, "r": 20, "t": 40, "b": 70},
+        margin={"l": 10, "r": 20, "t": 60 if note else 40, "b": 70},
         xaxis={"title": {"text": "µs (estimate)"}, "showgrid": True, "gridcolor": "#eeeeee",
                "zeroline": False, "automargin": True},
         yaxis={"categoryorder": "array", "categoryarray": list(schedule.lanes)[::-1],
@@ -76,7 +80,8 @@ def _hover(b: Bar, clock_ghz: float) -> str:
     t = b.task
     parts = "<br>".join(f"&nbsp;&nbsp;{p}: {c:,.0f} cycles" + (" ◀" if p == b.pipe else "")
                         for p, c in sorted(t.cost.items(), key=lambda kv: -kv[1]))
-    return (f"<b>{esc(t.name)}</b> task {t.task} block {t.block}/{t.blocks}<br>"
+    part = f"{esc(b.note)}<br>" if b.note else ""
+    return (f"<b>{esc(t.name)}</b> task {t.task} block {t.block}/{t.blocks}<br>{part}"
             f"{b.lane}: {b.start_us:.3f} → {b.end_us:.3f} µs<br>"
             f"estimated cycles per pipe:<br>{parts}<br>"
             f"@ {esc(t.source)}<br>clock {clock_ghz} GHz")

@@ -25,8 +25,9 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # the ground: IR nodes, types, dtypes, spans, the printer; the error model; the
     # platform table (the hardware numbers the passes and the simulator read)
     "ir": (("pypto.ir", "pypto.errors", "pypto.diagnostics", "pypto.platform"), ()),
-    # configuration names of the real toolchain (SoC family, memory planner)
-    "config": (("pypto.backend", "pypto.pypto_core"), ()),
+    # configuration names of the real toolchain (SoC family and its model, memory
+    # planner); the SoC model is built from the platform table
+    "config": (("pypto.backend", "pypto.pypto_core"), ("ir",)),
     # one registry entry per op: signature, type rule, unit, numpy implementation
     "ops": (("pypto.ops",), ("ir",)),
     # the pl vocabulary the parser reads: constructs, annotations, enums, op stubs,

@@ -62,8 +62,16 @@ def test_tutorial_draws_every_figure(lab, mode, name):
     cells = lab.run_notebook(f"{mode}/{name}")
     problems = check_cells(cells)
     lab.shoot_views(cells, OUT_DIR / mode, Path(name).stem[:2])
+    if name.startswith("01"):
+        # the opening cell: region graph, run and heatmap on one 1000 px screen
+        problems += lab.first_screen(next(c.index for c in cells if c.heads))
+        # %%pypto --sweep: the sweep's bars, drawn, naming the best tiling
+        if not any("best feasible tiling: TILE=" in p.title and p.traces
+                   for c in cells for p in c.plots):
+            problems.append("the --sweep cell drew no sweep figure")
     if name.startswith("02"):
         problems += lab.heatmap_controls_redraw()
+        problems += lab.heatmap_zoom_and_click(OUT_DIR / mode)
     lab.shutdown_kernel()
     _timings[(mode, name)] = time.perf_counter() - t0
     assert not problems, "\n".join(problems)

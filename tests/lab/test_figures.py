@@ -11,6 +11,7 @@ import pypto_lab
 from pypto_lab.args import MagicArgs
 from pypto_lab.figures.heatmap import heatmap_figure
 from pypto_lab.figures.typed import decode
+from pypto_lab.heatmap_explorer import HeatmapExplorer
 from pypto_lab.session import run_cell
 
 
@@ -155,7 +156,7 @@ class TestHeatmap:
 
     def test_controls_redraw_the_figure(self, partial_run):
         drawn = []
-        controls = pypto_lab.heatmap(partial_run).controls(drawn.append)
+        controls = HeatmapExplorer(pypto_lab.heatmap(partial_run), drawn.append).controls
         pick, metric = controls.children[0].children
         assert pick.options == ("y",)
         assert metric.options == ("abs", "rel", "ulp", "task", "block")
@@ -172,7 +173,7 @@ class TestHeatmap:
                                                    "pl.parallel(0, 496, 16)")
         run = run_cell(big, MagicArgs(specs="specs", golden="golden"), {}).run
         drawn = []
-        controls = pypto_lab.heatmap(run).controls(drawn.append)
+        controls = HeatmapExplorer(pypto_lab.heatmap(run), drawn.append).controls
         full, nxt, row, col = controls.children[2].children
         assert controls.children[2].layout.display == ""  # 512x512 pools: offer windows
         nxt.click()

@@ -36,9 +36,17 @@ class TestDefineAndCompile:
     def test_views_via_show_flag(self, ip):
         r = ip.run_cell_magic("pypto", "-s ir -s passes --show graph", MIXED)
         titles = [v.title for v in r.views]
-        assert titles == ["summary mlp", "IR", "pipeline mlp", "graphs mlp"]
-        graphs = r.views[-1].children
-        assert [v.title for v in graphs] == ["region graph mlp", "data path mm_act"]
+        assert titles == ["summary mlp", "IR", "pipeline mlp", "region graph mlp",
+                          "data path mm_act"]
+
+    def test_run_and_heatmap_come_right_after_the_region_graph(self, ip):
+        from lab_cells import PARTIAL
+
+        r = ip.run_cell_magic("pypto", "--run specs golden --show graph,heatmap", PARTIAL)
+        titles = [v.title for v in r.views]
+        # the first screen of the cell: region graph, run, heatmap; what ran after them
+        assert titles == ["summary partial", "region graph partial", "run partial",
+                          "heatmap partial.y", "task grid partial"]
 
 
 class TestErrors:

@@ -5,6 +5,7 @@ width) and offers the Perfetto export from the view."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import pytest
@@ -81,3 +82,83 @@ def test_nothing_clipped_and_the_export_is_in_the_view(mixed_view):
     flows = [e for e in trace["traceEvents"] if e["ph"] in ("s", "f")]
     assert flows and trace["otherData"]["estimated"]
     assert "ui.perfetto.dev" in html and "download='mlp.perfetto.json'" in html
+
+
+PIPED = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+@pl.jit
+def piped(x: pl.Tensor[[128, 128], pl.FP32], y: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+        for r in pl.pipeline(0, 128, 16, stage=2):
+            y[r : r + 16, :] = pl.exp(x[r : r + 16, :])
+    return y
+
+specs = [TensorSpec("x", [128, 128], np.float32, init_value=0.5),
+         TensorSpec("y", [128, 128], np.float32, is_output=True)]
+'''
+
+
+@pytest.fixture(scope="module")
+def piped_view():
+    run = run_cell(PIPED, MagicArgs(specs="specs"), {}).run
+    assert run is not None and not run.error, run.report
+    return pypto_lab.timeline(run)
+
+
+def test_a_pipeline_inside_a_region_overlaps_its_iterations(piped_view):
+    s = piped_view.schedule
+    assert "piped_rows" in s.pipelined
+    task = s.bars[0].task
+    assert {b.task.task for b in s.bars} == {task.task}
+    us = 1 / (s.clock_ghz * 1e3)
+    serial = sum(task.cost.get(p, 0) for p in ("mte2", "vector", "mte3")) * us
+    busiest = max(task.cost.get(p, 0) for p in ("mte2", "vector", "mte3")) * us
+    # stores of one iteration run while later ones load: well under the serial time
+    assert busiest - 1e-9 <= s.makespan_us < 0.75 * serial
+    vec = sorted((b for b in s.bars if b.pipe == "vector"), key=lambda b: b.start_us)
+    assert len(vec) == 8 and [b.note.split(" of ")[0] for b in vec] == \
+        [f"iteration {i}" for i in range(8)]
+    # the loop as the editor numbers it (the %%pypto line is line 1)
+    assert vec[0].note.endswith("of pl.pipeline r ×8 stage=2 (line 10)")
+    loads = [b for b in s.bars if b.pipe == "mte2"]
+    stores = [b for b in s.bars if b.pipe == "mte3"]
+    assert any(st.start_us < ld.end_us and ld.start_us < st.end_us
+               for st in stores for ld in loads)  # a load and a store at the same time
+    # each iteration computes after its own load; the loads run back to back (the loop
+    # is load-bound), each a bar of its own
+    loads.sort(key=lambda b: b.start_us)
+    assert [b.note.split(" of ")[0] for b in loads] == [f"iteration {i}" for i in range(8)]
+    for ld, v in zip(loads, vec):
+        assert v.start_us >= ld.end_us - 1e-9
+    assert all(abs(a.end_us - b.start_us) < 1e-9 for a, b in itertools.pairwise(loads))
+    title = piped_view.to_dict()["layout"]["title"]["text"]
+    assert title.endswith("<br>pl.pipeline overlap: rows")  # the legend's name, own line
+    hover = next(t for t in piped_view.to_dict()["data"] if t["name"] == "rows")["hovertext"]
+    assert any("iteration 3 of pl.pipeline r" in h for h in hover)
+
+
+def test_two_buffers_hold_back_a_load_until_its_buffer_is_free():
+    from pypto_lab.pipelining import InnerPipeline
+    from pypto_lab.runs import LabTask
+    from pypto_lab.schedule import estimate
+
+    # compute-bound: 4 iterations of 10-cycle loads and 100-cycle compute, 2 buffers
+    t = LabTask(0, 0, 1, "k_r", "r", ("vector",), {"mte2": 40.0, "vector": 400.0}, (), {}, "")
+    p = InnerPipeline("i", 4, 2, 3, {"mte": 1.0, "vector": 1.0})
+    s = estimate([t], clock_ghz=1.0, inner={"k_r": p})
+    loads = sorted((b for b in s.bars if b.pipe == "mte2"), key=lambda b: b.start_us)
+    vec = [b for b in s.bars if b.pipe == "vector"]
+    # loads 0 and 1 back to back (two buffers, one bar); load 2 waits until compute 0
+    # has freed its buffer (at 110 ns), load 3 until compute 1 has (at 210 ns)
+    assert [(round(b.start_us * 1e3), round(b.end_us * 1e3)) for b in loads] == \
+        [(0, 10), (10, 20), (110, 120), (210, 220)]
+    assert loads[2].note == "iteration 2 of pl.pipeline i ×4 stage=2 (line 3)"
+    # the compute never waits after the first load: 10 to 410 ns without a gap
+    assert [round(b.start_us * 1e3) for b in sorted(vec, key=lambda b: b.start_us)] == \
+        [10, 110, 210, 310] and round(s.makespan_us * 1e3) == 410
+    # one buffer: no overlap at all, every load waits for the compute before it
+    one = estimate([t], clock_ghz=1.0, inner={"k_r": InnerPipeline("i", 4, 1, 3, p.share)})
+    assert round(one.makespan_us * 1e3) == 440

@@ -324,3 +324,35 @@ def test_check_region_rules_warns_at_the_offending_source():
     assert "entry tensor 'x' is written by the kernel" in written.message
     assert "pl.InOut" in written.hint
     assert (written.span.line, written.span.col) == (line + 1, 22)  # the parameter x
+
+
+# --- halve_split_lanes ---------------------------------------------------------------
+
+
+@pl.jit
+def full_width_lanes(a: pl.Tensor[[64, 128], F32], out: pl.Out[pl.Tensor[[64, 128], F32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            t = pl.load(a, [0, 0], [64, 128])
+            out = pl.store(pl.exp(t), [0, 0], out)
+    return out
+
+
+def test_halve_split_lanes_gives_each_lane_half_the_rows_at_its_offset():
+    step = steps(full_width_lanes)["halve_split_lanes"]
+
+    def region_calls(program, op):
+        return [n for n in walk(program.function("full_width_lanes_r").body)
+                if isinstance(n, Call) and n.op == op]
+
+    (before,) = region_calls(step.before, "load")
+    (after,) = region_calls(step.after, "load")
+    assert tuple(before.type.shape) == (64, 128) and tuple(after.type.shape) == (32, 128)
+    # the lane's rows: offset 0 + lane * 32, on the load and on the store
+    for op in ("load", "store"):
+        (call,) = region_calls(step.after, op)
+        row = call.args[1].items[0]
+        assert row.op == "scalar.add" and row.args[1].op == "scalar.mul"
+        assert row.args[1].args[0].name == "lane" and row.args[1].args[1].value == 32
+    (exp,) = region_calls(step.after, "exp")
+    assert tuple(exp.type.shape) == (32, 128)

@@ -111,13 +111,47 @@ def test_a_file_that_runs_its_kernel_is_not_flagged(tmp_path):
 
 
 def test_timeout_ends_a_runaway_file(tmp_path):
+    # the 2 s count from the file's start (the child's own `import pypto.cli` can take
+    # most of 2 s on a loaded machine): the file always gets to print, then is killed
     p = tmp_path / "forever.py"
     p.write_text("print('started', flush=True)\nwhile True:\n    pass\n")
     t0 = time.monotonic()
-    proc = pypto_sim(p, "--timeout", "2", cwd=tmp_path, timeout=60)
-    assert time.monotonic() - t0 < 30
+    proc = pypto_sim(p, "--timeout", "2", cwd=tmp_path, timeout=120)
+    assert 2 <= time.monotonic() - t0 < 90
     assert proc.returncode == 124 and "started" in proc.stdout
     assert proc.stderr == f"pypto-sim: {p}: no result after 2 s: killed (--timeout)\n"
+
+
+def test_the_timeout_counts_from_the_files_start(tmp_path):
+    """A child whose start-up takes 1.5 s, then loops: a 1 s timeout kills it 1 s after
+    it said it started, not 1 s after it was spawned."""
+    from pypto.scale.runfile import _wait
+
+    started = tmp_path / "started"
+    slow_start = ("import os, sys, time\ntime.sleep(1.5)\n"
+                  "open(sys.argv[1], 'w').close()\nwhile True:\n    pass\n")
+    proc = subprocess.Popen([sys.executable, "-c", slow_start, str(started)],
+                            start_new_session=True)
+    t0 = time.monotonic()
+    code, _, why = _wait(proc, 1.0, None, started)
+    assert why == "timeout" and code < 0 and started.exists()
+    assert time.monotonic() - t0 >= 2.5
+    # without the marker the clock starts at once (what a plain child gets)
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                            start_new_session=True)
+    t0 = time.monotonic()
+    assert _wait(proc, 0.5, None)[2] == "timeout" and time.monotonic() - t0 < 2.5
+
+
+def test_a_child_that_never_starts_is_still_ended(tmp_path, monkeypatch):
+    from pypto.scale import runfile
+
+    monkeypatch.setattr(runfile, "STARTUP_GRACE", 1.0)
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                            start_new_session=True)
+    t0 = time.monotonic()
+    assert runfile._wait(proc, 0.5, None, tmp_path / "never")[2] == "timeout"
+    assert 1.5 <= time.monotonic() - t0 < 10
 
 
 def test_corpus_timeout_and_memory_limit_and_crash(tmp_path):

@@ -32,6 +32,16 @@ def test_constants_are_rewritten_in_place():
         with_constants(SOURCE, {"B": True})
 
 
+def test_unpacked_constants_are_rewritten_too():
+    # the way a notebook cell often writes them; a sweep of TILE must change TILE
+    out, missing = with_constants("ROWS, COLS, TILE = 1024, 128, 32\n(P, (Q, R)) = 1, (2, f())\n",
+                                  {"TILE": 8, "Q": 5})
+    assert out.splitlines() == ["ROWS, COLS, TILE = 1024, 128, 8", "(P, (Q, R)) = 1, (5, f())"]
+    assert missing == {}
+    # unpacking from anything but a literal of the same length binds no known constant
+    assert with_constants("A, B = pair\n", {"A": 1})[1] == {"A": 1}
+
+
 def test_tolerances_come_from_the_files_own_harness_call():
     assert harness_tolerances(kernel_source()) == {"rtol": 1e-5, "atol": 1e-5}
     assert harness_tolerances("run_jit(f, s, g, rtol=1e-3, atol=2e-3)") == {

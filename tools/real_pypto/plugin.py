@@ -10,7 +10,7 @@ import os
 import parser_verdicts
 import pytest
 from harness.core.harness import ALL_PLATFORM_IDS
-from harness.core.test_runner import TestRunner
+from harness.core.test_runner import TestRunner, on_sim
 
 from pypto.runtime.runner import RunConfig
 
@@ -66,7 +66,7 @@ def pytest_collection_modifyitems(config, items):
 def test_config(request) -> RunConfig:
     ids = [t.strip() for t in str(request.config.getoption("--platform")).split(",")
            if t.strip() in ALL_PLATFORM_IDS]
-    return RunConfig(platform=ids[0] if ids else "a2a3sim")
+    return RunConfig(platform=on_sim(ids[0]) if ids else "a2a3sim")
 
 
 @pytest.fixture(scope="session")

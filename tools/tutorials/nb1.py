@@ -7,11 +7,9 @@ NB1 = [
     md("""
     # 1 · A first kernel
 
-    The second cell below is the whole loop of this workbench: it defines a kernel, runs it
-    on the simulator against a numpy reference, and draws what happened: the **region
-    graph** (what the compiler cut out), the **run** (checked against the golden), and a
-    **heatmap** of the output (here, which task wrote each element). The rest of the
-    notebook takes that cell apart. No NPU is needed.
+    The second cell is the whole loop of this workbench: a kernel, run on the simulator
+    against numpy, drawn as its **region graph**, its **run** and a **heatmap** of its
+    output. The rest of the notebook takes it apart. No NPU needed.
     """),
     SETUP,
     code("""
@@ -44,12 +42,13 @@ NB1 = [
       loops around it.
     * **The region graph**: the orchestration, the `pl.parallel` loop (×4 iterations) and
       the region it launches. Hover a node for the region's source lines.
-    * **The task graph**: one node per task that ran (4: one per loop iteration).
     * **The run**: `PASS`, every element of `y` within tolerance of the golden.
     * **The heatmap**: the run passed, so it opens on *who wrote what*: each colour is one
       task, i.e. one 32-row tile. Hover an element for its value, the task, block and loop
       index that wrote it, and the source line. On a failing run it shows the error
       instead (notebook 2); the buttons switch between the views.
+    * **The tasks**: what ran, laid over the output's tiles: one block per task (4: one
+      per loop iteration), coloured by its estimated cost.
 
     *Reading this on GitHub?* The stored outputs show text and tables; the figures and
     controls appear when you run the notebook in JupyterLab (or on Binder).
@@ -132,7 +131,38 @@ NB1 = [
     md("""
     The timeline is an *estimate* from the simulator's cost model: one lane per core and
     pipe (MTE2 loads, vector compute, MTE3 stores), one bar per task.
+    """),
+    md("""
+    ## Which tile size? Sweep it
 
+    `--sweep NAME=V1,V2,...` compiles and runs the cell's kernel once per value of one of
+    the cell's constants, checks each point against the on-chip budget and the golden,
+    and estimates its time from the trace. The figure names the best feasible tiling;
+    points that do not compile, do not fit the Unified Buffer or fail the golden are
+    marked with why. (Here on 1024 rows: a 512-row tile of 128 floats is 256 KiB, more
+    than the 184 KiB UB.) Each point runs the cell's source again with the constant
+    replaced, so the cell imports what it uses itself.
+    """),
+    code("""
+    %%pypto --run specs golden --sweep TILE=8,16,32,64,128,512
+    from pypto.golden import TensorSpec
+
+    ROWS, COLS, TILE = 1024, 128, 32
+
+    @pl.jit
+    def scaled_exp(x: pl.Tensor[[ROWS, COLS], pl.FP32],
+                   y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+        for r in pl.parallel(0, ROWS, TILE):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+                tile = x[r : r + TILE, :]
+                y[r : r + TILE, :] = pl.exp(pl.mul(tile, 0.5))
+        return y
+
+    specs = [TensorSpec("x", [ROWS, COLS], np.float32,
+                        init_value=lambda: np.random.default_rng(0).standard_normal((ROWS, COLS))),
+             TensorSpec("y", [ROWS, COLS], np.float32, is_output=True)]
+    """),
+    md("""
     **Next:** [2 · Outputs and the unwritten `pl.Out` region](02_outputs_and_unwritten_regions.ipynb).
     """),
 ]

@@ -160,6 +160,36 @@ NB2 = [
     print(run_jit(head_rows_inout, specs_inout, golden_zero_tail, verbose=False).report())
     """, check=True),
     md("""
+    ## A large output: pooled, and full resolution where you zoom
+
+    An output more than 160 elements a side is not drawn element by element: the heatmap
+    pools it, each cell the **worst** element of a block (the title says how large), so a
+    single wrong element still shows. The tail this loop skips is the magenta band at the bottom.
+    **Drag a box** over any part of the map, or **click a cell**, and the kernel redraws
+    that window from the full-resolution values (hover names each element and its
+    writer); **double-click** to see the whole output again. The "next mismatch" button
+    walks the windows that hold mismatches. (Zooming asks the running kernel for the
+    values: in a notebook reopened without one, the map stays pooled.)
+    """),
+    code("""
+    BIG_ROWS, BIG_COLS, BIG_T = 384, 192, 32
+
+    big_specs = [TensorSpec("x", [BIG_ROWS, BIG_COLS], np.float32,
+                            init_value=lambda: np.random.default_rng(0).standard_normal(
+                                (BIG_ROWS, BIG_COLS))),
+                 TensorSpec("y", [BIG_ROWS, BIG_COLS], np.float32, is_output=True)]
+    """),
+    code("""
+    %%pypto --run big_specs golden --show heatmap
+    @pl.jit
+    def big_rows(x: pl.Tensor[[BIG_ROWS, BIG_COLS], pl.FP32],
+                 y: pl.Out[pl.Tensor[[BIG_ROWS, BIG_COLS], pl.FP32]]):
+        for r in pl.parallel(0, BIG_ROWS - BIG_T, BIG_T):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+                y[r : r + BIG_T, :] = pl.exp(x[r : r + BIG_T, :])
+        return y
+    """),
+    md("""
     ## The other mistake: an output declared as a plain `pl.Tensor`
 
     A plain `pl.Tensor` parameter is an input. The kernel may write it on the device, but

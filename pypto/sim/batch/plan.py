@@ -62,7 +62,7 @@ BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
-                    Role.COMM))
+                    Role.LANE_GATHER, Role.COMM))
 
 
 class NotBatchable(Exception):

@@ -43,6 +43,7 @@ from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
+from pypto.sim.engine.group import compile_group
 from pypto.sim.engine.intrinsics import intrinsic
 from pypto.sim.engine.statements import StmtCompiler
 from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt, flatten_deps, scalar_caster
@@ -70,8 +71,12 @@ class FnCompiler(StmtCompiler):
     def compile(self) -> CompiledFunction:
         params = [(p.var.name, p.var.type, p.direction.value) for p in self.func.params]
         extern = self.func.attr("extern")
-        body = self.body(self.func.body) if extern is None else \
-            _not_simulatable(self.func, extern, None)
+        if extern is not None:
+            body = _not_simulatable(self.func, extern, None)
+        elif self.func.attr("group"):
+            body = compile_group(self, self.host, self.func, self.body)
+        else:
+            body = self.body(self.func.body)
         cf = CompiledFunction(self.func.name, self.func, params, body, self.in_region)
         for n in walk(self.func.body):
             if isinstance(n, Call) and get(n.op).role is Role.BARRIER:

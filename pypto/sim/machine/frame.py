@@ -6,7 +6,9 @@ caller's frame is left as it was. Compiled code finds its frame in its environme
 (`env[FRAME]`, `pypto.sim.engine.values`). A frame is also the execution context that
 op impls with `wants_ctx=True` receive as `ctx=`: `in_region`, `block_idx`,
 `block_num`, `subblock_idx`, `split_mode`, `platform`, `task_id`, `span`,
-`new_task_id()`, `barrier()`, `sync` (the core's flags and cross-core events).
+`new_task_id()`, `barrier()`, `sync` (the core's flags and cross-core events),
+`lane_slots` (what the lanes of a pl.split_aiv region share), `group` (the core group
+the core is a member of: its pipes).
 """
 from __future__ import annotations
 
@@ -36,8 +38,10 @@ class TaskFrame:
         "block",
         "block_num",
         "costs",
+        "group",
         "in_region",
         "interleaver",
+        "lane_slots",
         "rec",
         "region",
         "run",
@@ -64,6 +68,9 @@ class TaskFrame:
         self.subblock_idx = 0
         self.split_mode: str | None = None  # inside a pl.split_aiv region: its mode's name
         self._sync: CoreSync | None = None  # made on first use (most kernels never sync)
+        self.group: Any = None  # the CoreGroup this core is a member of (Group functions)
+        # inside a pl.split_aiv region: what its lanes share (pl.aic_gather's buffers)
+        self.lane_slots: dict = {}
         self.task_id = task_id
         self.in_region = in_region
         self.interleaver: Interleaver | None = None  # blocks meeting at pl.system.syncall

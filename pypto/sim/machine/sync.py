@@ -13,14 +13,18 @@ from typing import Any
 
 
 class CoreSync:
-    """Flags and events of one core (one block of a region, or one core group)."""
+    """Flags and events of one core (one block of a region, or one member of a core
+    group: its flags are its own, its events shared with the group's other members, and
+    a wait there blocks until another member raises the event)."""
 
-    __slots__ = ("events", "flags")
+    __slots__ = ("events", "flags", "group")
 
-    def __init__(self) -> None:
+    def __init__(self, events: dict | None = None, group: Any = None) -> None:
         self.flags: dict[tuple, int] = {}  # (set_pipe, wait_pipe, event_id) -> pending sets
         # event id -> the pending signals: (lane or None outside a split region, ffts_mode)
-        self.events: dict[int, list[tuple[int | None, int | None]]] = {}
+        self.events: dict[int, list[tuple[int | None, int | None]]] = \
+            {} if events is None else events
+        self.group = group  # the CoreGroup whose members share `events`
 
     # -- intra-core flags --------------------------------------------------------------
 
@@ -42,11 +46,23 @@ class CoreSync:
     # -- cross-core events -------------------------------------------------------------
 
     def set_event(self, event_id: int, ffts_mode: Any, ctx: Any) -> None:
-        lane = ctx.subblock_idx if ctx.split_mode is not None else None
+        lanes = ctx.split_mode is not None or (self.group is not None and self.group.lanes == 2)
         mode = None if ffts_mode is None else int(ffts_mode)
-        self.events.setdefault(event_id, []).append((lane, mode))
+        self.events.setdefault(event_id, []).append((ctx.subblock_idx if lanes else None, mode))
+        if self.group is not None:
+            self.group.touch()
+
+    def _raised(self, event_id: int) -> bool:
+        pending = self.events.get(event_id)
+        if not pending:
+            return False
+        lanes = {lane for lane, mode in pending if mode == 2 and lane is not None}
+        return not lanes or lanes == {0, 1}
 
     def wait_event(self, event_id: int, ctx: Any) -> None:
+        if self.group is not None:
+            self.group.wait_until(lambda: self._raised(event_id),
+                                  f"cross-core event {event_id}", ctx)
         pending = self.events.pop(event_id, [])
         if not pending:
             raise ctx.fault(

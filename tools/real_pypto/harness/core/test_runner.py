@@ -8,6 +8,7 @@ NaN in the golden marks a don't-care element.
 """
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from typing import Any
@@ -61,6 +62,14 @@ def golden_specs(case: PTOTestCase) -> list:
     return specs
 
 
+def on_sim(platform: str) -> str:
+    """With REAL_PYPTO_HARDWARE_ON_SIM set (`real_pypto_tests.py --hardware-on-sim`), a case
+    written for the hardware (a2a3, a5) runs on its simulator (a2a3sim, a5sim)."""
+    if os.environ.get("REAL_PYPTO_HARDWARE_ON_SIM") and platform in ("a2a3", "a5"):
+        return platform + "sim"
+    return platform
+
+
 class TestRunner:
     """Runs test cases on the simulator (`run(case) -> RunResult`)."""
 
@@ -71,7 +80,7 @@ class TestRunner:
 
     def run(self, test_case: PTOTestCase) -> RunResult:
         name = test_case.get_name()
-        platform = test_case.get_platform() or self.config.platform
+        platform = on_sim(test_case.get_platform() or self.config.platform)
         t0 = time.time()
         try:
             program = test_case.get_program()
