@@ -136,6 +136,9 @@ tensor = _namespace("pl.tensor", _spaces.get("pl.tensor", {}))
 tile = _namespace("pl.tile", _spaces.get("pl.tile", {}))
 tile.MaskPattern = MaskPattern
 system = _namespace("pl.system", _spaces.get("pl.system", {}))
+system.AUTO = AUTO  # pl.system.reserve_buffer(..., base=pl.system.AUTO), as the real names
+# the real pl.tensor holds the call-argument markers too (the same constructs)
+tensor.no_dep, tensor.dump_tag = no_dep, dump_tag
 array = _namespace("pl.array", _spaces.get("pl.array", {}))
 prefetch = _namespace("pl.prefetch", _spaces.get("pl.prefetch", {}))
 globals().update(_spaces.get("pl", {}))

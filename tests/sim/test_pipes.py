@@ -280,7 +280,8 @@ class NarrowPop:
 
     @pl.function(type=pl.FunctionType.AIV)
     def vec(self, a: T, out: pl.Out[T], rows: pl.Scalar[pl.INDEX]) -> T:
-        ring = pl.reserve_buffer(name="ring", size=4 * SLOT)  # no slot_num: any ring size
+        # no slot_num: any ring size; pl.system.AUTO: the compiler picks the base
+        ring = pl.system.reserve_buffer(name="ring", size=4 * SLOT, base=pl.system.AUTO)
         pl.aiv_initialize_pipe(ring, dir_mask=1, slot_size=SLOT)
         # the annotation's run-time valid shape narrows the popped tile
         t: pl.Tile[[D, D], F32, pl.Mem.Vec, pl.TileView(valid_shape=[rows, D])] = \
@@ -302,6 +303,7 @@ class NarrowPop:
 
 
 def test_a_popped_tile_takes_the_valid_shape_its_annotation_declares():
+    assert pl.system.AUTO == pl.AUTO == -1
     a, _ = _ab(5)
     out = np.full((D, D), -7.0, np.float32)
     NarrowPop(a, out, 5)
