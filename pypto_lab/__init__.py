@@ -24,6 +24,10 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(PyptoMagics(ipython))
     if help_transformer not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(help_transformer)
+    if getattr(ipython, "kernel", None) is not None:
+        from pypto_lab.progress import show_bars
+
+        show_bars(True)  # a long run's progress: a bar in a notebook, not a line
     # in a notebook cell (not a terminal, nor a kernel's start-up extensions, whose output
     # no cell would receive): an output for plotly.js to go to once
     if getattr(ipython, "kernel", None) is not None and getattr(ipython, "parent_header", None):
@@ -33,13 +37,16 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """`%unload_ext pypto_lab`: drop the magic."""
+    """`%unload_ext pypto_lab`: drop the magic and the progress bar."""
     from pypto_lab.magics import help_transformer
 
     ipython.magics_manager.magics["cell"].pop("pypto", None)
     ipython.magics_manager.magics["line"].pop("pypto", None)
     if help_transformer in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(help_transformer)
+    from pypto_lab.progress import show_bars
+
+    show_bars(False)
 
 
 def __getattr__(name: str) -> Any:

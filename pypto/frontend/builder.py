@@ -276,10 +276,7 @@ class ProgramBuilder:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
-        try:
-            bound = inspect.signature(fn).bind(*((None,) if self_object else ()), *args, **kwargs)
-        except TypeError as exc:
-            raise p.error(InvalidOperationError, f"{fn.__name__}(): {exc}", node) from None
+        bound = _bind(p, fn, self_object, args, kwargs, node)
         values = list(bound.arguments.values())[1 if self_object else 0:]
         if kind is FunctionKind.INCORE and p.group_body:
             return self._member(p, fn, values, node, self_object)
@@ -322,10 +319,7 @@ class ProgramBuilder:
             kind = program_kind(callee)
         else:
             fn, self_object, kind = callee.fn, None, callee.kind
-        try:
-            bound = inspect.signature(fn).bind(*((None,) if self_object else ()), *args, **kwargs)
-        except TypeError as exc:
-            raise p.error(InvalidOperationError, f"{fn.__name__}(): {exc}", node) from None
+        bound = _bind(p, fn, self_object, args, kwargs, node)
         values = list(bound.arguments.values())[1 if self_object else 0:]
         return dispatch_on_device(p, fn, kind, values, device, node, dnode, self_object)
 
@@ -525,6 +519,32 @@ def _check_reshape_back(func: Function, call_span: Span) -> None:
 def _is_array(v: Any) -> bool:
     return hasattr(v, "shape") and hasattr(v, "dtype") and not is_ir(v)
 
+
+def _bind(p: Any, fn: Any, self_object: Any, args: list, kwargs: dict,
+          node: ast.AST) -> inspect.BoundArguments:
+    """The arguments of a call of kernel function `fn`, bound to its parameters; a call
+    that does not fit its signature is a type error, as in the real parser."""
+    sig = inspect.signature(fn)
+    lead = (None,) if self_object else ()
+    try:
+        return sig.bind(*lead, *args, **kwargs)
+    except TypeError as exc:
+        params = list(sig.parameters.values())[len(lead):]
+        bad = next((k for k in kwargs if k not in sig.parameters), None)
+        if bad is not None:
+            msg = f"{fn.__name__}() does not accept keyword argument '{bad}'"
+            hint = ("task options (deps=, allow_early_resolve=, dumps=, core_num=) belong to "
+                    "pl.submit / pl.spmd_submit or a with-scope, not to a plain call"
+                    if bad in _TASK_OPTIONS else None)
+        else:
+            need = [q.name for q in params if q.default is inspect.Parameter.empty]
+            msg = (f"{fn.__name__}() expects {len(need)} argument(s) "
+                   f"({', '.join(need)}), got {len(args) + len(kwargs)}: {exc}")
+            hint = None
+        raise p.error(PyptoTypeError, msg, node, hint=hint) from None
+
+
+_TASK_OPTIONS = {"deps", "allow_early_resolve", "dumps", "core_num", "attrs", "sync_start"}
 
 def _signature(values: list) -> tuple:
     out: list[tuple] = []

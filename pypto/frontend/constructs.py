@@ -8,7 +8,7 @@ import inspect
 import sys
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, ScopeError
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, ScopeError, UserError
 from pypto.frontend.dispatch import assign_construct, call_construct
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
@@ -128,14 +128,19 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     attrs: list = []
     core_num: Any = 1
     kw_nodes = {}
-    allowed = {"deps", "allow_early_resolve"} | (
-        {"core_num"} if construct is dsl.spmd_submit else set())
+    allowed = {"deps", "allow_early_resolve", "dumps"} | (
+        {"core_num", "sync_start"} if construct is dsl.spmd_submit else set())
     for kw in call.keywords:
         if kw.arg not in allowed:
-            raise p.error(PyptoSyntaxError, f"{construct.name}() got an unexpected keyword "
+            hint = "it takes " + ", ".join(f"{k}=" for k in sorted(allowed))
+            cls: type[UserError] = PyptoSyntaxError
+            if kw.arg in ("core_num", "sync_start"):  # a launch option of the other form
+                hint = "a multi-block launch is pl.spmd_submit(kernel, ..., core_num=N)"
+                cls = PyptoTypeError
+            raise p.error(cls, f"{construct.name}() got an unexpected keyword "
                           f"argument {kw.arg!r}" if kw.arg else
                           f"{construct.name}() takes no **kwargs", kw.value if kw.arg is None
-                          else kw, hint="it takes " + ", ".join(f"{k}=" for k in sorted(allowed)))
+                          else kw, hint=hint)
         kw_nodes[kw.arg] = kw.value
     if construct is dsl.spmd_submit:
         if "core_num" not in kw_nodes:
@@ -150,11 +155,25 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
                           f"{core_num.type}", kw_nodes["core_num"])
     attrs.append(("core_num", p.to_ir(core_num, call)))
     attrs.append(("name_hint", getattr(kernel, "__name__", "")))
+    if "sync_start" in kw_nodes:
+        flag = kw_nodes["sync_start"]
+        if not (isinstance(flag, ast.Constant) and isinstance(flag.value, bool)):
+            raise p.error(PyptoSyntaxError, "pl.spmd_submit's sync_start must be a boolean "
+                          "literal (True or False)", flag)
+        attrs.append(("sync_start", flag.value))
     if "deps" in kw_nodes:
         attrs.append(("deps", deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
     if "allow_early_resolve" in kw_nodes:
-        attrs.append(("allow_early_resolve", bool(p.visit_expr(kw_nodes["allow_early_resolve"]))))
+        flag = p.visit_expr(kw_nodes["allow_early_resolve"])
+        if not isinstance(flag, bool):
+            raise p.error(PyptoSyntaxError, f"{construct.name}'s allow_early_resolve must be a "
+                          "boolean literal (True or False)", kw_nodes["allow_early_resolve"])
+        attrs.append(("allow_early_resolve", flag))
     args = [p.visit_expr(a) for a in call.args[1:]]
+    if "dumps" in kw_nodes:  # tensors the runtime dumps for debugging: no effect on values
+        _check_dumps(p, construct, args, kw_nodes["dumps"])
+    # `res = pl.spmd_submit(...)` binds the whole (outs..., tid) tuple to one name
+    whole = target.id if isinstance(target, ast.Name) else None
     targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
     if not all(isinstance(n, ast.Name) for n in targets):
         raise p.error(PyptoSyntaxError, "bind the results to plain names", target)
@@ -167,6 +186,11 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
         p.region_stack.pop()
     out_types = launched.type.items if isinstance(launched.type, TupleType) else \
         (() if launched.type is NONE else (launched.type,))
+    if whole is not None and len(out_types) != 0:
+        names = [ast.Name(f"{whole}__out{i}") for i in range(len(out_types))] + \
+            [ast.Name(f"{whole}__tid")]
+        for n in names:
+            ast.copy_location(n, target)
     if len(names) != len(out_types) + 1:
         raise p.error(PyptoSyntaxError, f"{construct.name} returns the kernel's "
                       f"{len(out_types)} output(s) and a TaskId; bind {len(out_types) + 1} "
@@ -177,3 +201,19 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     for v in (*outs, task):
         p.env[v.name] = v
+    if whole is not None and len(out_types) != 0:
+        p.env[whole] = (*outs, task)
+
+
+def _check_dumps(p: Any, construct: Any, args: list, node: ast.expr) -> None:
+    """`dumps=[a, ...]`: each entry one of the submit's positional tensor arguments."""
+    entries = node.elts if isinstance(node, (ast.List, ast.Tuple)) else None
+    if entries is None:
+        raise p.error(PyptoTypeError, f"{construct.name}'s dumps= must be a list of its "
+                      "arguments", node)
+    for e in entries:
+        v = p.visit_expr(e)
+        if not any(v is a for a in args):
+            raise p.error(PyptoTypeError, f"{construct.name}'s dumps= entry "
+                          f"'{ast.unparse(e)}' is not an argument of this submit", e,
+                          hint="list tensors passed to the kernel in this call")

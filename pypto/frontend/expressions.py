@@ -22,6 +22,7 @@ from pypto.frontend.dispatch import expression
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import BINOPS, CMPOPS, contains_ir, fold, is_ir
 from pypto.ir.types import ShapedType
+from pypto.language.dsl import Construct
 from pypto.language.typing import DimExpr
 
 
@@ -264,20 +265,37 @@ def _comprehension(p: Any, node: Any) -> Any:
     # range(4)] is unrolled at parse time by evaluating each element).
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
         gen = node.generators[0]
+        if isinstance(gen.iter, ast.Call) and isinstance(p.visit_expr(gen.iter.func), Construct):
+            raise p.error(PyptoTypeError, f"a comprehension iterates a compile-time Python "
+                          f"iterable, not the DSL loop '{ast.unparse(gen.iter.func)}'",
+                          gen.iter, hint="write range(...) here, or a for loop in the kernel")
         iterable = p.visit_expr(gen.iter)
-        if not contains_ir(iterable) and isinstance(gen.target, ast.Name) and not gen.ifs:
+        if not contains_ir(iterable) and isinstance(gen.target, ast.Name):
             out = []
             saved = gen.target.id in p.env, p.env.get(gen.target.id)
-            for item in fold(p, node, list, iterable):
-                p.env[gen.target.id] = item
-                out.append(p.visit_expr(node.elt))
-            if saved[0]:
-                p.env[gen.target.id] = saved[1]
-            else:
-                p.env.pop(gen.target.id, None)
+            try:
+                for item in fold(p, node, list, iterable):
+                    p.env[gen.target.id] = item
+                    if all(_static_filter(p, cond) for cond in gen.ifs):
+                        out.append(p.visit_expr(node.elt))
+            finally:
+                if saved[0]:
+                    p.env[gen.target.id] = saved[1]
+                else:
+                    p.env.pop(gen.target.id, None)
             return out
     raise p.error(UnsupportedFeatureError, "only simple list comprehensions over compile-time "
                   "iterables are supported", node)
+
+
+def _static_filter(p: Any, cond: ast.expr) -> bool:
+    """The value of a comprehension's `if` filter, which must be known while compiling."""
+    value = p.visit_expr(cond)
+    if contains_ir(value):
+        raise p.error(PyptoTypeError, "this comprehension filter reads a run-time IR variable; "
+                      "a comprehension is unrolled while compiling, so its filter must be a "
+                      "compile-time condition", cond)
+    return bool(value)
 
 
 __all__ = ["SelfProgram", "missing_attribute"]

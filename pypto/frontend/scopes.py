@@ -3,6 +3,7 @@ and the loop forms that open a region (`for i in pl.spmd(n)`, `pl.split_aiv`).""
 from __future__ import annotations
 
 import ast
+import keyword
 from typing import Any
 
 from pypto.errors import (
@@ -25,7 +26,7 @@ from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
-from pypto.ir.types import ArrayType, ScalarType
+from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType
 from pypto.language import dsl
 from pypto.language.enums import CrossCoreSlot, Level, ScopeMode, Split, SplitMode
 
@@ -43,8 +44,36 @@ def _kwargs(p: Any, call: ast.Call, allowed: set[str], what: str) -> dict:
             raise p.error(PyptoSyntaxError, f"{what}() got an unexpected keyword argument "
                           f"'{kw.arg}'", kw,
                           hint=f"{what} takes {', '.join(f'{a}=' for a in sorted(allowed))}")
-        out[kw.arg] = (p.visit_expr(kw.value), kw.value)
+        # lists of names the scope checks entry by entry before they are looked up
+        out[kw.arg] = (None if kw.arg in _NAME_LISTS else p.visit_expr(kw.value), kw.value)
     return out
+
+
+_NAME_LISTS = {"no_dep_args", "dumps"}
+
+
+def _name_list(p: Any, key: str, node: ast.expr) -> list:
+    """`key=[t1, t2]` of a pl.at: a list literal of bare names of tensors in scope, each
+    once; the tensors, in order."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise p.error(PyptoTypeError, f"{key}= must be a list literal of tensor names", node,
+                      hint=f"write {key}=[t1, t2]")
+    seen: set[str] = set()
+    values = []
+    for e in node.elts:
+        if not isinstance(e, ast.Name):
+            raise p.error(PyptoTypeError, f"{key}= entries must be bare tensor names, got "
+                          f"'{ast.unparse(e)}'", e)
+        if e.id not in p.env:  # every tensor of a kernel is one of its values
+            raise p.error(PyptoTypeError, f"{key}= names an unknown name '{e.id}'", e)
+        if e.id in seen:
+            raise p.error(PyptoTypeError, f"{key}= lists '{e.id}' more than once", e)
+        seen.add(e.id)
+        v = p.visit_expr(e)
+        if not (is_ir(v) and isinstance(v.type, (TensorType, TileType))):
+            raise p.error(PyptoTypeError, f"{key}= entry '{e.id}' is not a tensor", e)
+        values.append(v)
+    return values
 
 
 def _optimizations(p: Any, value: Any, node: ast.AST) -> tuple:
@@ -178,8 +207,8 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
     _region_guard(p, call, "pl.at")
     attrs: list[tuple[str, Any]] = [("level", "CORE_GROUP")]
     name_hint = kw.get("name_hint", ("", None))[0]
-    if not isinstance(name_hint, str):
-        raise p.error(PyptoSyntaxError, "name_hint= must be a string", kw["name_hint"][1])
+    if "name_hint" in kw:
+        _check_name_hint(p, name_hint, kw["name_hint"][1])
     attrs.append(("name_hint", name_hint))
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
@@ -191,8 +220,10 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
             raise p.error(PyptoSyntaxError, "allow_early_resolve= must be True or False", vnode)
         attrs.append(("allow_early_resolve", v))
     if "no_dep_args" in kw:
-        v, vnode = kw["no_dep_args"]
-        attrs.append(("no_dep_args", tuple(a.name for a in v if is_ir(a))))
+        v = _name_list(p, "no_dep_args", kw["no_dep_args"][1])
+        attrs.append(("no_dep_args", tuple(a.name for a in v)))
+    if "dumps" in kw:  # tensors the runtime dumps for debugging: no effect on values
+        _name_list(p, "dumps", kw["dumps"][1])
     p.materialize(assigned_names(node.body), node)
     task = _task_var(p, target)
     body = _region_body(p, node, "at", node.body)
@@ -207,6 +238,9 @@ def _level_str(level: Any) -> str:
 
 def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
     kw = _kwargs(p, call, _SPMD_KW, "pl.spmd")
+    if len(call.args) > 1:
+        raise p.error(PyptoSyntaxError, "pl.spmd takes at most one positional argument (the "
+                      "block count)", call.args[1], hint="write pl.spmd(n, name_hint=...)")
     args = [dim_value(p, p.visit_expr(a), a) for a in call.args]
     if args and "core_num" in kw:
         raise p.error(PyptoSyntaxError, "pl.spmd got core_num twice", call)
@@ -230,13 +264,32 @@ def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
         _check_spmd_factor(p, cnode)
     attrs = [("core_num", p.to_ir(core_num, cnode))]
     name_hint = kw.get("name_hint", ("", None))[0]
+    if "name_hint" in kw:
+        _check_name_hint(p, name_hint, kw["name_hint"][1])
     attrs.append(("name_hint", name_hint if isinstance(name_hint, str) else ""))
     for key in ("sync_start", "allow_early_resolve"):
         if key in kw:
-            attrs.append((key, bool(kw[key][0])))
+            flag, fnode = kw[key]
+            if not isinstance(flag, bool):
+                raise p.error(PyptoSyntaxError, f"pl.spmd's {key} must be a boolean literal "
+                              f"(True or False), got {ast.unparse(fnode)}", fnode)
+            attrs.append((key, flag))
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
     return kw, attrs
+
+
+def _check_name_hint(p: Any, name: Any, node: ast.AST) -> None:
+    """A scope's name_hint names the outlined function: a Python identifier."""
+    if not isinstance(name, str):
+        raise p.error(PyptoSyntaxError, "name_hint= must be a string", node)
+    # a literal the user typed must be an identifier; a computed one (an f-string over
+    # run-time values) is made one when the region is outlined
+    if isinstance(node, ast.Constant) and name and (not name.isidentifier()
+                                                    or keyword.iskeyword(name)):
+        raise p.error(PyptoSyntaxError, f"name_hint {name!r} must be a valid non-keyword "
+                      "identifier (it names the outlined function)", node,
+                      hint="use letters, digits and underscores, not starting with a digit")
 
 
 def _check_spmd_factor(p: Any, cnode: ast.AST) -> None:

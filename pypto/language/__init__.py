@@ -103,6 +103,7 @@ from pypto.language.typing import (
     AsyncSession,
     DynVar,
     InOut,
+    MemRef,
     Out,
     PrefetchAsyncContext,
     Ptr,

@@ -102,6 +102,55 @@ class TileView:
             raise TypeError("pl.TileView: only valid_shape= is modelled here (strides are not)")
 
 
+class MemRef:
+    """`pl.MemRef(...)` in a tile / tensor annotation: where the buffer lives.
+
+    Two spellings, as in the real language: three arguments `(addr, size, offset)`
+    describe an existing allocation; zero or one (`pl.MemRef("name", slots=N)`)
+    declare an allocation of the kernel's own, which the compiler's packer keeps apart
+    from every other buffer, with `slots` equally sized slots picked by subscript
+    (`pl.MemRef("l0c", slots=2)[i % 2]`, the index may be a run-time value).
+
+    Placement is the allocator's business: the simulator gives every tile its own
+    storage, so a declaration changes no value (a kernel that relies on two tiles
+    overwriting each other through one slot is not modelled). The checks the real
+    parser makes on the spelling are made here: slots >= 1, a constant slot index in
+    range, and no slot subscript on a three-argument MemRef."""
+
+    def __init__(self, *args: Any, slots: int = 1) -> None:
+        if len(args) not in (0, 1, 3):
+            raise TypeError("pl.MemRef takes a declaration name (or nothing), or "
+                            f"(addr, size, offset); got {len(args)} arguments")
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise TypeError(f"pl.MemRef slots must be a positive int, got {slots!r}")
+        if len(args) == 1 and not isinstance(args[0], str):
+            raise TypeError(f"a declared pl.MemRef is named by a string, got {args[0]!r}")
+        if len(args) == 3 and slots != 1:
+            raise TypeError("slots= declares an allocation; it does not apply to the "
+                            "(addr, size, offset) form")
+        self.name = args[0] if len(args) == 1 else None
+        self.declared = len(args) < 3
+        self.slots = slots
+        self.slot: Any = None
+
+    def __getitem__(self, index: Any) -> MemRef:
+        if not self.declared or self.slot is not None:
+            raise TypeError("only a declared pl.MemRef(..., slots=N) is indexed by slot")
+        if isinstance(index, int) and not isinstance(index, bool) and \
+                not 0 <= index < self.slots:
+            raise TypeError(f"slot {index} is out of range for pl.MemRef with "
+                            f"slots={self.slots}")
+        picked = MemRef(*([self.name] if self.name is not None else []), slots=self.slots)
+        picked.slot = index
+        return picked
+
+    def __repr__(self) -> str:
+        name = repr(self.name) if self.name is not None else ""
+        slot = f"[{self.slot}]" if self.slot is not None else ""
+        return f"pl.MemRef({name}{', ' if name and self.slots > 1 else ''}" \
+               f"{f'slots={self.slots}' if self.slots > 1 else ''}){slot}"
+
+
 @dataclass(frozen=True)
 class TensorAnnotation:
     shape: tuple | None  # None: bare `pl.Tensor`, shape taken from the runtime argument

@@ -265,5 +265,6 @@ def _cast_ints(x, target_type, mode="round"):
     return x if bounds is None else np.clip(x, bounds[0], bounds[1])
 
 
-defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True,
+# convert: an element-type conversion, which the cube's Acc -> Mat drain can also do
+defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True, convert=True,
       names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"), int_array=_cast_ints)(_cast)

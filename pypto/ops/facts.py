@@ -75,6 +75,9 @@ class Matmul:
     lhs: str = "lhs"
     rhs: str = "rhs"
     acc: str | None = None  # the accumulator: the result is this buffer, updated
+    # the real compiler's AutoTileMatmulL0 cuts it into L0-sized tiles when its operands
+    # are Mat-resident (tile.matmul / matmul_acc / matmul_bias and their batched forms)
+    l0_tiled: bool = False
 
 
 @dataclass(frozen=True)

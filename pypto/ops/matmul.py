@@ -93,7 +93,7 @@ def _product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool, acc
     return np.matmul(a, b)
 
 
-defop("matmul", unit=Unit.CUBE, matmul=Matmul(), batchable=True,
+defop("matmul", unit=Unit.CUBE, matmul=Matmul(l0_tiled=True), batchable=True,
       impl=lambda lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False:
       _mm(lhs, rhs, a_trans, b_trans),
       names=("pl.matmul", "pl.tensor.matmul", "pl.tile.matmul"))(_matmul)
@@ -125,7 +125,8 @@ def _matmul_acc_impl(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None
     return out
 
 
-defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl, matmul=Matmul(acc="acc"),
+defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl,
+      matmul=Matmul(acc="acc", l0_tiled=True),
       batchable=True,
       names=("pl.matmul_acc", "pl.tensor.matmul_acc", "pl.tile.matmul_acc"))(_matmul_acc)
 
@@ -135,7 +136,7 @@ def _matmul_bias(lhs, rhs, bias):
     return _matmul(lhs, rhs)
 
 
-defop("matmul_bias", unit=Unit.CUBE, matmul=Matmul(),
+defop("matmul_bias", unit=Unit.CUBE, matmul=Matmul(l0_tiled=True),
       impl=lambda lhs, rhs, bias: _mm(lhs, rhs, False, False) + bias,
       names=("pl.matmul_bias", "pl.tile.matmul_bias"))(_matmul_bias)
 
@@ -145,7 +146,7 @@ def _batch_matmul(lhs, rhs):
     return _matmul(lhs, rhs)
 
 
-defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(),
+defop("batch_matmul", unit=Unit.CUBE, matmul=Matmul(l0_tiled=True),
       impl=lambda lhs, rhs: _mm(lhs, rhs, False, False),
       names=("pl.batch_matmul", "pl.tile.batch_matmul"))(_batch_matmul)
 
@@ -164,7 +165,7 @@ def _batch_matmul_acc(acc, lhs, rhs):
     return c
 
 
-defop("batch_matmul_acc", unit=Unit.CUBE, matmul=Matmul(acc="acc"),
+defop("batch_matmul_acc", unit=Unit.CUBE, matmul=Matmul(acc="acc", l0_tiled=True),
       impl=lambda acc, lhs, rhs: acc + _mm(lhs, rhs, False, False),
       names=("pl.tile.batch_matmul_acc",))(_batch_matmul_acc)
 

@@ -21,6 +21,11 @@ The model (a planning estimate, not an allocator):
   directly stages it (implicit load) in the consumer's space for that op. Tensor-level
   matmul operands are not counted in Left/Right: the compiler tiles them to fit L0
   (AutoTileMatmulL0); only explicit `pl.Mem.Left`/`Right` tiles count there.
+* **AutoTileMatmulL0** (`autotile.py`). An accumulator whose output the compiler cuts
+  into L0C-sized sub-tiles (an oversized matmul drained to GM or into a Mat scratch)
+  counts one sub-tile; a rint downcast of it feeding a matmul is folded into the cube's
+  Acc -> Mat drain (Mat, not Vec); a batched matmul whose GM operands overflow L1
+  together stages them one batch at a time.
 * **Liveness.** Statements are numbered in program order; a buffer is live from
   its first definition up to (not including) its last use, so the result of the op
   that last reads a buffer may take that buffer's place (in-place reuse of a dying
@@ -56,6 +61,7 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import MemorySpace, ShapedType, TileType
 from pypto.ops.registry import Unit, get
+from pypto.passes.autotile import batch_staging, folded_casts, tiled_accumulators
 from pypto.passes.base import Pass, PassContext
 from pypto.passes.dataflow import Dataflow, Storage
 from pypto.passes.units import CUBE, VECTOR, UnitReport, classify
@@ -112,6 +118,8 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
     units = units or classify(f, flow)
     storage = Storage(flow)
     halve = split in ("UP_DOWN", "LEFT_RIGHT")
+    folded = folded_casts(flow)
+    tiled = tiled_accumulators(flow, storage, lookup(platform).capacity("Acc"), folded)
 
     loop_end = {id(span.node): span.end for span in flow.loops}
     pipeline_stage = {id(span.node): int(span.node.attr("stage", 1) or 1)
@@ -139,7 +147,9 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         node = flow.producer.get(v)
         if node is not None:
             d = get(node.op)
-            if d.unit is Unit.VECTOR:
+            if v in folded:
+                memo[v] = "Mat"  # written by the cube's Acc -> Mat drain
+            elif d.unit is Unit.VECTOR:
                 memo[v] = "Vec"
             elif d.unit is Unit.CUBE:
                 memo[v] = "Acc"
@@ -196,13 +206,15 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
 
     buffers: list[Buffer] = []
     unknown: list[str] = []
-    for _root, vs in groups.items():
+    for root, vs in groups.items():
         vs = sorted(vs, key=lambda v: (flow.defs.get(v, 0), v))
         sizes = [flow.types[v].nbytes() for v in vs]
         if any(s is None for s in sizes):
             unknown.append(vs[0])
             continue
         nbytes = align(max(sizes))
+        if root in tiled:  # AutoTileMatmulL0 keeps one L0C sub-tile of it live
+            nbytes = min(nbytes, align(tiled[root]))
         start, end = live_range(vs)
         # One copy per stage of the innermost enclosing pl.pipeline: the lowering
         # replicates that loop's body; an outer pipeline's replicas run one after the
@@ -233,13 +245,15 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
         d = get(op.op)
         if d.unit not in (Unit.CUBE, Unit.VECTOR):
             continue
+        per_batch = batch_staging(op, flow, storage, lookup(platform).capacity("Mat")) \
+            if d.unit is Unit.CUBE else {}
         for param, v in op.operands:
             if v is None or not storage.in_gm(v):
                 continue
             t = flow.types.get(v)
             if not isinstance(t, ShapedType) or (d.matmul is not None and param == d.matmul.acc):
                 continue
-            n = t.nbytes()
+            n = per_batch.get(v, t.nbytes())
             if n is None:
                 unknown.append(v)
                 continue

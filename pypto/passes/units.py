@@ -35,6 +35,7 @@ from pypto.ir.nodes import Function, FunctionKind, Program
 from pypto.ir.types import MemorySpace, ShapedType, TileType
 from pypto.ops.facts import View
 from pypto.ops.registry import OpDef, Unit, get
+from pypto.passes.autotile import folded_casts
 from pypto.passes.base import Pass, PassContext
 from pypto.passes.dataflow import Dataflow, OpNode, Storage
 
@@ -97,6 +98,7 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
     consumers = flow.consumers()
     classes = flow.alias_classes()
     storage = Storage(flow)
+    folded = folded_casts(flow)  # casts the compiler folds into the cube's Acc -> Mat drain
     members: dict[str, list[str]] = defaultdict(list)
     for v, root in classes.items():
         members[root].append(v)
@@ -118,7 +120,7 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
             seen.add(g)
             for op, _param in consumers.get(g, ()):
                 d = get(op.op)
-                if d.unit is Unit.CUBE:
+                if d.unit is Unit.CUBE or op.result in folded:
                     out.add(CUBE)
                 elif d.unit is Unit.VECTOR:
                     out.add(VECTOR)
@@ -146,7 +148,7 @@ def classify(f: Function, flow: Dataflow | None = None) -> UnitReport:
             d = get(op.op)
             t = op.call.type
             s: frozenset
-            if d.unit is Unit.CUBE:
+            if d.unit is Unit.CUBE or op.result in folded:
                 s = frozenset({CUBE})
             elif d.unit is Unit.VECTOR:
                 s = frozenset({VECTOR})

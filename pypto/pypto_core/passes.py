@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from pypto.pypto_core import l0_tile_chooser  # ChooseL0Tile, under its real name
+
 
 class MemoryPlanner(Enum):
     """Who plans on-chip buffer addresses in the real compiler (PyPTO's own reuse and
@@ -15,4 +17,4 @@ class MemoryPlanner(Enum):
     PTOAS = "ptoas"
 
 
-__all__ = ["MemoryPlanner"]
+__all__ = ["MemoryPlanner", "l0_tile_chooser"]

@@ -29,7 +29,13 @@ from pypto.sim.config import SimConfig, config_platform
 from pypto.sim.device.fill import residue
 from pypto.sim.entry import run_compiled, simulate
 from pypto.sim.result import SimResult
-from pypto.sim.runtime.progress import Progress, on_progress, set_progress, terminal_progress
+from pypto.sim.runtime.progress import (
+    Progress,
+    get_progress,
+    on_progress,
+    set_progress,
+    terminal_progress,
+)
 from pypto.sim.runtime.transfers import host_args
 from pypto.sim.trace.trace import COST_MODEL, TaskRecord, Trace
 
@@ -47,6 +53,7 @@ __all__ = [
            "Trace",
            "config_platform",
            "get_platform",
+           "get_progress",
            "host_args",
            "on_progress",
            "residue",

@@ -56,9 +56,10 @@ class SimConfig:
     max_work: fail fast past this many loop iterations + blocks in total; a loop or a
               `pl.parallel` launch nest whose trip count is known on entry fails before
               it runs when it would pass the limit.
-    max_while: the most iterations one execution of a `pl.while_` loop may run; past
-              it the loop is taken for an endless one (the error names the loop and
-              its iteration count).
+    max_while: the most work one execution of a `pl.while_` loop may do - its
+              iterations plus the loop iterations and blocks run inside them (a bare
+              loop: its iterations); past it the loop is taken for an endless one (the
+              error names the loop and its iteration count).
     batch:    run the independent blocks of a `pl.parallel` launch loop / an SPMD launch
               as one vectorised pass when they only differ by affine offsets (same
               outputs and trace as block by block; see `pypto.sim.batch`).

@@ -55,8 +55,9 @@ def mark_partial_outputs(err: PyptoError, names: tuple[str, ...]) -> None:
     fault: name them (`names`) on the error."""
     err.partial_outputs = names
     if names:
-        text = (", ".join(f"'{n}'" for n in names) + (" are" if len(names) > 1 else " is") +
-                " written in place by the simulator and now hold"
+        held = " are written in place by the simulator and now hold" if len(names) > 1 \
+            else " is written in place by the simulator and now holds"
+        text = (", ".join(f"'{n}'" for n in names) + held +
                 " a partial result of this failed run; pl.In arrays are unchanged")
         err.note = f"{err.note}\n{text}" if err.note else text
 

@@ -104,7 +104,7 @@ def validated(cfg: Any) -> dict[str, Any]:
         out[name] = _boolean(name, getattr(cfg, name))
     out["seed"] = _integer("seed", cfg.seed)
     for name, what in (("max_work", "loop iterations + blocks"),
-                       ("max_while", "iterations of one pl.while_ loop")):
+                       ("max_while", "loop iterations + blocks of one pl.while_ loop")):
         n = _integer(name, getattr(cfg, name), f"an integer >= 1 ({what})")
         if n < 1:
             raise ConfigError(f"SimConfig.{name} must be an integer >= 1 ({what}), got {n}")

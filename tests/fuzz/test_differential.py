@@ -44,6 +44,21 @@ def test_a_wrong_op_is_caught(monkeypatch):
     assert "the model says" in rep.mismatches[0]
 
 
+def test_a_wrong_model_is_caught(monkeypatch):
+    """And the other way round: the model is what the outputs are compared with - a model
+    of pl.mul off by one part in 10^3 disagrees with the simulator."""
+    monkeypatch.setitem(diffgen._BINARY, "mul", (diffgen._BINARY["mul"][0],
+                                                  lambda x, y: x * y * np.float32(1.001)))
+    seeds = [s for s in range(100) if any(st.kind == "binary" and st.name == "mul"
+                                          for st in diffgen.recipe(s).steps)][:3]
+    rep = differential.Report()
+    for s in seeds:
+        rep.add(differential.run(1, seed=s))
+    assert len(seeds) == 3 and rep.mismatches, seeds
+    assert {m.split(" ")[1] for m in rep.mismatches} <= {str(s) for s in seeds}
+    assert "the model says" in rep.mismatches[0]
+
+
 @pytest.mark.parametrize("layout", differential.LAYOUTS)
 def test_layouts_hold_the_same_values(layout):
     a = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -43,6 +43,16 @@ def endless_in_region(x: pl.Tensor[[8, 8], pl.FP32], y: pl.Out[pl.Tensor[[8, 8],
 
 
 @pl.jit
+def endless_launching(x: pl.Tensor[[8, 8], pl.FP32], y: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]):
+    for (i,) in pl.while_(init_values=(0,)):
+        pl.cond(i >= 0)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="bump"):
+            y[:, :] = pl.add(y[:, :], x[:, :])
+        i = pl.yield_(i + 1)
+    return y
+
+
+@pl.jit
 def counted(x: pl.Tensor[[8, 8], pl.FP32], n: pl.Scalar[pl.INDEX],
             y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
     for (i,) in pl.while_(init_values=(0,)):
@@ -68,6 +78,43 @@ def long_range(n: pl.Scalar[pl.INDEX], y: pl.InOut[pl.Tensor[[1, 8], pl.FP32]]):
     for _ in pl.range(0, n):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="bump"):
             y[:, :] = pl.add(y[:, :], 1.0)
+    return y
+
+
+@pl.jit
+def tile_nest(m: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX],
+              y: pl.InOut[pl.Tensor[[1, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="nest"):
+        t = y[:, :]
+        for i in pl.range(0, m):
+            for j in pl.range(0, n):
+                t = pl.add(t, 1.0)
+        y[:, :] = t
+    return y
+
+
+@pl.jit
+def triangle(m: pl.Scalar[pl.INDEX], y: pl.InOut[pl.Tensor[[1, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="triangle"):
+        t = y[:, :]
+        for i in pl.range(0, m):
+            for j in pl.range(0, i):
+                t = pl.add(t, 1.0)
+        y[:, :] = t
+    return y
+
+
+@pl.jit
+def cut_short(m: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX],
+              y: pl.InOut[pl.Tensor[[1, 8], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="cut"):
+        t = y[:, :]
+        for i in pl.range(0, m):
+            if i >= 2:
+                break
+            for j in pl.range(0, n):
+                t = pl.add(t, 1.0)
+        y[:, :] = t
     return y
 
 
@@ -98,6 +145,24 @@ def test_an_endless_while_names_the_loop_and_its_iterations(kernel, where):
                                   "for an endless loop")
     assert (err.span.file, err.span.line) == (__file__, line)
     assert "raise SimConfig.max_while" in err.hint
+
+
+def test_an_endless_while_counts_the_work_inside_it():
+    """A loop launching a region each iteration does twice the work of a bare one per
+    iteration, so it is stopped after half the iterations - as soon, in time."""
+    x, y = _xy()
+    with pytest.raises(SimulationError) as ei:
+        endless_launching(x, y, config=SimConfig(max_while=3000))
+    err = ei.value
+    line = _line_of("def endless_launching") + 1
+    assert err.message.startswith(
+        f"the pl.while_ loop at {__file__}:{line} ran 1,500 iterations (3,000 loop "
+        "iterations and blocks, counting what ran inside them) without its condition "
+        "turning false")
+    assert (err.span.file, err.span.line) == (__file__, line)
+    assert "raise SimConfig.max_while (now 3,000:" in err.hint
+    assert "'y' is written in place by the simulator and now holds" in err.note
+    np.testing.assert_array_equal(y, x * 1500)  # the 1,500 iterations ran, no more
 
 
 def test_a_long_while_within_its_limit_runs():
@@ -150,6 +215,37 @@ def test_a_loop_past_the_limit_fails_before_it_runs():
     assert not y.any()
 
 
+def test_a_nest_inside_a_region_past_the_limit_fails_before_it_runs():
+    y = np.zeros((1, 8), np.float32)
+    with pytest.raises(SimulationError) as ei:
+        tile_nest(10 ** 5, 10 ** 5, y)
+    err = ei.value
+    assert err.message.startswith(
+        "a loop nest of 100,000 iterations running 100,000 inner loop iterations each would "
+        "take the simulated work past its limit of 100,000,000 loop iterations and blocks "
+        "(10,000,100,001, 1 done before it)")
+    assert (err.span.file, err.span.line) == (__file__, _line_of("for i in pl.range(0, m):"))
+    assert err.region.startswith("'nest' (") and err.block == 0
+    assert not y.any()
+    # the bound is exact: 1 block + 3 outer + 3 x 4 inner iterations
+    tile_nest(3, 4, y, config=SimConfig(max_work=16))
+    assert (y == 12).all()
+    with pytest.raises(SimulationError, match="a loop nest of 3 iterations running 4 inner"):
+        tile_nest(3, 4, y, config=SimConfig(max_work=15))
+    assert (y == 12).all()
+
+
+def test_nests_whose_size_is_not_sure_are_not_refused():
+    """Only work the nest is sure to do counts: an inner bound that moves with the outer
+    loop, or a break that may end it early, leaves the loops to count as they run."""
+    y = np.zeros((1, 8), np.float32)
+    triangle(6, y, config=SimConfig(max_work=1 + 6 + 15))  # 0 + 1 + ... + 5 inner trips
+    assert (y == 15).all()
+    y[:] = 0
+    cut_short(10 ** 5, 10 ** 5, y)  # two outer iterations run, then the break
+    assert (y == 2 * 10 ** 5).all()
+
+
 # --- progress -----------------------------------------------------------------------------
 
 
@@ -157,7 +253,8 @@ def test_a_long_run_reports_its_progress():
     seen: list[Progress] = []
     x, y = _xy()
     with on_progress(seen.append, delay=0.05, every=0.05), pytest.raises(SimulationError):
-        endless(x, y, config=SimConfig(max_while=60_000))
+        # ~1 s: long enough for several reports however loaded the machine
+        endless(x, y, config=SimConfig(max_while=200_000))
     assert len(seen) >= 2, seen
     first, last = seen[0], seen[-1]
     assert first.program == "endless" and first.count == 1 and not first.done
@@ -190,7 +287,7 @@ def test_the_process_default_and_the_terminal_line(capsys):
     x, y = _xy()
     try:
         set_progress(seen.append, delay=0.02, every=0.02)
-        counted(x, 30_000, y, config=SimConfig(max_while=10 ** 5))
+        counted(x, 100_000, y, config=SimConfig(max_while=10 ** 5))
     finally:
         set_progress(terminal_progress)
     assert seen and seen[-1].done and not seen[-1].failed

@@ -29,6 +29,7 @@ from pypto.ir.nodes import (
 from pypto.ir.nodes import Stmt as IRStmt
 from pypto.ir.options import SplitMode
 from pypto.ops.registry import Unit, get
+from pypto.sim.engine.nest_work import sure_inner_work
 from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
 
 
@@ -170,6 +171,7 @@ class StmtCompiler(abc.ABC):
         inits = [self.expr(i) for i in s.inits]
         results = [v.name for v in s.results]
         span = s.span
+        inner = sure_inner_work(s, self.expr)
 
         def loop(env: Env) -> str | None:
             a, b, c = int(start(env)), int(stop(env)), int(step(env))
@@ -181,8 +183,15 @@ class StmtCompiler(abc.ABC):
                 fr = env[FRAME]
                 run = fr.run
                 more = n * fr.work_mult
-                if run.work + more > run.settings.max_work:  # before it runs
+                limit = run.settings.max_work
+                if run.work + more > limit:  # before it runs
                     raise fr.over_work(span, f"a loop of {n:,} iterations", more)
+                if inner is not None:  # and the loops it is sure to run, with it
+                    each = inner(env)
+                    if run.work + more * (1 + each) > limit:
+                        raise fr.over_work(span, f"a loop nest of {n:,} iterations running "
+                                                 f"{each:,} inner loop iterations each",
+                                           more * (1 + each))
                 run.work += more
             if iters:
                 carried = [f(env) for f in inits]
@@ -232,7 +241,12 @@ class StmtCompiler(abc.ABC):
             fr = env[FRAME]
             run = fr.run
             limit = run.settings.max_work
-            endless = run.settings.max_while
+            mult = fr.work_mult
+            # this execution may do max_while units of work - its iterations and the loop
+            # iterations and blocks inside them - so an endless loop with a heavy body
+            # (one launching regions) ends as soon, in time, as a bare counter does
+            endless = run.settings.max_while * mult
+            start = run.work
             n = 0  # iterations of this execution of the loop
             while True:
                 for k, x in zip(iters, carried):
@@ -240,9 +254,10 @@ class StmtCompiler(abc.ABC):
                 if not cond(env):
                     break
                 n += 1
-                if n > endless:
-                    raise _endless(fr, span, where, n - 1)
-                run.work += fr.work_mult
+                if run.work - start + mult > endless:
+                    raise _endless(fr, span, where, n - 1, (run.work - start) // mult,
+                                  run.settings.max_while)
+                run.work += mult
                 if run.work > limit:
                     raise fr.over_work(span, f"the pl.while_ loop at {where}, in its "
                                              f"iteration {n:,},")
@@ -353,13 +368,17 @@ class StmtCompiler(abc.ABC):
         return lanes
 
 
-def _endless(fr: Any, span: Any, where: str, n: int) -> Exception:
-    """The fault of a `pl.while_` loop past `SimConfig.max_while` iterations."""
+def _endless(fr: Any, span: Any, where: str, n: int, work: int, limit: int) -> Exception:
+    """The fault of a `pl.while_` loop past `SimConfig.max_while` units of work (`n`
+    iterations, `work` units: the iterations and the work inside them)."""
+    inside = "" if work == n else (f" ({work:,} loop iterations and blocks, counting what "
+                                   "ran inside them)")
     return fr.fault(
-        f"the pl.while_ loop at {where} ran {n:,} iterations without its condition turning "
-        "false: taken for an endless loop", span,
+        f"the pl.while_ loop at {where} ran {n:,} iterations{inside} without its condition "
+        "turning false: taken for an endless loop", span,
         hint="check that the loop's carried values move its condition toward false; if it "
-             f"really needs more than {n:,} iterations, raise SimConfig.max_while")
+             f"really needs to run longer, raise SimConfig.max_while (now {limit:,}: the "
+             "loop iterations and blocks one execution of a pl.while_ may run)")
 
 
 _STATEMENTS: dict[type, Callable[[StmtCompiler, Any], Stmt]] = {

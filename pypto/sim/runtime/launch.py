@@ -219,15 +219,15 @@ def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: Compile
     if run.memory.pending:
         run.memory.flush_pending()
     head = nest.sub_shape(shape, 0, n)
-    got = nest.arguments(env, head)
-    if got is None:
+    tail = nest.sub_shape(shape, n, shape.bs[0])
+    got, rest = nest.arguments(env, head), nest.arguments(env, tail)
+    if got is None or rest is None:
         return None
     r = launch_loop(exe, exe.batch, fr, cf, site, got[0], head.bs, head.pre_work,
                     nest.carries, (outer, head.raw, nest.loop_vars))
     if r is None or isinstance(r, Split):
         return None
-    tail = nest.sub_shape(shape, n, shape.bs[0])
-    args, _ = nest.arguments(env, tail) or ((), ())
+    args = rest[0]
     run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
     names = nest.loop_vars
     for idx in np.ndindex(*tail.bs):

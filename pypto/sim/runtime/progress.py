@@ -14,6 +14,7 @@ terminal), which `set_progress(None)` silences and `PYPTO_SIM_PROGRESS=0` turns 
 """
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -36,6 +37,7 @@ class Progress:
     count: int  # the how-many-th report of this run (1 = the first)
     done: bool = False  # the run ended (finished or failed)
     failed: bool = False  # it ended with an exception (a fault, Ctrl-C, ...)
+    run: int = 0  # the same in every report of one run, another in other runs' reports
 
     def __str__(self) -> str:
         state = ("stopped" if self.failed else "finished") if self.done else "running"
@@ -97,13 +99,18 @@ _LOCAL = _Local()
 _REPORTING = threading.Lock()
 
 
+_RUN_NUMBERS = itertools.count(1)
+
+
 class _Watch:
     """One run being watched."""
 
-    __slots__ = ("count", "done", "every", "hook", "lock", "name", "next_at", "run", "t0")
+    __slots__ = ("count", "done", "every", "hook", "lock", "name", "next_at", "number", "run",
+                 "t0")
 
     def __init__(self, run: Watched, name: str, hook: Hook, delay: float, every: float):
         self.run = run
+        self.number = next(_RUN_NUMBERS)
         self.name = name
         self.hook: Hook | None = hook
         self.t0 = time.perf_counter()
@@ -121,7 +128,7 @@ class _Watch:
         run = self.run
         p = Progress(self.name, now - self.t0, run.next_tid, run.work,
                      getattr(getattr(run, "settings", None), "max_work", 0), self.count,
-                     done, failed)
+                     done, failed, self.number)
         try:
             hook(p)
         except Exception:  # noqa: BLE001 - a broken hook must not break the run
@@ -234,4 +241,11 @@ def set_progress(hook: Hook | None = terminal_progress, *, delay: float = 2.0,
     _SETTINGS.every = float(every)
 
 
-__all__ = ["Progress", "on_progress", "set_progress", "terminal_progress", "unwatch", "watch"]
+def get_progress() -> Hook | None:
+    """The process-wide default hook (`terminal_progress` unless `set_progress` or
+    `PYPTO_SIM_PROGRESS=0` changed it)."""
+    return _SETTINGS.default
+
+
+__all__ = ["Progress", "get_progress", "on_progress", "set_progress", "terminal_progress",
+           "unwatch", "watch"]

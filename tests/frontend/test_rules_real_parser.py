@@ -1,0 +1,181 @@
+"""Rules the real parser's own suite pins (tests/ut/language/parser): task options on
+pl.spmd_submit / pl.submit / pl.at / pl.spmd, name lists, comprehensions and call
+arity; each error located at the token of the line marked `# ERR:<tag>`."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from frontend_helpers import compile_error
+
+import pypto.language as pl
+from pypto.errors import PyptoSyntaxError, PyptoTypeError
+
+HERE = __file__
+N, TM = 64, 16
+
+
+@pl.jit.incore
+def rows(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    b = pl.tile.get_block_idx()
+    y[b * TM:b * TM + TM, :] = pl.exp(x[b * TM:b * TM + TM, :])
+    return y
+
+
+@pl.jit
+def whole_tuple(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    res = pl.spmd_submit(rows, x, y, core_num=N // TM, sync_start=True, dumps=[x])
+    y = res[0]
+    return y
+
+
+def test_spmd_submit_binds_the_whole_tuple_and_takes_sync_start_and_dumps():
+    x = np.random.default_rng(0).standard_normal((N, N)).astype(np.float32)
+    y = np.zeros((N, N), np.float32)
+    whole_tuple(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+
+
+@pl.jit
+def sync_start_int(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y, t = pl.spmd_submit(rows, x, y, core_num=4, sync_start=1)  # ERR:sync_int
+    return y
+
+
+@pl.jit
+def dumps_not_arg(x: pl.Tensor[[N, N], pl.FP32], z: pl.Tensor[[N, N], pl.FP32],
+                  y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y, t = pl.spmd_submit(rows, x, y, core_num=4, dumps=[z])  # ERR:dumps_arg
+    return y
+
+
+@pl.jit
+def early_int(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y, t = pl.spmd_submit(rows, x, y, core_num=4, allow_early_resolve=1)  # ERR:early_int
+    return y
+
+
+@pl.jit
+def plain_call_deps(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y = rows(x, y, deps=[])  # ERR:plain_deps
+    return y
+
+
+def test_spmd_submit_options():
+    compile_error(sync_start_int, PyptoSyntaxError, "sync_start must be a boolean literal",
+                  HERE, "sync_int", "1")
+    compile_error(dumps_not_arg, PyptoTypeError, "dumps= entry 'z' is not an argument",
+                  HERE, "dumps_arg", "z]")
+    compile_error(early_int, PyptoSyntaxError, "allow_early_resolve must be a boolean literal",
+                  HERE, "early_int", "1)")
+    err = compile_error(plain_call_deps, PyptoTypeError,
+                        "rows() does not accept keyword argument 'deps'", HERE, "plain_deps",
+                        "rows(")
+    assert "pl.submit / pl.spmd_submit" in (err.hint or "")
+
+
+@pl.jit
+def no_dep_twice(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[x, x]):  # ERR:twice
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    return y
+
+
+@pl.jit
+def no_dep_call(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[pl.exp(x)]):  # ERR:not_name
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    return y
+
+
+@pl.jit
+def no_dep_unknown(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[ghost]):  # ERR:ghost  # noqa: F821
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    return y
+
+
+@pl.jit
+def dumps_scalar(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    n = pl.tensor.dim(x, 0)
+    with pl.at(level=pl.Level.CORE_GROUP, dumps=[n]):  # ERR:dump_scalar
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    return y
+
+
+@pl.jit
+def bad_name_hint(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="has space"):  # ERR:name
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    return y
+
+
+def test_pl_at_name_lists_and_name_hint():
+    compile_error(no_dep_twice, PyptoTypeError, "no_dep_args= lists 'x' more than once",
+                  HERE, "twice", "x]")
+    compile_error(no_dep_call, PyptoTypeError, "no_dep_args= entries must be bare tensor names",
+                  HERE, "not_name", "pl.exp(x)")
+    compile_error(no_dep_unknown, PyptoTypeError, "no_dep_args= names an unknown name 'ghost'",
+                  HERE, "ghost", "ghost")
+    compile_error(dumps_scalar, PyptoTypeError, "dumps= entry 'n' is not a tensor", HERE,
+                  "dump_scalar", "n]")
+    compile_error(bad_name_hint, PyptoSyntaxError, "must be a valid non-keyword identifier",
+                  HERE, "name", '"has space"')
+
+
+@pl.jit
+def spmd_two_positional(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(4, 2):  # ERR:two_pos
+        y[b * TM:b * TM + TM, :] = pl.exp(x[b * TM:b * TM + TM, :])
+    return y
+
+
+def test_spmd_form_options():
+    compile_error(spmd_two_positional, PyptoSyntaxError, "at most one positional argument",
+                  HERE, "two_pos", "2)")
+
+
+@pl.jit
+def comp_filter(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r0") as t0:
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r1") as t1:
+        y[TM:2 * TM, :] = pl.exp(x[TM:2 * TM, :])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r2") as t2:
+        y[2 * TM:3 * TM, :] = pl.exp(x[2 * TM:3 * TM, :])
+    with pl.at(level=pl.Level.CORE_GROUP, deps=[[t0, t1, t2][k] for k in range(3) if k != 1]):
+        y[3 * TM:4 * TM, :] = pl.exp(x[3 * TM:4 * TM, :])
+    return y
+
+
+@pl.jit
+def comp_runtime_filter(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    n = pl.tensor.dim(x, 0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a") as t:
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    with pl.at(level=pl.Level.CORE_GROUP, deps=[t for k in range(2) if k != n]):  # ERR:rt
+        y[TM:2 * TM, :] = pl.exp(x[TM:2 * TM, :])
+    return y
+
+
+@pl.jit
+def comp_dsl_loop(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a") as t:
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    with pl.at(level=pl.Level.CORE_GROUP, deps=[t for k in pl.range(2)]):  # ERR:dsl
+        y[TM:2 * TM, :] = pl.exp(x[TM:2 * TM, :])
+    return y
+
+
+def test_comprehensions_fold_static_filters_and_reject_runtime_ones():
+    x = np.random.default_rng(1).standard_normal((N, N)).astype(np.float32)
+    y = np.zeros((N, N), np.float32)
+    comp_filter(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    compile_error(comp_runtime_filter, PyptoTypeError, "filter reads a run-time IR variable",
+                  HERE, "rt", "k != n")
+    compile_error(comp_dsl_loop, PyptoTypeError, "not the DSL loop 'pl.range'", HERE, "dsl",
+                  "pl.range(2)")
+
+
+if __name__ == "__main__":
+    pytest.main([__file__])
