@@ -2,6 +2,8 @@
 Dask worker receives) and what came of it (`SweepPoint`)."""
 from __future__ import annotations
 
+import ast
+import importlib
 import linecache
 import sys
 import time
@@ -40,6 +42,9 @@ class SweepCase:
     platform: str = "a2a3sim"
     rtol: float = 1e-5
     atol: float = 1e-5
+    # name -> (module, qualified name) of a class or function the source uses that an
+    # import gives back (a notebook's `from pypto.golden import TensorSpec`)
+    imports: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -64,6 +69,20 @@ def _plain(value: Any) -> bool:
     if isinstance(value, (bool, int, float, str, complex, type(None))):
         return True
     return isinstance(value, tuple) and all(_plain(v) for v in value)
+
+
+def _importable(value: Any) -> bool:
+    """A class or function that importing its module gives back (not one defined in
+    the notebook or script itself, which a fresh worker could not import)."""
+    if not isinstance(value, (type, types.FunctionType)):
+        return False
+    mod, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", "")
+    if not mod or mod == "__main__" or "<" in qualname:
+        return False
+    obj = sys.modules.get(mod)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj is value
 
 
 def _is_program(obj: Any) -> bool:
@@ -91,10 +110,12 @@ def case_for(target: Any, grid: dict, *, kernel: str | None, specs: Any, golden:
     """The case a sweep of `target` runs at every point (checks the grid's names)."""
     base: dict = {}
     modules: dict = {}
+    imports: dict = {}
     if isinstance(target, KernelFunction) or _is_program(target):
         source, filename = _kernel_source(target)
         kernel = kernel or target.__name__
         g = _python_function(target).__globals__
+        used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         for k, v in g.items():
             if k.startswith("__"):
                 continue
@@ -102,6 +123,8 @@ def case_for(target: Any, grid: dict, *, kernel: str | None, specs: Any, golden:
                 modules[k] = v.__name__
             elif _plain(v):
                 base[k] = v
+            elif k in used and _importable(v):
+                imports[k] = (v.__module__, v.__qualname__)
         label = kernel
     else:
         path = Path(target)
@@ -121,7 +144,7 @@ def case_for(target: Any, grid: dict, *, kernel: str | None, specs: Any, golden:
     rtol = rtol if rtol is not None else tol.get("rtol", 1e-5)
     atol = atol if atol is not None else tol.get("atol", 1e-5)
     return SweepCase(source, filename, label, kernel, specs, golden, base, modules, platform,
-                     rtol, atol)
+                     rtol, atol, imports)
 
 
 def _module(case: SweepCase, values: dict) -> dict:
@@ -133,6 +156,14 @@ def _module(case: SweepCase, values: dict) -> dict:
     ns: dict = {"__name__": "__pypto_sweep__", "__file__": case.filename}
     for k, mod in case.modules.items():
         ns[k] = __import__(mod, fromlist=["_"])
+    for k, (mod, qualname) in case.imports.items():
+        try:
+            obj: Any = importlib.import_module(mod)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            continue  # not here (another worker's environment): a NameError if used
+        ns[k] = obj
     ns.update(case.base)
     ns.update(missing)
     install_golden_alias()  # pypto-lib modules import golden's TensorSpec

@@ -53,3 +53,31 @@ def test_pypto_magic_sweeps_the_cells_constants():
         ip.run_cell_magic("pypto", "--run specs --sweep TILE", CELL)
     with pytest.raises(UsageError, match=r"--sweep: ROWS_TILE: not a module-level constant"):
         ip.run_cell_magic("pypto", "--run specs --sweep ROWS_TILE=1", CELL)
+
+
+def test_a_sweep_cell_may_use_what_the_notebook_imported():
+    """A notebook imports TensorSpec once; a --sweep cell that uses it (and writes its
+    constants unpacked) sweeps for real: every point builds its specs and runs."""
+    ip = InteractiveShell.instance()
+    ip.extension_manager.load_extension("pypto_lab")
+    ip.run_cell("import numpy as np\nimport pypto.language as pl\n"
+                "from pypto.golden import TensorSpec\n"
+                "def golden_twice(v):\n    v['y'][:] = v['x'] * 2\n")
+    cell = '''
+ROWS, COLS, TILE = 256, 128, 32
+
+@pl.jit
+def twice(x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    for r in pl.parallel(0, ROWS, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="twice"):
+            t = x[r : r + TILE, :]
+            y[r : r + TILE, :] = pl.add(t, t)
+    return y
+
+specs = [TensorSpec("x", [ROWS, COLS], np.float32, init_value=1.0),
+         TensorSpec("y", [ROWS, COLS], np.float32, is_output=True)]
+'''
+    r = ip.run_cell_magic("pypto", "--run specs golden_twice --sweep TILE=16,64", cell)
+    points = r.views[-1].result.points
+    assert [p.verdict for p in points] == ["pass", "pass"], [p.reason for p in points]
+    assert points[0].est_us != points[1].est_us  # TILE really changed between them

@@ -141,7 +141,7 @@ NB1 = [
     points that do not compile, do not fit the Unified Buffer or fail the golden are
     marked with why. (Here on 1024 rows: a 512-row tile of 128 floats is 256 KiB, more
     than the 184 KiB UB.) Each point runs the cell's source again with the constant
-    replaced, so the cell imports what it uses itself.
+    replaced.
     """),
     code("""
     %%pypto --run specs golden --sweep TILE=8,16,32,64,128,512
