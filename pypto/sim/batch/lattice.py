@@ -15,4 +15,37 @@ def lattice_disjoint(terms: list, width: int) -> bool:
     return True
 
 
-__all__ = ["lattice_disjoint"]
+def axis_separator(accs: list, rank: int, sym: str, ax: int, loops: dict) -> tuple | None:
+    """(sym, ax, coef, width, terms) when every access in `accs` sits along axis `ax` at
+    `const + coef * sym + sum(loop terms)`, all with one `coef` and the same terms of the
+    region's own loops (known ranges); else None."""
+    coef = None
+    terms: dict | None = None
+    lo = hi = None
+    for a in accs:
+        if len(a.forms) != rank or len(a.ext) != rank:
+            return None
+        const, coefs = a.forms[ax]
+        if coefs.get(sym) is None or (coef is not None and coefs[sym] != coef):
+            return None
+        mine = {}
+        for u, c in coefs.items():
+            if u == sym:
+                continue
+            rng = loops.get(u[1]) if isinstance(u, tuple) and u[0] == "u" else None
+            if rng is None:
+                return None
+            start, step, n = rng
+            const += c * start
+            mine[u] = (c * step, n)
+        if terms is not None and mine != terms:
+            return None
+        coef, terms = coefs[sym], mine
+        lo = const if lo is None else min(lo, const)
+        hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
+    if coef is None or terms is None or lo is None or hi is None:
+        return None
+    return (sym, ax, coef, hi - lo, list(terms.values()))
+
+
+__all__ = ["axis_separator", "lattice_disjoint"]

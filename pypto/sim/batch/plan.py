@@ -46,11 +46,13 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
-from pypto.sim.batch.lattice import lattice_disjoint
+from pypto.sim.batch.lattice import axis_separator, lattice_disjoint
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
+    const_ints,
     index_symbol,
+    int_const,
     int_result,
     int_scalar,
     per_block_scalar,
@@ -298,7 +300,7 @@ class _Analyzer:
             self.is_var(a[shape_n])
             voff = self.is_var(a[off_n])
             t = self.resolve(src)
-            shape = _const_list(a[shape_n])
+            shape = const_ints(a[shape_n])
             # a valid shape, clamp or pad: batched only while every block's window is
             # whole and inside the tensor (checked per run: `state.Partial` otherwise)
             valid = a.get("valid_shape")
@@ -409,7 +411,7 @@ class _Analyzer:
 
     def bind_loop(self, s: For) -> None:
         name = s.var.name
-        a, z, c = (_int_const(x) for x in (s.start, s.stop, s.step))
+        a, z, c = (int_const(x) for x in (s.start, s.stop, s.step))
         rng = None
         if a is not None and z is not None and c:
             rng = (a, c, max(0, -((a - z) // c)))
@@ -530,67 +532,11 @@ class _Analyzer:
             raise NotBatchable(f"{type(s).__name__} statement")
 
 
-def _int_const(e: Any) -> int | None:
-    if isinstance(e, Const) and type(e.value) is int:
-        return e.value
-    if type(e) is int:
-        return e
-    return None
-
-
-def _const_list(e: Any) -> tuple | None:
-    items = e.items if isinstance(e, ListExpr) else e if isinstance(e, (list, tuple)) else None
-    if items is None:
-        return None
-    out = []
-    for i in items:
-        if isinstance(i, Const) and isinstance(i.value, int):
-            out.append(i.value)
-        elif isinstance(i, int):
-            out.append(i)
-        else:
-            return None
-    return tuple(out)
-
-
 def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
     for s in reversed(stmts):
         if isinstance(s, Yield):
             return s
     return None
-
-
-def _separator(accs: list, rank: int, sym: str, ax: int, loops: dict) -> tuple | None:
-    """(sym, ax, coef, width, terms) when every access in `accs` sits along axis `ax` at
-    `const + coef * sym + sum(loop terms)`, all with one `coef` and the same terms of the
-    region's own loops (known ranges); else None."""
-    coef = None
-    terms: dict | None = None
-    lo = hi = None
-    for a in accs:
-        if len(a.forms) != rank or len(a.ext) != rank:
-            return None
-        const, coefs = a.forms[ax]
-        if coefs.get(sym) is None or (coef is not None and coefs[sym] != coef):
-            return None
-        mine = {}
-        for u, c in coefs.items():
-            if u == sym:
-                continue
-            rng = loops.get(u[1]) if isinstance(u, tuple) and u[0] == "u" else None
-            if rng is None:
-                return None
-            start, step, n = rng
-            const += c * start
-            mine[u] = (c * step, n)
-        if terms is not None and mine != terms:
-            return None
-        coef, terms = coefs[sym], mine
-        lo = const if lo is None else min(lo, const)
-        hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
-    if coef is None or terms is None or lo is None or hi is None:
-        return None
-    return (sym, ax, coef, hi - lo, list(terms.values()))
 
 
 def analyze(func: Function, varying: set) -> Plan | str:
@@ -622,7 +568,7 @@ def analyze(func: Function, varying: set) -> Plan | str:
         rank = len(accs[0].forms)
         for sym in syms:
             for ax in range(rank):
-                sep = _separator(accs, rank, sym, ax, an.loops)
+                sep = axis_separator(accs, rank, sym, ax, an.loops)
                 if sep is not None:
                     seps.append(sep)
         plan.separators[t] = seps

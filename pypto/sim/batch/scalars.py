@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Attr, Call, Const
+from pypto.ir.nodes import Attr, Call, Const, ListExpr
 from pypto.ir.types import ScalarType
 from pypto.ops.registry import OpDef, Unit
 from pypto.sim.batch.state import Aff, BatchState, Fallback
@@ -116,6 +116,42 @@ SCALAR: dict[str, Callable[[list, BatchState | None], Any]] = {
     "%": lambda args, st: np.mod(_mat(args[0], st), _divisor(args[1])),
 }
 
-__all__ = ["AFFINE_SYMBOLS", "DIV_SYMBOLS", "SCALAR", "NeedArray", "index_symbol", "int_result",
-           "int_scalar",
-           "is_int", "per_block_scalar"]
+
+def int_const(e: Any) -> int | None:
+    """`e` as a Python int when it is an integer literal, else None."""
+    if isinstance(e, Const) and type(e.value) is int:
+        return e.value
+    if type(e) is int:
+        return e
+    return None
+
+
+def const_ints(e: Any) -> tuple | None:
+    """`e` as a tuple of ints when it is a list of integer literals, else None."""
+    items = e.items if isinstance(e, ListExpr) else e if isinstance(e, (list, tuple)) else None
+    if items is None:
+        return None
+    out = []
+    for i in items:
+        if isinstance(i, Const) and isinstance(i.value, int):
+            out.append(i.value)
+        elif isinstance(i, int):
+            out.append(i)
+        else:
+            return None
+    return tuple(out)
+
+
+__all__ = [
+    "AFFINE_SYMBOLS",
+    "DIV_SYMBOLS",
+    "SCALAR",
+    "NeedArray",
+    "const_ints",
+    "index_symbol",
+    "int_const",
+    "int_result",
+    "int_scalar",
+    "is_int",
+    "per_block_scalar",
+]
