@@ -1,6 +1,7 @@
 """What a long traced run keeps: per-iteration buffers die with their arrays, and the
 dependency edges stay as many as the scheduler needs (the full relation on demand)."""
 import warnings
+from itertools import pairwise
 
 import numpy as np
 import sim_kernels as k
@@ -45,7 +46,7 @@ def test_rewriting_one_tensor_gives_a_chain_not_every_pair():
     assert len(accum) == 8
     # each accum reads and rewrites all of acc: it depends on the one before it only
     got = sorted((e.src, e.dst, e.kind) for e in tr.edges if e.tensor == "acc")
-    assert got == sorted((a, b, kind) for a, b in zip(accum, accum[1:])
+    assert got == sorted((a, b, kind) for a, b in pairwise(accum)
                          for kind in ("RAW", "WAR", "WAW"))
     # the full relation: every earlier accum against every later one, three kinds each
     full = tr.dependencies()

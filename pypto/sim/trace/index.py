@@ -73,12 +73,8 @@ class BoxIndex:
         lo, hi = tuple(int(x) for x in lo), tuple(int(x) for x in hi)
 
         def outside(item: tuple) -> bool:
-            if item[2] == tid:
-                return True
-            for a, c, x, y in zip(item[0], item[1], lo, hi):
-                if a < x or c > y:
-                    return True
-            return False
+            return item[2] == tid or any(a < x or c > y for a, c, x, y in
+                                         zip(item[0], item[1], lo, hi))
 
         keys = self._keys(lo, hi) if self.axis >= 0 else None
         for w in (0, 1):
