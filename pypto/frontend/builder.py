@@ -141,7 +141,8 @@ class ProgramBuilder:
         else:
             p.visit_body(src.tree.body)
         returns = self._returns(p, kind, src.tree)
-        if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST):
+        if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST) and \
+                self_object is None:  # bind_dynamic is @pl.jit's; a @pl.program has none
             self._check_bound_dynamic(p, src.tree)
         func = Function(name, tuple(params), tuple(p.stmts), kind, returns,
                         core + tuple(p.func_attrs.items()) + (("source_name", fn.__name__),),
@@ -191,9 +192,13 @@ class ProgramBuilder:
                 raise p.error(PyptoTypeError, f"Parameter '{node.arg}' missing type annotation",
                               node, hint="annotate it, e.g. `x: pl.Tensor[[M, N], pl.FP32]`")
             return None, Direction.IN
-        ann = p.visit_expr(node.annotation)
-        if isinstance(ann, str):  # `from __future__ import annotations`
-            ann = p.visit_expr(ast.parse(ann, mode="eval").body)
+        p.annotating = True
+        try:
+            ann = p.visit_expr(node.annotation)
+            if isinstance(ann, str):  # `from __future__ import annotations`
+                ann = p.visit_expr(ast.parse(ann, mode="eval").body)
+        finally:
+            p.annotating = False
         try:
             return to_type(ann)
         except AnnotationError as exc:

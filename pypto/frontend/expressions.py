@@ -20,7 +20,13 @@ from pypto.errors import (
 )
 from pypto.frontend.dispatch import expression
 from pypto.frontend.jit_program import JitProgram
-from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
+from pypto.frontend.opcall import (
+    call_op,
+    composite_annotation,
+    host_dims,
+    scalar_binop,
+    shape_dim,
+)
 from pypto.frontend.values import BINOPS, CMPOPS, contains_ir, fold, is_ir
 from pypto.ir.types import ShapedType
 from pypto.language.dsl import Construct
@@ -148,9 +154,11 @@ def _attribute(p: Any, node: ast.Attribute) -> Any:
 def _binop(p: Any, node: ast.BinOp) -> Any:
     lhs = p.visit_expr(node.left)
     rhs = p.visit_expr(node.right)
+    lhs, rhs = host_dims(p, (lhs, rhs), node)
     sym, fn = BINOPS[type(node.op)]
     if not contains_ir(lhs) and not contains_ir(rhs):
-        if isinstance(lhs, DimExpr) or isinstance(rhs, DimExpr):
+        if (isinstance(lhs, DimExpr) or isinstance(rhs, DimExpr)) and \
+                not composite_annotation(p):
             raise p.error(DynamicShapeError, "arithmetic on pl.dynamic symbols is not allowed in "
                           "a kernel body", node,
                           hint="read each dim into a local with pl.tensor.dim(x, axis) and "

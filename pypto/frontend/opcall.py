@@ -196,6 +196,23 @@ def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:
     return DynDim(dv.name, INDEX, p.span(node))
 
 
+def host_dims(p: Any, values: tuple, node: ast.AST) -> tuple:
+    """A @pl.program host orchestrator computes with its pl.dynamic extents (a window
+    of `NR * SIZE * pl.FP32.get_byte()` bytes, as in the real pypto's multi-card tests),
+    each read from the parameter that declares it. Kernel bodies keep the guide's rule
+    (DynVar math there is an SSA hazard); so does a @pl.jit.host body."""
+    if p.kind is not FunctionKind.HOST or p.self_object is None or p.annotating:
+        return values
+    return tuple(dynvar_value(p, v, node) if isinstance(v, DynVar) else v for v in values)
+
+
+def composite_annotation(p: Any) -> bool:
+    """A @pl.program function's parameter annotations may compose pl.dynamic symbols
+    (`pl.Tensor[[M * 2, N], ...]`: a symbolic dim, as in the real parser and its tests),
+    and so may the printed IR; the guide's rule against it is @pl.jit's (its SSA renamer)."""
+    return p.annotating and (p.self_object is not None or p.ir_text)
+
+
 def shape_dim(p: Any, value: Expr, axis: int, dim: Any, node: ast.AST) -> Any:
     if isinstance(dim, int):
         return dim

@@ -69,6 +69,8 @@ class FunctionParser:
         self.loop_stack: list[Any] = []
         self.func_attrs: dict[str, Any] = {}
         self.self_object: Any = None  # the @pl.program whose methods `self.` reaches
+        self.annotating = False  # evaluating a parameter annotation, not the body
+        self.ir_text = False  # reading the printed IR text form (pl.parse), not a kernel
         self.split_modes: list[Any] = []  # modes of the pl.split_aiv loops we are inside
         self.group_body = False  # a Group function: its calls run its AIC / AIV members
         # `t: pl.Tile[...] = op(...)`: (the call node, the declared type) while it is parsed

@@ -70,6 +70,7 @@ class TextParser(FunctionParser):
     def __init__(self, reader: Any, src: Any, scope: Any, kind: Any, name: str,
                  signatures: dict):
         super().__init__(reader, src, scope, kind, name)
+        self.ir_text = True  # composite pl.dynamic dims are IR here, as the printer writes
         self.signatures = signatures
         # bare annotations awaiting their binding (None: a bare pl.Tensor, infer it)
         self.declared: dict[str, Type | None] = {}
@@ -161,12 +162,14 @@ class TextParser(FunctionParser):
                     self.py.lookup(leaf.id) is MISSING:
                 self.env[leaf.id] = Var(leaf.id, INDEX, span=self.span(leaf))
                 added.append(leaf.id)
+        self.annotating = True
         try:
             ann = self.visit_expr(node)
             return to_type(ann)
         except AnnotationError as exc:
             raise self.error(PyptoTypeError, exc.message, node, hint=exc.hint) from None
         finally:
+            self.annotating = False
             for name in added:
                 self.env.pop(name, None)
 

@@ -24,6 +24,7 @@ import numpy as np
 from pypto.errors import NotSimulatableError, PyptoError, SimulationError
 from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import (
+    Assign,
     Attr,
     Call,
     CallFunc,
@@ -33,6 +34,7 @@ from pypto.ir.nodes import (
     Function,
     GetItem,
     ListExpr,
+    Return,
     Var,
 )
 from pypto.ir.span import Span
@@ -41,6 +43,7 @@ from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
+from pypto.passes.dataflow import Dataflow, Storage
 from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.group import compile_group
@@ -205,11 +208,10 @@ class FnCompiler(StmtCompiler):
 
     def device_dispatch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
         """`chip(..., device=r)` in a host function: queued on rank r, which runs it with
-        the others when the host function returns (`pypto.sim.cluster`)."""
-        if targets:
-            raise SimulationError(f"the result of {e.func}(..., device=...) is used, but a "
-                                  "dispatch on a rank returns nothing to the host", e.span,
-                                  hint="pass the output tensors (e.g. out[r]) as arguments")
+        the others when the host function returns (`pypto.sim.cluster`). Its results are
+        the host tensors it was given that `chip` returns (`out = chip(a, out, device=r)`);
+        a tensor `chip` makes itself never reaches the host."""
+        picks = self._dispatch_results(e, targets) if targets else ()
         argfns = [self.expr(a, tolerant=True) for a in e.args]
         device = self.expr(e.launch_attr("device"))
         name, span = e.func, e.span
@@ -221,10 +223,24 @@ class FnCompiler(StmtCompiler):
                 raise fr.fault(f"{name}(..., device=...) dispatches on a rank, which only a "
                                "multi-card run has", span)
             fr.span = span
-            comm.dispatch(fr, device(env), name, [f(env) for f in argfns])
+            args = [f(env) for f in argfns]
+            comm.dispatch(fr, device(env), name, args)
+            for t, i in picks:
+                env[t] = args[i]
             return None
 
         return run
+
+    def _dispatch_results(self, e: CallFunc, targets: tuple[Var, ...]) -> tuple:
+        """(target, argument index) for each result of a dispatch on a rank."""
+        callee = self.host.function(e.func).func
+        picks = returned_args(callee, lambda name: self.host.function(name).func)
+        if len(picks) != len(targets) or None in picks:
+            raise SimulationError(f"the result of {e.func}(..., device=...) is used, but "
+                                  f"{e.func} returns a tensor it made, which stays on the rank",
+                                  e.span, hint="return the output parameter (e.g. out[r], "
+                                  "passed in) or pass the outputs as arguments")
+        return tuple((t.name, i) for t, i in zip(targets, picks))
 
     def loop_nest(self, s: For, seq: Stmt) -> Stmt:
         return self.host.launch_nest(self, s, seq)
@@ -488,3 +504,30 @@ def _uninit_checked(e: Call, op: OpDef, fn: Expr) -> Expr:
 
 
 __all__ = ["FnCompiler", "launch_site"]
+
+
+def returned_args(f: Function, lookup: Callable[[str], Function], depth: int = 0
+                  ) -> list[int | None]:
+    """For each value `f` returns, the index of the parameter whose buffer it is (None:
+    a tensor `f` made), following `out = g(..., out)` through the functions it calls."""
+    rets = [s for s in f.body if isinstance(s, Return)]
+    root = Storage(Dataflow(f)).root  # `out = g(...)` then `res = out`: one buffer
+    index = {root(p.var.name): i for i, p in enumerate(f.params)}  # the last one wins
+    made_by = {root(t.name): (s.value, k) for s in walk(f.body) if isinstance(s, Assign)
+               and isinstance(s.value, CallFunc) for k, t in enumerate(s.targets)}
+    picks: list[int | None] = []
+    for v in rets[-1].values if rets else ():
+        if isinstance(v, Call) and get(v.op).writes in get(v.op).params:
+            v = v.args[get(v.op).params.index(get(v.op).writes)]  # `return pl.store(.., out)`
+        if not isinstance(v, Var):
+            picks.append(None)
+            continue
+        pick = index.get(root(v.name))
+        call, k = made_by.get(root(v.name), (None, 0))
+        if pick is None and call is not None and depth < 8:
+            inner = returned_args(lookup(call.func), lookup, depth + 1)
+            at = inner[k] if k < len(inner) else None
+            arg = call.args[at] if at is not None else None
+            pick = index.get(root(arg.name)) if isinstance(arg, Var) else None
+        picks.append(pick)
+    return picks
