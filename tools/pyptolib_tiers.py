@@ -82,7 +82,11 @@ def file_row(r: dict) -> dict:
     for run in runs:
         refusals.update(run.get("batch_refusals") or {})
     simulate = [run.get("stages", {}).get("simulate") for run in runs]
-    return {"file": r["file"], "status": r["status"], "reason": r.get("reason") or "",
+    reason = r.get("reason") or ""
+    path = r.get("path") or ""
+    if path.endswith(r["file"]) and len(path) > len(r["file"]):  # checkout paths: relative
+        reason = reason.replace(path[:-len(r["file"])], "")
+    return {"file": r["file"], "status": r["status"], "reason": reason,
             "simulate_s": sum(s for s in simulate if s is not None) if runs else None,
             "wall_s": r.get("seconds"), "cpu_s": r.get("cpu_seconds"),
             "peak_mb": r.get("peak_mb"), "refusals": refusals}

@@ -64,7 +64,8 @@ def test_a_run_renders_as_the_conformance_table():
              {"stages": {"simulate": 0.5}, "batch_refusals": {
                  "k_rows": "varying operand of gather",
                  "k_tail": "an access to 'kv_pad' with an unknown window"}}]},
-        {"file": "models/a/tail.py", "status": "diagnosed", "reason": "unwritten | region",
+        {"file": "models/a/tail.py", "path": "/lib/models/a/tail.py", "status": "diagnosed",
+         "reason": "unwritten | region at /lib/models/a/tail.py:3",
          "seconds": 8.0, "cpu_seconds": 2.25, "peak_mb": 900.0, "runs": [
              {"stages": {"simulate": 2.0}, "batch_refusals": {
                  "t_copy": "an access to 'y' with an unknown window"}}]},
@@ -73,7 +74,7 @@ def test_a_run_renders_as_the_conformance_table():
     lines = tiers.markdown_table(run).splitlines()
     assert lines[2] == "| `models/a/kernel.py` | pass | 1.8 | 4.0 | 3.5 | 300 | 2 |  |"
     assert lines[3] == ("| `models/a/tail.py` | diagnosed | 2.0 | 8.0 | 2.2 | 900 | 1 | "
-                        "unwritten / region |")
+                        "unwritten / region at models/a/tail.py:3 |")
     assert lines[4] == "| `models/a/broken.py` | fail |  | 0.5 |  |  | 0 | SyntaxError |"
     assert lines[6] == ("3 files: 1 pass, 1 diagnosed, 1 fail; run wall time 12.5 s (files' "
                         "wall times summed 12.5 s, CPU 5.8 s, simulate stages summed 3.8 s); "
