@@ -26,6 +26,7 @@ from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
+from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
@@ -80,7 +81,7 @@ _Def = ast.FunctionDef | ast.AsyncFunctionDef
 class ProgramBuilder:
     """Collects the functions of one program while parsing."""
 
-    def __init__(self, platform: str | None = None):
+    def __init__(self, platform: str | None = None, jit_entry: Any = None):
         self.platform = platform
         self.functions: dict[str, Function] = {}
         self.warnings: list[PyptoWarning] = []
@@ -88,6 +89,8 @@ class ProgramBuilder:
         self._active: list[Any] = []  # callees being parsed, to reject recursion
         # inline functions without a return value: name -> span of their `def`
         self.no_return: dict[str, Span] = {}
+        # a @pl.jit entry's program: what `self.<name>` reaches in its bodies
+        self.jit_program = JitProgram(jit_entry) if jit_entry is not None else None
 
     # -- bookkeeping -------------------------------------------------------------
 
