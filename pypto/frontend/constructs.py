@@ -10,6 +10,7 @@ from typing import Any
 
 from pypto.errors import PyptoSyntaxError, PyptoTypeError, ScopeError, UserError
 from pypto.frontend.dispatch import assign_construct, call_construct
+from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
 from pypto.ir import dtypes
@@ -128,7 +129,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     attrs: list = []
     core_num: Any = 1
     kw_nodes = {}
-    allowed = {"deps", "allow_early_resolve", "dumps"} | (
+    allowed = {"deps", "allow_early_resolve", "dumps", "predicate"} | (
         {"core_num", "sync_start"} if construct is dsl.spmd_submit else set())
     for kw in call.keywords:
         if kw.arg not in allowed:
@@ -161,14 +162,19 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
             raise p.error(PyptoSyntaxError, "pl.spmd_submit's sync_start must be a boolean "
                           "literal (True or False)", flag)
         attrs.append(("sync_start", flag.value))
+    deps: tuple = ()
     if "deps" in kw_nodes:
-        attrs.append(("deps", deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
+        deps = deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])
+        attrs.append(("deps", deps))
     if "allow_early_resolve" in kw_nodes:
         flag = p.visit_expr(kw_nodes["allow_early_resolve"])
         if not isinstance(flag, bool):
             raise p.error(PyptoSyntaxError, f"{construct.name}'s allow_early_resolve must be a "
                           "boolean literal (True or False)", kw_nodes["allow_early_resolve"])
         attrs.append(("allow_early_resolve", flag))
+    if "predicate" in kw_nodes:
+        attrs.append(("predicate", parse_predicate(p, kw_nodes["predicate"], construct.name,
+                                                   deps, True)))
     args = [p.visit_expr(a) for a in call.args[1:]]
     if "dumps" in kw_nodes:  # tensors the runtime dumps for debugging: no effect on values
         _check_dumps(p, construct, args, kw_nodes["dumps"])
@@ -201,6 +207,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     for v in (*outs, task):
         p.env[v.name] = v
+    record_outputs(p, outs, task)
     if whole is not None and len(out_types) != 0:
         p.env[whole] = (*outs, task)
 

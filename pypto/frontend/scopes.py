@@ -22,6 +22,7 @@ from pypto.frontend.dispatch import (
     statement,
     with_scope,
 )
+from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
@@ -45,11 +46,12 @@ def _kwargs(p: Any, call: ast.Call, allowed: set[str], what: str) -> dict:
                           f"'{kw.arg}'", kw,
                           hint=f"{what} takes {', '.join(f'{a}=' for a in sorted(allowed))}")
         # lists of names the scope checks entry by entry before they are looked up
-        out[kw.arg] = (None if kw.arg in _NAME_LISTS else p.visit_expr(kw.value), kw.value)
+        out[kw.arg] = (None if kw.arg in _LAZY else p.visit_expr(kw.value), kw.value)
     return out
 
 
 _NAME_LISTS = {"no_dep_args", "dumps"}
+_LAZY = _NAME_LISTS | {"predicate"}  # read by their own rules, not as plain expressions
 
 
 def _name_list(p: Any, key: str, node: ast.expr) -> list:
@@ -276,7 +278,22 @@ def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
             attrs.append((key, flag))
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
+    if p.clusters and dict(attrs).get("allow_early_resolve"):
+        raise p.error(PyptoSyntaxError, "`pl.spmd(..., allow_early_resolve=True)` cannot be "
+                      "nested inside `pl.cluster()`: a pl.spmd inside a cluster runs as part "
+                      "of the cluster's group and is not a task of its own, so the "
+                      "early-dispatch hint would be lost", call,
+                      hint="use a standalone `with pl.spmd(..., allow_early_resolve=True):` "
+                           "outside the pl.cluster")
     return kw, attrs
+
+
+def _predicate(p: Any, kw: dict, deps: tuple, deps_accepted: bool) -> list:
+    """The scope's `predicate=` attribute (empty when it has none)."""
+    if "predicate" not in kw:
+        return []
+    return [("predicate", parse_predicate(p, kw["predicate"][1], "pl.spmd()", deps,
+                                          deps_accepted))]
 
 
 def _check_name_hint(p: Any, name: Any, node: ast.AST) -> None:
@@ -316,6 +333,7 @@ def spmd_loop(p: Any, node: ast.For) -> None:
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.spmd loop target must be a single name (the "
                       "block index)", node.target)
+    attrs += _predicate(p, kw, (), False)
     var = Var(node.target.id, INDEX, span=p.span(node.target))
     p.materialize(assigned_names(node.body), node)
     body = _region_body(p, node, "spmd", node.body, {var.name: var})
@@ -327,8 +345,11 @@ def spmd_loop(p: Any, node: ast.For) -> None:
 @with_scope(dsl.spmd)
 def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
     kw, attrs = _spmd_common(p, call, node)
+    deps: tuple = ()
     if "deps" in kw:
-        attrs.append(("deps", deps_attr(p, *kw["deps"])))
+        deps = deps_attr(p, *kw["deps"])
+        attrs.append(("deps", deps))
+    attrs += _predicate(p, kw, deps, target is not None)
     task = _task_var(p, target)
     p.materialize(assigned_names(node.body), node)
     calls: list = []
@@ -348,6 +369,7 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     if task is not None:
         p.env[task.name] = task
+        record_outputs(p, [p.env.get(n) for n in assigned_names(node.body)], task)
 
 
 def _contains(stmt: ast.AST, node: ast.AST) -> bool:
@@ -372,11 +394,13 @@ def _runtime_scope(kind: ScopeKind, name: str):
         mode = _runtime_mode(kind, dict(attrs))
         _check_runtime_mode(p, call, name, mode)
         p.runtime_scopes.append(mode)
+        p.clusters += kind is ScopeKind.CLUSTER
         try:
             with p.block() as body:
                 p.visit_body(node.body)
         finally:
             p.runtime_scopes.pop()
+            p.clusters -= kind is ScopeKind.CLUSTER
         p.emit(Scope(kind, tuple(body), tuple(attrs), None, p.span(node)))
 
     return handler

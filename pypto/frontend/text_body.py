@@ -22,6 +22,7 @@ from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.calls import call_args, construct_call
 from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
+from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.resolve import MISSING
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
@@ -243,6 +244,9 @@ class TextParser(FunctionParser):
             return None  # a bare annotation: `statement` handles it
         if self._is_yield(node.value):
             return self._yield(node.value, names, annotation, results)
+        if isinstance(node.value, ast.Call) and \
+                self._construct(node.value.func) in (dsl.spmd_submit, dsl.submit):
+            return self._submit(node, names, node.value)
         value = self.ir(node.value)
         if len(names) == 1:
             var = self.new_var(names[0], value.type, annotation)
@@ -257,6 +261,47 @@ class TextParser(FunctionParser):
         for v in targets_out:
             self.env[v.name] = v
         return Assign(targets_out, value, self.span(node))
+
+    def _submit(self, node: ast.stmt, names: list, call: ast.Call) -> Scope:
+        """`outs..., tid = pl.spmd_submit(self.k, *args, core_num=N, ...)`: the task
+        scope the DSL makes of it (one call of `k` in a pl.spmd scope bound to `tid`)."""
+        kernel = call.args[0] if call.args else None
+        if not (isinstance(kernel, ast.Attribute) and isinstance(kernel.value, ast.Name)
+                and kernel.value.id == "self"):
+            raise self.error(PyptoSyntaxError, "a submitted task's first argument is "
+                             "self.<function>", kernel or call)
+        if kernel.attr not in self.signatures:
+            raise self.error(InvalidOperationError, f"the program has no function "
+                             f"'{kernel.attr}'", kernel, hint=_close(kernel.attr, self.signatures))
+        returns = self.signatures[kernel.attr]
+        if len(names) != len(returns) + 1:
+            raise self.error(PyptoSyntaxError, f"the task returns {len(returns)} output(s) and a "
+                             f"TaskId; bind {len(returns) + 1} names", node)
+        args = tuple(self.ir(a) for a in call.args[1:])
+        kws = {k.arg: k.value for k in call.keywords}
+        attrs: list = [("core_num", self.ir(kws.pop("core_num")) if "core_num" in kws
+                        else literal(1)), ("name_hint", kernel.attr)]
+        for key in ("sync_start", "deps", "allow_early_resolve"):
+            if key in kws:
+                value = self._attr_value(key, kws.pop(key))
+                attrs.append((key, tuple(value) if key == "deps" else value))
+        task_node = names[-1]
+        if "predicate" in kws:
+            attrs.append(("predicate", parse_predicate(
+                self, kws.pop("predicate"), "pl.spmd_submit", dict(attrs).get("deps", ()),
+                True)))
+        kws.pop("dumps", None)  # tensors the runtime dumps for debugging: no effect
+        if kws:
+            raise self.error(PyptoSyntaxError, f"unknown task option '{next(iter(kws))}'", call)
+        outs = tuple(self.new_var(n, t) for n, t in zip(names[:-1], returns))
+        task = self.new_var(task_node, _TASK)
+        value = CallFunc(kernel.attr, args, returns[0] if len(returns) == 1 else
+                         TupleType(tuple(returns)) if returns else NONE, self.span(call))
+        body = (Assign(outs, value, self.span(call)) if outs else Eval(value, self.span(call)),)
+        for v in (*outs, task):
+            self.env[v.name] = v
+        record_outputs(self, outs, task)
+        return Scope(ScopeKind.SPMD, body, tuple(attrs), task, self.span(node))
 
     def _yield(self, call: ast.Call, names: list, annotation: Any, results: list | None) -> Yield:
         values = tuple(self.ir(a) for a in call.args)
@@ -400,6 +445,11 @@ class TextParser(FunctionParser):
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)
+            if kw.arg == "predicate":
+                attrs.append(("predicate", parse_predicate(
+                    self, kw.value, "pl.spmd()", tuple(dict(attrs).get("deps", ())),
+                    item.optional_vars is not None)))
+                continue
             value = self._attr_value(kw.arg, kw.value)
             if kw.arg == "level" and kind is ScopeKind.INCORE and isinstance(value, Level):
                 value = value.name  # regions record their level by name
@@ -410,14 +460,22 @@ class TextParser(FunctionParser):
         split = kind is ScopeKind.SPLIT_AIV
         if split:  # the crossings inside read their split from the region
             self.split_modes.append(dict(attrs).get("mode"))
+        self.clusters += kind is ScopeKind.CLUSTER
         try:
             body = self.body(node.body)
         finally:
+            self.clusters -= kind is ScopeKind.CLUSTER
             if split:
                 self.split_modes.pop()
         if task is not None:
             self.env[task.name] = task
+            record_outputs(self, _assigned(body), task)
         return Scope(kind, body, tuple(attrs), task, self.span(node))
+
+
+def _assigned(body: tuple) -> list:
+    """The values the statements `body` bind at their top level."""
+    return [t for s in body if isinstance(s, Assign) for t in s.targets]
 
 
 def _typed_inits(inits: tuple, iter_args: tuple) -> tuple:
