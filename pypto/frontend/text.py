@@ -147,9 +147,9 @@ class TextReader:
         if not (isinstance(base, type) and issubclass(base, Enum)) or \
                 value.attr in base.__members__:
             return
-        at = ast.Name(value.attr, lineno=value.end_lineno, end_lineno=value.end_lineno,
-                      col_offset=value.end_col_offset - len(value.attr.encode("utf-8")),
-                      end_col_offset=value.end_col_offset)
+        line, end = value.end_lineno or value.lineno, value.end_col_offset or 0
+        at = ast.Name(value.attr, lineno=line, end_lineno=line, end_col_offset=end,
+                      col_offset=end - len(value.attr.encode("utf-8")))
         raise p.error(PyptoSyntaxError, f"unknown {base.__name__} value: {value.attr}", at,
                       hint="valid values: " + ", ".join(sorted(base.__members__)))
 

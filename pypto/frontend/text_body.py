@@ -440,8 +440,8 @@ class TextParser(FunctionParser):
             raise self.error(PyptoSyntaxError, "a with-statement of the IR text form opens one "
                              "pl scope (pl.at, pl.spmd, pl.scope, pl.manual_scope, pl.cluster, "
                              "pl.split_aiv)", node)
-        attrs = [("core_num", self.ir(a)) for a in call.args[:1]] if kind is ScopeKind.SPMD \
-            else []
+        attrs: list[tuple[str, Any]] = [("core_num", self.ir(a)) for a in call.args[:1]] \
+            if kind is ScopeKind.SPMD else []
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)

@@ -60,7 +60,7 @@ def test_a_false_predicate_retires_the_task_and_leaves_its_output():
 def produced(x: pl.Tensor[[N, N], pl.FP32], y: pl.InOut[pl.Tensor[[N, N], pl.FP32]],
              src: pl.Tensor[[N, N], pl.INT32], rc: pl.Out[pl.Tensor[[N, N], pl.INT32]]):
     rc, g = pl.spmd_submit(count, src, rc, core_num=1)
-    y, t = pl.spmd_submit(copy, x, y, core_num=1, deps=[g], predicate=(0 < rc[3, 4]))
+    y, t = pl.spmd_submit(copy, x, y, core_num=1, deps=[g], predicate=(0 < rc[3, 4]))  # noqa: SIM300
     return y
 
 
@@ -214,7 +214,7 @@ def plain_scope_dep(x: pl.Tensor[[N, N], pl.FP32], y: pl.InOut[pl.Tensor[[N, N],
 @pl.jit(auto_scope=False)
 def in_cluster(x: pl.Tensor[[N, N], pl.FP32], y: pl.InOut[pl.Tensor[[N, N], pl.FP32]],
                flag: pl.Tensor[[N, N], pl.INT32]):
-    with pl.cluster():
+    with pl.cluster():  # noqa: SIM117 - one scope per `with` in a kernel
         with pl.spmd(1, predicate=(flag[0, 0] > 0)):  # ERR:cluster
             y = copy(x, y)
     return y

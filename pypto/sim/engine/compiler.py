@@ -39,9 +39,9 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
-from pypto.passes.dataflow import returned_param_sets
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
+from pypto.passes.dataflow import returned_param_sets
 from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.group import compile_group
