@@ -26,6 +26,7 @@ from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
+from pypto.frontend.func_attrs import decorator_attrs
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.resolve import PythonScope
@@ -132,6 +133,8 @@ class ProgramBuilder:
             return func, p
         core = core_function_attrs(fn)
         p.group_body = ("group", True) in core
+        if "attrs" in options:  # @pl.function(attrs={...}): pl.func_attr may not repeat a key
+            p.func_attrs.update(decorator_attrs(p, src.tree, options["attrs"]))
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel

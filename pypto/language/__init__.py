@@ -34,6 +34,7 @@ from pypto.ir.dtypes import (
     DType,
 )
 from pypto.ir.nodes import Program as _Program
+from pypto.language import arg_direction as adir
 from pypto.language import dsl as _dsl
 from pypto.language.dsl import (
     at,

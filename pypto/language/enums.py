@@ -50,6 +50,18 @@ class FunctionType(Enum):
     Graph = "Graph"
 
 
+class ArgDirection(Enum):
+    """How a task takes one argument at its call site (the runtime's argument kinds);
+    `pl.adir.<name>` spells each member."""
+
+    Input = "input"  # read only
+    Output = "output"  # a buffer the runtime allocates for the task to write
+    InOut = "inout"  # read, then written
+    OutputExisting = "output_existing"  # written into the caller's existing tensor
+    NoDep = "no_dep"  # an existing tensor the scheduler tracks no dependency on
+    Scalar = "scalar"  # a scalar argument
+
+
 class Role(Enum):
     Orchestrator = "Orchestrator"
     SubWorker = "SubWorker"
