@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pypto.language.enums import ArgDirection
 
-input = ArgDirection.Input  # noqa: A001 - the real name
+input = ArgDirection.Input
 output = ArgDirection.Output
 inout = ArgDirection.InOut
 output_existing = ArgDirection.OutputExisting
@@ -19,5 +19,14 @@ scalar = ArgDirection.Scalar
 NAME_TO_DIRECTION = {d.value: d for d in ArgDirection}
 DIRECTION_TO_NAME = {d: d.value for d in ArgDirection}
 
-__all__ = ["ArgDirection", "DIRECTION_TO_NAME", "NAME_TO_DIRECTION", "inout", "input",
-           "no_dep", "output", "output_existing", "scalar"]
+__all__ = [
+           "DIRECTION_TO_NAME",
+           "NAME_TO_DIRECTION",
+           "ArgDirection",
+           "inout",
+           "input",
+           "no_dep",
+           "output",
+           "output_existing",
+           "scalar",
+]
