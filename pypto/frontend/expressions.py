@@ -15,6 +15,7 @@ from pypto.errors import (
     InvalidOperationError,
     PyptoSyntaxError,
     PyptoTypeError,
+    UndefinedNameError,
     UnsupportedFeatureError,
     UserError,
 )
@@ -35,7 +36,7 @@ class SelfProgram:
     def member(self, p: Any, name: str, node: ast.AST) -> Any:
         fdef = self.program.functions.get(name)
         if fdef is None:
-            raise p.error(InvalidOperationError, f"program {self.program.__name__} has no "
+            raise p.error(UndefinedNameError, f"program {self.program.__name__} has no "
                           f"function '{name}'", node)
         return fdef
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pypto.errors import PyptoSyntaxError
 from pypto.ir import dtypes
-from pypto.ir.nodes import Var
+from pypto.ir.nodes import Expr, Var
 from pypto.ir.transform import walk
 from pypto.language.enums import ArgDirection
 from pypto.language.typing import (
@@ -71,7 +71,7 @@ def _unsupported(key: str, value: Any) -> str | None:
             return (f"Unsupported list element type for key: {key} (a list attr holds "
                     f"{kind} values)")
         return None
-    if hasattr(value, "type") and hasattr(value, "span"):  # an IR expression
+    if isinstance(value, Expr):  # a compile-time IR expression
         if any(isinstance(n, Var) for n in walk(value)):
             return (f"@pl.function attr '{key}' references a variable, which a decorator "
                     "attr cannot carry")

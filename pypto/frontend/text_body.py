@@ -16,6 +16,7 @@ from pypto.errors import (
     InvalidOperationError,
     PyptoSyntaxError,
     PyptoTypeError,
+    UndefinedNameError,
     UnsupportedFeatureError,
 )
 from pypto.frontend.annotations import AnnotationError, to_type
@@ -118,7 +119,7 @@ class TextParser(FunctionParser):
 
     def _call_function(self, name: str, node: ast.Call) -> CallFunc:
         if name not in self.signatures:
-            raise self.error(InvalidOperationError, f"the program has no function '{name}'",
+            raise self.error(UndefinedNameError, f"the program has no function '{name}'",
                              node.func, hint=_close(name, self.signatures))
         returns = self.signatures[name]
         args = tuple(self.ir(a) for a in node.args)
@@ -271,7 +272,7 @@ class TextParser(FunctionParser):
             raise self.error(PyptoSyntaxError, "a submitted task's first argument is "
                              "self.<function>", kernel or call)
         if kernel.attr not in self.signatures:
-            raise self.error(InvalidOperationError, f"the program has no function "
+            raise self.error(UndefinedNameError, f"the program has no function "
                              f"'{kernel.attr}'", kernel, hint=_close(kernel.attr, self.signatures))
         returns = self.signatures[kernel.attr]
         if len(names) != len(returns) + 1:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 import pytest
 from frontend_helpers import assert_at
 
@@ -100,3 +102,72 @@ def test_adir_names_are_the_direction_members():
     assert pl.adir.input is ArgDirection.Input and pl.adir.no_dep is ArgDirection.NoDep
     assert NAME_TO_DIRECTION["output_existing"] is pl.adir.output_existing
     assert len(NAME_TO_DIRECTION) == 6
+
+
+# -- calls inside a program: external names, dynamic dims ----------------------------
+
+M = pl.dynamic("M")
+
+
+def test_an_external_function_may_not_take_a_method_name():
+    @pl.function
+    def conflicting(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+        result: pl.Tensor[[64], pl.FP32] = pl.add(x, 1.0)
+        return result
+
+    @pl.program
+    class NameClash:
+        @pl.function
+        def conflicting(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            result: pl.Tensor[[64], pl.FP32] = pl.mul(x, 2.0)
+            return result
+
+        @pl.function
+        def main(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            result: pl.Tensor[[64], pl.FP32] = conflicting(x)  # ERR:clash
+            return result
+
+    with pytest.raises(PyptoSyntaxError) as info:
+        NameClash.compile(np.zeros(64, np.float32))
+    assert "external function 'conflicting' conflicts with program function" in \
+        info.value.message
+    assert_at(info.value, HERE, "clash", "conflicting(x)")
+
+
+@pl.program
+class _DimClash:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[M, 64], pl.FP32],
+               b: pl.Tensor[[M, 64], pl.FP32]) -> pl.Tensor[[M, 64], pl.FP32]:  # ERR:dim
+        result: pl.Tensor[[M, 64], pl.FP32] = pl.add(a, b)
+        return result
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, a: pl.Tensor[[128, 64], pl.FP32],
+             b: pl.Tensor[[127, 64], pl.FP32]) -> pl.Tensor[[128, 64], pl.FP32]:
+        c: pl.Tensor[[128, 64], pl.FP32] = self.kernel(a, b)
+        return c
+
+
+def test_one_call_binds_a_dynamic_dim_once():
+    with pytest.raises(PyptoSyntaxError) as info:
+        _DimClash.compile(np.zeros((128, 64), np.float32), np.zeros((127, 64), np.float32))
+    assert "dynamic dim 'M' has conflicting bindings in this call: 128 from argument 'a' " \
+        "and 127 from 'b'" in info.value.message
+    assert_at(info.value, HERE, "dim", "b:")
+
+
+def test_calling_a_missing_method_is_an_undefined_name():
+    from pypto.errors import UndefinedNameError
+
+    @pl.program
+    class Missing:
+        @pl.function
+        def main(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            result: pl.Tensor[[64], pl.FP32] = self.nonexistent(x)  # ERR:missing
+            return result
+
+    with pytest.raises(UndefinedNameError) as info:
+        Missing.compile(np.zeros(64, np.float32))
+    assert "program Missing has no function 'nonexistent'" in info.value.message
+    assert_at(info.value, HERE, "missing", "self.nonexistent")

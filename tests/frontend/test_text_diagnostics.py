@@ -64,7 +64,7 @@ CASES = [
      PyptoSyntaxError, "pl.func_attr must be the first statement", 4, 5),
     ("annotation type", fn("y: pl.Tensor[[64], 3] = pl.exp(x)\n"), PyptoTypeError,
      "pl.Tensor's dtype must be a pl dtype", 3, 8),
-    ("unknown function", prog("y = self.g(x)\nreturn y\n"), InvalidOperationError,
+    ("unknown function", prog("y = self.g(x)\nreturn y\n"), UndefinedNameError,
      "the program has no function 'g'", 5, 13),
     ("launch attribute", prog("y = self.f(x, launch='at', blocks=4)\n"), PyptoSyntaxError,
      "unknown launch attribute 'blocks'", 5, 36),
