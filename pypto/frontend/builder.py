@@ -170,8 +170,8 @@ class ProgramBuilder:
                 p.env[node.arg] = given
                 continue
             t = self._param_type(p, node, declared, given, kind, entry)
-            if is_ir(given) and not entry:
-                bind_dims(p, node, declared, given.type, bound)
+            if not entry and is_ir(given):
+                bind_dims(p, node, declared, getattr(given, "type", None), bound)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
                           "is stripped: direction annotations are deprecated for inline helpers",

@@ -22,7 +22,6 @@ from pypto.errors import (
     PyptoError,
     PyptoSyntaxError,
     PyptoWarning,
-    UnsupportedFeatureError,
     UserError,
 )
 

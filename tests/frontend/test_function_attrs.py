@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-
 import pytest
 from frontend_helpers import assert_at
 
