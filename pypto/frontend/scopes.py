@@ -347,6 +347,10 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     kw, attrs = _spmd_common(p, call, node)
     deps: tuple = ()
     if "deps" in kw:
+        if target is None:
+            raise p.error(PyptoSyntaxError, "`with pl.spmd(...)` does not accept 'deps=' "
+                          "without `as tid`", kw["deps"][1],
+                          hint="bind the scope's TaskId: `with pl.spmd(n, deps=[...]) as tid:`")
         deps = deps_attr(p, *kw["deps"])
         attrs.append(("deps", deps))
     attrs += _predicate(p, kw, deps, target is not None)
@@ -361,6 +365,8 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     if len(calls) > 1:
         raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope dispatches a single kernel "
                       "call", calls[1], hint="open one pl.spmd scope per kernel")
+    if not calls:
+        check_spmd_body(p, node)
     if calls and len(node.body) > 1:
         other = next((s for s in node.body if not _contains(s, calls[0])), node.body[1])
         raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope that dispatches a kernel "
@@ -370,6 +376,21 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     if task is not None:
         p.env[task.name] = task
         record_outputs(p, [p.env.get(n) for n in assigned_names(node.body)], task)
+
+
+def check_spmd_body(p: Any, node: ast.With) -> None:
+    """A `with pl.spmd(n):` body that dispatches no kernel must read its block index
+    (`get_block_idx()`, any spelling), or every block does the same work."""
+    if any(isinstance(n, ast.Call) and (
+            (isinstance(n.func, ast.Attribute) and n.func.attr == "get_block_idx") or
+            (isinstance(n.func, ast.Name) and n.func.id == "get_block_idx"))
+           for s in node.body for n in ast.walk(s)):
+        return
+    raise p.error(PyptoSyntaxError, "the `with pl.spmd(...)` body neither reads the "
+                  "per-block index (pl.tile.get_block_idx()) nor dispatches a kernel, so every "
+                  "block would run identical work", node.items[0].context_expr,
+                  hint="read `i = pl.tile.get_block_idx()` inside the scope, dispatch a kernel "
+                       "that reads it, or write `for i in pl.spmd(n):`")
 
 
 def _contains(stmt: ast.AST, node: ast.AST) -> bool:

@@ -25,6 +25,7 @@ from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.resolve import MISSING
+from pypto.frontend.scopes import check_spmd_body
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import (
@@ -48,6 +49,7 @@ from pypto.ir.nodes import (
     literal,
 )
 from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ScalarType, TupleType, Type
 from pypto.language import dsl
 from pypto.language.dsl import Construct
@@ -304,6 +306,16 @@ class TextParser(FunctionParser):
         record_outputs(self, outs, task)
         return Scope(ScopeKind.SPMD, body, tuple(attrs), task, self.span(node))
 
+    def _spmd_body(self, node: ast.With, body: tuple) -> None:
+        """A `with pl.spmd(n):` body dispatches one kernel, or reads its block index."""
+        launched = [c for s in body for c in walk(s) if isinstance(c, CallFunc)]
+        if len(launched) > 1:
+            raise self.error(PyptoSyntaxError, f"the `with pl.spmd(...)` body launches "
+                             f"{len(launched)} kernels; a pl.spmd scope dispatches one", node,
+                             hint="open one pl.spmd scope per kernel")
+        if not launched:
+            check_spmd_body(self, node)
+
     def _yield(self, call: ast.Call, names: list, annotation: Any, results: list | None) -> Yield:
         values = tuple(self.ir(a) for a in call.args)
         if results is None:
@@ -466,6 +478,8 @@ class TextParser(FunctionParser):
             body = self.body(node.body)
         finally:
             self.clusters -= kind is ScopeKind.CLUSTER
+        if kind is ScopeKind.SPMD:
+            self._spmd_body(node, body)
             if split:
                 self.split_modes.pop()
         if task is not None:

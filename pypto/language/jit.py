@@ -93,6 +93,11 @@ class JITFunction(KernelFunction):
         return sim.run_compiled(compiled, args, kwargs, config=config)
 
 
+class InlineFunction(JITFunction):
+    """A helper spliced into the kernels that call it (`@pl.inline`, `@pl.jit.inline`):
+    the real toolchain's name for what these decorators make. It cannot run alone."""
+
+
 # The toolchain, imported on first use: this module is the `pl` front door, above the
 # compiler and the simulator, and `import pypto.language` must stay cheap.
 _TOOLCHAIN: dict[str, Any] = {}
@@ -138,7 +143,8 @@ class _JitDecorator:
         remember_scope(fn, caller_names(1))
         if "auto_scope" in options:
             set_parse_options(fn, auto_scope=bool(options["auto_scope"]))
-        return JITFunction(fn, self._kind, {**self._marks, **options})
+        cls = InlineFunction if self._kind is FunctionKind.INLINE else JITFunction
+        return cls(fn, self._kind, {**self._marks, **options})
 
 
 class _ExternDecorator:

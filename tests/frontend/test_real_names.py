@@ -1,0 +1,161 @@
+"""Names of the real `pypto.language` that pypto-lab now has: `pl.IntLike`,
+`pl.RUNTIME`, `pl.InlineFunction`, `pl.parser` (its error classes and text readers),
+`pl.MemRefType` (a located "not supported" error), `pl.adir`, and the dispatch rules
+of `pl.split` / `pl.cross_core_slot` and the `with pl.spmd` forms."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from frontend_helpers import compile_error
+
+import pypto.language as pl
+from pypto.errors import PyptoSyntaxError, PyptoTypeError
+
+HERE = __file__
+N = 64
+
+
+def test_the_real_surface_names_exist():
+    for name in ("IntLike", "RUNTIME", "InlineFunction", "parser", "MemRefType", "adir"):
+        assert name in pl.__all__, name
+    assert pl.tile.MemRefType is pl.MemRefType
+
+
+def test_pl_parser_holds_the_error_classes_and_the_text_readers():
+    from pypto.language.parser.text_parser import parse_program
+
+    assert pl.parser.ParserSyntaxError is PyptoSyntaxError
+    assert pl.parser.ParserTypeError is PyptoTypeError
+    assert pl.parser.parse is pl.parse and parse_program is pl.parse_program
+
+
+def test_int_like_admits_literals_and_scalars():
+    assert isinstance(3, pl.IntLike)
+    assert not isinstance(3.5, pl.IntLike)
+
+
+@pl.inline
+def _helper(x: pl.Tensor[[N], pl.FP32]) -> pl.Tensor[[N], pl.FP32]:
+    return x
+
+
+def test_inline_helpers_are_inline_functions():
+    assert isinstance(_helper, pl.InlineFunction)
+
+    @pl.jit.inline
+    def other(x):
+        return x
+
+    assert isinstance(other, pl.InlineFunction)
+
+    @pl.jit
+    def entry(x: pl.Tensor[[N], pl.FP32]):
+        return x
+
+    assert not isinstance(entry, pl.InlineFunction)
+
+
+@pl.jit
+def scaled(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]],
+           n: pl.Scalar[pl.INT32] = pl.RUNTIME):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[0:N] = pl.muls(x[0:N], pl.cast(n, pl.FP32))
+    return y
+
+
+def test_runtime_leaves_a_scalar_to_the_dispatch():
+    assert repr(pl.RUNTIME) == "pl.RUNTIME"
+    scaled.compile(n=pl.RUNTIME)  # one program for every n
+    x = np.arange(N, dtype=np.float32)
+    for n in (2, 5):
+        y = np.zeros(N, np.float32)
+        scaled(x, y, n)
+        np.testing.assert_array_equal(y, x * n)
+    with pytest.raises(TypeError, match=r"pl\.RUNTIME is a compile-time marker with no value"):
+        pl.RUNTIME + 1
+
+
+@pl.jit
+def memref_type(x: pl.Tensor[[N], pl.FP32], m: pl.MemRefType):  # ERR:memreftype
+    return x
+
+
+def test_a_memref_type_annotation_is_not_supported_and_says_why():
+    err = compile_error(memref_type, PyptoTypeError, "pl.MemRefType", HERE, "memreftype",
+                        "pl.MemRefType", args=(np.zeros(N, np.float32),))
+    assert "its IR has no MemRef variables" in err.message
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: pl.split(pl.SplitMode.UP_DOWN, foo=1), "Unknown keyword argument 'foo'"),
+    (lambda: pl.split(pl.SplitMode.UP_DOWN, slot_num=0), "must be positive, got 0"),
+    (lambda: pl.cross_core_slot(slot_num=0), "must be positive, got 0"),
+])
+def test_optimization_entries_check_their_arguments(call, match):
+    with pytest.raises(PyptoSyntaxError, match=match):
+        call()
+
+
+@pl.jit
+def slot_zero(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP,
+               optimizations=[pl.cross_core_slot(slot_num=0)]):  # ERR:slot
+        y[0:N] = pl.exp(x[0:N])
+    return y
+
+
+def test_an_entry_error_inside_a_kernel_is_located():
+    compile_error(slot_zero, PyptoSyntaxError, "pl.cross_core_slot(slot_num=...) must be "
+                  "positive", HERE, "slot", "pl.cross_core_slot(",
+                  args=(np.zeros(N, np.float32), np.zeros(N, np.float32)))
+
+
+@pl.jit
+def same_work(x: pl.Tensor[[4, N], pl.FP32], y: pl.Out[pl.Tensor[[4, N], pl.FP32]]):
+    with pl.spmd(4):  # ERR:same
+        y[0:1, :] = pl.exp(x[0:1, :])
+    return y
+
+
+@pl.jit
+def deps_untied(x: pl.Tensor[[4, N], pl.FP32], y: pl.Out[pl.Tensor[[4, N], pl.FP32]]):
+    with pl.spmd(4) as t0:
+        i = pl.tile.get_block_idx()
+        y[i:i + 1, :] = pl.exp(x[i:i + 1, :])
+    with pl.spmd(4, deps=[t0]):  # ERR:deps
+        j = pl.tile.get_block_idx()
+        y[j:j + 1, :] = pl.exp(y[j:j + 1, :])
+    return y
+
+
+def test_spmd_scope_rules():
+    args = (np.zeros((4, N), np.float32), np.zeros((4, N), np.float32))
+    compile_error(same_work, PyptoSyntaxError, "neither reads the per-block index", HERE,
+                  "same", "pl.spmd(4)", args=args)
+    compile_error(deps_untied, PyptoSyntaxError, "does not accept 'deps=' without `as tid`",
+                  HERE, "deps", "[t0]", args=args)
+
+
+def test_the_text_form_keeps_one_kernel_per_spmd_scope():
+    text = """
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64], pl.FP32], o: pl.Out[pl.Tensor[[64], pl.FP32]]
+          ) -> pl.Tensor[[64], pl.FP32]:
+        t = pl.load(a, [0], [64])
+        o = pl.store(t, [0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64], pl.FP32], b: pl.Out[pl.Tensor[[64], pl.FP32]],
+             o: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        with pl.spmd(4):
+            b = self.k(a, b)
+            o = self.k(a, o)
+        return o
+"""
+    with pytest.raises(PyptoSyntaxError) as info:
+        pl.parse(text)
+    assert "launches 2 kernels" in info.value.message
+    assert (info.value.span.line, info.value.span.col) == (14, 9)
