@@ -143,6 +143,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
                           f"{construct.name}() takes no **kwargs", kw.value if kw.arg is None
                           else kw, hint=hint)
         kw_nodes[kw.arg] = kw.value
+    cluster_metadata(p, construct.name, kw_nodes, call)
     if construct is dsl.spmd_submit:
         if "core_num" not in kw_nodes:
             raise p.error(PyptoSyntaxError, "pl.spmd_submit needs core_num=N", call)
@@ -210,6 +211,20 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     record_outputs(p, outs, task)
     if whole is not None and len(out_types) != 0:
         p.env[whole] = (*outs, task)
+
+
+_PER_TASK = ("deps", "allow_early_resolve", "predicate", "core_num", "sync_start")
+
+
+def cluster_metadata(p: Any, what: str, kws: dict, node: ast.AST) -> None:
+    """Inside `pl.cluster()` the submitted kernels run as members of one group launch, so
+    a submit there cannot carry options of a task of its own."""
+    given = [k for k in _PER_TASK if k in kws]
+    if p.clusters and given:
+        raise p.error(PyptoSyntaxError, f"{what} inside pl.cluster() cannot carry per-task "
+                      f"dispatch metadata ({', '.join(f'{k}=' for k in given)}): the cluster's "
+                      "kernels run as one group launch", kws[given[0]],
+                      hint="drop the option, or submit the task outside the pl.cluster")
 
 
 def _check_dumps(p: Any, construct: Any, args: list, node: ast.expr) -> None:

@@ -410,7 +410,14 @@ def _runtime_scope(kind: ScopeKind, name: str):
             raise p.error(PyptoSyntaxError, f"{name} takes keyword arguments only", call,
                           hint="write pl.scope(mode=pl.ScopeMode.MANUAL)")
         attrs = []
+        allowed = {"mode"} if kind is ScopeKind.RUNTIME else set()
         for kw in call.keywords:
+            if kw.arg not in allowed:
+                takes = "only mode=" if allowed else "no arguments"
+                raise p.error(PyptoSyntaxError, f"{name}() got an unexpected keyword "
+                              f"argument '{kw.arg}': it takes {takes}", kw,
+                              hint="write `with pl.scope(mode=pl.ScopeMode.MANUAL):` or "
+                                   "`with pl.manual_scope():`")
             attrs.append((kw.arg, p.visit_expr(kw.value)))
         mode = _runtime_mode(kind, dict(attrs))
         _check_runtime_mode(p, call, name, mode)

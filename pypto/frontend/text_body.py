@@ -21,6 +21,7 @@ from pypto.errors import (
 )
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.calls import call_args, construct_call
+from pypto.frontend.constructs import cluster_metadata
 from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.predicate import parse_predicate, record_outputs
@@ -282,6 +283,8 @@ class TextParser(FunctionParser):
                              f"TaskId; bind {len(returns) + 1} names", node)
         args = tuple(self.ir(a) for a in call.args[1:])
         kws = {k.arg: k.value for k in call.keywords}
+        construct = self._construct(call.func)
+        cluster_metadata(self, construct.name if construct else "pl.submit", kws, call)
         attrs: list = [("core_num", self.ir(kws.pop("core_num")) if "core_num" in kws
                         else literal(1)), ("name_hint", kernel.attr)]
         for key in ("sync_start", "deps", "allow_early_resolve"):
@@ -306,8 +309,19 @@ class TextParser(FunctionParser):
         record_outputs(self, outs, task)
         return Scope(ScopeKind.SPMD, body, tuple(attrs), task, self.span(node))
 
-    def _spmd_body(self, node: ast.With, body: tuple) -> None:
-        """A `with pl.spmd(n):` body dispatches one kernel, or reads its block index."""
+    def _spmd_body(self, node: ast.With, attrs: list, body: tuple) -> None:
+        """A `with pl.spmd(n):` body dispatches one kernel, or reads its block index, or is
+        an explicit InCore carrier (`with pl.at(...)`), which alone holds the region's
+        optimizations."""
+        if len(body) == 1 and isinstance(body[0], Scope) and body[0].kind is ScopeKind.INCORE:
+            if "optimizations" in dict(attrs):
+                twice = "optimizations" in dict(body[0].attrs)
+                where = "is specified twice: on `pl.spmd(...)` and on the inner" if twice else \
+                    "belongs on the InCore scope, but the body already provides one as the inner"
+                raise self.error(PyptoSyntaxError, f"`optimizations=` {where} "
+                                 "`pl.at(level=pl.Level.CORE_GROUP, ...)`", node,
+                                 hint="keep optimizations=[...] on the inner pl.at only")
+            return
         launched = [c for s in body for c in walk(s) if isinstance(c, CallFunc)]
         if len(launched) > 1:
             raise self.error(PyptoSyntaxError, f"the `with pl.spmd(...)` body launches "
@@ -479,7 +493,7 @@ class TextParser(FunctionParser):
         finally:
             self.clusters -= kind is ScopeKind.CLUSTER
         if kind is ScopeKind.SPMD:
-            self._spmd_body(node, body)
+            self._spmd_body(node, attrs, body)
             if split:
                 self.split_modes.pop()
         if task is not None:

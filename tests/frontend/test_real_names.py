@@ -159,3 +159,73 @@ class P:
         pl.parse(text)
     assert "launches 2 kernels" in info.value.message
     assert (info.value.span.line, info.value.span.col) == (14, 9)
+
+
+_CARRIER = """
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64], pl.FP32], o: pl.Out[pl.Tensor[[64], pl.FP32]]
+             ) -> pl.Tensor[[64], pl.FP32]:
+        with pl.spmd(4{outer}):
+            with pl.at(level=pl.Level.CORE_GROUP{inner}):
+                t = pl.load(a, [0], [64])
+                o = pl.store(t, [0], o)
+        return o
+"""
+
+
+def test_an_explicit_carrier_holds_the_optimizations_alone():
+    pl.parse(_CARRIER.format(outer="", inner=""))  # exempt from the block-index rule
+    split = ", optimizations=[pl.split(pl.SplitMode.UP_DOWN)]"
+    for inner, words in (("", "belongs on the InCore scope"), (split, "is specified twice")):
+        with pytest.raises(PyptoSyntaxError) as info:
+            pl.parse(_CARRIER.format(outer=split, inner=inner))
+        assert words in info.value.message
+        assert (info.value.span.line, info.value.span.col) == (7, 9)
+
+
+@pl.jit
+def manual_named(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]]):
+    with pl.manual_scope(name="foo"):  # ERR:manual
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[0:N] = pl.exp(x[0:N])
+    return y
+
+
+def test_manual_scope_takes_no_arguments():
+    compile_error(manual_named, PyptoSyntaxError, "pl.manual_scope() got an unexpected keyword "
+                  "argument 'name': it takes no arguments", HERE, "manual", "name=",
+                  args=(np.zeros(N, np.float32), np.zeros(N, np.float32)))
+
+
+_CLUSTER = """
+@pl.program
+class Prog:
+    @pl.function(type=pl.FunctionType.AIC)
+    def k1(self, x: pl.Tensor[[64], pl.INT32]) -> pl.Tensor[[64], pl.INT32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def k2(self, x: pl.Tensor[[64], pl.INT32]) -> pl.Tensor[[64], pl.INT32]:
+        return x
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64], pl.INT32]) -> pl.Tensor[[64], pl.INT32]:
+        with pl.cluster():
+            a, a_tid = pl.submit(self.k1, x)
+            b, _ = {submit}
+        return b
+"""
+
+
+@pytest.mark.parametrize("submit, field", [
+    ("pl.submit(self.k2, x, deps=[a_tid])", "deps="),
+    ("pl.submit(self.k2, x, allow_early_resolve=True)", "allow_early_resolve="),
+    ("pl.spmd_submit(self.k2, x, core_num=2, sync_start=True)", "core_num=, sync_start="),
+])
+def test_a_submit_in_a_cluster_carries_no_task_options(submit, field):
+    with pytest.raises(PyptoSyntaxError) as info:
+        pl.parse(_CLUSTER.format(submit=submit))
+    assert f"cannot carry per-task dispatch metadata ({field})" in info.value.message
+    assert info.value.span.line == 16
