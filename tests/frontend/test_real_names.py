@@ -187,7 +187,7 @@ def test_an_explicit_carrier_holds_the_optimizations_alone():
 
 @pl.jit
 def manual_named(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]]):
-    with pl.manual_scope(name="foo"):  # noqa: SIM117 ERR:manual
+    with pl.manual_scope(name="foo"):  # ERR:manual  # noqa: SIM117
         with pl.at(level=pl.Level.CORE_GROUP):
             y[0:N] = pl.exp(x[0:N])
     return y
