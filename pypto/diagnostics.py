@@ -17,7 +17,6 @@ kernel defined in a notebook cell renders with its cell's lines.
 """
 from __future__ import annotations
 
-import html
 import linecache
 from typing import Any
 
@@ -88,22 +87,31 @@ def _extra_context(err: Any) -> str:
     return ", ".join(parts)
 
 
+_HTML_SPECIAL = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+                               "'": "&#x27;"})
+
+
+def _escape(text: str) -> str:
+    """What html.escape does; the html package costs ~1.7 ms at `import pypto.language`."""
+    return text.translate(_HTML_SPECIAL)
+
+
 def render_html(err: Any) -> str:
     """The same content as `render_text`, as a self-contained HTML block."""
-    message = html.escape(err.message if hasattr(err, "message") else Exception.__str__(err))
+    message = _escape(err.message if hasattr(err, "message") else Exception.__str__(err))
     span = getattr(err, "span", None)
     rows = []
     if span is not None and span.known:
         for n, text in _source_window(span):
             cls = "pp-bad" if n == span.line else ""
-            line = html.escape(text)
+            line = _escape(text)
             if n == span.line:
                 i = span.col - 1
                 w = _caret_width(span, text)
-                line = (html.escape(text[:i]) + "<mark>" + html.escape(text[i:i + w]) + "</mark>"
-                        + html.escape(text[i + w:]))
+                line = (_escape(text[:i]) + "<mark>" + _escape(text[i:i + w]) + "</mark>"
+                        + _escape(text[i + w:]))
             rows.append(f'<div class="{cls}"><span class="pp-ln">{n:>4} |</span> {line}</div>')
-    loc = (f'<div class="pp-loc">--&gt; {html.escape(str(span))}</div>'
+    loc = (f'<div class="pp-loc">--&gt; {_escape(str(span))}</div>'
            if span is not None and span.known else "")
     extra = _extra_context(err)
     parts = [
@@ -112,10 +120,10 @@ def render_html(err: Any) -> str:
         f'<div><b style="color:#c9302c">{_header(err)}</b>: {message}</div>',
         loc,
         '<pre style="margin:4px 0">' + "".join(rows) + "</pre>" if rows else "",
-        f"<div>= context: {html.escape(extra)}</div>" if extra else "",
-        f'<div style="color:#2e7d32">= help: {html.escape(err.hint)}</div>'
+        f"<div>= context: {_escape(extra)}</div>" if extra else "",
+        f'<div style="color:#2e7d32">= help: {_escape(err.hint)}</div>'
         if getattr(err, "hint", None) else "",
-        f'<div style="color:#31708f">= note: {html.escape(err.note)}</div>'
+        f'<div style="color:#31708f">= note: {_escape(err.note)}</div>'
         if getattr(err, "note", None) else "",
         "</div>",
     ]

@@ -13,15 +13,16 @@ of wall time on a chip.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from pypto.errors import SimulationError
+from pypto.ir.record import record
 
 # what a kernel compiles and runs for when nobody names a platform
 DEFAULT_PLATFORM = "a2a3sim"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Platform:
     name: str
     chip: str

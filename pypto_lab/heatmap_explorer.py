@@ -74,10 +74,13 @@ class HeatmapExplorer:
         run = view.run
         self.pick = w.Dropdown(options=[o.name for o in run.outputs], value=view.output,
                                description="output", layout={"width": "240px"})
+        # the label sits beside the buttons as its own widget: as the ToggleButtons'
+        # description it took a line of its own and pushed the buttons below it
         self.metric = w.ToggleButtons(options=list(METRICS), value=view.metric,
-                                      description="metric", tooltips=list(METRICS.values()),
+                                      tooltips=list(METRICS.values()),
                                       style={"button_width": "56px"},
-                                      layout={"width": "auto"})
+                                      layout={"width": "max-content"})
+        metric_label = w.Label("metric", layout={"margin": "0 4px 0 16px"})
         self.dims = w.HBox()
         self.full = w.Checkbox(value=self.window is not None, indent=False,
                                description="full resolution window", layout={"width": "200px"})
@@ -87,7 +90,9 @@ class HeatmapExplorer:
                              layout={"width": "150px"})
         self.where = w.HBox([self.full, self.next, self.row, self.col])
         self.hint = w.HTML(_HINT)
-        self.controls = w.VBox([w.HBox([self.pick, self.metric]), self.dims, self.where])
+        self.controls = w.VBox([w.HBox([self.pick, metric_label, self.metric],
+                                       layout={"align_items": "center"}),
+                                self.dims, self.where])
         self._lead_sliders()
         self._fit()
         self.pick.observe(self._on_output, "value")

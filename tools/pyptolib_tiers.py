@@ -2,6 +2,7 @@
 
 Usage:
     python tools/pyptolib_tiers.py [CHECKOUT]      # default: $PYPTO_LIB, else /work/pypto-lib
+    python tools/pyptolib_tiers.py --table RUN.json   # a `pypto-sim --json` run as markdown
 
 A file is a *runnable kernel file* when it has a `__main__` block and drives the golden
 harness or compiles a kernel (it names `run_jit` / `golden`, or calls `.compile(` /
@@ -14,9 +15,11 @@ Prints the files in no list (exit 1 when there is one).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -68,7 +71,59 @@ def untiered(checkout: Path) -> list[str]:
     return [f for f in single if f not in tiers]
 
 
+def file_row(r: dict) -> dict:
+    """One file of a `pypto-sim --json` run, as the conformance tables show it: status,
+    simulate seconds (the harness's "simulate" stage, summed over the file's runs), wall
+    seconds of its process, peak RSS, and the regions that ran block by block with why
+    (`batch_refusals`, the union over its runs)."""
+    runs = r.get("runs") or []
+    refusals: dict[str, str] = {}
+    for run in runs:
+        refusals.update(run.get("batch_refusals") or {})
+    simulate = [run.get("stages", {}).get("simulate") for run in runs]
+    return {"file": r["file"], "status": r["status"], "reason": r.get("reason") or "",
+            "simulate_s": sum(s for s in simulate if s is not None) if runs else None,
+            "wall_s": r.get("seconds"), "peak_mb": r.get("peak_mb"), "refusals": refusals}
+
+
+def _cell(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).replace("|", "/").split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _num(v: float | None, fmt: str) -> str:
+    return "" if v is None else format(v, fmt)
+
+
+def markdown_table(doc: dict, label: str = "") -> str:
+    """A markdown table of a `pypto-sim --json` run, with its totals and a summary of
+    the batch-refusal reasons (each reason with its tensor names as '*': which rule)."""
+    rows = [file_row(r) for r in doc["files"]]
+    out = ["| file | status | simulate s | wall s | peak MB | batch_refusals | notes |",
+           "|---|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        out.append(f"| `{r['file']}` | {r['status']} | {_num(r['simulate_s'], '.1f')} | "
+                   f"{_num(r['wall_s'], '.1f')} | {_num(r['peak_mb'], ',.0f')} | "
+                   f"{len(r['refusals'])} | {_cell(r['reason'])} |")
+    sim = sum(r["simulate_s"] or 0 for r in rows)
+    summed = sum(r["wall_s"] or 0 for r in rows)
+    counts = ", ".join(f"{n} {k}" for k, n in Counter(r["status"] for r in rows).items())
+    out += ["", f"{label}{len(rows)} files: {counts}; run wall time {doc.get('seconds', 0):.1f} s "
+            f"(files' wall times summed {summed:.1f} s, simulate stages summed {sim:.1f} s); "
+            f"largest peak {_num(doc.get('peak_mb'), ',.0f')} MB"]
+    reasons = Counter(re.sub(r"'[^']*'", "'*'", why) for r in rows
+                      for why in r["refusals"].values())
+    if reasons:
+        out += ["", "| batch refusal (rule) | regions |", "|---|---:|"]
+        out += [f"| {_cell(k)} | {n} |" for k, n in reasons.most_common()]
+    return "\n".join(out)
+
+
 def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "--table":
+        for path in sys.argv[2:]:
+            print(markdown_table(json.loads(Path(path).read_text()), f"{path}: "))
+        return 0
     checkout = Path(sys.argv[1] if len(sys.argv) > 1 else
                     os.environ.get("PYPTO_LIB", "/work/pypto-lib"))
     single, multi = runnable_files(checkout)

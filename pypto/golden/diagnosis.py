@@ -120,6 +120,59 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
         check.unwritten.explains_all = bool(bad_all.any()) and not (bad_all & ~mask).any()
 
 
+def diagnose_through_unwritten(checks: dict[str, OutputCheck], sim: Any, golden: dict,
+                               rtol: float, atol: float, compare_fn: dict, inputs: dict,
+                               wrap: Callable, kernel_names: dict | None = None) -> None:
+    """A failing output that its own unwritten region does not wholly explain: does its
+    comparison pass once every pl.Out element no task wrote (by the trace) holds the
+    golden's value? Then the failure is that residue and nothing else - typically a
+    comparator that reads another output's never-written tail through
+    `actual_outputs` and rejects its NaN. Sets `through_unwritten` to the regions that
+    are needed for the pass (each one left out in turn makes it fail)."""
+    open_ = [c for c in checks.values()
+             if not c.passed and not (c.unwritten is not None and c.unwritten.explains_all)]
+    if not open_:
+        return
+    masks = {}
+    for name, c in checks.items():
+        if c.direction != "Out" or c.actual.shape != c.expected.shape:
+            continue
+        mask = never_written(sim, (kernel_names or {}).get(name, name), c.actual.shape)
+        if mask is not None and mask.any():
+            masks[name] = mask
+    if not masks:
+        return
+    patched = {n: _golden_into(c.actual, c.expected, masks.get(n)) for n, c in checks.items()}
+    actual = {n: c.actual for n, c in checks.items()}
+    for check in open_:
+        if not _passes(check.name, patched, golden, rtol, atol, compare_fn, inputs, wrap):
+            continue
+        needed = {n: int(m.sum()) for n, m in masks.items() if len(masks) == 1 or not _passes(
+            check.name, {**patched, n: actual[n]}, golden, rtol, atol, compare_fn, inputs, wrap)}
+        check.through_unwritten = needed or {n: int(m.sum()) for n, m in masks.items()}
+
+
+def _golden_into(actual: np.ndarray, expected: np.ndarray, mask: np.ndarray | None
+                 ) -> np.ndarray:
+    if mask is None:
+        return actual
+    out = np.array(actual, copy=True)
+    out[mask] = np.asarray(expected).astype(out.dtype, copy=False)[mask]
+    return out
+
+
+def _passes(name: str, outputs: dict, golden: dict, rtol: float, atol: float,
+            compare_fn: dict, inputs: dict, wrap: Callable) -> bool:
+    fn = compare_fn.get(name) or default_compare
+    actual, expected = wrap(outputs), wrap(golden)
+    try:
+        ok, _ = fn(actual[name], expected[name], actual_outputs=actual,
+                   expected_outputs=expected, inputs=wrap(inputs), rtol=rtol, atol=atol)
+    except Exception:  # noqa: BLE001 - a comparator that cannot run: no explanation
+        return False
+    return bool(ok)
+
+
 def _all_zero_init(spec: TensorSpec) -> bool:
     return isinstance(spec.init_value, (int, float)) and spec.init_value == 0
 
@@ -212,6 +265,10 @@ def kernel_coverage(sim: Any, name: str, u: Unwritten) -> tuple[list[str], str]:
 def _kernel_fix(u: Unwritten, axis: int | None, unit: str, sites: dict, steps: dict) -> str:
     if axis is None:
         box = "[" + ", ".join(f"{a}:{b}" for a, b in u.bounds) + "]"
+        if not u.is_box:  # the launches write parts of the box and leave the rest
+            return (f"the launches leave {u.count} element(s) inside {box} unwritten: "
+                    "make them store those too (a loop bound or a valid_shape that stops "
+                    "short), or stop promising them (below)")
         return f"make a launch store into {box}: no task writes it"
     lo, hi = u.bounds[axis]
     if len(sites) == 1 and hi == u.shape[axis]:

@@ -11,7 +11,10 @@ The verdict is one of
   "diagnosed"  the run failed, and every failing output is explained by a rule of the
                programming model the harness diagnoses: every mismatch lies in a
                `pl.Out` region no task wrote (allocator residue by the L2 guide's rule,
-               which the golden asserted values over: `Unwritten.explains_all`);
+               which the golden asserted values over: `Unwritten.explains_all`, or
+               the comparison passes once every such region holds the golden's values:
+               `OutputCheck.through_unwritten`, e.g. a comparator that reads another
+               output's unwritten tail through `actual_outputs`);
   "fail"       anything else (a mismatch nothing explains, a binding error).
 A new diagnosis belongs in `_explained` below, so every supervisor agrees on it.
 """
@@ -31,6 +34,11 @@ def _explained(check: Any) -> str | None:
     if u is not None and u.explains_all:
         return (f"unwritten pl.Out region: '{check.name}' {u.region_text(check.shape)}, "
                 f"{u.count} element(s) never written")
+    through = getattr(check, "through_unwritten", None)
+    if through:
+        names = ", ".join(f"'{n}'" for n in through)
+        return (f"unwritten pl.Out region: '{check.name}' fails only through the "
+                f"never-written elements of {names}")
     return None
 
 
@@ -92,6 +100,10 @@ def summarize(result: Any) -> dict:
         "warnings": list(result.warnings),
         "stages": {k: round(float(v), 4) for k, v in result.stages.items()},
         "est_us": estimated_us(result), "over_budget": over_budget(result),
+        # the simulator's batching: which regions ran block by block, and why
+        # (`SimResult.batch_refusals`), and how many launches ran batched
+        "batch_refusals": dict(getattr(result.sim, "batch_refusals", None) or {}),
+        "batch_stats": dict(getattr(result.sim, "batch_stats", None) or {}),
         # a multi-card run: the devices its ranks ran on (rank r on devices[r])
         "devices": list(getattr(result.sim, "device_ids", None) or []) or None,
     }

@@ -122,6 +122,10 @@ class OutputCheck:
     # passed only because fresh memory read as zero here: the elements nothing wrote
     # (with garbage there, as on the device, the comparison fails)
     zero_fill: Unwritten | None = None
+    # failed, and passes once the never-written elements of these pl.Out outputs (its
+    # own, or others its comparator reads through actual_outputs) hold the golden's
+    # values: {output: element count}. The failure is those regions' residue, nothing else
+    through_unwritten: dict = field(default_factory=dict)
 
     @property
     def shape(self) -> tuple:
@@ -160,6 +164,8 @@ class OutputCheck:
                            "promised: an unwritten pl.Out region is allocator residue "
                            "(often zero on a2a3, NaN on a2a3sim)")
             out.extend("  kernel: " + line for line in u.kernel)
+        if self.through_unwritten:
+            out.append("  " + self.through_text())
         for hint in self.hints:
             out.append("  " + hint)
         if self.unwritten is not None:
@@ -167,6 +173,19 @@ class OutputCheck:
         if self.detail and (self.mismatch is None or _detail_adds(self.comparator)):
             out.extend("  " + ln.strip() for ln in self.detail.splitlines()[:8] if ln.strip())
         return out
+
+
+    def through_text(self) -> str:
+        """Why a failure that is not (only) this output's own unwritten region is
+        explained all the same: its comparison passes with the residue replaced."""
+        regions = " and ".join(f"'{n}' ({k} element(s))"
+                               for n, k in self.through_unwritten.items())
+        others = [n for n in self.through_unwritten if n != self.name]
+        reads = (f"; {self.comparator} reads {', '.join(repr(n) for n in others)} through "
+                 "actual_outputs" if others else "")
+        return (f"passes once the never-written elements of {regions} hold the golden's "
+                f"values: the failure is that unwritten pl.Out residue and nothing else"
+                f"{reads} (fix the region where it is diagnosed)")
 
 
 def _detail_adds(comparator: str) -> bool:

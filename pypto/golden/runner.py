@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from pypto.golden import _interop as io
-from pypto.golden.diagnosis import check_zero_fill, diagnose
+from pypto.golden.diagnosis import check_zero_fill, diagnose, diagnose_through_unwritten
 from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
@@ -502,6 +502,8 @@ def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, direc
             check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap,
                             tensor)
         checks[s.name] = check
+    diagnose_through_unwritten(checks, sim, golden, rtol, atol, compare_fn, inputs, wrap,
+                               kernel_names)
     return checks
 
 

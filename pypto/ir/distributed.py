@@ -12,13 +12,13 @@ real toolchain's and may only grow at the end.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
 
+from pypto.ir.record import record
 from pypto.ir.types import TensorType, Type, _dims_str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DistributedTensorType(TensorType):
     """A tensor bound to this rank's slice of a window buffer (`pld.DistributedTensor`).
 
@@ -30,7 +30,7 @@ class DistributedTensorType(TensorType):
         return f"pld.DistributedTensor[{_dims_str(self.shape)}, {self.dtype!r}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WindowBufferType(Type):
     """The handle `pld.alloc_window_buffer` returns: a symmetric allocation, viewed by
     `pld.window`. It has no shape or dtype of its own (the real toolchain types it as a
@@ -40,7 +40,7 @@ class WindowBufferType(Type):
         return "pld.WindowBuffer"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CommCtxType(Type):
     """The communication context of a window-bound tensor (`pld.get_comm_ctx`): this
     rank's index and the number of ranks of its group."""

@@ -1,11 +1,12 @@
 """Data types of the `pl` language and their numpy / ml_dtypes storage types."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 import ml_dtypes
 import numpy as np
+
+from pypto.ir.record import record
 
 
 class Kind(Enum):
@@ -16,7 +17,7 @@ class Kind(Enum):
     HANDLE = "handle"  # TASK_ID: an opaque runtime handle, not a number
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DType:
     """A `pl` data type: name, bit width, kind and the numpy type that stores it."""
 

@@ -1,4 +1,5 @@
-"""IR nodes: frozen, slotted dataclasses, each with a source span.
+"""IR nodes: frozen, slotted records (`pypto.ir.record`: frozen dataclasses that cost less
+to define), each with a source span.
 
 Expressions have a `type`. Statements do not. Passes never mutate a node: they
 build new ones with `dataclasses.replace`. Spans take no part in equality, so
@@ -7,11 +8,12 @@ two programs that differ only in where they were written compare equal.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
 
 from pypto.ir import dtypes
+from pypto.ir.record import record
 from pypto.ir.span import Span
 from pypto.ir.types import ATTR, ScalarType, Type
 
@@ -35,7 +37,7 @@ class Expr:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Const(Expr):
     """A numeric or boolean literal with its scalar type (bare ints are INDEX)."""
 
@@ -59,7 +61,7 @@ def literal(value: Any, span: Span | None = None) -> Const:
     return Const(value, t, span or Span.unknown())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Attr(Expr):
     """A compile-time Python value used as an op argument: dtype, enum, str, None."""
 
@@ -74,7 +76,7 @@ class Attr(Expr):
         return repr(v)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Var(Expr):
     """A named value. `uid` makes two bindings of the same name distinct."""
 
@@ -87,7 +89,7 @@ class Var(Expr):
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DynDim(Expr):
     """A dynamic dimension symbol declared with `pl.dynamic(name)`."""
 
@@ -99,7 +101,7 @@ class DynDim(Expr):
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ListExpr(Expr):
     """A list/tuple literal such as a shape `[M, 64]` or offsets `[r, 0]`."""
 
@@ -111,7 +113,7 @@ class ListExpr(Expr):
         return "[" + ", ".join(str(i) for i in self.items) + "]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call(Expr):
     """An op application. `op` is the registry name ("add", "tensor.dim", "scalar.mul")."""
 
@@ -128,7 +130,7 @@ class Call(Expr):
         return default
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CallFunc(Expr):
     """A call of another function of the program (an inline body or an InCore kernel).
 
@@ -155,7 +157,7 @@ LAUNCH_DEFAULTS: tuple = (("kind", None), ("name_hint", ""), ("core_num", None),
                           ("predicate", None))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GetItem(Expr):
     """Element `index` of a tuple-typed value."""
 
@@ -173,7 +175,7 @@ class Stmt:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Assign(Stmt):
     """`targets = value`; several targets unpack a tuple-typed value."""
 
@@ -182,7 +184,7 @@ class Assign(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Eval(Stmt):
     """An expression evaluated for its effect (`pl.write(...)`, a kernel call)."""
 
@@ -198,7 +200,7 @@ class LoopKind(Enum):
     SPMD = "spmd"  # `for i in pl.spmd(n)`: each iteration is one block of one task
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class For(Stmt):
     """A counted loop. With `iter_args`, values are carried: each iteration starts
     with the carried values bound to `iter_args`, the body ends in a `Yield`, and
@@ -220,7 +222,7 @@ class For(Stmt):
         return dict(self.attrs).get(name, default)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class While(Stmt):
     """`for (a, b) in pl.while_(init_values=(...)):` — `cond` is re-evaluated before
     every iteration with the carried values bound."""
@@ -233,7 +235,7 @@ class While(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class If(Stmt):
     """A branch on a runtime boolean. With `results`, both arms end in a `Yield`."""
 
@@ -244,24 +246,24 @@ class If(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Yield(Stmt):
     values: tuple
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Return(Stmt):
     values: tuple
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Break(Stmt):
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Continue(Stmt):
     span: Span = _span()
 
@@ -275,7 +277,7 @@ class ScopeKind(Enum):
     SPLIT_AIV = "split_aiv"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scope(Stmt):
     """A `with` block of the language. `task` binds the region's TaskId (`as tid`)."""
 
@@ -316,14 +318,14 @@ class FunctionKind(Enum):
                         FunctionKind.GROUP)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Param:
     var: Var
     direction: Direction = Direction.IN
     span: Span = _span()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Function:
     name: str
     params: tuple
@@ -337,7 +339,7 @@ class Function:
         return dict(self.attrs).get(name, default)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Program:
     name: str
     functions: tuple

@@ -4,8 +4,9 @@ pad values, and the per-region optimizations of a launch (`pl.split`,
 recognise them by type; `pypto.language` hands them to users as `pl.*`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum, IntEnum
+
+from pypto.ir.record import record
 
 
 class AtomicType(IntEnum):
@@ -33,7 +34,7 @@ class Optimization:
     """Base of the per-region hints listed in `pl.at(..., optimizations=[...])`."""
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Split(Optimization):
     """Ping-pong the vector half of a mixed cube+vector region across two AIV lanes."""
 
@@ -41,7 +42,7 @@ class Split(Optimization):
     slot_num: int | None = None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CrossCoreSlot(Optimization):
     """Ring depth of the compiler-inserted cube<->vector pipe (default 2)."""
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -53,6 +52,7 @@ from pypto.ir.nodes import (
     literal,
 )
 from pypto.ir.options import CrossCoreSlot, Split
+from pypto.ir.record import record
 from pypto.ir.transform import walk
 from pypto.ir.types import (
     ArrayType,
@@ -66,7 +66,7 @@ from pypto.ir.types import (
 )
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class OpSpelling:
     """How a call of one op is written."""
 

@@ -1,10 +1,10 @@
 """Source spans: where in the user's file an IR node came from."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pypto.ir.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Span:
     """A 1-based line and column range in a source file.
 

@@ -5,11 +5,12 @@ A dimension is either a Python int (static) or an IR expression (dynamic: a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Union
 
 from pypto.ir.dtypes import DType
+from pypto.ir.record import record
 
 if TYPE_CHECKING:
     from pypto.ir.nodes import Expr
@@ -42,7 +43,7 @@ def _dims_str(dims: tuple) -> str:
     return "[" + ", ".join(str(d) for d in dims) + "]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScalarType(Type):
     dtype: DType
 
@@ -50,7 +51,7 @@ class ScalarType(Type):
         return f"pl.Scalar[{self.dtype!r}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ShapedType(Type):
     """Common part of tensors and tiles: physical shape, dtype, optional valid shape."""
 
@@ -76,7 +77,7 @@ class ShapedType(Type):
         return (n * self.dtype.bits + 7) // 8
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TensorType(ShapedType):
     """A tensor: in global memory (DDR) in orchestration, a tile-to-be inside a region."""
 
@@ -86,7 +87,7 @@ class TensorType(ShapedType):
         return f"pl.Tensor[{_dims_str(self.shape)}, {self.dtype!r}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TileType(ShapedType):
     """An explicit on-chip buffer."""
 
@@ -96,7 +97,7 @@ class TileType(ShapedType):
         return f"pl.Tile[{_dims_str(self.shape)}, {self.dtype!r}, pl.Mem.{self.memory.value}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TupleType(Type):
     items: tuple = field(default_factory=tuple)
 
@@ -104,7 +105,7 @@ class TupleType(Type):
         return "pl.Tuple[" + ", ".join(str(t) for t in self.items) + "]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ArrayType(Type):
     """A small on-core array (`pl.array.create`), e.g. of TaskIds."""
 
@@ -115,7 +116,7 @@ class ArrayType(Type):
         return f"pl.Array[{self.extent}, {self.dtype!r}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HandleType(Type):
     """An opaque handle the toolchain hands between ops: an allocation (`pl.Ptr`, the
     result of `pl.tile.alloc`), a prefetch context, event or session. It has no shape
@@ -127,7 +128,7 @@ class HandleType(Type):
         return f"pl.{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AttrType(Type):
     """A compile-time attribute (dtype, enum, string, list of ints…), not a runtime value."""
 
@@ -135,7 +136,7 @@ class AttrType(Type):
         return "attr"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NoneType(Type):
     def __str__(self) -> str:
         return "None"

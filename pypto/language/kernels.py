@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.nodes import FunctionKind
+from pypto.ir.record import record
 
 KIND_NAMES = {
     FunctionKind.ORCHESTRATION: "jit", FunctionKind.INLINE: "jit.inline",
@@ -59,7 +59,7 @@ class FunctionDef:
 # --- hand-written kernels -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class ExternSpec:
     """A kernel whose body is hand-written C++ (`@pl.jit.extern`, or `@pl.function(...,
     external_source=...)`): the Python function declares only its signature."""

@@ -17,12 +17,19 @@ class OpStub:
     """The Python object behind a public op name such as `pl.row_sum`."""
 
     def __init__(self, op: str, public_name: str):
-        opdef = REGISTRY[op]
         self.op = op
         self.public_name = public_name
         self.__name__ = public_name.rsplit(".", 1)[-1]
-        self.__doc__ = opdef.doc
-        self.__signature__ = opdef.signature
+
+    # help(pl.add), `pl.add?` and inspect.signature read these; they come from the
+    # registry when asked (reading ~220 signatures at import would slow `import pl`).
+    @property
+    def __doc__(self) -> str:  # type: ignore[override]
+        return REGISTRY[self.op].doc
+
+    @property
+    def __signature__(self) -> Any:
+        return REGISTRY[self.op].signature
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise KernelOnlyError(f"{self.public_name}() can only be used inside a kernel body; "

@@ -3,10 +3,10 @@ and `pl.dynamic` dimension symbols (with the arithmetic annotations may use)."""
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir.dtypes import DType
+from pypto.ir.record import record
 
 
 class DimExpr:
@@ -72,7 +72,7 @@ def dynamic(name: str) -> DynVar:
     return DynVar(name)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TensorView:
     """`pl.TensorView(valid_shape=[...], layout=...)` in a `pl.Tensor[...]` annotation: the
     part of the tensor that holds data. Strides and pad modes are not modelled."""
@@ -88,7 +88,7 @@ class TensorView:
                             "(strides and pad modes are not)")
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TileView:
     """`pl.TileView(valid_shape=[...])` in a `pl.Tile[...]` annotation: the valid region of
     the tile. The other fields of the real TileView (strides, layouts, fractal, pad) are
@@ -151,7 +151,7 @@ class MemRef:
                f"{f'slots={self.slots}' if self.slots > 1 else ''}){slot}"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TensorAnnotation:
     shape: tuple | None  # None: bare `pl.Tensor`, shape taken from the runtime argument
     dtype: DType | None
@@ -159,36 +159,36 @@ class TensorAnnotation:
     view: TensorView | None = None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TileAnnotation:
     shape: tuple
     dtype: DType
     extras: tuple = ()
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class ScalarAnnotation:
     dtype: DType
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class DirectionAnnotation:
     direction: str  # "Out" | "InOut"
     inner: Any
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class ArrayAnnotation:
     extent: int
     dtype: DType
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class TupleAnnotation:
     items: tuple
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class HandleAnnotation:
     """`pl.Ptr`, `pl.PrefetchAsyncContext`, `pl.AsyncEvent`, `pl.AsyncSession`: the type of
     an opaque handle an op returns (an allocation, a prefetch context / event / session)."""

@@ -29,10 +29,11 @@ works everywhere once its `defop` line says so.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
+
+from pypto.ir.record import record
 
 
 class View(Enum):
@@ -47,7 +48,7 @@ class View(Enum):
     WINDOW = "window"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class WindowRead:
     """A box of a tensor at offsets, read into a value."""
 
@@ -56,7 +57,7 @@ class WindowRead:
     shape: str  # the parameter holding the box's extent
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class WindowWrite:
     """A value written into a box of a tensor at offsets (the tensor is written in place)."""
 
@@ -68,7 +69,7 @@ class WindowWrite:
 Window = WindowRead | WindowWrite
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Matmul:
     """A cube matrix product `lhs @ rhs` (plus `acc` when it accumulates in place)."""
 
@@ -80,7 +81,7 @@ class Matmul:
     l0_tiled: bool = False
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Ufunc:
     """The numpy ufunc the impl is, for float32 / float64 operands of the op's dtype."""
 

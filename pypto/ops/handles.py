@@ -13,10 +13,10 @@ GM->L2 prefetch family.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from pypto.ir import dtypes
+from pypto.ir.record import record
 from pypto.ir.types import HandleType, MemorySpace, ScalarType, TensorType
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import is_static, py_value, type_of
@@ -27,7 +27,7 @@ EVENT = HandleType("AsyncEvent")
 SESSION = HandleType("AsyncSession")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class Allocation:
     """The value of a `pl.Ptr` in the simulator: which space, how many bytes."""
 
@@ -86,13 +86,13 @@ class PrefetchContext:
         self.session = PrefetchSession(self)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class PrefetchEvent:
     context: PrefetchContext
     nbytes: int
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False, slots=False)
 class PrefetchSession:
     context: PrefetchContext
 

@@ -17,12 +17,14 @@ returns the result type or raises `OpError`.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
 
+from pypto.ir.record import record
 from pypto.ops.facts import Matmul, Role, Ufunc, View, Window, WindowRead, WindowWrite
 
 
@@ -50,17 +52,15 @@ class OpError(Exception):
         self.hint = hint
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class OpDef:
     """Everything the toolchain knows about one op."""
 
     name: str
-    signature: inspect.Signature
     type_rule: Callable[..., Any]
     unit: Unit
     impl: Callable[..., Any] | None = None
     names: tuple[str, ...] = ()
-    doc: str = ""
     # Parameter that the op writes in place (assemble's target, store's tensor…);
     # the outliner and the dependency analysis read it.
     writes: str | None = None
@@ -87,9 +87,23 @@ class OpDef:
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
 
-    @property
+    # The signature and doc are read off the rule when first asked for (a help() call, a
+    # parse, a printed program), not at registration: inspect.signature on ~220 rules
+    # was a tenth of `import pypto.language`.
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """The op's arguments: the rule's parameters, less its `_x` loop-capture defaults."""
+        sig = inspect.signature(self.type_rule)
+        return sig.replace(parameters=[p for p in sig.parameters.values()
+                                       if not p.name.startswith("_")])
+
+    @functools.cached_property
+    def doc(self) -> str:
+        return inspect.getdoc(self.type_rule) or ""
+
+    @functools.cached_property
     def params(self) -> tuple[str, ...]:
-        return tuple(self.signature.parameters)
+        return _rule_params(self.type_rule)
 
     @property
     def window_read(self) -> WindowRead | None:
@@ -119,12 +133,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
         if name in REGISTRY:
             raise ValueError(f"op {name!r} registered twice")
         public = names or (f"pl.{name}",)
-        # Parameters named `_x` are loop-capture defaults of the rule, not op arguments.
-        sig = inspect.signature(rule)
-        sig = sig.replace(parameters=[p for p in sig.parameters.values()
-                                      if not p.name.startswith("_")])
-        op = OpDef(name=name, signature=sig, type_rule=rule, unit=unit,
-                   impl=impl, names=tuple(public), doc=inspect.getdoc(rule) or "",
+        op = OpDef(name=name, type_rule=rule, unit=unit, impl=impl, names=tuple(public),
                    writes=writes, orch_only=orch_only, incore_only=incore_only,
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
                    matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
@@ -141,6 +150,14 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
         return op
 
     return register
+
+
+def _rule_params(rule: Callable) -> tuple[str, ...]:
+    """The op's parameter names, straight from the rule's code object (no inspect):
+    positional and keyword-only, less `_x` (loop-capture defaults, not op arguments)."""
+    code = rule.__code__
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return tuple(n for n in names if not n.startswith("_"))
 
 
 def _named_params(op: OpDef) -> list[str]:

@@ -23,6 +23,7 @@ made earlier, e.g. in the notebook), else this process, one point after another.
 from __future__ import annotations
 
 import itertools
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -77,9 +78,13 @@ class SweepResult:
             gold = "-" if p.matches is None else ("pass" if p.matches else p.verdict)
             est = f"{p.est_us:10.2f}" if p.est_us is not None else f"{'-':>10}"
             mark = "  <- best" if p is best else ""
-            note = p.reason if len(p.reason) <= 80 else p.reason[:77] + "..."
-            rows.append(f"{vals}  {'yes' if p.compiles else 'NO':>8} {fits:>5} {gold:>9} "
-                        f"{est}  {note}{mark}")
+            cells = (f"{vals}  {'yes' if p.compiles else 'NO':>8} {fits:>5} {gold:>9} "
+                     f"{est}  ")
+            # a long note (a compile error with its hint) wraps under the note column
+            # rather than being cut: the reason is what the user came for
+            note = textwrap.wrap(p.reason, 80, break_on_hyphens=False) or [""]
+            rows.append(f"{cells}{note[0]}{mark}")
+            rows += [" " * len(cells) + more for more in note[1:]]
         rows.append(self.summary())
         return "\n".join(rows)
 

@@ -25,11 +25,20 @@ def _stages(info: Any, slots: int | None, split: str | None) -> list[tuple[str, 
             return "?"
         return fmt_bytes(int(used)) + (f"<br>of {fmt_bytes(int(cap))}" if cap else "")
 
+    def l0_pair() -> str:
+        a, b = getattr(info, "l0a_bytes", None), getattr(info, "l0b_bytes", None)
+        if a == 0 and b == 0:
+            # the estimate counts explicit pl.Mem.Left/Right tiles only: the compiler cuts
+            # matmul operands staged in L1 into L0-sized pieces itself (AutoTileMatmulL0),
+            # so "0 B" would misread as "the cube reads nothing"
+            cap = budget.get("Left")
+            return "tiled by the<br>compiler" + (f" to {fmt_bytes(int(cap))}" if cap else "")
+        return f"A {size('l0a_bytes', 'Left')}<br>B {size('l0b_bytes', 'Right')}"
+
     lanes = "2 AIV<br>lanes" if split in ("UP_DOWN", "LEFT_RIGHT") else "1 AIV"
     return [("GM", "inputs", _MEMORY),
             ("L1", size("l1_bytes", "Mat"), _MEMORY),
-            ("L0A / L0B", f"A {size('l0a_bytes', 'Left')}<br>B {size('l0b_bytes', 'Right')}",
-             _MEMORY),
+            ("L0A / L0B", l0_pair(), _MEMORY),
             ("cube", "AIC", CLASS_COLORS["cube"]),
             ("L0C", size("l0c_bytes", "Acc"), _MEMORY),
             ("pipe", f"{slots or 2} slots" + (f"<br>{split}" if split else ""),

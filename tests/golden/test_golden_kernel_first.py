@@ -74,3 +74,24 @@ def test_the_heatmap_labels_the_region_with_the_kernel_fix():
     label = next(a["text"] for a in fig["layout"]["annotations"]
                  if a.get("name") == "unwritten label")
     assert "stops 8 rows short" in label.replace("<br>", " ")
+
+
+@pl.jit
+def ragged_prefixes(x: pl.Tensor[[4, 64], pl.FP32], y: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="short_rows"):
+        y[0:2, 0:16] = pl.exp(x[0:2, 0:16])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="long_rows"):
+        y[2:4, 0:48] = pl.exp(x[2:4, 0:48])
+    return y
+
+
+def test_a_ragged_region_is_not_called_unwritten_by_every_task():
+    # each row writes a prefix of its own length (pypto-lib's decode indexer `score`):
+    # the unwritten elements fill no box, and tasks do write inside its bounding box
+    specs = [TensorSpec("x", [4, 64], np.float32, init_value=lambda: np.ones((4, 64))),
+             TensorSpec("y", [4, 64], np.float32, is_output=True)]
+    u = run_jit(ragged_prefixes, specs, _golden, verbose=False).outputs["y"].unwritten
+    assert not u.is_box and u.count == 2 * 48 + 2 * 16
+    assert u.kernel_fix == ("the launches leave 128 element(s) inside [0:4, 16:64] unwritten: "
+                            "make them store those too (a loop bound or a valid_shape that "
+                            "stops short), or stop promising them (below)")

@@ -172,3 +172,78 @@ def test_run_with_a_program_class():
     r = run(DoubleProgram, specs(), golden_full, verbose=False)
     assert r.passed, r.error
     assert r.name == "DoubleProgram" and r.outputs["y"].direction == "Out"
+
+
+# A comparator that reads another output's unwritten tail (pypto-lib's
+# deepseek_v4_pro/decode_indexer.py: its top-k comparator rejects a non-finite `score`,
+# whose tail past the visible length the kernel never writes).
+
+@pl.jit
+def head_and_index(
+    x: pl.Tensor[[ROWS, COLS], pl.FP32],
+    y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    z: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+):
+    for r in pl.parallel(0, VALID, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double_rows"):
+            t = x[r : r + TILE, :]
+            y[r : r + TILE, :] = pl.add(t, t)
+    for r in pl.parallel(0, ROWS, TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="copy_rows"):
+            z[r : r + TILE, :] = pl.add(x[r : r + TILE, :], 0.0)
+    return y, z
+
+
+def head_and_index_specs():
+    return specs() + [TensorSpec("z", [ROWS, COLS], np.float32, is_output=True)]
+
+
+def golden_y_head_z_copy(v):
+    golden_head(v)
+    v["z"][:] = v["x"]
+
+
+def z_needs_finite_y(actual, expected, *, actual_outputs, **_):
+    if not np.isfinite(actual_outputs["y"]).all():
+        return False, "    actual y contains non-finite value(s)"
+    return bool(np.allclose(actual, expected)), "    z differs"
+
+
+z_needs_finite_y.__name__ = "z_needs_finite_y"
+Y_ONLY_HEAD = ratio_allclose(valid_rows=VALID, max_error_ratio=0.0)
+
+
+def test_a_comparator_failing_only_on_another_outputs_residue_is_diagnosed():
+    from pypto.golden.record import summarize
+
+    r = run_jit(head_and_index, head_and_index_specs(), golden_y_head_z_copy, verbose=False,
+                compare_fn={"y": Y_ONLY_HEAD, "z": z_needs_finite_y})
+    assert not r.passed
+    assert r.outputs["y"].passed  # its own comparison looks at the written rows only
+    z = r.outputs["z"]
+    assert not z.passed and z.unwritten is None  # z itself is fully written
+    assert z.through_unwritten == {"y": (ROWS - VALID) * COLS}
+    line = ("passes once the never-written elements of 'y' (512 element(s)) hold the "
+            "golden's values: the failure is that unwritten pl.Out residue and nothing "
+            "else; z_needs_finite_y reads 'y' through actual_outputs")
+    assert line in r.report()
+    s = summarize(r)
+    assert s["verdict"] == "diagnosed"
+    assert s["reason"] == ("unwritten pl.Out region: 'z' fails only through the "
+                           "never-written elements of 'y'")
+    # the record carries the simulator's batching for corpus runs (pypto-sim --json)
+    assert s["batch_refusals"] == dict(r.sim.batch_refusals)
+    assert s["batch_stats"] == r.sim.batch_stats and sum(s["batch_stats"].values()) >= 1
+
+
+def test_a_wrong_output_is_not_excused_by_another_outputs_residue():
+    from pypto.golden.record import summarize
+
+    def golden_z_off(v):
+        golden_y_head_z_copy(v)
+        v["z"][0, 0] += 1.0  # z's own written value disagrees: a real failure
+
+    r = run_jit(head_and_index, head_and_index_specs(), golden_z_off, verbose=False,
+                compare_fn={"y": Y_ONLY_HEAD, "z": z_needs_finite_y})
+    assert r.outputs["z"].through_unwritten == {}
+    assert summarize(r)["verdict"] == "fail"

@@ -157,7 +157,8 @@ class TestHeatmap:
     def test_controls_redraw_the_figure(self, partial_run):
         drawn = []
         controls = HeatmapExplorer(pypto_lab.heatmap(partial_run), drawn.append).controls
-        pick, metric = controls.children[0].children
+        pick, label, metric = controls.children[0].children
+        assert label.value == "metric"  # beside the buttons, not their description
         assert pick.options == ("y",)
         assert metric.options == ("abs", "rel", "ulp", "task", "block")
         window = controls.children[2]

@@ -121,7 +121,7 @@ class TestLiveHeatmap:
     def test_metric_switch_keeps_the_zoomed_window(self, big_run):
         controls, fig, _ = _live(pypto_lab.heatmap(big_run))
         _send(fig, kind="zoom", x=[0, 50], y=[470, 511])
-        metric = controls.children[0].children[1]
+        metric = controls.children[0].children[2]
         metric.value = "task"
         assert "rows 470:512, cols 0:51" in _title(fig) and "writer task" in _title(fig)
 

@@ -69,8 +69,18 @@ def test_sweep_a_file_in_process(tmp_path):
     assert by[16].est_us == pytest.approx(by[64].est_us / 4, rel=0.05)
     assert by[16].est_us_serial == pytest.approx(by[64].est_us_serial, rel=0.05)
     assert result.best is by[16]
-    table = result.table()
-    assert "<- best" in table.splitlines()[2] and "best feasible tiling: TILE=16" in table
+    table = result.table().splitlines()
+    (best_row,) = [row for row in table if "<- best" in row]
+    assert best_row.split()[0] == "16" and "best feasible tiling: TILE=16" in table[-1]
+    # TILE=0's whole compile error is there, wrapped under the note column, not cut
+    first = next(i for i, row in enumerate(table) if row.split()[:1] == ["0"])
+    note_col = table[first].index("PyptoSyntaxError")
+    wrapped = [table[first][note_col:]]
+    for row in table[first + 1:]:
+        if row[:note_col].strip():
+            break
+        wrapped.append(row[note_col:])
+    assert " ".join(wrapped) == " ".join(by[0].reason.split())
     assert result.to_dict()["best"] == {"TILE": 16}
 
 

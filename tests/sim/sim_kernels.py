@@ -363,3 +363,19 @@ def rms_norm(x: pl.Tensor[[64, 1024], pl.FP32], w: pl.Tensor[[1, 1024], pl.FP32]
                 y[r:r + 16, c:c + 256] = pl.col_expand_mul(pl.row_expand_mul(t, inv),
                                                            w[:, c:c + 256])
     return y
+
+
+@pl.jit
+def per_iteration_tiles(x: pl.Tensor[[128, 16], pl.FP32],
+                        acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                        y: pl.Out[pl.Tensor[[128, 16], pl.FP32]]):
+    # each iteration: a fresh tile handed to orchestration, used twice, then dropped;
+    # `acc` is read and rewritten whole by every iteration
+    for i in pl.range(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="make"):
+            t = pl.add(x[i * 16:i * 16 + 16, :], 1.0)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="use"):
+            y[i * 16:i * 16 + 16, :] = pl.mul(t, 2.0)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="accum"):
+            acc[:, :] = pl.add(acc[:, :], t)
+    return y

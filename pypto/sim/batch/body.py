@@ -211,7 +211,7 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 task.costs = dict(f.costs)
                 task.close_block()
                 rec.seconds = dt
-                trace.finish_task(rec, memory.buffers)
+                trace.finish_task(rec, memory)
             got = []
             for out in outs:
                 if type(out) is Stack:

@@ -306,7 +306,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             task.costs = dict(f.costs)
             task.close_block()
             rec.seconds = dt
-            trace.finish_task(rec, run.memory.buffers)
+            trace.finish_task(rec, run.memory)
     run.memory.forget_views()
     return rets, tid0 + n_tasks - 1
 

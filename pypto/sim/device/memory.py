@@ -10,9 +10,16 @@
   with its own seed. The fill of a fresh `pl.Out` buffer may be deferred (`pending`):
   a batched launch that overwrites it then fills only what it did not write
   (`pypto.sim.batch.fills`); anything else flushes it first.
+* A buffer orchestration makes per iteration (a tile a task returns, a
+  `pl.create_tensor` in a loop body) lives as long as its array: the memory holds such
+  an array weakly and forgets the buffer, its last-writer table and the trace's index
+  of it when orchestration drops the array. The first buffer of each name is kept to
+  the end of the run (the trace's writer table and `SimResult.device` show that one).
 """
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,12 +31,13 @@ from pypto.sim.device.views import origin_of, root_of
 class GlobalBuffer:
     """One allocation in simulated global memory."""
 
-    __slots__ = ("array", "direction", "host", "kind", "name", "uid", "writer")
+    __slots__ = ("_array", "_ref", "direction", "host", "kind", "name", "uid", "writer")
 
     def __init__(self, name: str, array: np.ndarray, direction: str | None,
                  host: np.ndarray | None, uid: int, kind: str):
         self.name = name
-        self.array = array
+        self._array: np.ndarray | None = array
+        self._ref: weakref.ref | None = None  # instead of _array, for a weakly held one
         self.direction = direction  # "In" / "Out" / "InOut" for parameters, else None
         self.host = host  # the caller's array when the device holds a copy of it
         self.uid = uid
@@ -38,6 +46,12 @@ class GlobalBuffer:
         # the first traced write (np.zeros maps lazily-zeroed pages: cheap).
         self.writer: np.ndarray | None = None
 
+    @property
+    def array(self) -> np.ndarray:
+        a = self._array if self._ref is None else self._ref()
+        assert a is not None, "a released buffer is not registered"
+        return a
+
     def track_writers(self) -> np.ndarray:
         if self.writer is None:
             self.writer = np.zeros(self.array.shape, dtype=np.int32)
@@ -45,6 +59,15 @@ class GlobalBuffer:
 
     def __repr__(self) -> str:
         return f"<GlobalBuffer {self.name} {list(self.array.shape)} {self.array.dtype}>"
+
+
+def _releaser(memory: weakref.ref, key: int, uid: int) -> Callable:
+    """The callback of a weakly held array: forget its buffer (if the memory still lives)."""
+    def release(_: Any) -> None:
+        mem = memory()
+        if mem is not None:
+            mem._release(key, uid)
+    return release
 
 
 class PendingFill:
@@ -61,8 +84,12 @@ class DeviceMemory:
     """The global buffers of one run and the fresh memory it allocates."""
 
     def __init__(self, seed: int, zero_fresh: bool):
-        self.buffers: dict[int, GlobalBuffer] = {}  # id(root array) -> buffer
-        self.buffer_list: list[GlobalBuffer] = []
+        self.buffers: dict[int, GlobalBuffer] = {}  # id(root array) -> live buffer
+        self._by_uid: dict[int, GlobalBuffer] = {}  # uid -> live buffer, in registration order
+        self._uids = 0
+        self._names: set[str] = set()
+        # called with a buffer whose array died (the trace drops its index)
+        self.on_release: Callable[[GlobalBuffer], None] | None = None
         self.pending: list[PendingFill] = []
         self._located: dict[int, tuple] = {}  # id(view) -> (view, buffer, origin)
         self._seed = seed * 7919
@@ -70,13 +97,40 @@ class DeviceMemory:
 
     # -- buffers -------------------------------------------------------------------------
 
+    @property
+    def buffer_list(self) -> list[GlobalBuffer]:
+        """The live buffers, in registration order."""
+        return list(self._by_uid.values())
+
+    def by_uid(self, uid: int) -> GlobalBuffer | None:
+        return self._by_uid.get(uid)
+
     def register(self, name: str, array: np.ndarray, direction: str | None,
                  host: np.ndarray | None, kind: str) -> GlobalBuffer:
-        buf = GlobalBuffer(name, array, direction, host, len(self.buffer_list), kind)
-        self.buffers[id(root_of(array))] = buf
-        self.buffer_list.append(buf)
+        uid = self._uids
+        self._uids += 1
+        buf = GlobalBuffer(name, array, direction, host, uid, kind)
+        root = root_of(array)
+        key = id(root)
+        # A per-iteration value (not the first of its name) goes when its array does. Only a
+        # whole array: a view of one would be released while its root is still reachable.
+        if kind in ("result", "tensor") and name in self._names and array is root:
+            buf._array = None
+            buf._ref = weakref.ref(root, _releaser(weakref.ref(self), key, uid))
+        self._names.add(name)
+        self.buffers[key] = buf
+        self._by_uid[uid] = buf
         self._located.clear()  # (a view located before it was a buffer's is one now)
         return buf
+
+    def _release(self, key: int, uid: int) -> None:
+        buf = self._by_uid.pop(uid, None)
+        if buf is None:
+            return
+        if self.buffers.get(key) is buf:
+            del self.buffers[key]
+        if self.on_release is not None:
+            self.on_release(buf)
 
     def locate(self, a: Any) -> tuple[GlobalBuffer | None, tuple | None]:
         """(buffer, origin) of an array that is (a window of) a global tensor, else

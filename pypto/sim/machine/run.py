@@ -56,6 +56,8 @@ class Run:
         self.memory = DeviceMemory(settings.seed, settings.zero_fresh)
         self.trace: Trace | None = Trace(settings.platform, program_name) \
             if settings.trace else None
+        if self.trace is not None:
+            self.memory.on_release = self.trace.forget
         self.dyn: dict[str, int] = {}  # dynamic dims bound by the arguments
         self.work = 0  # loop iterations + blocks so far (`SimConfig.max_work`)
         self.next_tid = 0
@@ -84,7 +86,7 @@ class Run:
         if self.trace is not None:
             rec = TaskRecord(tid, "task_dummy", "", "dummy", 0, span, deps=list(deps))
             self.trace.add_task(rec)
-            self.trace.finish_task(rec, self.memory.buffers)
+            self.trace.finish_task(rec, self.memory)
         return tid
 
 

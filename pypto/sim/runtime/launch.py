@@ -101,7 +101,7 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
             run.memory.forget_views()
     if rec is not None and trace is not None:
         rec.seconds = time.perf_counter() - t0
-        trace.finish_task(rec, run.memory.buffers)
+        trace.finish_task(rec, run.memory)
     # Values a task hands back to orchestration live in global memory from now on.
     for r, t in zip(rets, cf.func.returns):
         if isinstance(r, np.ndarray) and isinstance(t, ShapedType):

@@ -23,14 +23,14 @@ comparing kernels, not a wall-time prediction.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pypto.ir.span import Span
 from pypto.platform import Platform
-from pypto.sim.device.memory import GlobalBuffer
+from pypto.sim.device.memory import DeviceMemory, GlobalBuffer
 from pypto.sim.trace.index import BoxIndex
 
 COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
@@ -225,6 +225,35 @@ class LastWriter:
         return out
 
 
+def _edges_into(rec: TaskRecord, boxes: dict[int, BoxIndex], add_edge: Callable,
+                shapes: dict[int, tuple | None], shadow: bool = True) -> None:
+    """Add the data edges into `rec` from the boxes of earlier tasks, then file its own
+    accesses (a write first shadowing what it contains when `shadow`)."""
+    mine = [(a.uid, a) for a in rec.accesses]
+    for uid, a in mine:
+        idx = boxes.get(uid)
+        if idx is None:
+            continue
+        tids, writes = idx.overlapping(a.lo, a.hi, a.mode == "R")
+        if not len(tids):
+            continue
+        if a.mode == "R":
+            for t in np.unique(tids[writes]).tolist():
+                add_edge(t, rec.id, "RAW", a.tensor)
+        else:
+            for t in np.unique(tids[writes]).tolist():
+                add_edge(t, rec.id, "WAW", a.tensor)
+            for t in np.unique(tids[~writes]).tolist():
+                add_edge(t, rec.id, "WAR", a.tensor)
+    for uid, a in mine:
+        idx = boxes.get(uid)
+        if idx is None:
+            idx = boxes[uid] = BoxIndex(len(a.lo), shapes.get(uid))
+        elif shadow and a.mode == "W":
+            idx.shadow(rec.id, a.lo, a.hi)
+        idx.add(rec.id, a.mode == "W", a.lo, a.hi)
+
+
 class Trace:
     """Everything recorded about one simulated run."""
 
@@ -242,6 +271,7 @@ class Trace:
         self._event_ids: dict = {(-1, -1, -1): 0}
         self.writers: dict[str, LastWriter] = {}
         self._boxes: dict[int, BoxIndex] = {}
+        self._shapes: dict[int, tuple | None] = {}  # buffer uid -> its shape
         self.orchestration_accesses: list[Access] = []
         self.seconds = 0.0
 
@@ -280,32 +310,39 @@ class Trace:
             self._edge_set.add(key)
             self.edges.append(Edge(src, dst, kind, tensor))
 
-    def finish_task(self, rec: TaskRecord, buffers: dict[int, GlobalBuffer]) -> None:
-        """Derive the edges into `rec` from overlaps with every earlier access."""
+    def finish_task(self, rec: TaskRecord, memory: DeviceMemory) -> None:
+        """Derive the edges into `rec` from overlaps with the earlier accesses still in view
+        (a box inside a later write is out of view: `BoxIndex.shadow`)."""
         for d in rec.deps:
             self.add_edge(int(d), rec.id, "explicit", None)
-        mine = [(a.uid, a) for a in rec.accesses]
-        for uid, a in mine:
-            idx = self._boxes.get(uid)
-            if idx is None:
-                continue
-            tids, writes = idx.overlapping(a.lo, a.hi, a.mode == "R")
-            if not len(tids):
-                continue
-            if a.mode == "R":
-                for t in np.unique(tids[writes]).tolist():
-                    self.add_edge(t, rec.id, "RAW", a.tensor)
-            else:
-                for t in np.unique(tids[writes]).tolist():
-                    self.add_edge(t, rec.id, "WAW", a.tensor)
-                for t in np.unique(tids[~writes]).tolist():
-                    self.add_edge(t, rec.id, "WAR", a.tensor)
-        for uid, a in mine:
-            idx = self._boxes.get(uid)
-            if idx is None:
-                shape = next((b.array.shape for b in buffers.values() if b.uid == uid), None)
-                idx = self._boxes[uid] = BoxIndex(len(a.lo), shape)
-            idx.add(rec.id, a.mode == "W", a.lo, a.hi)
+        for a in rec.accesses:
+            if a.uid not in self._shapes:
+                buf = memory.by_uid(a.uid)
+                self._shapes[a.uid] = buf.array.shape if buf is not None else None
+        _edges_into(rec, self._boxes, self.add_edge, self._shapes)
+
+    def forget(self, buf: GlobalBuffer) -> None:
+        """A buffer is gone (its array died): nothing can touch it again, so no later task
+        can depend through it; its index goes."""
+        self._boxes.pop(buf.uid, None)
+
+    def dependencies(self) -> list[Edge]:
+        """The full dependency relation: an edge from every earlier task whose access
+        conflicts with (overlaps, one of them a write) an access of a later task, plus the
+        explicit deps. `edges` holds only what orders the tasks (each pair here is ordered
+        by a path of `edges`); this recomputes the rest from the tasks' accesses."""
+        out: dict = {}
+
+        def add(src: int, dst: int, kind: str, tensor: str | None) -> None:
+            if src != dst and src >= 0:
+                out.setdefault((src, dst, kind, tensor), None)
+
+        boxes: dict[int, BoxIndex] = {}
+        for rec in self.tasks:
+            for d in rec.deps:
+                add(int(d), rec.id, "explicit", None)
+            _edges_into(rec, boxes, add, self._shapes, shadow=False)
+        return [Edge(*k) for k in out]
 
     # -- reading -------------------------------------------------------------------
 
