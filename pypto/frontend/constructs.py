@@ -14,7 +14,7 @@ from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
 from pypto.ir import dtypes
-from pypto.ir.nodes import Assign, Const, Eval, Scope, ScopeKind, Var
+from pypto.ir.nodes import Assign, Const, Eval, FunctionKind, Scope, ScopeKind, Var
 from pypto.ir.types import NONE, ScalarType, TupleType
 from pypto.language import dsl
 from pypto.language.kernels import FunctionDef, KernelFunction
@@ -87,6 +87,11 @@ def _no_dep(p: Any, node: ast.Call) -> Any:
 def _dump_tag(p: Any, node: ast.Call) -> None:
     if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
         raise p.error(PyptoSyntaxError, "pl.dump_tag takes a bare tensor name", node)
+    if p.in_region or p.kind not in (FunctionKind.ORCHESTRATION, FunctionKind.INLINE):
+        raise p.error(PyptoSyntaxError, "pl.dump_tag() is only valid inside an Orchestration "
+                      "or Inline function: it marks a tensor for the orchestration's task "
+                      "dumps, which a kernel body has none of", node,
+                      hint="tag the tensor in the orchestration function that submits the task")
     p.visit_expr(node.args[0])
     return None
 

@@ -32,8 +32,8 @@ from pypto.language import dsl
 from pypto.language.enums import CrossCoreSlot, Level, ScopeMode, Split, SplitMode
 
 _TASK = ScalarType(dtypes.TASK_ID)
-_AT_KW = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
-          "allow_early_resolve", "name_hint", "windowize"}
+_AT_KW = AT_KEYWORDS = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
+                       "allow_early_resolve", "name_hint", "windowize"}
 _SPMD_KW = {"core_num", "sync_start", "name_hint", "optimizations", "deps",
             "allow_early_resolve", "predicate"}
 

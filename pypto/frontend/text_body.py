@@ -26,7 +26,7 @@ from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.resolve import MISSING
-from pypto.frontend.scopes import check_spmd_body
+from pypto.frontend.scopes import AT_KEYWORDS, check_spmd_body
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import (
@@ -472,6 +472,11 @@ class TextParser(FunctionParser):
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)
+            if kind is ScopeKind.INCORE and kw.arg not in AT_KEYWORDS:
+                raise self.error(PyptoSyntaxError, f"pl.at() got an unexpected keyword "
+                                 f"argument '{kw.arg}'", kw,
+                                 hint="pl.at takes " + ", ".join(f"{k}=" for k in
+                                                                 sorted(AT_KEYWORDS)))
             if kw.arg == "predicate":
                 attrs.append(("predicate", parse_predicate(
                     self, kw.value, "pl.spmd()", tuple(dict(attrs).get("deps", ())),

@@ -229,3 +229,66 @@ def test_a_submit_in_a_cluster_carries_no_task_options(submit, field):
         pl.parse(_CLUSTER.format(submit=submit))
     assert f"cannot carry per-task dispatch metadata ({field})" in info.value.message
     assert info.value.span.line == 16
+
+
+_AT_TEXT = """
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16], pl.FP32]) -> pl.Tensor[[16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, not_a_real_arg=42):
+            t = pl.load(x, [0], [16])
+        return x
+"""
+
+
+def test_the_text_form_checks_pl_at_keywords():
+    with pytest.raises(PyptoSyntaxError) as info:
+        pl.parse(_AT_TEXT)
+    assert "pl.at() got an unexpected keyword argument 'not_a_real_arg'" in info.value.message
+    assert (info.value.span.line, info.value.span.col) == (6, 47)
+
+
+@pl.program
+class _DumpInKernel:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 16], pl.FP32],
+               o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        pl.dump_tag(a)  # ERR:dump
+        t = pl.load(a, [0, 0], [16, 16])
+        o = pl.store(t, [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, a: pl.Tensor[[16, 16], pl.FP32],
+             o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        o = self.kernel(a, o)
+        return o
+
+
+def test_dump_tag_belongs_to_orchestration():
+    compile_error(_DumpInKernel, PyptoSyntaxError, "pl.dump_tag() is only valid inside an "
+                  "Orchestration or Inline function", HERE, "dump", "pl.dump_tag(a)",
+                  args=(np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)))
+
+
+@pl.jit
+def dummy_no_deps(x: pl.Tensor[[N], pl.FP32]):
+    with pl.manual_scope():
+        b = pl.system.task_dummy()  # ERR:nodeps
+    return x
+
+
+@pl.jit
+def dummy_tensor_dep(x: pl.Tensor[[N], pl.FP32]):
+    with pl.manual_scope():
+        b = pl.system.task_dummy(deps=[x])  # ERR:tensordep
+    return x
+
+
+def test_task_dummy_takes_explicit_task_ids():
+    args = (np.zeros(N, np.float32),)
+    compile_error(dummy_no_deps, PyptoTypeError, "requires keyword argument 'deps'", HERE,
+                  "nodeps", "pl.system.task_dummy()", args=args)
+    compile_error(dummy_tensor_dep, PyptoTypeError, "deps= takes TaskIds", HERE, "tensordep",
+                  "[x]", args=args)
