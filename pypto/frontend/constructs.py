@@ -8,7 +8,13 @@ import inspect
 import sys
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, PyptoTypeError, ScopeError, UserError
+from pypto.errors import (
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UnsupportedFeatureError,
+    UserError,
+)
 from pypto.frontend.dispatch import assign_construct, call_construct
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.scopes import deps_attr
@@ -70,10 +76,30 @@ def _static_print(p: Any, node: ast.Call) -> None:
         raise p.error(PyptoSyntaxError, "pl.static_print needs at least one argument", node)
     parts = []
     for a in node.args:
-        v = p.visit_expr(a)
-        parts.append(f"{ast.unparse(a)}: {v.type}" if is_ir(v) else str(v))
-    print(f"[static_print {p.span(node)}] " + ", ".join(parts), file=sys.stdout)
+        if isinstance(a, ast.JoinedStr):
+            parts.append("".join(_fstring_part(p, v, a) for v in a.values))
+        else:
+            parts.append(_print_part(p, a, p.visit_expr(a)))
+    span = p.span(node)
+    print(f"static_print [{span.file}:{span.line}]: " + " ".join(parts), file=sys.stdout)
     return None
+
+
+def _print_part(p: Any, node: ast.expr, v: Any) -> str:
+    """One argument of pl.static_print: a label as written, a value with its type."""
+    if is_ir(v):
+        return f"{ast.unparse(node)}: {v.type}"
+    return v if isinstance(v, str) else str(v)
+
+
+def _fstring_part(p: Any, v: ast.expr, fstring: ast.JoinedStr) -> str:
+    if not isinstance(v, ast.FormattedValue):
+        return str(getattr(v, "value", ""))
+    if v.conversion != -1 or v.format_spec is not None:
+        raise p.error(UnsupportedFeatureError, "f-string conversion (!r, !s, !a) and format "
+                      "spec (:.2f) are not supported in pl.static_print", fstring,
+                      hint='write plain placeholders such as f"{x}"')
+    return _print_part(p, v.value, p.visit_expr(v.value))
 
 
 @call_construct(dsl.no_dep)

@@ -348,8 +348,12 @@ class TextParser(FunctionParser):
             return None  # a docstring
         if self._is_yield(value):
             return self._yield(value, [], None, results)
-        if isinstance(value, ast.Call) and self._construct(value.func) is dsl.func_attr:
+        construct = self._construct(value.func) if isinstance(value, ast.Call) else None
+        if construct is dsl.func_attr:
             raise self.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node)
+        if construct in (dsl.static_print, dsl.static_assert):
+            construct_call(self, construct, value)  # checked / printed now; no statement
+            return None
         expr = self.visit_expr(value)
         if not is_ir(expr):
             raise self.error(PyptoSyntaxError, "this statement has no effect", node)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from frontend_helpers import compile_error
+from frontend_helpers import compile_error, where
 
 import pypto.language as pl
-from pypto.errors import PyptoSyntaxError, PyptoTypeError
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError
 
 HERE = __file__
 N = 64
@@ -292,3 +292,40 @@ def test_task_dummy_takes_explicit_task_ids():
                   "nodeps", "pl.system.task_dummy()", args=args)
     compile_error(dummy_tensor_dep, PyptoTypeError, "deps= takes TaskIds", HERE, "tensordep",
                   "[x]", args=args)
+
+
+@pl.jit
+def printed(x: pl.Tensor[[N], pl.FP32]):
+    pl.static_print("check:", x, f"n={N}")  # ERR:print
+    return x
+
+
+@pl.jit
+def printed_spec(x: pl.Tensor[[N], pl.FP32]):
+    pl.static_print(f"{x!r}")  # ERR:spec
+    return x
+
+
+def test_static_print_prints_labels_and_typed_values(capsys):
+    printed.compile(np.zeros(N, np.float32))
+    out = capsys.readouterr().out
+    line, _ = where(HERE, "print")
+    assert f"static_print [{HERE}:{line}]: check: x: pl.Tensor[[64], pl.FP32] n=64\n" in out
+    compile_error(printed_spec, UnsupportedFeatureError, "f-string conversion (!r, !s, !a) and "
+                  "format spec (:.2f) are not supported in pl.static_print", HERE, "spec",
+                  'f"{x!r}"', args=(np.zeros(N, np.float32),))
+
+
+def test_the_text_form_runs_static_print_and_static_assert(capsys):
+    text = """
+@pl.function
+def f(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+    pl.static_print("check:", x)
+    pl.static_assert(2 > 1, "fine")
+    return x
+"""
+    pl.parse(text)
+    assert "static_print [<string>:4]: check: x: pl.Tensor[[64], pl.FP32]" in \
+        capsys.readouterr().out
+    with pytest.raises(PyptoSyntaxError, match="static assertion failed: no"):
+        pl.parse(text.replace('2 > 1, "fine"', '1 > 2, "no"'))
