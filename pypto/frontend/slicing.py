@@ -187,7 +187,10 @@ def _tile_window(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, l
                                       for e in elts):
         return None
     logical = list(t.valid_shape) if t.valid_shape is not None else list(t.shape)
-    sizes, offsets, dropped, valid = [], [], [], []
+    sizes: list = []
+    offsets: list = []
+    dropped: list = []
+    valid: list = []
     narrowed = False
     for axis in range(t.rank):
         extent, seen = t.shape[axis], logical[axis]
@@ -206,7 +209,7 @@ def _tile_window(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, l
                           e.lower or e, hint="use a constant lower bound, or slice the tensor "
                                              "before loading it")
         hi = p.visit_expr(e.upper) if e.upper is not None else None
-        if isinstance(extent, int) and lo >= extent or \
+        if (isinstance(extent, int) and lo >= extent) or \
                 (hi is not None and not contains_ir(hi) and hi <= lo):
             raise p.error(UnsupportedFeatureError, "a tile subscript must produce a positive "
                           f"static extent, got {ast.unparse(e)} of an extent-{extent} axis", e,
@@ -216,7 +219,8 @@ def _tile_window(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, l
             size, top = room if room is not None else extent, seen
         elif contains_ir(hi):
             size = room if room is not None else extent
-            top = call_op(p, "min", [hi, seen], {}, e.upper) if isinstance(seen, int) else hi
+            top = call_op(p, "min", [hi, seen], {}, e.upper or e) if isinstance(seen, int) \
+                else hi
         else:
             size = min(hi - lo, room) if room is not None else hi - lo
             top = min(hi, seen) if isinstance(seen, int) else hi
@@ -236,7 +240,7 @@ def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
         kwargs: dict = {"drop_dims": dropped} if dropped else {}
         if valid:
             kwargs["valid_shape"] = valid
-        if dropped and base.type.rank - len(dropped) < 2:
+        if dropped and len(sizes) - len(dropped) < 2:
             p.warn("a tile slice below 2-D is promoted to 2-D", node)
         return call_op(p, "slice", [base, sizes, offsets], kwargs, node)
     sizes, offsets, dropped, all_scalar = parse_index(p, base, node, tiling=True)

@@ -351,7 +351,7 @@ class TextParser(FunctionParser):
         construct = self._construct(value.func) if isinstance(value, ast.Call) else None
         if construct is dsl.func_attr:
             raise self.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node)
-        if construct in (dsl.static_print, dsl.static_assert):
+        if construct in (dsl.static_print, dsl.static_assert) and isinstance(value, ast.Call):
             construct_call(self, construct, value)  # checked / printed now; no statement
             return None
         expr = self.visit_expr(value)
