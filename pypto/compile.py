@@ -96,7 +96,7 @@ def compile_jit(jitfn: Any, args: tuple, kwargs: dict, platform: str | None = No
     cached = jitfn._cache.get(key)
     if cached is not None:
         return cached
-    builder = ProgramBuilder(platform)
+    builder = ProgramBuilder(platform, jit_entry=jitfn)
     kind = jitfn.kind if jitfn.kind is not FunctionKind.INLINE else FunctionKind.ORCHESTRATION
     name = jitfn.fn.__name__
     values = list(args) if args else None

@@ -27,6 +27,7 @@ from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
 from pypto.frontend.func_attrs import decorator_attrs
+from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.program_rules import bind_dims, check_external
@@ -82,7 +83,7 @@ _Def = ast.FunctionDef | ast.AsyncFunctionDef
 class ProgramBuilder:
     """Collects the functions of one program while parsing."""
 
-    def __init__(self, platform: str | None = None):
+    def __init__(self, platform: str | None = None, jit_entry: Any = None):
         self.platform = platform
         self.functions: dict[str, Function] = {}
         self.warnings: list[PyptoWarning] = []
@@ -91,6 +92,8 @@ class ProgramBuilder:
         # inline functions without a return value: name -> span of their `def`
         self.no_return: dict[str, Span] = {}
         self.externals: dict[str, Any] = {}  # external @pl.functions called, by name
+        # a @pl.jit entry's program: what `self.<name>` reaches in its bodies
+        self.jit_program = JitProgram(jit_entry) if jit_entry is not None else None
 
     # -- bookkeeping -------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from pypto.errors import (
     UserError,
 )
 from pypto.frontend.dispatch import expression
+from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import BINOPS, CMPOPS, contains_ir, fold, is_ir
 from pypto.ir.types import ShapedType
@@ -133,7 +134,7 @@ def _attribute(p: Any, node: ast.Attribute) -> Any:
                 return t.rank
         raise p.error(PyptoSyntaxError, f"a {t} value has no attribute '{node.attr}' in a kernel",
                       node, hint="tensors expose .shape and .dtype; use pl ops for the rest")
-    if isinstance(base, SelfProgram):
+    if isinstance(base, (SelfProgram, JitProgram)):
         return base.member(p, node.attr, node)
     try:
         present = hasattr(base, node.attr)

@@ -161,6 +161,8 @@ class FunctionParser:
             return self.env[name]
         if name == "self" and self.self_object is not None:
             return self.self_object
+        if name == "self" and self.builder.jit_program is not None:
+            return self.builder.jit_program
         value = self.py.lookup(name)
         if value is MISSING:
             known = [n for n in (*self.env, *self.py.closure, *self.py.globals)

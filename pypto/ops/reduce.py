@@ -311,11 +311,26 @@ def _col_expand(target, col_vec):
     return like(t, dtype=shaped(col_vec, "col_vec").dtype)
 
 
-defop("row_expand", unit=Unit.VECTOR,
-      impl=lambda target, row_vec: np.broadcast_to(row_vec, target.shape).copy(),
+def _broadcast_vector(target: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """`vec` repeated to `target`'s shape. A batched launch gives either operand leading
+    batch axes (extent 1 along an axis it does not vary on), so the result takes both
+    operands' batch axes; one block's operands broadcast to exactly target's shape."""
+    shape = target.shape if vec.ndim <= target.ndim else \
+        vec.shape[:vec.ndim - target.ndim] + target.shape
+    try:
+        return np.broadcast_to(vec, shape).copy()
+    except ValueError:
+        if vec.ndim != target.ndim or vec.ndim <= 2:
+            raise
+        # same rank, both batched: the leading (batch) axes broadcast both ways, the
+        # vector's last two axes to target's
+        lead = np.broadcast_shapes(target.shape[:-2], vec.shape[:-2])
+        return np.broadcast_to(vec, lead + target.shape[-2:]).copy()
+
+
+defop("row_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batchable=True,
       names=_names("row_expand"))(_row_expand)
-defop("col_expand", unit=Unit.VECTOR,
-      impl=lambda target, col_vec: np.broadcast_to(col_vec, target.shape).copy(),
+defop("col_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batchable=True,
       names=_names("col_expand"))(_col_expand)
 
 

@@ -118,10 +118,12 @@ def _args(op, rng: np.random.Generator, dt: np.dtype, batch: tuple = ()) -> list
         if op.matmul is not None and name in (op.matmul.lhs, op.matmul.rhs, op.matmul.acc):
             out.append(arr(M, K) if name == op.matmul.lhs else arr(K, N)
                        if name == op.matmul.rhs else arr(M, N))
-        elif name in ("x", "lhs", "rhs", "rhs2"):
+        elif name in ("x", "lhs", "rhs", "rhs2", "target"):
             out.append(arr(M, N))
-        elif name == "vec":
+        elif name in ("vec", "row_vec"):
             out.append(arr(M, 1))
+        elif name == "col_vec":
+            out.append(arr(1, N))
         elif name == "slope":
             out.append(0.25)
         elif name == "target_type":

@@ -241,3 +241,62 @@ def tail_columns(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100]
                 t = pl.slice(x, [32, 32], [i, c], valid_shape=[32, cols])
                 y[i:i + 32, c:c + 32] = pl.exp(t)
     return y
+
+
+@pl.jit
+def per_head_body(q: pl.Tensor[[4, 512], pl.FP32], k: pl.Tensor[[64, 32], pl.FP32],
+                  y: pl.Out[pl.Tensor[[4, 256], pl.FP32]]):
+    """decode_front's per-head body in small: a region broadcasts a row of q over a
+    padded tile (pl.col_expand), the next one scores it against a broadcast column of k
+    (pl.row_expand), the last takes a window of that result into the batch row."""
+    for b in pl.parallel(4):
+        row = pl.create_tensor([1, 256], dtype=pl.FP32)
+        for h in pl.parallel(8):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="load"):
+                qb = pl.col_expand(pl.full([16, 64], dtype=pl.FP32, value=0.0),
+                                   q[b:b + 1, h * 64:h * 64 + 64])
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="score"):
+                kr = pl.row_expand(pl.full([16, 64], dtype=pl.FP32, value=0.0),
+                                   k[h:h + 16, 0:1])
+                o = pl.row_expand_mul(qb, pl.row_sum(pl.mul(qb, kr)))
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="put"):
+                row = pl.assemble(row, o[0:1, 0:32], [0, h * 32])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="write_back"):
+            y = pl.assemble(y, row, [b, 0])
+    return y
+
+
+@pl.jit
+def head_projection_body(x: pl.Tensor[[8, 64], pl.FP32], w: pl.Tensor[[8, 64, 128], pl.FP32],
+                         y: pl.Out[pl.Tensor[[8, 128], pl.FP32]]):
+    """A tile one launch returns, filled in place by the next (a matmul per column
+    chunk assembled into it), then a region accumulating chunks into a tile of its own
+    and writing its first row: decode_front's s4_q_nope_latent_proj / s4_v_proj."""
+    w2 = pl.reshape(w, [8 * 64, 128])
+    for h in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="pad"):
+            xb = pl.col_expand(pl.full([16, 64], dtype=pl.FP32, value=0.0), x[h:h + 1, :])
+            lat = pl.full([16, 128], dtype=pl.FP32, value=0.0)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="fill"):
+            for c in pl.range(0, 128, 32):
+                part = pl.matmul(xb, w2[h * 64:h * 64 + 64, c:c + 32])
+                lat = pl.assemble(lat, part, [0, c])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="acc"):
+            acc = pl.full([16, 128], dtype=pl.FP32, value=0.0)
+            for c in pl.range(0, 128, 64):
+                acc = pl.assemble(acc, pl.add(lat[:, c:c + 64], 1.0), [0, c])
+            y[h:h + 1, :] = acc[0:1, :]
+    return y
+
+
+@pl.jit
+def local_tile_read_again(x: pl.Tensor[[4, 32], pl.FP32], y: pl.Out[pl.Tensor[[4, 32], pl.FP32]]):
+    """A varying write into a tile whose old value is read again afterwards: block by
+    block the write is in place, so `t` and `u` are one tile (refused batched)."""
+    for i in pl.parallel(4):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="keep"):
+            t = pl.full([1, 32], dtype=pl.FP32, value=0.0)
+            u = pl.assemble(t, x[i:i + 1, 0:16], [0, 0])
+            v = pl.assemble(u, t[0:1, 0:16], [0, 16])
+            y[i:i + 1, :] = v
+    return y

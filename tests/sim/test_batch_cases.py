@@ -239,3 +239,45 @@ def test_partial_tiles_of_an_inner_loop_split_the_inner_nests():
     assert r.batch_stats == {"batched": 2, "fallback": 1}
     assert "partial tiles" in r.batch_refusals["tail_columns_cols"]
     assert np.array_equal(y, np.exp(x))
+
+
+def test_a_per_head_body_of_broadcasts_and_a_window_of_a_result_batches():
+    r, (q, k, y) = _run(K.per_head_body, trace=True)
+    # per b: the h loop's three launches run once each for the 8 heads
+    assert r.batch_stats == {"batched": 4 * 3, "fallback": 0}
+    assert all(key.startswith("loop ") for key in r.batch_refusals)  # the b loop only
+    want = np.zeros_like(y)
+    for b in range(4):
+        for h in range(8):
+            qb = np.broadcast_to(q[b:b + 1, h * 64:h * 64 + 64], (16, 64))
+            kr = np.broadcast_to(k[h:h + 16, 0:1], (16, 64))
+            o = qb * (qb * kr).sum(axis=1, keepdims=True)
+            want[b, h * 32:h * 32 + 32] = o[0, :32]
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    # each `put` task reads its own head's `score` result, as block by block
+    put = [t for t in r.trace.tasks if t.name == "put"]
+    assert len(put) == 32
+    reads = [a for a in put[3].accesses if a.mode == "R"]
+    assert [(a.tensor, a.ranges) for a in reads] == [("score.out", [(0, 1), (0, 32)])]
+
+
+def test_a_returned_tile_filled_in_place_and_a_local_accumulator_batch():
+    r, (x, w, y) = _run(K.head_projection_body, trace=True)
+    assert r.batch_stats == {"batched": 3, "fallback": 0} and r.batch_refusals == {}
+    want = np.stack([x[h] @ w[h] + 1.0 for h in range(8)])
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    # `fill` writes the tile `pad` returned, each iteration its own, in four chunks
+    fill = [t for t in r.trace.tasks if t.name == "fill"]
+    assert len(fill) == 8
+    writes = [(a.tensor, a.ranges) for a in fill[5].accesses if a.mode == "W"]
+    assert writes == [("pad.out", [(0, 16), (0, 128)])]
+    # ... and the trace names that task as the last writer of the tile's buffer
+    assert {t.name for t in r.trace.tasks} == {"pad", "fill", "acc"}
+
+
+def test_a_local_tile_read_after_a_varying_write_is_refused():
+    r, (x, y) = _run(K.local_tile_read_again)
+    assert r.batch_stats["batched"] == 0
+    assert r.batch_refusals["local_tile_read_again_keep"] == "a varying write into a local tile"
+    for i in range(4):
+        np.testing.assert_array_equal(y[i], np.concatenate([x[i, :16], x[i, :16]]))

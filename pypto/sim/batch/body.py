@@ -94,8 +94,9 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
         ln = _Launch(step, cf, region, args)
         plan = region.plan
         for alias, varies in zip(plan.returns, plan.vreturns):
-            if alias is not None and not varies:
-                ln.outs.append(args[region.names.index(alias)])
+            given = args[region.names.index(alias)] if alias is not None else None
+            if alias is not None and (not varies or type(given) is Stack):
+                ln.outs.append(given)  # (a Stack it wrote in place: the same tensors)
             else:
                 ln.outs.append(Stack(None))
         if step.targets is not None:
@@ -126,6 +127,10 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
     undo: list = []
     try:
         for k, ln in enumerate(launches):
+            for name in ln.region.plan.stacked:  # written in place: each its own, writable
+                s = ln.args[ln.region.names.index(name)]
+                if type(s) is Stack and s.array is not None and not s.array.flags.writeable:
+                    s.array = np.array(s.array)
             args = [a.array if type(a) is Stack else a for a in ln.args]
             ln.rets, ln.frame = run_batched(fr, ln.region, args, bs, False,
                                             ln.step.site.label, tid0 + k, n_tasks, False,
@@ -206,7 +211,7 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 rec.args = task_args(fr, ln.cf, args)
                 trace.add_task(rec)
                 task = TaskFrame(run, rec, site.label, 0)
-                replay(task, f.batch.log, idx)
+                replay(task, f.batch.log, idx, args)
                 add_costs(rec, f.rec)
                 task.costs = dict(f.costs)
                 task.close_block()
@@ -214,7 +219,10 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 trace.finish_task(rec, memory)
             got = []
             for out in outs:
-                if type(out) is Stack:
+                if type(out) is Stack and _producer(launches, out) < k:
+                    # an earlier launch's tensor this one wrote in place: registered then
+                    got.append(mine[_producer(launches, out)][_out_index(launches, out)])
+                elif type(out) is Stack:
                     assert out.array is not None
                     a = np.array(out.array[idx])  # its own buffer, as a fresh return is
                     memory.register(f"{ln.step.site.hint}.out", a, None, None, "result")

@@ -20,10 +20,24 @@ from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.plan import BLOCK, Plan
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
-from pypto.sim.batch.state import Aff, Fallback, at, gather_index, lo_at, whole_windows
-from pypto.sim.batch.ufuncs import direct, dying_operands, elementwise_ufunc, fused, reuse
+from pypto.sim.batch.state import (
+    Aff,
+    Fallback,
+    at,
+    gather_index,
+    lo_at,
+    whole_windows,
+)
+from pypto.sim.batch.ufuncs import (
+    direct,
+    dying_operands,
+    elementwise_ufunc,
+    fused,
+    reuse,
+)
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.intrinsics.common import SiteId, falsy_const, is_cube
@@ -31,7 +45,7 @@ from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
 
-class BatchCompiler(FnCompiler):
+class BatchCompiler(OwnCores, FnCompiler):
     """Compiles a region for batched execution under a `Plan`; see the module docstring."""
 
     def __init__(self, host: Host, func: Function, plan: Plan):
@@ -77,10 +91,18 @@ class BatchCompiler(FnCompiler):
             a = dict(zip(op.params, e.args))
             if rd is not None:
                 valid, clamp = a.get("valid_shape"), a.get("clamp")
+                if self.vary(a[rd.tensor]):
+                    return self.bstack_window(e, a[rd.tensor], a[rd.shape], a[rd.offset])
                 if self.vary(a[rd.offset]) or self.vary(valid) or self.vary(clamp):
                     return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op,
                                         valid, clamp)
             elif wr is not None:
+                tgt = a[wr.tensor]
+                local = not (isinstance(tgt, Var) and tgt.name in self.plan.alias)
+                if local and (self.vary(tgt) or self.vary(a[wr.source])):
+                    return self.blocal_write(e, tgt, a[wr.source], a[wr.offset])
+                if self.vary(tgt):
+                    return self.bstack_write(e, tgt, a[wr.source], a[wr.offset])
                 src = a[wr.source]
                 if self.vary(src) or self.vary(a[wr.offset]):
                     return self.bwrite(e, a[wr.tensor], src, a[wr.offset], e.op)

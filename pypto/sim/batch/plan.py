@@ -47,6 +47,7 @@ from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.sim.batch.lattice import axis_separator, lattice_disjoint
+from pypto.sim.batch.own import NotBatchable, OwnAnalysis, static_shape
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
@@ -65,10 +66,6 @@ BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
                     Role.LANE_GATHER, Role.COMM))
-
-
-class NotBatchable(Exception):
-    pass
 
 
 @dataclass
@@ -95,6 +92,9 @@ class Plan:
     vreturns: list = field(default_factory=list)  # per returned value: does it vary
     loops: dict = field(default_factory=dict)  # the region's loops: var -> (start, step, n)
     alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
+    # varying tensor parameters the region writes in place (each iteration's own tensor,
+    # `body.Stack`: the batched loop body makes them writable first)
+    stacked: set = field(default_factory=set)
 
     def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
         """Why the footprints of the blocks on some written tensor may overlap, or None
@@ -139,17 +139,11 @@ def _window_valid_names(func: Function) -> set[str]:
     return out
 
 
-def _static_shape(t: Type | None) -> tuple | None:
-    if isinstance(t, ShapedType):
-        return t.static_shape()
-    return None
-
-
 def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
-class _Analyzer:
+class _Analyzer(OwnAnalysis):
     def __init__(self, func: Function, varying: set):
         self.func = func
         self.params = {p.var.name for p in func.params}
@@ -163,6 +157,7 @@ class _Analyzer:
         self.views: dict[str, str] = {}
         self.forms: dict[str, Any] = {}
         self.accesses: list[Access] = []
+        self.stacked: set[str] = set()
         # the region's own counted loops with constant bounds: var -> (start, step, trips);
         # None when the name is bound otherwise too
         self.loops: dict[str, tuple | None] = {}
@@ -170,6 +165,15 @@ class _Analyzer:
         self.returns: list = []
         self.vreturns: list[bool] = []
         self.checked = _window_valid_names(func)
+        # how often each name occurs (its definition included), and each loop carry's
+        # initial value: a local tile written per block must die at the write
+        self.uses: dict[str, int] = {}
+        self.inits: dict[str, Any] = {}
+        for n in walk(func.body):
+            if isinstance(n, Var):
+                self.uses[n.name] = self.uses.get(n.name, 0) + 1
+            elif isinstance(n, (For, While)):
+                self.inits.update((it.name, init) for it, init in zip(n.iter_args, n.inits))
 
     # -- helpers -------------------------------------------------------------------
 
@@ -293,7 +297,8 @@ class _Analyzer:
             src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
             src = a[src_n]
             if self.is_var(src):
-                raise NotBatchable("window of a varying value")
+                return self.stack_window(e, src, a, [a.get(n) for n in
+                                                     ("valid_shape", "clamp", "pad_value")])
             self.opaque(src, False, op)
             if isinstance(getattr(src, "type", None), TileType):
                 raise NotBatchable("window of an on-chip tile (a view of its storage)")
@@ -322,14 +327,18 @@ class _Analyzer:
             tgt = a[tgt_n]
             src = a.get(src_n)
             if self.is_var(tgt):
-                raise NotBatchable("writing a varying value")
+                if self.resolve(tgt) is None:
+                    return self.local_write(tgt, src, a, off_n)
+                return self.stack_write(tgt, src, a, off_n)
             self.opaque(tgt, True, op)
             vs = self.is_var(src)
             vo = self.is_var(a[off_n])
             t = self.resolve(tgt)
-            shape = _static_shape(getattr(src, "type", None))
+            shape = static_shape(getattr(src, "type", None))
             if vs or vo:
                 if t is None:
+                    if not vo:
+                        return self.local_write(tgt, src, a, off_n)
                     raise NotBatchable("a varying write into a local tile")
                 if not falsy_const(a.get("atomic")) or not falsy_const(a.get("shapes")):
                     raise NotBatchable("atomic / reshaping write")
@@ -558,7 +567,8 @@ def analyze(func: Function, varying: set) -> Plan | str:
     written = {a.tensor for a in an.accesses if a.write}
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
-                vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias))
+                vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias),
+                stacked=set(an.stacked))
     syms = [p for p in varying if p in an.params or p == BLOCK]
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]

@@ -43,6 +43,7 @@ from pypto.sim.batch.state import (
     LoggedAccess,
     Partial,
     Stack,
+    StackRead,
     lo_at,
 )
 from pypto.sim.device.memory import PendingFill
@@ -205,8 +206,17 @@ def _partial(exc: BaseException | None) -> Partial | None:
     return None
 
 
-def replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple) -> None:
+def replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple,
+           args: list | None = None) -> None:
+    """Record block `idx`'s accesses from the batched run's log; `args`: the arrays this
+    task was passed (for the reads of a `Stack` parameter, `StackRead`)."""
     for a, buf, origin, lo, ext, write, site, rest in items:
+        if type(a) is StackRead:
+            assert args is not None
+            a = args[a.index]
+            buf, origin = fr.run.memory.locate(a)
+            if buf is None:
+                continue
         fr.record(a, buf, origin, lo_at(lo, idx), tuple(ext), write, site, *rest)
 
 

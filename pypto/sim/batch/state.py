@@ -30,6 +30,17 @@ class Stack:
         self.array = array
 
 
+class StackRead:
+    """In a batched run's access log, in place of an array: the launch's parameter
+    `index`, a `Stack` - each iteration's task reads its own tensor there (the replay
+    locates the array that iteration was passed)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
 class Partial(Fallback):
     """Some blocks' windows are partial tiles (a valid shape short of the window, or a
     clamped window reaching past its tensor): `mask` (over the batch axes) marks them.
@@ -266,5 +277,5 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "WindowWrite",
-           "at", "gather_index", "lo_at", "whole_windows"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "StackRead",
+           "WindowWrite", "at", "gather_index", "lo_at", "whole_windows"]
