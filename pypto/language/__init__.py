@@ -200,7 +200,10 @@ def _expect_program(result, where: str):
     return result
 
 
-parser.parse, parser.parse_program, parser.loads, parser.loads_program = (  # type: ignore[attr-defined]
-    parse, parse_program, loads, loads_program)
+# the real pl.parser also re-exports the decorators and annotation names it parses
+for _name in ("parse", "parse_program", "loads", "loads_program", "function", "inline",
+              "program", "InlineFunction", "range", "yield_", "Tensor", "Tile", "Scalar"):
+    setattr(parser, _name, globals()[_name])
+del _name
 
 __all__ = sorted(n for n in globals() if not n.startswith("_") and n != "annotations")

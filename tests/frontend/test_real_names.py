@@ -27,6 +27,7 @@ def test_pl_parser_holds_the_error_classes_and_the_text_readers():
     assert pl.parser.ParserSyntaxError is PyptoSyntaxError
     assert pl.parser.ParserTypeError is PyptoTypeError
     assert pl.parser.parse is pl.parse and parse_program is pl.parse_program
+    assert pl.parser.program is pl.program and pl.parser.Tensor is pl.Tensor
 
 
 def test_int_like_admits_literals_and_scalars():

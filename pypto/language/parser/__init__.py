@@ -15,9 +15,30 @@ from pypto.language.parser.diagnostics import (
     UnsupportedFeatureError,
 )
 
-# the text readers (`parse`, `parse_program`, `loads`, `loads_program`) are set here by
-# `pypto.language` once it defines them (this package is imported first)
-__all__ = ["InvalidOperationError", "ParserError", "ParserSyntaxError", "ParserTypeError",
-           "SSAViolationError", "ScopeIsolationError", "UndefinedVariableError",
-           "UnsupportedFeatureError", "loads", "loads_program", "parse",
-           "parse_program"]
+# the text readers (`parse`, `parse_program`, `loads`, `loads_program`) and the
+# decorators and annotations the real package re-exports (`function`, `program`,
+# `Tensor`, ...) are set here by `pypto.language` once it defines them (this package is
+# imported first)
+__all__ = [
+    "InlineFunction",
+    "InvalidOperationError",
+    "ParserError",
+    "ParserSyntaxError",
+    "ParserTypeError",
+    "SSAViolationError",
+    "Scalar",
+    "ScopeIsolationError",
+    "Tensor",
+    "Tile",
+    "UndefinedVariableError",
+    "UnsupportedFeatureError",
+    "function",
+    "inline",
+    "loads",
+    "loads_program",
+    "parse",
+    "parse_program",
+    "program",
+    "range",
+    "yield_",
+]
