@@ -137,8 +137,8 @@ class TextParser(FunctionParser):
                 raise self.error(PyptoSyntaxError, "a call of a program function takes no "
                                  "**kwargs", kw)
             key = "kind" if kw.arg == "launch" else kw.arg
-            if key not in dict(LAUNCH_DEFAULTS):
-                raise self.error(PyptoSyntaxError, f"unknown launch attribute '{kw.arg}'", kw,
+            if key not in dict(LAUNCH_DEFAULTS):  # a type error, as the real parser's
+                raise self.error(PyptoTypeError, f"unknown launch attribute '{kw.arg}'", kw,
                                  hint="a call takes positional arguments; a task launch adds "
                                       "launch=, name_hint=, core_num=, deps=, ...")
             launch[key] = self._attr_value(key, kw.value)

@@ -66,7 +66,7 @@ CASES = [
      "pl.Tensor's dtype must be a pl dtype", 3, 8),
     ("unknown function", prog("y = self.g(x)\nreturn y\n"), UndefinedNameError,
      "the program has no function 'g'", 5, 13),
-    ("launch attribute", prog("y = self.f(x, launch='at', blocks=4)\n"), PyptoSyntaxError,
+    ("launch attribute", prog("y = self.f(x, launch='at', blocks=4)\n"), PyptoTypeError,
      "unknown launch attribute 'blocks'", 5, 36),
     ("launch kind", prog("y = self.f(x, name_hint='r')\n"), PyptoSyntaxError,
      "a task launch needs launch='at' or 'spmd'", 5, 13),
