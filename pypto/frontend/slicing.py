@@ -292,7 +292,7 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
     if is_ir(value) and isinstance(value.type, ShapedType):
         window = [s for i, s in enumerate(sizes) if i not in dropped]
         if not isinstance(t, TileType) and not isinstance(value.type, TileType) and \
-                value.type.rank != len(window):
+                value.type.rank < len(window):  # (extra unit axes of a source may drop)
             raise p.error(PyptoTypeError, f"the source of a write into a {len(window)}-D window "
                           f"of '{target.value.id}' must be {len(window)}D, got the "
                           f"{value.type.rank}-D {value.type}", stmt,
