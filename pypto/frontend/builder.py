@@ -26,9 +26,11 @@ from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
+from pypto.frontend.func_attrs import decorator_attrs
 from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
+from pypto.frontend.program_rules import bind_dims, check_external
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
@@ -89,6 +91,7 @@ class ProgramBuilder:
         self._active: list[Any] = []  # callees being parsed, to reject recursion
         # inline functions without a return value: name -> span of their `def`
         self.no_return: dict[str, Span] = {}
+        self.externals: dict[str, Any] = {}  # external @pl.functions called, by name
         # a @pl.jit entry's program: what `self.<name>` reaches in its bodies
         self.jit_program = JitProgram(jit_entry) if jit_entry is not None else None
 
@@ -135,6 +138,8 @@ class ProgramBuilder:
             return func, p
         core = core_function_attrs(fn)
         p.group_body = ("group", True) in core
+        if "attrs" in options:  # @pl.function(attrs={...}): pl.func_attr may not repeat a key
+            p.func_attrs.update(decorator_attrs(p, src.tree, options["attrs"]))
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
@@ -155,6 +160,7 @@ class ProgramBuilder:
         defaults = [p.visit_expr(d) for d in tree.args.defaults]
         defaults = [None] * (len(nodes) - len(defaults)) + defaults
         params: list[Param] = []
+        bound: dict[str, tuple[int, str]] = {}  # a dynamic dim's extent in this call
         for i, node in enumerate(nodes):
             given = args[i] if args is not None and i < len(args) else _NOARG
             if given is _NOARG and defaults[i] is not None:
@@ -167,6 +173,8 @@ class ProgramBuilder:
                 p.env[node.arg] = given
                 continue
             t = self._param_type(p, node, declared, given, kind, entry)
+            if not entry and is_ir(given):
+                bind_dims(p, node, declared, getattr(given, "type", None), bound)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
                           "is stripped: direction annotations are deprecated for inline helpers",
@@ -351,6 +359,7 @@ class ProgramBuilder:
             if not _takes_self(callee.fn):
                 # an external @pl.function (defined outside any class): called like a
                 # sibling method, as the real parser adds it to the program
+                check_external(p, self.externals, callee.fn, node)
                 return callee.fn, kind, None
             # Outside a program the method still takes `self`; it reaches no siblings.
             owner = p.self_object.program if p.self_object else _NoProgram()
@@ -426,6 +435,7 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
 
 
 def _takes_self(fn: Any) -> bool:

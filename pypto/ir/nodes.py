@@ -153,7 +153,8 @@ class CallFunc(Expr):
 # the region does not set it (the text form writes only the ones that differ).
 LAUNCH_DEFAULTS: tuple = (("kind", None), ("name_hint", ""), ("core_num", None), ("deps", ()),
                           ("optimizations", ()), ("allow_early_resolve", False),
-                          ("sync_start", False), ("nested", False), ("no_dep_args", ()))
+                          ("sync_start", False), ("nested", False), ("no_dep_args", ()),
+                          ("predicate", None))
 
 
 @record

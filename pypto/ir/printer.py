@@ -110,6 +110,8 @@ def value_str(v: Any) -> str:
     """A compile-time value (attribute, keyword value) as the Python that makes it."""
     if isinstance(v, Expr):
         return expr_str(v)
+    if isinstance(v, Enum) and type(v).__name__ == "ArgDirection":
+        return f"pl.adir.{v.value}"  # the language's spelling of a call-site direction
     if isinstance(v, Enum):
         # the communication enums (NotifyOp, WaitCmp, ReduceOp) live in `pld`
         space = "pld" if type(v).__module__ == "pypto.ir.distributed" else "pl"
