@@ -46,7 +46,12 @@ def call_attrs(p: Any, kwargs: dict, n_args: int, node: ast.AST) -> tuple:
             if len(value) != n_args:
                 raise p.error(PyptoTypeError, f"arg_directions has {len(value)} entries but the "
                               f"call has {n_args} arguments: the lengths must match", where)
-        elif is_ir(value) or not isinstance(value, (bool, int, float, str, Enum, tuple)):
+        elif key == "manual_dep_edges":
+            raise p.error(PyptoTypeError, "a call's attrs= cannot carry manual_dep_edges: "
+                          "dependencies belong to a submitted task", where,
+                          hint="write pl.submit(self.k, ..., deps=[tid]) instead")
+        elif is_ir(value) or not isinstance(value, (bool, int, float, str, Enum, tuple)) or \
+                (isinstance(value, tuple) and any(is_ir(v) for v in value)):
             raise p.error(PyptoSyntaxError, f"the call attribute '{key}' must be a literal, a "
                           f"pl enum member or a list of them, got {type(value).__name__}",
                           where)

@@ -119,3 +119,15 @@ def test_an_unknown_direction_is_a_syntax_error():
     assert "unknown argument direction 'pl.adir.bogus'" in info.value.message
     assert "pl.adir.output_existing" in info.value.hint
     assert (info.value.span.line, info.value.span.col) == (14, 52)
+
+
+@pl.jit
+def dep_edges(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]]):
+    y, t = pl.spmd_submit(twice, x, y, core_num=1)
+    y = twice(x, y, attrs={"manual_dep_edges": [t]})  # ERR:edges
+    return y
+
+
+def test_dependencies_are_not_call_attributes():
+    compile_error(dep_edges, PyptoTypeError, "a call's attrs= cannot carry manual_dep_edges",
+                  HERE, "edges", "{", args=(np.zeros(N, np.float32), np.zeros(N, np.float32)))
