@@ -23,6 +23,7 @@ from pypto.errors import (
     UnsupportedFeatureError,
 )
 from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
@@ -287,12 +288,17 @@ class ProgramBuilder:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
+        kwargs = dict(kwargs)
+        given = call_attrs(p, kwargs, len(args) + len(kwargs) - ("attrs" in kwargs), node)
         bound = _bind(p, fn, self_object, args, kwargs, node)
         values = list(bound.arguments.values())[1 if self_object else 0:]
         if kind is FunctionKind.INCORE and p.group_body:
             return self._member(p, fn, values, node, self_object)
         if kind is FunctionKind.INCORE:
-            return self._launch(p, fn, values, node, launch, self_object)
+            return self._launch(p, fn, values, node, launch, self_object, given)
+        if given:
+            raise p.error(PyptoSyntaxError, "attrs= is for calls of kernels (InCore "
+                          f"functions); {fn.__name__} is spliced into its caller", node)
         key = (id(fn), _signature(values), p.in_region)
         if key in self._active:
             raise p.error(InvalidOperationError, f"recursive call of {fn.__name__}", node)
@@ -400,7 +406,7 @@ class ProgramBuilder:
         return tmp
 
     def _launch(self, p: FunctionParser, fn: Any, values: list, node: ast.AST, launch: bool,
-                self_object: Any) -> Any:
+                self_object: Any, attrs: tuple = ()) -> Any:
         if not launch and p.dispatch_scopes and p.dispatch_scopes[-1][0] == len(p.region_stack):
             # `with pl.spmd(n): self.kernel(...)`: the scope dispatches the kernel on n blocks.
             p.dispatch_scopes[-1][1].append(node)
@@ -417,7 +423,7 @@ class ProgramBuilder:
                                           self_object=self_object)
             self._specs[key] = (name, func)
         ir_args = tuple(p.to_ir(v, node) for v in values)
-        call = CallFunc(name, ir_args, _ret_type(func), p.span(node))
+        call = CallFunc(name, ir_args, _ret_type(func), p.span(node), attrs=attrs)
         if launch:
             return call
         # A plain call from orchestration is one task with one block.

@@ -94,6 +94,10 @@ _NUMPY_NAMES = {
 
 def missing_attribute(p: Any, base: Any, attr: str, node: ast.AST) -> UserError:
     """A located error for `base.attr` that does not exist, with a did-you-mean hint."""
+    if getattr(base, "__name__", "") == "pypto.language.arg_direction":
+        members = ", ".join(f"pl.adir.{d.value}" for d in base.ArgDirection)
+        return p.error(PyptoSyntaxError, f"unknown argument direction 'pl.adir.{attr}'", node,
+                       hint=f"the directions are {members}")
     ns = _pl_namespace_name(base)
     names = [n for n in dir(base) if not n.startswith("_")]
     close = difflib.get_close_matches(attr, names, n=1, cutoff=0.6)

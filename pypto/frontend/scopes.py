@@ -128,6 +128,10 @@ def deps_attr(p: Any, value: Any, node: ast.AST) -> tuple:
                           hint="dependencies between tensors are derived automatically; deps= "
                                "only adds edges between tasks")
         out.append(ir)
+    if len({isinstance(d.type, ArrayType) for d in out}) > 1:
+        raise p.error(PyptoTypeError, "deps= cannot mix whole TaskId arrays and single TaskIds "
+                      "(the real compiler cannot lower the mix)", node,
+                      hint="list single entries (arr[0], arr[1], ...) or whole arrays, not both")
     return tuple(out)
 
 

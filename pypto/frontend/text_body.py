@@ -20,6 +20,7 @@ from pypto.errors import (
     UnsupportedFeatureError,
 )
 from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.calls import call_args, construct_call
 from pypto.frontend.constructs import cluster_metadata
 from pypto.frontend.opcall import bind_op
@@ -126,6 +127,9 @@ class TextParser(FunctionParser):
                              node.func, hint=_close(name, self.signatures))
         returns = self.signatures[name]
         args = tuple(self.ir(a) for a in node.args)
+        given = next((kw for kw in node.keywords if kw.arg == "attrs"), None)
+        attrs = call_attrs(self, {"attrs": self.visit_expr(given.value)}, len(args), node) \
+            if given is not None else ()
         launch = {}
         device = next((kw for kw in node.keywords if kw.arg == "device"), None)
         if device is not None:  # a host's dispatch on one rank (pypto.frontend.distributed)
@@ -133,6 +137,8 @@ class TextParser(FunctionParser):
             return CallFunc(name, args, t, self.span(node),
                             (("kind", "device"), ("device", self.ir(device.value))))
         for kw in node.keywords:
+            if kw.arg == "attrs":
+                continue
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a call of a program function takes no "
                                  "**kwargs", kw)
@@ -147,9 +153,9 @@ class TextParser(FunctionParser):
         if launch:
             items = tuple((k, launch.get(k, d)) for k, d in LAUNCH_DEFAULTS)
             return CallFunc(name, args, TupleType(tuple(returns) + (_TASK,)), self.span(node),
-                            items)
+                            items, attrs)
         t = NONE if not returns else returns[0] if len(returns) == 1 else TupleType(returns)
-        return CallFunc(name, args, t, self.span(node))
+        return CallFunc(name, args, t, self.span(node), attrs=attrs)
 
     def _attr_value(self, key: str, node: ast.expr) -> Any:
         value = self.visit_expr(node)

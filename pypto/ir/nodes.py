@@ -144,6 +144,8 @@ class CallFunc(Expr):
     type: Type
     span: Span = _span()
     launch: tuple = ()
+    # the call site's attributes (`attrs={...}`: arg_directions, ...), sorted pairs
+    attrs: tuple = ()
 
     def launch_attr(self, name: str, default: Any = None) -> Any:
         return dict(self.launch).get(name, default)

@@ -180,6 +180,10 @@ def _callfunc_str(c: CallFunc) -> str:
             value = given.get(key, default)
             if key == "kind" or value != default or type(value) is not type(default):
                 parts.append(f"{'launch' if key == 'kind' else key}={value_str(value)}")
+    if c.attrs:  # the call site's attributes (arg_directions, ...)
+        parts.append("attrs={" + ", ".join(
+            f"{k!r}: {value_str(list(v) if isinstance(v, tuple) else v)}" for k, v in c.attrs)
+            + "}")
     return f"self.{c.func}(" + ", ".join(parts) + ")"
 
 

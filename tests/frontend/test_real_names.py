@@ -330,3 +330,26 @@ def f(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
         capsys.readouterr().out
     with pytest.raises(PyptoSyntaxError, match="static assertion failed: no"):
         pl.parse(text.replace('2 > 1, "fine"', '1 > 2, "no"'))
+
+
+@pl.jit.incore
+def _produce(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]]):
+    y[0:N] = pl.exp(x[0:N])
+    return y
+
+
+@pl.jit(auto_scope=False)
+def mixed_deps(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N], pl.FP32]]):
+    with pl.manual_scope():
+        tids = pl.array.create(2, pl.TASK_ID)
+        for n in pl.range(2):
+            y, t = pl.spmd_submit(_produce, x, y, core_num=1)
+            tids[n] = t
+        y, u = pl.spmd_submit(_produce, x, y, core_num=1, deps=[tids, tids[0]])  # ERR:mixed
+    return y
+
+
+def test_deps_do_not_mix_arrays_and_single_task_ids():
+    compile_error(mixed_deps, PyptoTypeError, "deps= cannot mix whole TaskId arrays and "
+                  "single TaskIds", HERE, "mixed", "[tids, tids[0]]",
+                  args=(np.zeros(N, np.float32), np.zeros(N, np.float32)))

@@ -191,9 +191,16 @@ class FnCompiler(StmtCompiler):
         predicate = info.get("predicate")
         pred_f = None if predicate is None else self.expr(predicate)
         kept = _kept_outputs(callee) if predicate is not None else []
+        # `attrs={"arg_directions": [...]}`: the runtime allocates an `output` argument's
+        # buffer; the caller's tensor there only gives its shape
+        fresh = [i for i, d in enumerate(dict(e.attrs).get("arg_directions") or ())
+                 if getattr(d, "name", "") == "Output"]
+        names = [p.var.name for p in callee.params]
 
         def run(env: Env) -> Any:
             args = [f(env) for f in argfns]
+            for i in fresh:
+                args[i] = _runtime_output(env[FRAME], args[i], f"{site.hint}.{names[i]}")
             if pred_f is not None and not pred_f(env):
                 rets, tid = _retire(env[FRAME], site, args, kept)
                 if tnames is None:
@@ -524,3 +531,14 @@ def _retire(fr: Any, site: LaunchSite, args: list, kept: list) -> tuple[tuple, i
                            site.span, hint="return the pl.Out tensors the kernel writes")
         rets.append(args[k])
     return tuple(rets), tid
+
+
+def _runtime_output(fr: Any, like: Any, name: str) -> Any:
+    """A buffer the runtime allocates for a task's `pl.adir.output` argument: fresh
+    device memory (residue) of the argument's shape and dtype."""
+    memory = fr.run.memory
+    arr = memory.new_fresh(list(like.shape), like.dtype)
+    memory.register(name, arr, None, None, "tensor")
+    if fr.run.uninit is not None:
+        fr.run.uninit.fresh(arr, name, "pl.adir.output")
+    return arr
