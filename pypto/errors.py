@@ -59,6 +59,20 @@ class PyptoSyntaxError(UserError):
     code = "E001"
 
 
+class SourceSyntaxError(PyptoSyntaxError, SyntaxError):
+    """Text given to `pl.parse` that is not Python at all: a `PyptoSyntaxError` with its
+    location, and a Python `SyntaxError` too (what the real `pl.parse` raises for it)."""
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None,
+                 note: str | None = None):
+        super().__init__(message, span, hint, note)
+        if span is not None:
+            self.filename, self.lineno, self.offset = span.file, span.line, span.col
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+
 class PyptoTypeError(UserError):
     """Annotation, shape or dtype mismatch."""
 

@@ -65,6 +65,12 @@ def to_type(ann: Any) -> tuple[Type | None, Direction]:
                                   hint="return the new value instead")
     if ann is plt.Tensor:
         return None, direction
+    if ann is plt.MemRefType:
+        raise AnnotationError("pl.MemRefType (a bare MemRef variable of the real compiler's "
+                              "printed IR) is not supported by pypto-lab: its IR has no MemRef "
+                              "variables, buffers are planned inside the simulator",
+                              hint="name a tile's buffer with pl.MemRef(...) in its pl.Tile "
+                                   "annotation instead")
     if isinstance(ann, plt.TensorAnnotation):
         if not isinstance(ann.dtype, DType):
             raise AnnotationError(f"pl.Tensor's dtype must be a pl dtype such as pl.FP32, got "

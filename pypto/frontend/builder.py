@@ -23,12 +23,15 @@ from pypto.errors import (
     UnsupportedFeatureError,
 )
 from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.distributed import dispatch_on_device
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
+from pypto.frontend.func_attrs import decorator_attrs
 from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
+from pypto.frontend.program_rules import bind_dims, check_external
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
@@ -89,6 +92,7 @@ class ProgramBuilder:
         self._active: list[Any] = []  # callees being parsed, to reject recursion
         # inline functions without a return value: name -> span of their `def`
         self.no_return: dict[str, Span] = {}
+        self.externals: dict[str, Any] = {}  # external @pl.functions called, by name
         # a @pl.jit entry's program: what `self.<name>` reaches in its bodies
         self.jit_program = JitProgram(jit_entry) if jit_entry is not None else None
 
@@ -135,6 +139,8 @@ class ProgramBuilder:
             return func, p
         core = core_function_attrs(fn)
         p.group_body = ("group", True) in core
+        if "attrs" in options:  # @pl.function(attrs={...}): pl.func_attr may not repeat a key
+            p.func_attrs.update(decorator_attrs(p, src.tree, options["attrs"]))
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
@@ -155,6 +161,7 @@ class ProgramBuilder:
         defaults = [p.visit_expr(d) for d in tree.args.defaults]
         defaults = [None] * (len(nodes) - len(defaults)) + defaults
         params: list[Param] = []
+        bound: dict[str, tuple[int, str]] = {}  # a dynamic dim's extent in this call
         for i, node in enumerate(nodes):
             given = args[i] if args is not None and i < len(args) else _NOARG
             if given is _NOARG and defaults[i] is not None:
@@ -167,6 +174,8 @@ class ProgramBuilder:
                 p.env[node.arg] = given
                 continue
             t = self._param_type(p, node, declared, given, kind, entry)
+            if not entry and is_ir(given):
+                bind_dims(p, node, declared, getattr(given, "type", None), bound)
             if kind is FunctionKind.INLINE and direction is not Direction.IN:
                 self.warn(f"pl.{direction.value} on parameter '{node.arg}' of an inline function "
                           "is stripped: direction annotations are deprecated for inline helpers",
@@ -279,12 +288,17 @@ class ProgramBuilder:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
+        kwargs = dict(kwargs)
+        given = call_attrs(p, kwargs, len(args) + len(kwargs) - ("attrs" in kwargs), node)
         bound = _bind(p, fn, self_object, args, kwargs, node)
         values = list(bound.arguments.values())[1 if self_object else 0:]
         if kind is FunctionKind.INCORE and p.group_body:
             return self._member(p, fn, values, node, self_object)
         if kind is FunctionKind.INCORE:
-            return self._launch(p, fn, values, node, launch, self_object)
+            return self._launch(p, fn, values, node, launch, self_object, given)
+        if given:
+            raise p.error(PyptoSyntaxError, "attrs= is for calls of kernels (InCore "
+                          f"functions); {fn.__name__} is spliced into its caller", node)
         key = (id(fn), _signature(values), p.in_region)
         if key in self._active:
             raise p.error(InvalidOperationError, f"recursive call of {fn.__name__}", node)
@@ -351,6 +365,7 @@ class ProgramBuilder:
             if not _takes_self(callee.fn):
                 # an external @pl.function (defined outside any class): called like a
                 # sibling method, as the real parser adds it to the program
+                check_external(p, self.externals, callee.fn, node)
                 return callee.fn, kind, None
             # Outside a program the method still takes `self`; it reaches no siblings.
             owner = p.self_object.program if p.self_object else _NoProgram()
@@ -391,7 +406,7 @@ class ProgramBuilder:
         return tmp
 
     def _launch(self, p: FunctionParser, fn: Any, values: list, node: ast.AST, launch: bool,
-                self_object: Any) -> Any:
+                self_object: Any, attrs: tuple = ()) -> Any:
         if not launch and p.dispatch_scopes and p.dispatch_scopes[-1][0] == len(p.region_stack):
             # `with pl.spmd(n): self.kernel(...)`: the scope dispatches the kernel on n blocks.
             p.dispatch_scopes[-1][1].append(node)
@@ -408,7 +423,7 @@ class ProgramBuilder:
                                           self_object=self_object)
             self._specs[key] = (name, func)
         ir_args = tuple(p.to_ir(v, node) for v in values)
-        call = CallFunc(name, ir_args, _ret_type(func), p.span(node))
+        call = CallFunc(name, ir_args, _ret_type(func), p.span(node), attrs=attrs)
         if launch:
             return call
         # A plain call from orchestration is one task with one block.
@@ -426,6 +441,7 @@ class ProgramBuilder:
 
 
 _NOARG = object()
+
 
 
 def _takes_self(fn: Any) -> bool:

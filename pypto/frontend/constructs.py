@@ -8,12 +8,19 @@ import inspect
 import sys
 from typing import Any
 
-from pypto.errors import PyptoSyntaxError, PyptoTypeError, ScopeError, UserError
+from pypto.errors import (
+    PyptoSyntaxError,
+    PyptoTypeError,
+    ScopeError,
+    UnsupportedFeatureError,
+    UserError,
+)
 from pypto.frontend.dispatch import assign_construct, call_construct
+from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
 from pypto.ir import dtypes
-from pypto.ir.nodes import Assign, Const, Eval, Scope, ScopeKind, Var
+from pypto.ir.nodes import Assign, Const, Eval, FunctionKind, Scope, ScopeKind, Var
 from pypto.ir.types import NONE, ScalarType, TupleType
 from pypto.language import dsl
 from pypto.language.kernels import FunctionDef, KernelFunction
@@ -69,10 +76,30 @@ def _static_print(p: Any, node: ast.Call) -> None:
         raise p.error(PyptoSyntaxError, "pl.static_print needs at least one argument", node)
     parts = []
     for a in node.args:
-        v = p.visit_expr(a)
-        parts.append(f"{ast.unparse(a)}: {v.type}" if is_ir(v) else str(v))
-    print(f"[static_print {p.span(node)}] " + ", ".join(parts), file=sys.stdout)
+        if isinstance(a, ast.JoinedStr):
+            parts.append("".join(_fstring_part(p, v, a) for v in a.values))
+        else:
+            parts.append(_print_part(p, a, p.visit_expr(a)))
+    span = p.span(node)
+    print(f"static_print [{span.file}:{span.line}]: " + " ".join(parts), file=sys.stdout)
     return None
+
+
+def _print_part(p: Any, node: ast.expr, v: Any) -> str:
+    """One argument of pl.static_print: a label as written, a value with its type."""
+    if is_ir(v):
+        return f"{ast.unparse(node)}: {v.type}"
+    return v if isinstance(v, str) else str(v)
+
+
+def _fstring_part(p: Any, v: ast.expr, fstring: ast.JoinedStr) -> str:
+    if not isinstance(v, ast.FormattedValue):
+        return str(getattr(v, "value", ""))
+    if v.conversion != -1 or v.format_spec is not None:
+        raise p.error(UnsupportedFeatureError, "f-string conversion (!r, !s, !a) and format "
+                      "spec (:.2f) are not supported in pl.static_print", fstring,
+                      hint='write plain placeholders such as f"{x}"')
+    return _print_part(p, v.value, p.visit_expr(v.value))
 
 
 @call_construct(dsl.no_dep)
@@ -86,6 +113,11 @@ def _no_dep(p: Any, node: ast.Call) -> Any:
 def _dump_tag(p: Any, node: ast.Call) -> None:
     if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
         raise p.error(PyptoSyntaxError, "pl.dump_tag takes a bare tensor name", node)
+    if p.in_region or p.kind not in (FunctionKind.ORCHESTRATION, FunctionKind.INLINE):
+        raise p.error(PyptoSyntaxError, "pl.dump_tag() is only valid inside an Orchestration "
+                      "or Inline function: it marks a tensor for the orchestration's task "
+                      "dumps, which a kernel body has none of", node,
+                      hint="tag the tensor in the orchestration function that submits the task")
     p.visit_expr(node.args[0])
     return None
 
@@ -128,7 +160,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     attrs: list = []
     core_num: Any = 1
     kw_nodes = {}
-    allowed = {"deps", "allow_early_resolve", "dumps"} | (
+    allowed = {"deps", "allow_early_resolve", "dumps", "predicate"} | (
         {"core_num", "sync_start"} if construct is dsl.spmd_submit else set())
     for kw in call.keywords:
         if kw.arg not in allowed:
@@ -142,6 +174,7 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
                           f"{construct.name}() takes no **kwargs", kw.value if kw.arg is None
                           else kw, hint=hint)
         kw_nodes[kw.arg] = kw.value
+    cluster_metadata(p, construct.name, kw_nodes, call)
     if construct is dsl.spmd_submit:
         if "core_num" not in kw_nodes:
             raise p.error(PyptoSyntaxError, "pl.spmd_submit needs core_num=N", call)
@@ -161,14 +194,19 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
             raise p.error(PyptoSyntaxError, "pl.spmd_submit's sync_start must be a boolean "
                           "literal (True or False)", flag)
         attrs.append(("sync_start", flag.value))
+    deps: tuple = ()
     if "deps" in kw_nodes:
-        attrs.append(("deps", deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])))
+        deps = deps_attr(p, p.visit_expr(kw_nodes["deps"]), kw_nodes["deps"])
+        attrs.append(("deps", deps))
     if "allow_early_resolve" in kw_nodes:
         flag = p.visit_expr(kw_nodes["allow_early_resolve"])
         if not isinstance(flag, bool):
             raise p.error(PyptoSyntaxError, f"{construct.name}'s allow_early_resolve must be a "
                           "boolean literal (True or False)", kw_nodes["allow_early_resolve"])
         attrs.append(("allow_early_resolve", flag))
+    if "predicate" in kw_nodes:
+        attrs.append(("predicate", parse_predicate(p, kw_nodes["predicate"], construct.name,
+                                                   deps, True)))
     args = [p.visit_expr(a) for a in call.args[1:]]
     if "dumps" in kw_nodes:  # tensors the runtime dumps for debugging: no effect on values
         _check_dumps(p, construct, args, kw_nodes["dumps"])
@@ -201,8 +239,23 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     for v in (*outs, task):
         p.env[v.name] = v
+    record_outputs(p, outs, task)
     if whole is not None and len(out_types) != 0:
         p.env[whole] = (*outs, task)
+
+
+_PER_TASK = ("deps", "allow_early_resolve", "predicate", "core_num", "sync_start")
+
+
+def cluster_metadata(p: Any, what: str, kws: dict, node: ast.AST) -> None:
+    """Inside `pl.cluster()` the submitted kernels run as members of one group launch, so
+    a submit there cannot carry options of a task of its own."""
+    given = [k for k in _PER_TASK if k in kws]
+    if p.clusters and given:
+        raise p.error(PyptoSyntaxError, f"{what} inside pl.cluster() cannot carry per-task "
+                      f"dispatch metadata ({', '.join(f'{k}=' for k in given)}): the cluster's "
+                      "kernels run as one group launch", kws[given[0]],
+                      hint="drop the option, or submit the task outside the pl.cluster")
 
 
 def _check_dumps(p: Any, construct: Any, args: list, node: ast.expr) -> None:

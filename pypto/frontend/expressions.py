@@ -15,6 +15,7 @@ from pypto.errors import (
     InvalidOperationError,
     PyptoSyntaxError,
     PyptoTypeError,
+    UndefinedNameError,
     UnsupportedFeatureError,
     UserError,
 )
@@ -36,7 +37,7 @@ class SelfProgram:
     def member(self, p: Any, name: str, node: ast.AST) -> Any:
         fdef = self.program.functions.get(name)
         if fdef is None:
-            raise p.error(InvalidOperationError, f"program {self.program.__name__} has no "
+            raise p.error(UndefinedNameError, f"program {self.program.__name__} has no "
                           f"function '{name}'", node)
         return fdef
 
@@ -93,6 +94,10 @@ _NUMPY_NAMES = {
 
 def missing_attribute(p: Any, base: Any, attr: str, node: ast.AST) -> UserError:
     """A located error for `base.attr` that does not exist, with a did-you-mean hint."""
+    if getattr(base, "__name__", "") == "pypto.language.arg_direction":
+        members = ", ".join(f"pl.adir.{d.value}" for d in base.ArgDirection)
+        return p.error(PyptoSyntaxError, f"unknown argument direction 'pl.adir.{attr}'", node,
+                       hint=f"the directions are {members}")
     ns = _pl_namespace_name(base)
     names = [n for n in dir(base) if not n.startswith("_")]
     close = difflib.get_close_matches(attr, names, n=1, cutoff=0.6)
@@ -243,6 +248,13 @@ def _joined_str(p: Any, node: ast.JoinedStr) -> Any:
             parts.append(str(v.value))
         elif isinstance(v, ast.FormattedValue):
             val = p.visit_expr(v.value)
+            if is_ir(val) and (v.conversion != -1 or v.format_spec):
+                # a run-time value prints as its type: there is no value to convert or pad
+                what = f"conversion (!{chr(v.conversion)})" if v.conversion != -1 else \
+                    "format spec"
+                raise p.error(UnsupportedFeatureError, f"an f-string {what} of the run-time "
+                              f"value '{ast.unparse(v.value)}' is not supported: it prints as "
+                              "its type", v, hint=f"write {{{ast.unparse(v.value)}}} alone")
             spec = ast.unparse(v.format_spec)[2:-1] if v.format_spec else ""
             parts.append(str(val.type) if is_ir(val) else format(val, spec))
     return "".join(parts)

@@ -59,7 +59,7 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
         result_type = opdef.type_rule(**bound.arguments)
     except OpError as exc:
         where = _arg_node(opdef, exc.arg, arg_nodes, kw_nodes) or node
-        raise p.error(InvalidOperationError, f"{public}: {exc.message}", where,
+        raise p.error(exc.error or InvalidOperationError, f"{public}: {exc.message}", where,
                       hint=exc.hint or f"signature: {public}{opdef.signature}") from None
     values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
     # Scalar arithmetic (pl.cast(0, pl.INT32), pl.max(a, b)) is control-plane work even

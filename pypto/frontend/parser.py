@@ -81,6 +81,10 @@ class FunctionParser:
         # the body may open only MANUAL ones; the modes of the runtime scopes open here
         self.auto_scope = True
         self.runtime_scopes: list[Any] = []
+        self.clusters = 0  # pl.cluster scopes open here
+        # tensor value uid -> the TaskId of the task in this function that produced it
+        # (a dispatch predicate over it needs that task in deps=)
+        self.task_outputs: dict[int, Var] = {}
 
     # -- diagnostics -------------------------------------------------------------
 

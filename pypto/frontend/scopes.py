@@ -22,6 +22,7 @@ from pypto.frontend.dispatch import (
     statement,
     with_scope,
 )
+from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
 from pypto.ir import dtypes
@@ -31,8 +32,8 @@ from pypto.language import dsl
 from pypto.language.enums import CrossCoreSlot, Level, ScopeMode, Split, SplitMode
 
 _TASK = ScalarType(dtypes.TASK_ID)
-_AT_KW = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
-          "allow_early_resolve", "name_hint", "windowize"}
+_AT_KW = AT_KEYWORDS = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
+                       "allow_early_resolve", "name_hint", "windowize"}
 _SPMD_KW = {"core_num", "sync_start", "name_hint", "optimizations", "deps",
             "allow_early_resolve", "predicate"}
 
@@ -45,11 +46,12 @@ def _kwargs(p: Any, call: ast.Call, allowed: set[str], what: str) -> dict:
                           f"'{kw.arg}'", kw,
                           hint=f"{what} takes {', '.join(f'{a}=' for a in sorted(allowed))}")
         # lists of names the scope checks entry by entry before they are looked up
-        out[kw.arg] = (None if kw.arg in _NAME_LISTS else p.visit_expr(kw.value), kw.value)
+        out[kw.arg] = (None if kw.arg in _LAZY else p.visit_expr(kw.value), kw.value)
     return out
 
 
 _NAME_LISTS = {"no_dep_args", "dumps"}
+_LAZY = _NAME_LISTS | {"predicate"}  # read by their own rules, not as plain expressions
 
 
 def _name_list(p: Any, key: str, node: ast.expr) -> list:
@@ -126,6 +128,10 @@ def deps_attr(p: Any, value: Any, node: ast.AST) -> tuple:
                           hint="dependencies between tensors are derived automatically; deps= "
                                "only adds edges between tasks")
         out.append(ir)
+    if len({isinstance(d.type, ArrayType) for d in out}) > 1:
+        raise p.error(PyptoTypeError, "deps= cannot mix whole TaskId arrays and single TaskIds "
+                      "(the real compiler cannot lower the mix)", node,
+                      hint="list single entries (arr[0], arr[1], ...) or whole arrays, not both")
     return tuple(out)
 
 
@@ -276,7 +282,22 @@ def _spmd_common(p: Any, call: ast.Call, node: Any) -> tuple[Any, list]:
             attrs.append((key, flag))
     if "optimizations" in kw:
         attrs.append(("optimizations", _optimizations(p, *kw["optimizations"])))
+    if p.clusters and dict(attrs).get("allow_early_resolve"):
+        raise p.error(PyptoSyntaxError, "`pl.spmd(..., allow_early_resolve=True)` cannot be "
+                      "nested inside `pl.cluster()`: a pl.spmd inside a cluster runs as part "
+                      "of the cluster's group and is not a task of its own, so the "
+                      "early-dispatch hint would be lost", call,
+                      hint="use a standalone `with pl.spmd(..., allow_early_resolve=True):` "
+                           "outside the pl.cluster")
     return kw, attrs
+
+
+def _predicate(p: Any, kw: dict, deps: tuple, deps_accepted: bool) -> list:
+    """The scope's `predicate=` attribute (empty when it has none)."""
+    if "predicate" not in kw:
+        return []
+    return [("predicate", parse_predicate(p, kw["predicate"][1], "pl.spmd()", deps,
+                                          deps_accepted))]
 
 
 def _check_name_hint(p: Any, name: Any, node: ast.AST) -> None:
@@ -316,6 +337,7 @@ def spmd_loop(p: Any, node: ast.For) -> None:
     if not isinstance(node.target, ast.Name):
         raise p.error(PyptoSyntaxError, "the pl.spmd loop target must be a single name (the "
                       "block index)", node.target)
+    attrs += _predicate(p, kw, (), False)
     var = Var(node.target.id, INDEX, span=p.span(node.target))
     p.materialize(assigned_names(node.body), node)
     body = _region_body(p, node, "spmd", node.body, {var.name: var})
@@ -327,8 +349,15 @@ def spmd_loop(p: Any, node: ast.For) -> None:
 @with_scope(dsl.spmd)
 def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
     kw, attrs = _spmd_common(p, call, node)
+    deps: tuple = ()
     if "deps" in kw:
-        attrs.append(("deps", deps_attr(p, *kw["deps"])))
+        if target is None:
+            raise p.error(PyptoSyntaxError, "`with pl.spmd(...)` does not accept 'deps=' "
+                          "without `as tid`", kw["deps"][1],
+                          hint="bind the scope's TaskId: `with pl.spmd(n, deps=[...]) as tid:`")
+        deps = deps_attr(p, *kw["deps"])
+        attrs.append(("deps", deps))
+    attrs += _predicate(p, kw, deps, target is not None)
     task = _task_var(p, target)
     p.materialize(assigned_names(node.body), node)
     calls: list = []
@@ -340,6 +369,8 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     if len(calls) > 1:
         raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope dispatches a single kernel "
                       "call", calls[1], hint="open one pl.spmd scope per kernel")
+    if not calls:
+        check_spmd_body(p, node)
     if calls and len(node.body) > 1:
         other = next((s for s in node.body if not _contains(s, calls[0])), node.body[1])
         raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope that dispatches a kernel "
@@ -348,6 +379,22 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     p.emit(Scope(ScopeKind.SPMD, tuple(body), tuple(attrs), task, p.span(node)))
     if task is not None:
         p.env[task.name] = task
+        record_outputs(p, [p.env.get(n) for n in assigned_names(node.body)], task)
+
+
+def check_spmd_body(p: Any, node: ast.With) -> None:
+    """A `with pl.spmd(n):` body that dispatches no kernel must read its block index
+    (`get_block_idx()`, any spelling), or every block does the same work."""
+    if any(isinstance(n, ast.Call) and (
+            (isinstance(n.func, ast.Attribute) and n.func.attr == "get_block_idx") or
+            (isinstance(n.func, ast.Name) and n.func.id == "get_block_idx"))
+           for s in node.body for n in ast.walk(s)):
+        return
+    raise p.error(PyptoSyntaxError, "the `with pl.spmd(...)` body neither reads the "
+                  "per-block index (pl.tile.get_block_idx()) nor dispatches a kernel, so every "
+                  "block would run identical work", node.items[0].context_expr,
+                  hint="read `i = pl.tile.get_block_idx()` inside the scope, dispatch a kernel "
+                       "that reads it, or write `for i in pl.spmd(n):`")
 
 
 def _contains(stmt: ast.AST, node: ast.AST) -> bool:
@@ -367,16 +414,25 @@ def _runtime_scope(kind: ScopeKind, name: str):
             raise p.error(PyptoSyntaxError, f"{name} takes keyword arguments only", call,
                           hint="write pl.scope(mode=pl.ScopeMode.MANUAL)")
         attrs = []
+        allowed = {"mode"} if kind is ScopeKind.RUNTIME else set()
         for kw in call.keywords:
+            if kw.arg not in allowed:
+                takes = "only mode=" if allowed else "no arguments"
+                raise p.error(PyptoSyntaxError, f"{name}() got an unexpected keyword "
+                              f"argument '{kw.arg}': it takes {takes}", kw,
+                              hint="write `with pl.scope(mode=pl.ScopeMode.MANUAL):` or "
+                                   "`with pl.manual_scope():`")
             attrs.append((kw.arg, p.visit_expr(kw.value)))
         mode = _runtime_mode(kind, dict(attrs))
         _check_runtime_mode(p, call, name, mode)
         p.runtime_scopes.append(mode)
+        p.clusters += kind is ScopeKind.CLUSTER
         try:
             with p.block() as body:
                 p.visit_body(node.body)
         finally:
             p.runtime_scopes.pop()
+            p.clusters -= kind is ScopeKind.CLUSTER
         p.emit(Scope(kind, tuple(body), tuple(attrs), None, p.span(node)))
 
     return handler

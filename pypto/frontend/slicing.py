@@ -174,7 +174,75 @@ def parse_index(p: Any, base: Expr, node: ast.Subscript, tiling: bool = False
     return sizes, offsets, dropped, all_scalar and len(elts) == t.rank
 
 
+def _tile_window(p: Any, base: Expr, node: ast.Subscript) -> tuple[list, list, list, list
+                                                                    ] | None:
+    """A slice of an on-chip tile, by the real parser's rules: (sizes, offsets, dropped
+    axes, valid_shape or []), or None when the subscript is not a tile slice. Lower
+    bounds are compile-time; a static upper past the tile's extent clamps to it; a
+    run-time upper keeps the static extent and narrows the valid shape (`t[:, :n]`)."""
+    t = base.type
+    elts = _elements(node)
+    if not isinstance(t, TileType) or not any(isinstance(e, ast.Slice) for e in elts) or \
+            len(elts) > t.rank or any(isinstance(e, ast.Slice) and e.step is not None
+                                      for e in elts):
+        return None
+    logical = list(t.valid_shape) if t.valid_shape is not None else list(t.shape)
+    sizes: list = []
+    offsets: list = []
+    dropped: list = []
+    valid: list = []
+    narrowed = False
+    for axis in range(t.rank):
+        extent, seen = t.shape[axis], logical[axis]
+        e = elts[axis] if axis < len(elts) else ast.Slice()
+        if not isinstance(e, ast.Slice):
+            idx = p.visit_expr(e)
+            sizes.append(1)
+            offsets.append(idx)
+            valid.append(1)
+            dropped.append(axis)
+            continue
+        lo = p.visit_expr(e.lower) if e.lower is not None else 0
+        if contains_ir(lo) or not isinstance(lo, int) or isinstance(lo, bool):
+            raise p.error(UnsupportedFeatureError, "dynamic lower bounds are not supported in "
+                          "a tile subscript: a tile slice's offset is a compile-time constant",
+                          e.lower or e, hint="use a constant lower bound, or slice the tensor "
+                                             "before loading it")
+        hi = p.visit_expr(e.upper) if e.upper is not None else None
+        if (isinstance(extent, int) and lo >= extent) or \
+                (hi is not None and not contains_ir(hi) and hi <= lo):
+            raise p.error(UnsupportedFeatureError, "a tile subscript must produce a positive "
+                          f"static extent, got {ast.unparse(e)} of an extent-{extent} axis", e,
+                          hint="keep the bounds inside the tile, with upper > lower")
+        room = extent - lo if isinstance(extent, int) else None
+        if hi is None:
+            size, top = room if room is not None else extent, seen
+        elif contains_ir(hi):
+            size = room if room is not None else extent
+            top = call_op(p, "min", [hi, seen], {}, e.upper or e) if isinstance(seen, int) \
+                else hi
+        else:
+            size = min(hi - lo, room) if room is not None else hi - lo
+            top = min(hi, seen) if isinstance(seen, int) else hi
+        v = top - lo if not contains_ir(top) else (top if lo == 0 else
+                                                   scalar_binop(p, "-", top, lo, e))
+        narrowed = narrowed or not (isinstance(v, int) and v == size)
+        sizes.append(size)
+        offsets.append(lo)
+        valid.append(v)
+    return sizes, offsets, dropped, valid if narrowed else []
+
+
 def read_subscript(p: Any, base: Expr, node: ast.Subscript) -> Expr:
+    tile = _tile_window(p, base, node)
+    if tile is not None:
+        sizes, offsets, dropped, valid = tile
+        kwargs: dict = {"drop_dims": dropped} if dropped else {}
+        if valid:
+            kwargs["valid_shape"] = valid
+        if dropped and len(sizes) - len(dropped) < 2:
+            p.warn("a tile slice below 2-D is promoted to 2-D", node)
+        return call_op(p, "slice", [base, sizes, offsets], kwargs, node)
     sizes, offsets, dropped, all_scalar = parse_index(p, base, node, tiling=True)
     if all_scalar:
         return call_op(p, "read", [base, offsets], {}, node)
@@ -222,8 +290,15 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
                       "or tile", stmt,
                       hint="build a constant block with pl.full(shape, dtype=..., value=...)")
     if is_ir(value) and isinstance(value.type, ShapedType):
-        _check_window(p, [s for i, s in enumerate(sizes) if i not in dropped], value.type, t,
-                      target.value.id, stmt)
+        window = [s for i, s in enumerate(sizes) if i not in dropped]
+        if not isinstance(t, TileType) and not isinstance(value.type, TileType) and \
+                value.type.rank < len(window):  # (extra unit axes of a source may drop)
+            raise p.error(PyptoTypeError, f"the source of a write into a {len(window)}-D window "
+                          f"of '{target.value.id}' must be {len(window)}D, got the "
+                          f"{value.type.rank}-D {value.type}", stmt,
+                          hint="reshape the source to the window's rank, or index the unit "
+                               "axes of the target with a scalar (x[0, a:b] = v)")
+        _check_window(p, window, value.type, t, target.value.id, stmt)
     new = call_op(p, "assemble", [base, value, offsets], {}, stmt)
     p.bind(target.value.id, new, stmt)
 
@@ -238,6 +313,9 @@ def _check_window(p: Any, window: list, vt: ShapedType, tt: ShapedType, name: st
                       f"({tt.dtype!r})", node, hint=f"convert it first with "
                                                    f"pl.cast(value, {tt.dtype!r})")
     w = [d for d in window if not (isinstance(d, int) and d == 1)]
+    if vt.valid_shape is not None and \
+            [d for d in vt.shape if not (isinstance(d, int) and d == 1)] == w:
+        return  # a narrowed value of the window's shape: assemble writes its valid part
     written = vt.valid_shape if vt.valid_shape is not None else vt.shape  # what assemble writes
     v = [d for d in written if not (isinstance(d, int) and d == 1)]
     static = all(isinstance(d, int) for d in w + v)

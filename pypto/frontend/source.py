@@ -9,12 +9,13 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.errors import UnsupportedFeatureError
+from pypto.errors import PyptoSyntaxError, UnsupportedFeatureError
 from pypto.ir.span import Span
 
 
@@ -100,17 +101,19 @@ def _fast_source(fn: Callable) -> tuple | None:
 def get_source(fn: Callable) -> SourceInfo:
     """Parse `fn`'s source into an `ast.FunctionDef` with its location in the file."""
     try:
-        fast = _fast_source(fn)
+        # `python -c CODE`: the code is on the command line (a "<string>" in linecache
+        # may be some other text, e.g. one pl.parse read)
+        fast = _command_line_source(fn) or _fast_source(fn)
         if fast is not None:
             lines, first, file = fast
         else:
             lines, first = inspect.getsourcelines(fn)
             file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError) as exc:
-        raise UnsupportedFeatureError(
+        raise PyptoSyntaxError(
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: {exc}",
-            hint="kernels must be defined in a file or a notebook cell; functions created by "
-                 "exec() of a string have no source to parse") from None
+            hint="kernels must be defined in a file, a notebook cell or `python -c`; "
+                 "functions created by exec() of a string have no source to parse") from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = _leading(text) - _leading(dedented)
@@ -119,6 +122,30 @@ def get_source(fn: Callable) -> SourceInfo:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise UnsupportedFeatureError(f"{fn!r} is not a function definition")
     return SourceInfo(file=file, first_line=max(first, 1), indent=indent, tree=node)
+
+
+def _command_line_source(fn: Callable) -> tuple[list[str], int, str] | None:
+    """The lines of `fn` when it was defined by `python -c CODE` (its file is
+    `<string>` and the code is in `sys.orig_argv`), else None."""
+    code = getattr(fn, "__code__", None)
+    argv = list(getattr(sys, "orig_argv", ()))
+    if code is None or code.co_filename != "<string>" or "-c" not in argv[:-1]:
+        return None
+    text = argv[argv.index("-c") + 1]
+    lines = text.splitlines(keepends=True)
+    try:
+        mod = ast.parse(text)
+    except SyntaxError:
+        return None
+    first = code.co_firstlineno
+    for node in ast.walk(mod):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == fn.__name__ and \
+                min([node.lineno] + [d.lineno for d in node.decorator_list]) == first:
+            # diagnostics show source lines through linecache
+            linecache.cache["<string>"] = (len(text), None, lines, "<string>")
+            return lines[first - 1:node.end_lineno], first, "<string>"
+    return None
 
 
 def _leading(text: str) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import linecache
 import warnings
+from enum import Enum
 from typing import Any
 
 import pypto.language.distributed as pld
@@ -21,6 +22,7 @@ from pypto.errors import (
     PyptoSyntaxError,
     PyptoTypeError,
     PyptoWarning,
+    SourceSyntaxError,
     UnsupportedFeatureError,
 )
 from pypto.frontend.builder import positional_params
@@ -63,7 +65,7 @@ class TextReader:
         try:
             module = ast.parse(self.code, filename=self.filename)
         except SyntaxError as exc:
-            raise PyptoSyntaxError(f"invalid syntax: {exc.msg}",
+            raise SourceSyntaxError(f"invalid syntax: {exc.msg}",
                                    Span(self.filename, exc.lineno or 1, exc.offset or 1),
                                    hint="pl.parse reads Python source in the pl DSL") from None
         self.module_parser = self._parser(module, FunctionKind.OPAQUE, "<module>", {})
@@ -124,10 +126,32 @@ class TextReader:
                     if dec.args:
                         raise p.error(PyptoSyntaxError, f"{what} takes keyword options only",
                                       dec)
+                    for k in dec.keywords:
+                        self._check_enum_option(k)
                     return {k.arg: (p.visit_expr(k.value), k.value) for k in dec.keywords}
                 return {}
         raise p.error(PyptoSyntaxError, f"'{node.name}' is not a {what}", node,
                       hint=f"decorate it with {what.split()[0]}")
+
+    def _check_enum_option(self, kw: ast.keyword) -> None:
+        """`type=pl.FunctionType.X` (or level=, role=) naming no member of the enum: a
+        syntax error at `X` that lists the members."""
+        value = kw.value
+        if kw.arg not in ("type", "level", "role") or not isinstance(value, ast.Attribute):
+            return
+        p = self.module_parser
+        try:
+            base = p.visit_expr(value.value)
+        except PyptoError:
+            return  # the whole option is reported when it is read
+        if not (isinstance(base, type) and issubclass(base, Enum)) or \
+                value.attr in base.__members__:
+            return
+        line, end = value.end_lineno or value.lineno, value.end_col_offset or 0
+        at = ast.Name(value.attr, lineno=line, end_lineno=line, end_col_offset=end,
+                      col_offset=end - len(value.attr.encode("utf-8")))
+        raise p.error(PyptoSyntaxError, f"unknown {base.__name__} value: {value.attr}", at,
+                      hint="valid values: " + ", ".join(sorted(base.__members__)))
 
     # -- programs and functions -----------------------------------------------------------
 

@@ -16,13 +16,18 @@ from pypto.errors import (
     InvalidOperationError,
     PyptoSyntaxError,
     PyptoTypeError,
+    UndefinedNameError,
     UnsupportedFeatureError,
 )
 from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.calls import call_args, construct_call
+from pypto.frontend.constructs import cluster_metadata
 from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
+from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.resolve import MISSING
+from pypto.frontend.scopes import AT_KEYWORDS, check_spmd_body
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import (
@@ -46,6 +51,7 @@ from pypto.ir.nodes import (
     literal,
 )
 from pypto.ir.span import Span
+from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ScalarType, TupleType, Type
 from pypto.language import dsl
 from pypto.language.dsl import Construct
@@ -117,10 +123,13 @@ class TextParser(FunctionParser):
 
     def _call_function(self, name: str, node: ast.Call) -> CallFunc:
         if name not in self.signatures:
-            raise self.error(InvalidOperationError, f"the program has no function '{name}'",
+            raise self.error(UndefinedNameError, f"the program has no function '{name}'",
                              node.func, hint=_close(name, self.signatures))
         returns = self.signatures[name]
         args = tuple(self.ir(a) for a in node.args)
+        given = next((kw for kw in node.keywords if kw.arg == "attrs"), None)
+        attrs = call_attrs(self, {"attrs": self.visit_expr(given.value)}, len(args), node) \
+            if given is not None else ()
         launch = {}
         device = next((kw for kw in node.keywords if kw.arg == "device"), None)
         if device is not None:  # a host's dispatch on one rank (pypto.frontend.distributed)
@@ -128,12 +137,14 @@ class TextParser(FunctionParser):
             return CallFunc(name, args, t, self.span(node),
                             (("kind", "device"), ("device", self.ir(device.value))))
         for kw in node.keywords:
+            if kw.arg == "attrs":
+                continue
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a call of a program function takes no "
                                  "**kwargs", kw)
             key = "kind" if kw.arg == "launch" else kw.arg
-            if key not in dict(LAUNCH_DEFAULTS):
-                raise self.error(PyptoSyntaxError, f"unknown launch attribute '{kw.arg}'", kw,
+            if key not in dict(LAUNCH_DEFAULTS):  # a type error, as the real parser's
+                raise self.error(PyptoTypeError, f"unknown launch attribute '{kw.arg}'", kw,
                                  hint="a call takes positional arguments; a task launch adds "
                                       "launch=, name_hint=, core_num=, deps=, ...")
             launch[key] = self._attr_value(key, kw.value)
@@ -142,9 +153,9 @@ class TextParser(FunctionParser):
         if launch:
             items = tuple((k, launch.get(k, d)) for k, d in LAUNCH_DEFAULTS)
             return CallFunc(name, args, TupleType(tuple(returns) + (_TASK,)), self.span(node),
-                            items)
+                            items, attrs)
         t = NONE if not returns else returns[0] if len(returns) == 1 else TupleType(returns)
-        return CallFunc(name, args, t, self.span(node))
+        return CallFunc(name, args, t, self.span(node), attrs=attrs)
 
     def _attr_value(self, key: str, node: ast.expr) -> Any:
         value = self.visit_expr(node)
@@ -243,6 +254,9 @@ class TextParser(FunctionParser):
             return None  # a bare annotation: `statement` handles it
         if self._is_yield(node.value):
             return self._yield(node.value, names, annotation, results)
+        if isinstance(node.value, ast.Call) and \
+                self._construct(node.value.func) in (dsl.spmd_submit, dsl.submit):
+            return self._submit(node, names, node.value)
         value = self.ir(node.value)
         if len(names) == 1:
             var = self.new_var(names[0], value.type, annotation)
@@ -257,6 +271,70 @@ class TextParser(FunctionParser):
         for v in targets_out:
             self.env[v.name] = v
         return Assign(targets_out, value, self.span(node))
+
+    def _submit(self, node: ast.stmt, names: list, call: ast.Call) -> Scope:
+        """`outs..., tid = pl.spmd_submit(self.k, *args, core_num=N, ...)`: the task
+        scope the DSL makes of it (one call of `k` in a pl.spmd scope bound to `tid`)."""
+        kernel = call.args[0] if call.args else None
+        if not (isinstance(kernel, ast.Attribute) and isinstance(kernel.value, ast.Name)
+                and kernel.value.id == "self"):
+            raise self.error(PyptoSyntaxError, "a submitted task's first argument is "
+                             "self.<function>", kernel or call)
+        if kernel.attr not in self.signatures:
+            raise self.error(UndefinedNameError, f"the program has no function "
+                             f"'{kernel.attr}'", kernel, hint=_close(kernel.attr, self.signatures))
+        returns = self.signatures[kernel.attr]
+        if len(names) != len(returns) + 1:
+            raise self.error(PyptoSyntaxError, f"the task returns {len(returns)} output(s) and a "
+                             f"TaskId; bind {len(returns) + 1} names", node)
+        args = tuple(self.ir(a) for a in call.args[1:])
+        kws = {k.arg: k.value for k in call.keywords}
+        construct = self._construct(call.func)
+        cluster_metadata(self, construct.name if construct else "pl.submit", kws, call)
+        attrs: list = [("core_num", self.ir(kws.pop("core_num")) if "core_num" in kws
+                        else literal(1)), ("name_hint", kernel.attr)]
+        for key in ("sync_start", "deps", "allow_early_resolve"):
+            if key in kws:
+                value = self._attr_value(key, kws.pop(key))
+                attrs.append((key, tuple(value) if key == "deps" else value))
+        task_node = names[-1]
+        if "predicate" in kws:
+            attrs.append(("predicate", parse_predicate(
+                self, kws.pop("predicate"), "pl.spmd_submit", dict(attrs).get("deps", ()),
+                True)))
+        kws.pop("dumps", None)  # tensors the runtime dumps for debugging: no effect
+        if kws:
+            raise self.error(PyptoSyntaxError, f"unknown task option '{next(iter(kws))}'", call)
+        outs = tuple(self.new_var(n, t) for n, t in zip(names[:-1], returns))
+        task = self.new_var(task_node, _TASK)
+        value = CallFunc(kernel.attr, args, returns[0] if len(returns) == 1 else
+                         TupleType(tuple(returns)) if returns else NONE, self.span(call))
+        body = (Assign(outs, value, self.span(call)) if outs else Eval(value, self.span(call)),)
+        for v in (*outs, task):
+            self.env[v.name] = v
+        record_outputs(self, outs, task)
+        return Scope(ScopeKind.SPMD, body, tuple(attrs), task, self.span(node))
+
+    def _spmd_body(self, node: ast.With, attrs: list, body: tuple) -> None:
+        """A `with pl.spmd(n):` body dispatches one kernel, or reads its block index, or is
+        an explicit InCore carrier (`with pl.at(...)`), which alone holds the region's
+        optimizations."""
+        if len(body) == 1 and isinstance(body[0], Scope) and body[0].kind is ScopeKind.INCORE:
+            if "optimizations" in dict(attrs):
+                twice = "optimizations" in dict(body[0].attrs)
+                where = "is specified twice: on `pl.spmd(...)` and on the inner" if twice else \
+                    "belongs on the InCore scope, but the body already provides one as the inner"
+                raise self.error(PyptoSyntaxError, f"`optimizations=` {where} "
+                                 "`pl.at(level=pl.Level.CORE_GROUP, ...)`", node,
+                                 hint="keep optimizations=[...] on the inner pl.at only")
+            return
+        launched = [c for s in body for c in walk(s) if isinstance(c, CallFunc)]
+        if len(launched) > 1:
+            raise self.error(PyptoSyntaxError, f"the `with pl.spmd(...)` body launches "
+                             f"{len(launched)} kernels; a pl.spmd scope dispatches one", node,
+                             hint="open one pl.spmd scope per kernel")
+        if not launched:
+            check_spmd_body(self, node)
 
     def _yield(self, call: ast.Call, names: list, annotation: Any, results: list | None) -> Yield:
         values = tuple(self.ir(a) for a in call.args)
@@ -276,8 +354,12 @@ class TextParser(FunctionParser):
             return None  # a docstring
         if self._is_yield(value):
             return self._yield(value, [], None, results)
-        if isinstance(value, ast.Call) and self._construct(value.func) is dsl.func_attr:
+        construct = self._construct(value.func) if isinstance(value, ast.Call) else None
+        if construct is dsl.func_attr:
             raise self.error(PyptoSyntaxError, "pl.func_attr must be the first statement", node)
+        if construct in (dsl.static_print, dsl.static_assert) and isinstance(value, ast.Call):
+            construct_call(self, construct, value)  # checked / printed now; no statement
+            return None
         expr = self.visit_expr(value)
         if not is_ir(expr):
             raise self.error(PyptoSyntaxError, "this statement has no effect", node)
@@ -395,11 +477,21 @@ class TextParser(FunctionParser):
             raise self.error(PyptoSyntaxError, "a with-statement of the IR text form opens one "
                              "pl scope (pl.at, pl.spmd, pl.scope, pl.manual_scope, pl.cluster, "
                              "pl.split_aiv)", node)
-        attrs = [("core_num", self.ir(a)) for a in call.args[:1]] if kind is ScopeKind.SPMD \
-            else []
+        attrs: list[tuple[str, Any]] = [("core_num", self.ir(a)) for a in call.args[:1]] \
+            if kind is ScopeKind.SPMD else []
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)
+            if kind is ScopeKind.INCORE and kw.arg not in AT_KEYWORDS:
+                raise self.error(PyptoSyntaxError, f"pl.at() got an unexpected keyword "
+                                 f"argument '{kw.arg}'", kw,
+                                 hint="pl.at takes " + ", ".join(f"{k}=" for k in
+                                                                 sorted(AT_KEYWORDS)))
+            if kw.arg == "predicate":
+                attrs.append(("predicate", parse_predicate(
+                    self, kw.value, "pl.spmd()", tuple(dict(attrs).get("deps", ())),
+                    item.optional_vars is not None)))
+                continue
             value = self._attr_value(kw.arg, kw.value)
             if kw.arg == "level" and kind is ScopeKind.INCORE and isinstance(value, Level):
                 value = value.name  # regions record their level by name
@@ -410,14 +502,24 @@ class TextParser(FunctionParser):
         split = kind is ScopeKind.SPLIT_AIV
         if split:  # the crossings inside read their split from the region
             self.split_modes.append(dict(attrs).get("mode"))
+        self.clusters += kind is ScopeKind.CLUSTER
         try:
             body = self.body(node.body)
         finally:
+            self.clusters -= kind is ScopeKind.CLUSTER
+        if kind is ScopeKind.SPMD:
+            self._spmd_body(node, attrs, body)
             if split:
                 self.split_modes.pop()
         if task is not None:
             self.env[task.name] = task
+            record_outputs(self, _assigned(body), task)
         return Scope(kind, body, tuple(attrs), task, self.span(node))
+
+
+def _assigned(body: tuple) -> list:
+    """The values the statements `body` bind at their top level."""
+    return [t for s in body if isinstance(s, Assign) for t in s.targets]
 
 
 def _typed_inits(inits: tuple, iter_args: tuple) -> tuple:

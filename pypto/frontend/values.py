@@ -91,7 +91,9 @@ def fold(p: Any, node: ast.AST, fn: Any, *args: Any, **kwargs: Any) -> Any:
                            "evaluate it while compiling; check the sizes involved")
     try:
         return fn(*args, **kwargs)
-    except UserError:
+    except UserError as exc:
+        if exc.span is None:  # a pl helper's own error (pl.split(...)): here
+            exc.span = p.span(node)
         raise
     except Exception as exc:  # noqa: BLE001 - the user's Python raised
         raise p.error(PyptoTypeError, f"evaluating '{ast.unparse(node)}' at compile time raised "

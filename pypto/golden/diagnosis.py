@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pypto.golden import _interop as io
+from pypto.golden.atomic import atomic_onto_residue
 from pypto.golden.report import (
     OutputCheck,
     Unwritten,
@@ -65,9 +66,12 @@ def unwritten_mask(sim: Any, name: str, actual: np.ndarray, seed: int
 
 
 def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | None,
-             rtol: float, atol: float, tensor: str | None = None) -> None:
-    """Explain a failing output: where it mismatches, and whether that is a pl.Out
-    region nothing wrote. `tensor` is the kernel's name for it (the spec's by default)."""
+             rtol: float, atol: float, tensor: str | None = None, program: Any = None
+             ) -> None:
+    """Explain a failing output: where it mismatches, whether that is a pl.Out region
+    nothing wrote, or one an atomic add accumulated into before anything wrote it.
+    `tensor` is the kernel's name for it (the spec's by default); `program` the compiled
+    program (to name the atomic store)."""
     a, e = check.actual, check.expected
     if a.shape != e.shape:
         return
@@ -102,6 +106,9 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
             f"pl.InOut[...] if the kernel updates existing contents.")
     if d != "Out" or sim is None:
         return
+    onto = atomic_onto_residue(sim, tensor or spec.name, a.shape, program)
+    if onto is not None:
+        check.hints.append(onto.hint(spec.name))
     mask, source = unwritten_mask(sim, tensor or spec.name, a, 0)
     if mask is None or not mask.any():
         return

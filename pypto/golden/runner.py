@@ -429,7 +429,8 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                          stages=clock.stages, warnings=warnings, **base)
     with clock.stage("validate"):
         checks = _validate(tensor_specs, scalars, host, golden, directions, rtol, atol,
-                           compare_fn, torch_run, sim, verbose, uninit, kernel_names)
+                           compare_fn, torch_run, sim, verbose, uninit, kernel_names,
+                           compiled.program)
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
                        stages=clock.stages, warnings=warnings, rtol=rtol, atol=atol, **base)
@@ -475,8 +476,8 @@ def _compute_golden(specs: list, scalars: dict, snapshot: dict, golden_fn: Calla
 
 def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, directions: dict,
               rtol: float, atol: float, compare_fn: dict, torch_run: bool, sim: Any,
-              verbose: bool, uninit: str = "residue", kernel_names: dict | None = None
-              ) -> dict[str, OutputCheck]:
+              verbose: bool, uninit: str = "residue", kernel_names: dict | None = None,
+              program: Any = None) -> dict[str, OutputCheck]:
     out_specs = [s for s in tensor_specs if s.is_output]
     actual = {s.name: host[s.name] for s in out_specs}
     inputs: dict[str, Any] = {s.name: host[s.name] for s in tensor_specs if not s.is_output}
@@ -496,7 +497,7 @@ def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, direc
         tensor = (kernel_names or {}).get(s.name, s.name)  # its name in the sim's trace
         if not ok:
             diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol,
-                     tensor)
+                     tensor, program)
         elif uninit == "zero" and check.direction == "Out":
             check_zero_fill(check, s, sim, golden, rtol, atol, compare_fn, inputs, wrap,
                             tensor)

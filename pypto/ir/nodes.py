@@ -144,6 +144,8 @@ class CallFunc(Expr):
     type: Type
     span: Span = _span()
     launch: tuple = ()
+    # the call site's attributes (`attrs={...}`: arg_directions, ...), sorted pairs
+    attrs: tuple = ()
 
     def launch_attr(self, name: str, default: Any = None) -> Any:
         return dict(self.launch).get(name, default)
@@ -153,7 +155,8 @@ class CallFunc(Expr):
 # the region does not set it (the text form writes only the ones that differ).
 LAUNCH_DEFAULTS: tuple = (("kind", None), ("name_hint", ""), ("core_num", None), ("deps", ()),
                           ("optimizations", ()), ("allow_early_resolve", False),
-                          ("sync_start", False), ("nested", False), ("no_dep_args", ()))
+                          ("sync_start", False), ("nested", False), ("no_dep_args", ()),
+                          ("predicate", None))
 
 
 @record

@@ -110,6 +110,8 @@ def value_str(v: Any) -> str:
     """A compile-time value (attribute, keyword value) as the Python that makes it."""
     if isinstance(v, Expr):
         return expr_str(v)
+    if isinstance(v, Enum) and type(v).__name__ == "ArgDirection":
+        return f"pl.adir.{v.value}"  # the language's spelling of a call-site direction
     if isinstance(v, Enum):
         # the communication enums (NotifyOp, WaitCmp, ReduceOp) live in `pld`
         space = "pld" if type(v).__module__ == "pypto.ir.distributed" else "pl"
@@ -178,6 +180,10 @@ def _callfunc_str(c: CallFunc) -> str:
             value = given.get(key, default)
             if key == "kind" or value != default or type(value) is not type(default):
                 parts.append(f"{'launch' if key == 'kind' else key}={value_str(value)}")
+    if c.attrs:  # the call site's attributes (arg_directions, ...)
+        parts.append("attrs={" + ", ".join(
+            f"{k!r}: {value_str(list(v) if isinstance(v, tuple) else v)}" for k, v in c.attrs)
+            + "}")
     return f"self.{c.func}(" + ", ".join(parts) + ")"
 
 

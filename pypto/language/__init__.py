@@ -33,8 +33,11 @@ from pypto.ir.dtypes import (
     UINT64,
     DType,
 )
+from pypto.ir.nodes import Expr as _Expr
 from pypto.ir.nodes import Program as _Program
+from pypto.language import arg_direction as adir
 from pypto.language import dsl as _dsl
+from pypto.language import parser
 from pypto.language.dsl import (
     at,
     cluster,
@@ -88,6 +91,7 @@ from pypto.language.enums import (
 )
 from pypto.language.jit import (
     FunctionDef,
+    InlineFunction,
     JITFunction,
     ProgramDef,
     function,
@@ -98,12 +102,14 @@ from pypto.language.jit import (
 from pypto.language.ops import OpStub as _OpStub
 from pypto.language.ops import build_namespaces as _build_namespaces
 from pypto.language.typing import (
+    RUNTIME,
     Array,
     AsyncEvent,
     AsyncSession,
     DynVar,
     InOut,
     MemRef,
+    MemRefType,
     Out,
     PrefetchAsyncContext,
     Ptr,
@@ -120,6 +126,7 @@ from pypto.language.typing import ScalarAnnotation as _ScalarAnnotation
 DataType = DType
 PtrType = Ptr  # the real toolchain's name of the alloc result's type
 TaskId: _ScalarAnnotation = Scalar[TASK_ID]  # an annotation object, not a type alias
+IntLike = int | Scalar | _Expr  # an integer operand of a helper's signature: a literal or a scalar
 
 optimizations = _types.SimpleNamespace(Optimization=Optimization, Split=Split,
                                        CrossCoreSlot=CrossCoreSlot, split=split,
@@ -136,6 +143,7 @@ _spaces = _build_namespaces()
 tensor = _namespace("pl.tensor", _spaces.get("pl.tensor", {}))
 tile = _namespace("pl.tile", _spaces.get("pl.tile", {}))
 tile.MaskPattern = MaskPattern
+tile.MemRefType = MemRefType
 system = _namespace("pl.system", _spaces.get("pl.system", {}))
 system.AUTO = AUTO  # pl.system.reserve_buffer(..., base=pl.system.AUTO), as the real names
 # the real pl.tensor holds the call-argument markers too (the same constructs)
@@ -191,5 +199,11 @@ def _expect_program(result, where: str):
                          "@pl.program.")
     return result
 
+
+# the real pl.parser also re-exports the decorators and annotation names it parses
+for _name in ("parse", "parse_program", "loads", "loads_program", "function", "inline",
+              "program", "InlineFunction", "range", "yield_", "Tensor", "Tile", "Scalar"):
+    setattr(parser, _name, globals()[_name])
+del _name
 
 __all__ = sorted(n for n in globals() if not n.startswith("_") and n != "annotations")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from enum import Enum, IntEnum
 
+from pypto.errors import PyptoSyntaxError
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.options import (  # noqa: F401
     AtomicType,
@@ -48,6 +49,18 @@ class FunctionType(Enum):
     Inline = FunctionKind.INLINE.value
     Spmd = "Spmd"
     Graph = "Graph"
+
+
+class ArgDirection(Enum):
+    """How a task takes one argument at its call site (the runtime's argument kinds);
+    `pl.adir.<name>` spells each member."""
+
+    Input = "input"  # read only
+    Output = "output"  # a buffer the runtime allocates for the task to write
+    InOut = "inout"  # read, then written
+    OutputExisting = "output_existing"  # written into the caller's existing tensor
+    NoDep = "no_dep"  # an existing tensor the scheduler tracks no dependency on
+    Scalar = "scalar"  # a scalar argument
 
 
 class Role(Enum):
@@ -123,9 +136,26 @@ AUTO = -1
 # (Optimization, Split, CrossCoreSlot: pypto.ir.options, where the passes recognise them)
 
 
-def split(mode: SplitMode = SplitMode.NONE, *, slot_num: int | None = None) -> Split:
+def split(mode: SplitMode = SplitMode.NONE, *, slot_num: int | None = None,
+          **unknown: object) -> Split:
+    """`pl.split(mode)`: the optimization entry that splits a region's vector work
+    across the two AIV lanes (`slot_num=` is the deprecated spelling of
+    `pl.cross_core_slot`)."""
+    if unknown:
+        raise PyptoSyntaxError(f"pl.split: Unknown keyword argument '{next(iter(unknown))}'",
+                               hint="pl.split takes the mode and, deprecated, slot_num=")
+    if slot_num is not None:
+        _positive_slots("pl.split", slot_num)
     return Split(SplitMode(mode), slot_num)
 
 
 def cross_core_slot(*, slot_num: int = 2) -> CrossCoreSlot:
+    """`pl.cross_core_slot(slot_num=N)`: the ring depth of the cube<->vector pipe."""
+    _positive_slots("pl.cross_core_slot", slot_num)
     return CrossCoreSlot(slot_num)
+
+
+def _positive_slots(what: str, slot_num: object) -> None:
+    if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num < 1:
+        raise PyptoSyntaxError(f"{what}(slot_num=...) must be positive, got {slot_num!r}",
+                               hint="a pipe holds at least one slot; the default is 2")

@@ -93,6 +93,11 @@ class JITFunction(KernelFunction):
         return sim.run_compiled(compiled, args, kwargs, config=config)
 
 
+class InlineFunction(JITFunction):
+    """A helper spliced into the kernels that call it (`@pl.inline`, `@pl.jit.inline`):
+    the real toolchain's name for what these decorators make. It cannot run alone."""
+
+
 # The toolchain, imported on first use: this module is the `pl` front door, above the
 # compiler and the simulator, and `import pypto.language` must stay cheap.
 _TOOLCHAIN: dict[str, Any] = {}
@@ -138,7 +143,8 @@ class _JitDecorator:
         remember_scope(fn, caller_names(1))
         if "auto_scope" in options:
             set_parse_options(fn, auto_scope=bool(options["auto_scope"]))
-        return JITFunction(fn, self._kind, {**self._marks, **options})
+        cls = InlineFunction if self._kind is FunctionKind.INLINE else JITFunction
+        return cls(fn, self._kind, {**self._marks, **options})
 
 
 class _ExternDecorator:
@@ -242,9 +248,11 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
              role: Any = None, attrs: Any = None, auto_scope: bool = True,
              strict_ssa: bool = False, external_source: Any = None):
     """`@pl.function(type=pl.FunctionType.Opaque | Orchestration | InCore)`."""
-    if attrs is not None:
-        warnings.warn(PyptoDeprecationWarning("@pl.function(attrs=...) is deprecated; use "
-                                              "pl.func_attr({...}) in the body"), stacklevel=2)
+    if attrs:  # (a falsey non-dict is still checked when the function compiles)
+        warnings.warn(PyptoDeprecationWarning(
+            "@pl.function(attrs=...) is deprecated: the decorator runs before the parameters "
+            "exist, so its attrs cannot reference parameters; write pl.func_attr({...}) as the "
+            "first statement of the body"), stacklevel=2)
     options = {"level": level, "role": role, "attrs": attrs, "auto_scope": auto_scope,
                "strict_ssa": strict_ssa}
 
@@ -256,8 +264,10 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
             set_parse_options(f, auto_scope=False)
         kind = {"AIC": ("core_type", "aic"), "AIV": ("core_type", "aiv"),
                 "Group": ("group", True)}.get(getattr(type, "name", ""))
+        if attrs is not None:  # checked and merged with pl.func_attr's when it compiles
+            set_parse_options(f, attrs=attrs)
         if kind is not None:
-            mark_core_function(f, (kind,) + tuple((attrs or {}).items()))
+            mark_core_function(f, (kind,))
         if external_source is not None:
             core = {"AIC": "aic", "AIV": "aiv"}.get(getattr(type, "name", ""), "mixed")
             mark_extern(f, ExternSpec(core, (_beside(f, external_source),)))

@@ -283,3 +283,32 @@ class _TupleMeta(type):
 
 class Tuple(metaclass=_TupleMeta):
     """`pl.Tuple[T1, T2]`: a multi-value return annotation."""
+
+
+class MemRefType:
+    """`pl.MemRefType`: the real printer's annotation of a bare MemRef variable (a
+    planned buffer as an SSA value). pypto-lab's IR has no such variables (buffers are
+    planned inside the simulator, `pl.MemRef` only names them in tile annotations), so
+    it is not a type here: annotating with it is a located error."""
+
+
+class RuntimeScalarMarker:
+    """`pl.RUNTIME`: a scalar parameter left unspecialized, its value given at dispatch
+    (`kernel.compile(n=pl.RUNTIME)`, or `n: pl.Scalar[pl.INT32] = pl.RUNTIME`). In
+    pypto-lab every scalar parameter of an entry is a run-time value already, so the
+    marker asks for what happens anyway; it has no value of its own."""
+
+    def _no_value(self, *args: Any) -> Any:
+        raise TypeError("pl.RUNTIME is a compile-time marker with no value: it leaves a "
+                        "scalar parameter unspecialized and cannot take part in an "
+                        "expression")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_value
+    __floordiv__ = __truediv__ = __mod__ = __lt__ = __le__ = __gt__ = __ge__ = _no_value
+    __int__ = __index__ = __float__ = __bool__ = _no_value
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+
+RUNTIME = RuntimeScalarMarker()

@@ -40,16 +40,19 @@ class Unit(Enum):
 
 
 class OpError(Exception):
-    """Raised by a type rule; the parser turns it into a located InvalidOperationError.
+    """Raised by a type rule; the parser turns it into a located InvalidOperationError
+    (or `error`, a user-error class, where the real parser raises another one).
 
     `arg` names the offending parameter so the caret can point at that argument.
     """
 
-    def __init__(self, message: str, *, arg: str | None = None, hint: str | None = None):
+    def __init__(self, message: str, *, arg: str | None = None, hint: str | None = None,
+                 error: type | None = None):
         super().__init__(message)
         self.message = message
         self.arg = arg
         self.hint = hint
+        self.error = error
 
 
 @record(slots=False)

@@ -1,6 +1,7 @@
 """Block identity, task handles, the syncall barrier and arrays."""
 from __future__ import annotations
 
+from pypto.errors import PyptoTypeError
 from pypto.ir import dtypes
 from pypto.ir.types import NONE, ArrayType, ScalarType
 from pypto.ops.facts import Role
@@ -39,7 +40,16 @@ defop("get_subblock_idx", unit=Unit.SCALAR, wants_ctx=True, role=Role.SUBBLOCK_I
 
 
 def _task_dummy(deps=None):
-    """A dependency-only join task that completes when every TaskId in `deps` has."""
+    """A dependency-only join task that completes when every TaskId in `deps` has (an
+    empty fan-in is written `deps=[]`)."""
+    if deps is None:
+        raise OpError("requires keyword argument 'deps' (write deps=[] for no fan-in)",
+                      error=PyptoTypeError, hint="pl.system.task_dummy(deps=[tid, ...])")
+    for item in getattr(deps, "items", (deps,)):
+        t = getattr(item, "type", None)
+        if not (isinstance(t, (ScalarType, ArrayType)) and t.dtype == dtypes.TASK_ID):
+            raise OpError(f"deps= takes TaskIds (from `as tid`, pl.submit or a pl.array of "
+                          f"TASK_ID), got {t}", arg="deps", error=PyptoTypeError)
     return _TASK
 
 

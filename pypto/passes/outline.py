@@ -154,6 +154,8 @@ class OutlineRegions(Pass):
             "allow_early_resolve": attrs.get("allow_early_resolve", False),
             "sync_start": attrs.get("sync_start", False), "nested": nested,
             "no_dep_args": attrs.get("no_dep_args", ()),
+            # a dispatch predicate: evaluated by the runtime when the task is ready
+            "predicate": attrs.get("predicate"),
         }
         task = getattr(s, "task", None) or Var(f"_task{next(self.counter)}", _TASK, span=s.span)
         if single is not None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 import linecache
 import re
+import subprocess
+import sys
+import textwrap
 import traceback
 
 import numpy as np
@@ -17,8 +20,8 @@ from pypto.errors import (
     InternalError,
     InvalidOperationError,
     PyptoError,
+    PyptoSyntaxError,
     PyptoWarning,
-    UnsupportedFeatureError,
     UserError,
 )
 
@@ -186,9 +189,31 @@ def test_code_without_source_is_a_located_user_error():
     ns: dict = {"__name__": "__main__"}
     exec(compile(CELL, "<string-without-linecache>", "exec"), ns)
     err = _error(ns["cell_kernel"])
-    assert isinstance(err, UnsupportedFeatureError)
+    assert isinstance(err, PyptoSyntaxError)  # the real parser's class for it
     assert "cannot read the source" in err.message
     assert "notebook cell" in err.hint
+
+
+def test_a_kernel_given_on_the_command_line_parses(tmp_path):
+    """`python -c CODE`: the kernel's source is the command line's code."""
+    code = textwrap.dedent("""\
+        import numpy as np
+        import pypto.language as pl
+
+        @pl.jit
+        def add_one(x: pl.Tensor[[64], pl.FP32], y: pl.Out[pl.Tensor[[64], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                y[0:64] = pl.add(x[0:64], 1.0)
+            return y
+
+        y = np.zeros(64, np.float32)
+        add_one(np.arange(64, dtype=np.float32), y)
+        print(y[5])
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "6.0"
 
 
 # --- the API boundary drops compiler frames ------------------------------------------------------

@@ -31,6 +31,8 @@ def prog(body: str) -> str:
 CASES = [
     # (id, text, error class, message fragment, line, column)
     ("syntax", "x = (\n", PyptoSyntaxError, "invalid syntax: '(' was never closed", 1, 5),
+    ("unknown enum member", fn("return x\n", head="@pl.function(type=pl.FunctionType.Bad_é)"),
+     PyptoSyntaxError, "unknown FunctionType value: Bad_é", 1, 35),
     ("import", "import numpy as np\n" + fn("return x\n"), UnsupportedFeatureError,
      "imports only pypto", 1, 1),
     ("module statement", "print(1)\n", UnsupportedFeatureError,
@@ -62,9 +64,9 @@ CASES = [
      PyptoSyntaxError, "pl.func_attr must be the first statement", 4, 5),
     ("annotation type", fn("y: pl.Tensor[[64], 3] = pl.exp(x)\n"), PyptoTypeError,
      "pl.Tensor's dtype must be a pl dtype", 3, 8),
-    ("unknown function", prog("y = self.g(x)\nreturn y\n"), InvalidOperationError,
+    ("unknown function", prog("y = self.g(x)\nreturn y\n"), UndefinedNameError,
      "the program has no function 'g'", 5, 13),
-    ("launch attribute", prog("y = self.f(x, launch='at', blocks=4)\n"), PyptoSyntaxError,
+    ("launch attribute", prog("y = self.f(x, launch='at', blocks=4)\n"), PyptoTypeError,
      "unknown launch attribute 'blocks'", 5, 36),
     ("launch kind", prog("y = self.f(x, name_hint='r')\n"), PyptoSyntaxError,
      "a task launch needs launch='at' or 'spmd'", 5, 13),
@@ -140,3 +142,18 @@ def test_a_source_map_points_errors_at_the_original_file():
         pl.parse(text, source_map={3: ("kernel.py", 40, 9)})
     assert (info.value.span.file, info.value.span.line, info.value.span.col) == \
         ("kernel.py", 40, 9)
+
+
+def test_text_that_is_not_python_is_a_python_syntax_error_too():
+    """The real `pl.parse` raises Python's SyntaxError for it; ours is both, located."""
+    with pytest.raises(SyntaxError) as info:
+        pl.parse(fn("return x +\n"))
+    assert isinstance(info.value, PyptoSyntaxError)
+    assert (info.value.lineno, info.value.offset) == (3, 15)
+    assert "invalid syntax" in info.value.message
+
+
+def test_an_unknown_enum_member_hint_lists_the_members():
+    with pytest.raises(PyptoSyntaxError) as info:
+        pl.parse(fn("return x\n", head="@pl.function(type=pl.FunctionType.BadType)"))
+    assert "AIC" in info.value.hint and "Orchestration" in info.value.hint

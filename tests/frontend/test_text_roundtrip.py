@@ -89,7 +89,7 @@ def constructs(x: pl.Tensor[[N, 64], pl.FP32], y: pl.Out[pl.Tensor[[N, 64], pl.F
         z[:, :] = s3
     for b in pl.spmd(4, name_hint="rows"):
         y[b * 16:b * 16 + 16, :] = pl.exp(x[b * 16:b * 16 + 16, :])
-    with pl.spmd(2, deps=[tid]):
+    with pl.spmd(2, deps=[tid]) as t2:
         c = pl.tile.get_block_idx()
         y[c * 16:c * 16 + 16, :] = pl.exp(x[c * 16:c * 16 + 16, :])
     return y, z
@@ -104,7 +104,7 @@ def test_loops_ifs_scopes_and_launches_print_as_parseable_pl():
            "(pl.cross_core_slot(slot_num=2),)) as tid:" in text
     assert "pl.cond((k < 3))" in text
     assert "for b in pl.spmd(core_num=4, name_hint='rows'):" in text
-    assert "with pl.spmd(core_num=2, name_hint='', deps=(tid,)):" in text
+    assert "with pl.spmd(core_num=2, name_hint='', deps=(tid,)) as t2:" in text
     back = round_trip(parsed)
     spmd = next(n for n in walk(back.entry_function.body) if isinstance(n, Scope)
                 and n.kind is ScopeKind.SPMD)

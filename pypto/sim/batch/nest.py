@@ -282,6 +282,8 @@ def _steps(fc: Compiler, body: list, names: list[str], loops: tuple[str, ...]
                 return "it launches SPMD tasks"
             if info.get("deps"):
                 return "its launches take deps="
+            if info.get("predicate") is not None:  # each task decides at its dispatch
+                return "its launches have a dispatch predicate"
             argk = []
             for a in v.args:
                 f = _arg_fn(fc, a, known)

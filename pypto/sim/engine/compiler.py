@@ -41,6 +41,7 @@ from pypto.ir.types import ScalarType, ShapedType, TupleType, Type
 from pypto.ops.facts import Role
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
+from pypto.passes.dataflow import returned_param_sets
 from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.group import compile_group
@@ -187,9 +188,27 @@ class FnCompiler(StmtCompiler):
         core_f = None if core is None else self.expr(core)
         deps_f = [self.expr(d, tolerant=True) for d in (info.get("deps") or ())]
         tnames = [t.name for t in targets] if targets else None
+        predicate = info.get("predicate")
+        pred_f = None if predicate is None else self.expr(predicate)
+        kept = _kept_outputs(callee) if predicate is not None else []
+        # `attrs={"arg_directions": [...]}`: the runtime allocates an `output` argument's
+        # buffer; the caller's tensor there only gives its shape
+        fresh = [i for i, d in enumerate(dict(e.attrs).get("arg_directions") or ())
+                 if getattr(d, "name", "") == "Output"]
+        names = [p.var.name for p in callee.params]
 
         def run(env: Env) -> Any:
             args = [f(env) for f in argfns]
+            for i in fresh:
+                args[i] = _runtime_output(env[FRAME], args[i], f"{site.hint}.{names[i]}")
+            if pred_f is not None and not pred_f(env):
+                rets, tid = _retire(env[FRAME], site, args, kept)
+                if tnames is None:
+                    return tid
+                for t, r in zip(tnames[:-1], rets):
+                    env[t] = r
+                env[tnames[-1]] = tid
+                return None
             n = 1 if core_f is None else int(core_f(env))
             deps = flatten_deps([f(env) for f in deps_f])
             loops = tuple((v, env[v]) for v in site.loops if v in env)
@@ -488,3 +507,38 @@ def _uninit_checked(e: Call, op: OpDef, fn: Expr) -> Expr:
 
 
 __all__ = ["FnCompiler", "launch_site"]
+
+
+def _kept_outputs(callee: Function) -> list[int | None]:
+    """For each output of `callee`: the index of the parameter whose buffer it is (what a
+    task retired by its predicate hands on unchanged), or None."""
+    names = [p.var.name for p in callee.params]
+    return [names.index(next(iter(s))) if len(s) == 1 else None
+            for s in returned_param_sets(callee)]
+
+
+def _retire(fr: Any, site: LaunchSite, args: list, kept: list) -> tuple[tuple, int]:
+    """A task whose dispatch predicate is false: it takes a task id and releases its
+    dependents, but no block runs; its outputs are its argument buffers, unwritten."""
+    run = fr.run
+    tid = run.next_tid
+    run.next_tid = tid + 1
+    rets = []
+    for i, k in enumerate(kept):
+        if k is None:
+            raise fr.fault(f"{site.label} was retired by its dispatch predicate, but its output "
+                           f"{i} is not one of its tensor arguments, so it has no value",
+                           site.span, hint="return the pl.Out tensors the kernel writes")
+        rets.append(args[k])
+    return tuple(rets), tid
+
+
+def _runtime_output(fr: Any, like: Any, name: str) -> Any:
+    """A buffer the runtime allocates for a task's `pl.adir.output` argument: fresh
+    device memory (residue) of the argument's shape and dtype."""
+    memory = fr.run.memory
+    arr = memory.new_fresh(list(like.shape), like.dtype)
+    memory.register(name, arr, None, None, "tensor")
+    if fr.run.uninit is not None:
+        fr.run.uninit.fresh(arr, name, "pl.adir.output")
+    return arr

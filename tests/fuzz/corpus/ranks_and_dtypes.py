@@ -21,11 +21,12 @@ def kernel(x: pl.Tensor[[N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     return y
 
 
-# %% scalar_index_row_is_promoted_to_2d: ok
+# %% scalar_index_row_into_a_2d_window: PyptoError
+# (the real parser: a tensor source must have the window's rank; x[0:1, :] keeps it)
 @pl.jit
 def kernel(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
-        y[0:1, :] = pl.exp(x[0, :])
+        y[0:1, :] = pl.exp(x[0, :])  # ERR
     return y
 
 
