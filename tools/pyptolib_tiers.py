@@ -74,16 +74,22 @@ def untiered(checkout: Path) -> list[str]:
 def file_row(r: dict) -> dict:
     """One file of a `pypto-sim --json` run, as the conformance tables show it: status,
     simulate seconds (the harness's "simulate" stage, summed over the file's runs), wall
-    seconds of its process, peak RSS, and the regions that ran block by block with why
-    (`batch_refusals`, the union over its runs)."""
+    and CPU seconds of its process (CPU: what it costs whatever the load), peak RSS,
+    and the regions that ran block by block with why (`batch_refusals`, the union over
+    its runs)."""
     runs = r.get("runs") or []
     refusals: dict[str, str] = {}
     for run in runs:
         refusals.update(run.get("batch_refusals") or {})
     simulate = [run.get("stages", {}).get("simulate") for run in runs]
-    return {"file": r["file"], "status": r["status"], "reason": r.get("reason") or "",
+    reason = r.get("reason") or ""
+    path = r.get("path") or ""
+    if path.endswith(r["file"]) and len(path) > len(r["file"]):  # checkout paths: relative
+        reason = reason.replace(path[:-len(r["file"])], "")
+    return {"file": r["file"], "status": r["status"], "reason": reason,
             "simulate_s": sum(s for s in simulate if s is not None) if runs else None,
-            "wall_s": r.get("seconds"), "peak_mb": r.get("peak_mb"), "refusals": refusals}
+            "wall_s": r.get("seconds"), "cpu_s": r.get("cpu_seconds"),
+            "peak_mb": r.get("peak_mb"), "refusals": refusals}
 
 
 def _cell(text: str, limit: int = 300) -> str:
@@ -99,17 +105,20 @@ def markdown_table(doc: dict, label: str = "") -> str:
     """A markdown table of a `pypto-sim --json` run, with its totals and a summary of
     the batch-refusal reasons (each reason with its tensor names as '*': which rule)."""
     rows = [file_row(r) for r in doc["files"]]
-    out = ["| file | status | simulate s | wall s | peak MB | batch_refusals | notes |",
-           "|---|---|---:|---:|---:|---:|---|"]
+    out = ["| file | status | simulate s | wall s | CPU s | peak MB | batch_refusals | notes |",
+           "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         out.append(f"| `{r['file']}` | {r['status']} | {_num(r['simulate_s'], '.1f')} | "
-                   f"{_num(r['wall_s'], '.1f')} | {_num(r['peak_mb'], ',.0f')} | "
+                   f"{_num(r['wall_s'], '.1f')} | {_num(r['cpu_s'], '.1f')} | "
+                   f"{_num(r['peak_mb'], ',.0f')} | "
                    f"{len(r['refusals'])} | {_cell(r['reason'])} |")
     sim = sum(r["simulate_s"] or 0 for r in rows)
     summed = sum(r["wall_s"] or 0 for r in rows)
+    cpu = sum(r["cpu_s"] or 0 for r in rows)
     counts = ", ".join(f"{n} {k}" for k, n in Counter(r["status"] for r in rows).items())
     out += ["", f"{label}{len(rows)} files: {counts}; run wall time {doc.get('seconds', 0):.1f} s "
-            f"(files' wall times summed {summed:.1f} s, simulate stages summed {sim:.1f} s); "
+            f"(files' wall times summed {summed:.1f} s, CPU {cpu:.1f} s, simulate stages "
+            f"summed {sim:.1f} s); "
             f"largest peak {_num(doc.get('peak_mb'), ',.0f')} MB"]
     reasons = Counter(re.sub(r"'[^']*'", "'*'", why) for r in rows
                       for why in r["refusals"].values())

@@ -178,9 +178,14 @@ class OutputCheck:
     def through_text(self) -> str:
         """Why a failure that is not (only) this output's own unwritten region is
         explained all the same: its comparison passes with the residue replaced."""
+        others = [n for n in self.through_unwritten if n != self.name]
+        if not others:
+            return (f"its comparison passes once these {self.through_unwritten[self.name]} "
+                    "never-written element(s) hold the golden's values: the mismatches "
+                    "elsewhere are within its allowance, so the failure is the unwritten "
+                    "region and nothing else")
         regions = " and ".join(f"'{n}' ({k} element(s))"
                                for n, k in self.through_unwritten.items())
-        others = [n for n in self.through_unwritten if n != self.name]
         reads = (f"; {self.comparator} reads {', '.join(repr(n) for n in others)} through "
                  "actual_outputs" if others else "")
         return (f"passes once the never-written elements of {regions} hold the golden's "

@@ -63,6 +63,10 @@ class JITFunction(KernelFunction):
         spec = extern_spec(self.fn)
         if spec is not None:
             raise not_simulatable(self.fn, spec, "compiled on its own")
+        if any(type(a).__module__.split(".")[0] == "torch" for a in args):
+            # torch example tensors (pypto-lib lowers with them): their numpy views carry
+            # the shapes and dtypes bare parameters take; only a torch caller pays this
+            args = _simulator().host_args(args)
         return _compiler().compile_jit(self, args, kwargs, platform=platform)
 
     @public_entry

@@ -6,7 +6,7 @@ still leaves every result it had. Its shape:
     {"tool": "pypto-sim", "started": ISO time, "seconds": wall time,
      "cluster": {"kind": "local" | "scheduler" | "serial", ...}, "options": {...},
      "counts": {status: n}, "peak_mb": max over files,
-     "files": [{"file", "path", "status", "reason", "seconds", "peak_mb",
+     "files": [{"file", "path", "status", "reason", "seconds", "cpu_seconds", "peak_mb",
                 "exit_code", "runs": [harness records], "worker", "output"}, ...]}
 """
 from __future__ import annotations
@@ -44,9 +44,10 @@ def progress_line(r: dict, done: int, total: int) -> str:
 def summary_line(results: list[dict], seconds: float) -> str:
     c = counts(results)
     peak = max((r["peak_mb"] for r in results if r.get("peak_mb") is not None), default=None)
-    cpu = sum(r["seconds"] for r in results)
+    summed = sum(r["seconds"] for r in results)
+    cpu = sum(r.get("cpu_seconds") or 0 for r in results)
     return (f"{len(results)} files: " + ", ".join(f"{n} {s}" for s, n in c.items())
-            + f"; {seconds:.1f} s wall, {cpu:.1f} s summed over files"
+            + f"; {seconds:.1f} s wall, {summed:.1f} s summed over files, {cpu:.1f} s CPU"
             + (f", peak {peak:.0f} MB (largest file)" if peak is not None else ""))
 
 

@@ -72,8 +72,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None,
-          started: Path | None = None) -> tuple[int, int, str]:
-    """Wait for the child: (exit code, peak RSS bytes, why we killed it or ""). The
+          started: Path | None = None) -> tuple[int, int, str, float]:
+    """Wait for the child: (exit code, peak RSS bytes, why we killed it or "", CPU
+    seconds it used - user + system, its own children included when it waited for them:
+    what the file costs whatever the machine's load). The
     timeout counts from when `started` appears (the child's file began to run); a child
     that never gets there is given STARTUP_GRACE more seconds. Without `started`, from
     now."""
@@ -98,7 +100,7 @@ def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None,
         pause = min(pause * 1.5, 0.2)
     proc.returncode = os.waitstatus_to_exitcode(status)
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes there, KiB here
-    return proc.returncode, usage.ru_maxrss * scale, why
+    return proc.returncode, usage.ru_maxrss * scale, why, usage.ru_utime + usage.ru_stime
 
 
 def _records(path: Path) -> list[dict]:
@@ -147,9 +149,10 @@ def classify(code: int, records: list[dict], output: str, why: str, opts: FileOp
 
 def file_result(f: CorpusFile, status: str, reason: str, seconds: float = 0.0,
             peak: int | None = None, code: int | None = None, runs: list | None = None,
-            output: str = "") -> dict:
+            output: str = "", cpu: float | None = None) -> dict:
     return {"file": f.label, "path": f.path, "status": status, "reason": reason,
             "seconds": round(seconds, 3),
+            "cpu_seconds": None if cpu is None else round(cpu, 3),
             "peak_mb": None if peak is None else round(peak / 2**20, 1),
             "exit_code": code, "runs": runs or [], "host": socket.gethostname(),
             "pid": os.getpid(), "output": output}
@@ -181,7 +184,7 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
                                     stdout=None if opts.stream else out,
                                     stderr=None if opts.stream else subprocess.STDOUT)
             try:
-                code, peak, why = _wait(proc, opts.timeout, opts.memory_limit, started)
+                code, peak, why, cpu = _wait(proc, opts.timeout, opts.memory_limit, started)
             except BaseException:
                 _kill_group(proc)  # Ctrl-C, or the task cancelled: leave nothing behind
                 proc.wait()
@@ -191,4 +194,4 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
         runs = _records(record)
     status, reason = classify(code, runs, output, why, opts, peak)
     tail = "" if status == "pass" else "\n".join(output.splitlines()[-_TAIL_LINES:])
-    return file_result(f, status, reason, seconds, peak, code, runs, tail)
+    return file_result(f, status, reason, seconds, peak, code, runs, tail, cpu)

@@ -58,25 +58,27 @@ def test_every_single_card_file_of_the_checkout_is_in_a_tier_list():
 def test_a_run_renders_as_the_conformance_table():
     run = {"seconds": 12.5, "peak_mb": 900.0, "files": [
         {"file": "models/a/kernel.py", "status": "pass", "reason": "", "seconds": 4.0,
-         "peak_mb": 300.0, "runs": [
+         "cpu_seconds": 3.5, "peak_mb": 300.0, "runs": [
              {"stages": {"simulate": 1.25},
               "batch_refusals": {"k_rows": "varying operand of gather"}},
              {"stages": {"simulate": 0.5}, "batch_refusals": {
                  "k_rows": "varying operand of gather",
                  "k_tail": "an access to 'kv_pad' with an unknown window"}}]},
-        {"file": "models/a/tail.py", "status": "diagnosed", "reason": "unwritten | region",
-         "seconds": 8.0, "peak_mb": 900.0, "runs": [
+        {"file": "models/a/tail.py", "path": "/lib/models/a/tail.py", "status": "diagnosed",
+         "reason": "unwritten | region at /lib/models/a/tail.py:3",
+         "seconds": 8.0, "cpu_seconds": 2.25, "peak_mb": 900.0, "runs": [
              {"stages": {"simulate": 2.0}, "batch_refusals": {
                  "t_copy": "an access to 'y' with an unknown window"}}]},
         {"file": "models/a/broken.py", "status": "fail", "reason": "SyntaxError",
          "seconds": 0.5, "peak_mb": None, "runs": []}]}
     lines = tiers.markdown_table(run).splitlines()
-    assert lines[2] == "| `models/a/kernel.py` | pass | 1.8 | 4.0 | 300 | 2 |  |"
-    assert lines[3] == ("| `models/a/tail.py` | diagnosed | 2.0 | 8.0 | 900 | 1 | "
-                        "unwritten / region |")
-    assert lines[4] == "| `models/a/broken.py` | fail |  | 0.5 |  | 0 | SyntaxError |"
+    assert lines[2] == "| `models/a/kernel.py` | pass | 1.8 | 4.0 | 3.5 | 300 | 2 |  |"
+    assert lines[3] == ("| `models/a/tail.py` | diagnosed | 2.0 | 8.0 | 2.2 | 900 | 1 | "
+                        "unwritten / region at models/a/tail.py:3 |")
+    assert lines[4] == "| `models/a/broken.py` | fail |  | 0.5 |  |  | 0 | SyntaxError |"
     assert lines[6] == ("3 files: 1 pass, 1 diagnosed, 1 fail; run wall time 12.5 s (files' "
-                        "wall times summed 12.5 s, simulate stages summed 3.8 s); largest "
+                        "wall times summed 12.5 s, CPU 5.8 s, simulate stages summed 3.8 s); "
+                        "largest "
                         "peak 900 MB")
     assert lines[-2:] == ["| an access to '*' with an unknown window | 2 |",
                           "| varying operand of gather | 1 |"]

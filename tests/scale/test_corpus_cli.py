@@ -60,6 +60,7 @@ def test_serial_corpus_verdicts_json_and_html(corpus, tmp_path):
     for name in ("a_pass.py", "c_wrong.py", "d_tail.py"):
         r = by[name]
         assert r["peak_mb"] > 20 and 0 < r["seconds"] < 120 and r["runs"][0]["simulated"]
+        assert r["cpu_seconds"] > 0  # the file process's CPU time (user + system)
     assert doc["counts"] == {"pass": 2, "diagnosed": 1, "fail": 1, "skip": 1}
     assert doc["cluster"] == {"kind": "serial"}
     assert "[5/5]" in proc.stdout and "2 pass, 1 diagnosed, 1 fail, 1 skip" in proc.stdout
@@ -133,8 +134,9 @@ def test_the_timeout_counts_from_the_files_start(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", slow_start, str(started)],
                             start_new_session=True)
     t0 = time.monotonic()
-    code, _, why = _wait(proc, 1.0, None, started)
+    code, _, why, cpu = _wait(proc, 1.0, None, started)
     assert why == "timeout" and code < 0 and started.exists()
+    assert cpu > 0  # its busy loop's CPU time, load or not
     assert time.monotonic() - t0 >= 2.5
     # without the marker the clock starts at once (what a plain child gets)
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],

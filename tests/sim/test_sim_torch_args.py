@@ -57,6 +57,18 @@ def test_bare_tensor_parameters_take_their_shape_and_dtype_from_torch():
     assert torch.equal(y16, x16 * 2)
 
 
+def test_compile_and_lower_take_torch_example_tensors():
+    # pypto-lib's qwen3_14b/decode_layer_a8w8.py lowers its kernel on a simulator
+    # platform with torch tensors as the examples: `entry.lower(*inputs, out)`
+    torch = pytest.importorskip("torch")
+    x = torch.randn(N, N, dtype=torch.bfloat16)
+    acc = torch.zeros(N, N, dtype=torch.bfloat16)
+    params = accumulate.lower(x, acc).entry_function.params
+    assert [(p.var.type.shape, p.var.type.dtype) for p in params] == [((N, N), pl.BF16)] * 2
+    params = accumulate.compile(x.float(), acc.float()).program.entry_function.params
+    assert [p.var.type.dtype for p in params] == [pl.FP32] * 2
+
+
 def test_a_strided_output_view_is_filled_in_place():
     torch = pytest.importorskip("torch")
     base = torch.zeros(N, 2 * N, dtype=torch.bfloat16)
