@@ -43,7 +43,11 @@ class BoxIndex:
         return keys if len(keys) <= self.WIDE else None
 
     def add(self, tid: int, write: bool, lo: tuple, hi: tuple) -> None:
-        lo, hi = tuple(int(x) for x in lo), tuple(int(x) for x in hi)
+        # the access's own tuples when they already are plain ints (no copy per box)
+        if type(lo) is not tuple or any(type(x) is not int for x in lo):
+            lo = tuple(int(x) for x in lo)
+        if type(hi) is not tuple or any(type(x) is not int for x in hi):
+            hi = tuple(int(x) for x in hi)
         if self.axis < 0 and self.rank:
             ext = [max(1, h - lo_) for lo_, h in zip(lo, hi)]
             dims = self.shape if self.shape is not None and len(self.shape) == self.rank \

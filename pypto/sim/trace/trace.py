@@ -38,7 +38,7 @@ COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
 PIPES = ("cube", "mte1", "fix", "vector", "mte2", "mte3", "scalar")
 
 
-@dataclass
+@dataclass(slots=True)  # (a long traced run holds millions: no per-instance dict)
 class Access:
     tensor: str  # the global buffer's name
     mode: str  # "R" or "W"
