@@ -32,6 +32,7 @@ from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.program_rules import bind_dims, check_external
+from pypto.frontend.reshape_back import check_reshape_back
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
@@ -39,28 +40,21 @@ from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
 from pypto.ir.nodes import (
     Assign,
-    Call,
     CallFunc,
-    Const,
     Direction,
     DynDim,
     Eval,
     Function,
     FunctionKind,
-    ListExpr,
     Param,
-    Return,
     Scope,
     ScopeKind,
     Var,
 )
 from pypto.ir.span import Span
-from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType, Level
 from pypto.language.kernels import FunctionDef, core_function_attrs, extern_spec, parse_options
-from pypto.ops.facts import Role
-from pypto.ops.registry import get
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
@@ -319,7 +313,7 @@ class ProgramBuilder:
             self._specs[key] = (name, func)
         if p.kind is FunctionKind.INLINE and node is not p.statement_call:
             # Only a used result matters: a statement call discards the reshaped view.
-            _check_reshape_back(func, p.span(node))
+            check_reshape_back(func, p.span(node))
         ir_args = tuple(p.to_ir(v, node) for v in values if is_ir(v))
         call = CallFunc(name, ir_args, _ret_type(func), p.span(node))
         # Inline calls always stand alone as statements, so the inliner can splice
@@ -479,65 +473,6 @@ class _NoProgram:
 
     __name__ = "<no @pl.program>"
     functions: ClassVar[dict] = {}
-
-
-def _is_reshape(e: Any) -> bool:
-    return isinstance(e, Call) and get(e.op).role is Role.RESHAPE
-
-
-def _written_buffer(e: Any) -> Any:
-    """The argument an in-place op (assemble, store, write: its registry `writes`) writes
-    into and returns, else None."""
-    if not isinstance(e, Call):
-        return None
-    op = get(e.op)
-    return e.args[op.params.index(op.writes)] if op.writes is not None else None
-
-
-def _check_reshape_back(func: Function, call_span: Span) -> None:
-    """An inline nested in another inline must not end by reshaping a view of one of its
-    parameters back with a run-time shape: the data is already in the caller's buffer, and
-    the reshaped-back value carries a dynamic shape the runtime cannot map."""
-    if not func.body or not isinstance(func.body[-1], Return):
-        return
-    defs: dict[int, Any] = {}
-    for n in walk(func.body):
-        if isinstance(n, Assign) and len(n.targets) == 1:
-            defs[n.targets[0].uid] = n.value
-    params = {prm.var.uid for prm in func.params}
-    ret = func.body[-1]
-    for value in ret.values:
-        e = defs.get(value.uid, value) if isinstance(value, Var) else value
-        if not _is_reshape(e):
-            continue
-        shape = e.args[1]
-        if not (isinstance(shape, ListExpr) and
-                any(not isinstance(d, Const) for d in shape.items)):
-            continue
-        src, views = e.args[0], 0
-        for _ in range(1000):
-            if not isinstance(src, Var) or src.uid not in defs:
-                break
-            d = defs[src.uid]
-            if isinstance(d, Var):
-                src = d
-            elif _is_reshape(d):
-                views += 1
-                src = d.args[0]
-            elif _written_buffer(d) is not None:
-                src = _written_buffer(d)
-            elif isinstance(d, CallFunc):
-                src = next((a for a in d.args if isinstance(a, Var) and a.type == d.type), None)
-            else:
-                break
-        if views and isinstance(src, Var) and src.uid in params:
-            raise DynamicShapeError(
-                f"inline function '{func.attr('source_name', func.name)}' is nested in another "
-                f"inline and ends by reshaping a view of its parameter '{src.name}' back with a "
-                "run-time shape", ret.span,
-                hint=f"the data is already in '{src.name}': return '{src.name}' itself instead "
-                     "of the reshaped-back view",
-                note=f"called from an inline function at {call_span}")
 
 
 def _is_array(v: Any) -> bool:

@@ -205,22 +205,12 @@ class FnCompiler(StmtCompiler):
                 args[i] = _runtime_output(env[FRAME], args[i], f"{site.hint}.{names[i]}")
             if pred_f is not None and not pred_f(env):
                 rets, tid = _retire(env[FRAME], site, args, kept)
-                if tnames is None:
-                    return tid
-                for t, r in zip(tnames[:-1], rets):
-                    env[t] = r
-                env[tnames[-1]] = tid
-                return None
+                return _bind_results(env, tnames, rets, tid)
             n = 1 if core_f is None else int(core_f(env))
             deps = flatten_deps([f(env) for f in deps_f])
             loops = tuple((v, env[v]) for v in site.loops if v in env)
             rets, tid = host.launch(env[FRAME], site, args, n, deps, loops)
-            if tnames is None:
-                return tid
-            for t, r in zip(tnames[:-1], rets):
-                env[t] = r
-            env[tnames[-1]] = tid
-            return None
+            return _bind_results(env, tnames, rets, tid)
 
         return run
 
@@ -584,3 +574,14 @@ def _runtime_output(fr: Any, like: Any, name: str) -> Any:
     if fr.run.uninit is not None:
         fr.run.uninit.fresh(arr, name, "pl.adir.output")
     return arr
+
+
+def _bind_results(env: Env, tnames: Any, rets: Any, tid: Any) -> Any:
+    """A launch's value: its task id alone, or (with assignment targets) its results and
+    then the task id bound to those names."""
+    if tnames is None:
+        return tid
+    for t, r in zip(tnames[:-1], rets):
+        env[t] = r
+    env[tnames[-1]] = tid
+    return None
