@@ -32,7 +32,8 @@ def _stages(info: Any, slots: int | None, split: str | None) -> list[tuple[str, 
             # matmul operands staged in L1 into L0-sized pieces itself (AutoTileMatmulL0),
             # so "0 B" would misread as "the cube reads nothing"
             cap = budget.get("Left")
-            return "tiled by the<br>compiler" + (f" to {fmt_bytes(int(cap))}" if cap else "")
+            # short lines: the stages sit ~75 px apart and longer notes run into each other
+            return "tiled by<br>compiler" + (f"<br>to {fmt_bytes(int(cap))}" if cap else "")
         return f"A {size('l0a_bytes', 'Left')}<br>B {size('l0b_bytes', 'Right')}"
 
     lanes = "2 AIV<br>lanes" if split in ("UP_DOWN", "LEFT_RIGHT") else "1 AIV"

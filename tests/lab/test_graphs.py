@@ -53,7 +53,7 @@ def test_a_mixed_region_shows_its_data_path_with_buffer_sizes(mixed):
     assert details[5] == "2 slots<br>UP_DOWN" and details[7] == "2 AIV<br>lanes"
     assert "KiB<br>of " in details[6]  # UB used, of its capacity
     # its matmul reads L1 tiles: the compiler cuts them for L0A/L0B, not "0 B" of them
-    assert details[2] == "tiled by the<br>compiler to 64.0 KiB"
+    assert details[2] == "tiled by<br>compiler<br>to 64.0 KiB"
 
 
 def test_ping_pong_schematic_uses_the_real_tile_count(mixed):
