@@ -111,3 +111,19 @@ def test_device_memory_holds_a_repeated_result_weakly():
     mem.forget_views()
     del part
     assert released == [2, 3]
+
+
+def test_an_input_no_task_wrote_keeps_no_writer_table_of_its_own():
+    r, x, *_ = _run()
+    w = r.trace.writers["x"]
+    # one shared zero, not 4 bytes per element (a large model's weights would otherwise
+    # cost four times their size in address space under a capped run)
+    assert w.events.shape == x.shape and w.events.strides == (0, 0)
+    assert w.task.shape == x.shape and (w.task == -1).all()
+    assert w.blame((5, 3))["name"] == "never written"
+    assert w.blame_mask(np.ones(x.shape, bool)) == [
+        {"task": -1, "name": "never written", "block": -1, "elements": x.size, "source": None}]
+    # a writer recorded after the run gets a table of its own
+    w.writable_events()[0, 0] = 1
+    assert w.events.strides != (0, 0) and w.events[0, 0] == 1 and w.events[0, 1] == 0
+    assert r.trace.writers["y"].events.flags.writeable  # written by tasks: a real table

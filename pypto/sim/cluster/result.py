@@ -98,7 +98,7 @@ def _merge_rank_writes(host: Run, world: World) -> None:
                 continue
             flat = _elements(seen, owner.array)
             if flat is not None and buf.writer.shape == seen.shape:
-                writers.events.reshape(-1)[flat[buf.writer != 0]] = \
+                writers.writable_events().reshape(-1)[flat[buf.writer != 0]] = \
                     trace.write_event(-2, r, -1)
 
 

@@ -171,9 +171,19 @@ class LastWriter:
 
     def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: Trace):
         self.tensor = tensor
-        self.events = events if events is not None else np.zeros(shape, np.int32)
+        # A tensor no task wrote shares one read-only zero: a table of its own would cost
+        # 4 bytes per element of address space (which a capped run counts even while the
+        # pages are untouched) for every input weight of a large model.
+        self.events = events if events is not None else np.broadcast_to(np.int32(0), shape)
         self.trace = trace
         self._cache: dict = {}
+
+    def writable_events(self) -> np.ndarray:
+        """`events` as an array of its own, for a writer recorded after the run."""
+        if not self.events.flags.writeable:
+            self.events = np.zeros(self.events.shape, np.int32)
+            self._cache.clear()
+        return self.events
 
     def _table(self, i: int) -> np.ndarray:
         a = self._cache.get(i)
