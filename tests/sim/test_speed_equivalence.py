@@ -84,8 +84,8 @@ def canonical_trace(tr) -> dict:
     tasks = []
     for t in tr.tasks:
         d = t.to_dict(tr.platform)
-        d["accesses"] = [(a.tensor, a.mode, a.block, tuple(a.lo), tuple(a.hi), a.uid)
-                         for a in t.accesses]
+        d["accesses"] = [(a.tensor, a.mode, a.block, tuple(a.lo), tuple(a.hi), a.uid,
+                          tuple(a.boxes())) for a in t.accesses]
         d["block_cycles"] = list(t.block_cycles)
         d["span"] = str(t.span)
         tasks.append(d)

@@ -369,10 +369,11 @@ def find_races(trace: Trace, program: Program | None, analyses: dict, *,
     for v in views.values():
         for a in v.rec.accesses:
             kind = 0 if a.mode == "R" else (2 if a.atomic else 1)
-            rows.setdefault(a.uid, []).append((v.pos, a.block, kind, a.phase,
-                                               a.lo, a.hi))
+            mine = rows.setdefault(a.uid, [])
+            for lo, hi in a.boxes():  # (a gather's rows one by one)
+                mine.append((v.pos, a.block, kind, a.phase, lo, hi))
+                n_acc += 1
             names[a.uid] = a.tensor
-            n_acc += 1
     found: dict = {}
     for uid, acc in rows.items():
         if not any(k for _, _, k, _, _, _ in acc):

@@ -26,8 +26,9 @@ from pypto.sim.faults import fault
 from pypto.sim.machine.interleave import Interleaver
 from pypto.sim.machine.run import Run
 from pypto.sim.machine.sync import CoreSync
+from pypto.sim.trace.access import Access, RowAccess
 from pypto.sim.trace.costs import Costs
-from pypto.sim.trace.trace import Access, TaskRecord
+from pypto.sim.trace.trace import TaskRecord
 
 
 class TaskFrame:
@@ -178,9 +179,18 @@ class TaskFrame:
             key = (buf.uid, mode, blk, atomic, phase)
             last = run.merged.get(key)
             if last is None or last[0] is not rec or not last[1].grow(glo, ghi):
-                acc = Access(buf.name, mode, blk, glo, ghi, buf.uid, atomic, phase)
-                rec.accesses.append(acc)
-                run.merged[key] = (rec, acc)
+                prev = last[1] if last is not None and last[0] is rec else None
+                axis = prev.row_axis(glo, ghi) if type(prev) is Access else -1
+                if axis >= 0:  # a second row of a gather: the two become one RowAccess
+                    assert last is not None and prev is not None
+                    rows = RowAccess(prev, axis)
+                    rows.grow(glo, ghi)
+                    rec.accesses[last[2]] = rows
+                    run.merged[key] = (rec, rows, last[2])
+                else:
+                    acc = Access(buf.name, mode, blk, glo, ghi, buf.uid, atomic, phase)
+                    rec.accesses.append(acc)
+                    run.merged[key] = (rec, acc, len(rec.accesses) - 1)
         else:
             trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
                                                        buf.uid))

@@ -17,7 +17,8 @@ from pypto.sim.checks.oob import OobLog
 from pypto.sim.checks.uninit import UninitTracker
 from pypto.sim.config import Settings
 from pypto.sim.device.memory import DeviceMemory
-from pypto.sim.trace.trace import Access, TaskRecord, Trace
+from pypto.sim.trace.access import Access
+from pypto.sim.trace.trace import TaskRecord, Trace
 
 
 class BatchStats:
@@ -73,7 +74,8 @@ class Run:
         self.comm: Any = None
         # traced runs: the last access per (buffer, mode, block, atomic, phase), which
         # the next one extends when their union is a box
-        self.merged: dict[tuple, tuple[TaskRecord, Access]] = {}
+        # (uid, mode, block, atomic, phase) -> (task, its last such access, its position)
+        self.merged: dict[tuple, tuple[TaskRecord, Access, int]] = {}
 
     def new_tid(self) -> int:
         t = self.next_tid

@@ -31,60 +31,12 @@ import numpy as np
 from pypto.ir.span import Span
 from pypto.platform import Platform
 from pypto.sim.device.memory import DeviceMemory, GlobalBuffer
+from pypto.sim.trace.access import Access, RowAccess
 from pypto.sim.trace.index import BoxIndex
 
 COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
 
 PIPES = ("cube", "mte1", "fix", "vector", "mte2", "mte3", "scalar")
-
-
-@dataclass(slots=True)  # (a long traced run holds millions: no per-instance dict)
-class Access:
-    tensor: str  # the global buffer's name
-    mode: str  # "R" or "W"
-    block: int
-    lo: tuple
-    hi: tuple  # exclusive
-    uid: int = -1  # the buffer's id within the run
-    atomic: bool = False  # a write by an atomic-add store/assemble (sanitizers: no conflict
-    # with other atomic adds)
-    phase: int = 0  # syncall barriers the block had passed (sanitizers: blocks of one task
-    # are ordered across a barrier)
-
-    @property
-    def ranges(self) -> list:
-        return [(a, b) for a, b in zip(self.lo, self.hi)]
-
-    def grow(self, lo: tuple, hi: tuple) -> bool:
-        """Grow this box to cover [lo, hi) when the union is still a box (contained, or
-        adjacent along one axis with equal extents elsewhere); False when it is not."""
-        alo, ahi = self.lo, self.hi
-        if alo == lo and ahi == hi:  # the same box again (a loop re-reading a window)
-            return True
-        # one pass: is it contained, and which axes differ (traced runs merge per access)
-        inside = True
-        diff = -1
-        for ax in range(len(lo)):
-            a, b, lo_ax, hi_ax = alo[ax], ahi[ax], lo[ax], hi[ax]
-            if a == lo_ax and b == hi_ax:
-                continue
-            if inside and not (a <= lo_ax and hi_ax <= b):
-                inside = False
-            if diff >= 0 or lo_ax > b or hi_ax < a:
-                diff = -2  # two differing axes, or apart along one: not a box unless inside
-            elif diff == -1:
-                diff = ax
-        if inside:
-            return True
-        if diff < 0:
-            return False
-        self.lo = alo[:diff] + (min(alo[diff], lo[diff]),) + alo[diff + 1:]
-        self.hi = ahi[:diff] + (max(ahi[diff], hi[diff]),) + ahi[diff + 1:]
-        return True
-
-    def to_dict(self) -> dict:
-        return {"tensor": self.tensor, "mode": self.mode, "block": self.block,
-                "ranges": self.ranges}
 
 
 @dataclass
@@ -244,7 +196,11 @@ def _edges_into(rec: TaskRecord, boxes: dict[int, BoxIndex], add_edge: Callable,
         idx = boxes.get(uid)
         if idx is None:
             continue
-        tids, writes = idx.overlapping(a.lo, a.hi, a.mode == "R")
+        if type(a) is RowAccess:
+            tids, writes = idx.overlapping_rows(a.lo, a.hi, a.axis, a.ext, a.starts,
+                                                a.mode == "R")
+        else:
+            tids, writes = idx.overlapping(a.lo, a.hi, a.mode == "R")
         if not len(tids):
             continue
         if a.mode == "R":
@@ -261,7 +217,10 @@ def _edges_into(rec: TaskRecord, boxes: dict[int, BoxIndex], add_edge: Callable,
             idx = boxes[uid] = BoxIndex(len(a.lo), shapes.get(uid))
         elif shadow and a.mode == "W":
             idx.shadow(rec.id, a.lo, a.hi)
-        idx.add(rec.id, a.mode == "W", a.lo, a.hi)
+        if type(a) is RowAccess:
+            idx.add_rows(rec.id, a.mode == "W", a.lo, a.hi, a.axis, a.ext, a.starts)
+        else:
+            idx.add(rec.id, a.mode == "W", a.lo, a.hi)
 
 
 class Trace:
