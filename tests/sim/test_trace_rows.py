@@ -12,7 +12,8 @@ V, D, T = 64, 32, 8
 
 
 @pl.jit
-def gather_then_overwrite(ids: pl.Tensor[[16], pl.INT32], table: pl.InOut[pl.Tensor[[V, D], pl.FP32]],
+def gather_then_overwrite(ids: pl.Tensor[[16], pl.INT32],
+                          table: pl.InOut[pl.Tensor[[V, D], pl.FP32]],
                           y: pl.Out[pl.Tensor[[16, D], pl.FP32]]):
     for t0 in pl.range(0, 16, T):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather"):
