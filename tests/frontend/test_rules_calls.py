@@ -2,8 +2,9 @@
 token of the line marked `# ERR:<tag>`."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from frontend_helpers import assert_at, compile_error
+from frontend_helpers import assert_at, compile_error, misplaced_at_run
 
 import pypto.language as pl
 from pypto.errors import (
@@ -200,5 +201,7 @@ def tensor_creation_in_orchestration(x: pl.Tensor[[N, N], pl.FP32],
 
 def test_scalar_arithmetic_is_orchestration_work():
     scalar_ops_in_orchestration.compile()
-    compile_error(tensor_creation_in_orchestration, ScopeError, "pl.full is a compute op", HERE,
-                  "full_orch", "pl.full")
+    x = np.ones((N, N), np.float32)
+    err = misplaced_at_run(tensor_creation_in_orchestration, "pl.full is a compute op", HERE,
+                           "full_orch", "pl.full", args=(x, np.zeros_like(x)))
+    assert "pl.at" in err.hint
