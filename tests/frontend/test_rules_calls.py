@@ -205,3 +205,24 @@ def test_scalar_arithmetic_is_orchestration_work():
     err = misplaced_at_run(tensor_creation_in_orchestration, "pl.full is a compute op", HERE,
                            "full_orch", "pl.full", args=(x, np.zeros_like(x)))
     assert "pl.at" in err.hint
+
+
+@pl.jit
+def tile_matmul_with_b_trans(a: pl.Tensor[[T, N], pl.BF16], b: pl.Tensor[[N, N], pl.BF16],
+                             c: pl.Out[pl.Tensor[[T, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
+        at = pl.load(a, [0, 0], [T, N], target_memory=pl.MemorySpace.Mat)
+        bt = pl.load(b, [0, 0], [N, N], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(at, bt, b_trans=True)  # ERR:tile_b_trans
+        c = pl.store(acc, [0, 0], c)
+    return c
+
+
+def test_a_tensor_only_matmul_flag_on_tiles_is_refused_not_dropped():
+    # on tiles a transpose is the operand's type (a view), so the flag has no meaning
+    # there; dropping it would compute A @ B silently (the real pl.matmul refuses too)
+    err = compile_error(tile_matmul_with_b_trans, InvalidOperationError,
+                        "pl.matmul: 'b_trans' is not supported for Tile operands", HERE,
+                        "tile_b_trans", "True")
+    assert "pl.tile.transpose_view" in err.message
+    assert err.hint == "pass pl.tile.transpose_view(rhs, ...) as rhs"
