@@ -87,6 +87,9 @@ class FunctionParser:
         # tensor value uid -> the TaskId of the task in this function that produced it
         # (a dispatch predicate over it needs that task in deps=)
         self.task_outputs: dict[int, Var] = {}
+        # ids of the comprehensions a `deps=` of this body holds (the only place the
+        # language reads one), found on first use (expressions._deps_comprehensions)
+        self.deps_comprehensions: set[int] | None = None
 
     # -- diagnostics -------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 from frontend_helpers import compile_error
 
 import pypto.language as pl
-from pypto.errors import PyptoSyntaxError, PyptoTypeError
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError
 
 HERE = __file__
 N, TM = 64, 16
@@ -175,6 +175,25 @@ def test_comprehensions_fold_static_filters_and_reject_runtime_ones():
                   HERE, "rt", "k != n")
     compile_error(comp_dsl_loop, PyptoTypeError, "not the DSL loop 'pl.range'", HERE, "dsl",
                   "pl.range(2)")
+
+
+@pl.jit
+def comp_bound_to_a_name(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a") as t:
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    both = [t for k in range(2)]  # ERR:named
+    with pl.at(level=pl.Level.CORE_GROUP, deps=both):
+        y[TM:2 * TM, :] = pl.exp(x[TM:2 * TM, :])
+    return y
+
+
+def test_a_comprehension_is_read_only_in_deps():
+    # the real parser unrolls a comprehension in deps= and nowhere else: bound to a name
+    # first, it is an unsupported expression where it stands
+    err = compile_error(comp_bound_to_a_name, UnsupportedFeatureError,
+                        "a list comprehension is supported only as (an entry of) a launch's "
+                        "deps= list", HERE, "named", "[t for")
+    assert err.hint.startswith("write it inline, deps=[... for ... in range(n)]")
 
 
 if __name__ == "__main__":
