@@ -196,5 +196,26 @@ def test_a_comprehension_is_read_only_in_deps():
     assert err.hint.startswith("write it inline, deps=[... for ... in range(n)]")
 
 
+@pl.jit
+def rebinds_to_another_shape(x: pl.Tensor[[N, N], pl.FP32],
+                             y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        t = pl.exp(x[0:TM, :])
+        t = pl.exp(t)  # the same type: a rebinding as usual
+        y[0:TM, :] = t
+        t = pl.exp(x[0:TM, 0:TM])  # ERR:retype
+    return y
+
+
+def test_a_name_keeps_its_shape_when_rebound():
+    err = compile_error(rebinds_to_another_shape, PyptoTypeError,
+                        "Cannot reassign 't' with a different type: was pl.Tensor[[16, 64], "
+                        "pl.FP32], got pl.Tensor[[16, 16], pl.FP32]", HERE, "retype",
+                        "t = pl.exp(x[0:TM, 0:TM])")
+    assert err.hint == "use another name for a value of another shape or dtype"
+    first = rebinds_to_another_shape.fn.__code__.co_firstlineno
+    assert err.note == f"'t' was bound at {HERE}:{first + 5}:9"  # its last binding
+
+
 if __name__ == "__main__":
     pytest.main([__file__])
