@@ -120,6 +120,7 @@ class ProgramBuilder:
         options = parse_options(fn)
         p.strict_ssa = bool(options.get("strict_ssa"))
         p.auto_scope = bool(options.get("auto_scope", True))
+        p.one_var_per_name = bool(options.get("one_var_per_name"))
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)

@@ -91,6 +91,8 @@ class FunctionParser:
         # ids of the comprehensions a `deps=` of this body holds (the only place the
         # language reads one), found on first use (expressions._deps_comprehensions)
         self.deps_comprehensions: set[int] | None = None
+        # a @pl.function body: a rebound name keeps its type (`_check_retype`)
+        self.one_var_per_name = False
 
     # -- diagnostics -------------------------------------------------------------
 
@@ -206,11 +208,13 @@ class FunctionParser:
         scope[name] = self.span(node)
 
     def _check_retype(self, name: str, value: Expr, node: ast.AST) -> None:
-        """A name keeps its tensor / tile type when rebound (the real parser's rule, #642:
-        one Python name is one IR variable there). Checked on what both parsers know the
-        same way: tensor or tile, dtype, rank and the static extents."""
+        """In a `@pl.function` a name keeps its tensor / tile type when rebound (the real
+        parser's rule, #642: one Python name is one IR variable there). Checked on what
+        both parsers know the same way: tensor or tile, dtype, rank and static extents.
+        (A `@pl.jit` body is alpha-renamed first by the real specializer, so its
+        rebindings in one scope are new variables, as here.)"""
         prev = self.env.get(name)
-        if self.strict_ssa or self.ir_text or not isinstance(prev, Var):
+        if not self.one_var_per_name or self.strict_ssa or not isinstance(prev, Var):
             return
         was, got = prev.type, value.type
         if not (isinstance(was, ShapedType) and isinstance(got, ShapedType)):

@@ -196,26 +196,42 @@ def test_a_comprehension_is_read_only_in_deps():
     assert err.hint.startswith("write it inline, deps=[... for ... in range(n)]")
 
 
+@pl.program
+class RebindsToAnotherShape:
+    @pl.function
+    def main(self, x: pl.Tensor[[N, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+            t = pl.exp(x[0:TM, :])
+            t = pl.exp(t)  # the same type: a rebinding as usual
+            y[0:TM, :] = t
+            t = pl.exp(x[0:TM, 0:TM])  # ERR:retype
+        return y
+
+
 @pl.jit
-def rebinds_to_another_shape(x: pl.Tensor[[N, N], pl.FP32],
-                             y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+def jit_rebinds_to_another_shape(x: pl.Tensor[[N, N], pl.FP32],
+                                 y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
         t = pl.exp(x[0:TM, :])
-        t = pl.exp(t)  # the same type: a rebinding as usual
         y[0:TM, :] = t
-        t = pl.exp(x[0:TM, 0:TM])  # ERR:retype
+        t = pl.exp(x[0:TM, 0:TM])  # a new variable: the real @pl.jit renames it t_v1
+        y[TM:2 * TM, 0:TM] = t
     return y
 
 
-def test_a_name_keeps_its_shape_when_rebound():
-    err = compile_error(rebinds_to_another_shape, PyptoTypeError,
+def test_a_name_keeps_its_shape_when_rebound_in_a_pl_function():
+    err = compile_error(RebindsToAnotherShape, PyptoTypeError,
                         "Cannot reassign 't' with a different type: was pl.Tensor[[16, 64], "
                         "pl.FP32], got pl.Tensor[[16, 16], pl.FP32]", HERE, "retype",
                         "t = pl.exp(x[0:TM, 0:TM])")
     assert err.hint == "use another name for a value of another shape or dtype"
-    first = rebinds_to_another_shape.fn.__code__.co_firstlineno
-    assert err.note == f"'t' was bound at {HERE}:{first + 5}:9"  # its last binding
-
+    line = RebindsToAnotherShape.functions["main"].fn.__code__.co_firstlineno + 5
+    assert err.note == f"'t' was bound at {HERE}:{line}:13"  # its last binding
+    x = np.random.default_rng(2).standard_normal((N, N)).astype(np.float32)
+    y = np.zeros_like(x)
+    jit_rebinds_to_another_shape(x, y)
+    np.testing.assert_allclose(y[TM:2 * TM, 0:TM], np.exp(x[0:TM, 0:TM]), rtol=1e-6)
 
 if __name__ == "__main__":
     pytest.main([__file__])
