@@ -226,3 +226,21 @@ def test_a_tensor_only_matmul_flag_on_tiles_is_refused_not_dropped():
                         "tile_b_trans", "True")
     assert "pl.tile.transpose_view" in err.message
     assert err.hint == "pass pl.tile.transpose_view(rhs, ...) as rhs"
+
+
+NOT_A_NUMBER = "not_a_number"
+
+
+@pl.jit
+def string_operand(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        y[:, :] = pl.add(x[:, :], NOT_A_NUMBER)  # ERR:str_operand
+    return y
+
+
+def test_a_string_operand_is_a_type_error():
+    # as in the real parser, which has no IR value for a str (a ParserTypeError there)
+    err = compile_error(string_operand, PyptoTypeError, "pl.add: argument 'rhs' is the string "
+                        "'not_a_number': a str has no value in a kernel", HERE, "str_operand",
+                        "NOT_A_NUMBER")
+    assert err.hint == "signature: pl.add(lhs, rhs)"
