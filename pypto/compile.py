@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.frontend import ProgramBuilder, program_kind
+from pypto.frontend import ProgramBuilder, check_program_externals, program_kind
 from pypto.ir.nodes import FunctionKind, Program
 from pypto.language.enums import FunctionType
 from pypto.language.typing import Tensor
@@ -118,6 +118,9 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
     cached = progdef._cache.get(key)
     if cached is not None:
         return cached
+    # the real parser parses every method; its name rules for external functions hold
+    # for the methods the entry does not reach too
+    check_program_externals(progdef)
     builder = ProgramBuilder(platform)
     kind = program_kind(fdef)
     builder.parse_function(fdef.fn, kind, entry, args=list(args) or None, entry=True,

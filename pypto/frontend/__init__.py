@@ -15,5 +15,6 @@ from pypto.frontend import (  # noqa: F401
     statements,
 )
 from pypto.frontend.builder import PROGRAM_KINDS, ProgramBuilder, program_kind
+from pypto.frontend.program_rules import check_program_externals
 
-__all__ = ["PROGRAM_KINDS", "ProgramBuilder", "program_kind"]
+__all__ = ["PROGRAM_KINDS", "ProgramBuilder", "check_program_externals", "program_kind"]

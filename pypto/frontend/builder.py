@@ -31,7 +31,7 @@ from pypto.frontend.func_attrs import decorator_attrs
 from pypto.frontend.jit_program import JitProgram
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
-from pypto.frontend.program_rules import bind_dims, check_external
+from pypto.frontend.program_rules import bind_dims, check_external, takes_self
 from pypto.frontend.reshape_back import check_reshape_back
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
@@ -120,6 +120,7 @@ class ProgramBuilder:
         options = parse_options(fn)
         p.strict_ssa = bool(options.get("strict_ssa"))
         p.auto_scope = bool(options.get("auto_scope", True))
+        p.one_var_per_name = bool(options.get("one_var_per_name"))
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
@@ -361,7 +362,7 @@ class ProgramBuilder:
             kind = program_kind(callee)
             if kind is not FunctionKind.INCORE:
                 kind = FunctionKind.INLINE
-            if not _takes_self(callee.fn):
+            if not takes_self(callee.fn):
                 # an external @pl.function (defined outside any class): called like a
                 # sibling method, as the real parser adds it to the program
                 check_external(p, self.externals, callee.fn, node)
@@ -441,14 +442,6 @@ class ProgramBuilder:
 
 _NOARG = object()
 
-
-
-def _takes_self(fn: Any) -> bool:
-    try:
-        params = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return True
-    return bool(params) and params[0] == "self"
 
 
 def positional_params(p: Any, tree: _Def, is_method: bool, defaults: bool = True,

@@ -280,11 +280,33 @@ def _lambda(p: Any, node: ast.Lambda) -> Any:
                   node, hint="define helpers at module level as @pl.jit.inline functions")
 
 
+def _deps_comprehensions(p: Any) -> set[int]:
+    """The comprehensions of this function that a launch's `deps=` holds: the whole list
+    (`deps=[t[i] for i in range(4)]`) or one entry of it (`deps=[a, [...]]`)."""
+    if p.deps_comprehensions is None:
+        tree = getattr(p.src, "tree", None)
+        found: set[int] = set()
+        for kw in ast.walk(tree) if tree is not None else ():
+            if not (isinstance(kw, ast.keyword) and kw.arg == "deps"):
+                continue
+            entries = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]
+            found |= {id(e) for e in entries if isinstance(e, ast.ListComp)}
+        p.deps_comprehensions = found
+    return p.deps_comprehensions
+
+
 @expression(ast.ListComp, ast.GeneratorExp)
 def _comprehension(p: Any, node: Any) -> Any:
-    # Comprehensions over compile-time iterables fold in Python (e.g. deps=[t[i] for i in
-    # range(4)] is unrolled at parse time by evaluating each element).
-    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+    # The real parser reads a list comprehension only in `deps=`, where it is unrolled at
+    # parse time (`deps=[t[i] for i in range(4)]`); anywhere else, bound to a name first
+    # included, it is an unsupported expression there, and so it is here.
+    if id(node) not in _deps_comprehensions(p):
+        what = "list comprehension" if isinstance(node, ast.ListComp) else "generator expression"
+        raise p.error(UnsupportedFeatureError, f"a {what} is supported only as (an entry of) "
+                      "a launch's deps= list", node,
+                      hint="write it inline, deps=[... for ... in range(n)], or spell the "
+                           "values out")
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
         gen = node.generators[0]
         if isinstance(gen.iter, ast.Call) and isinstance(p.visit_expr(gen.iter.func), Construct):
             raise p.error(PyptoTypeError, f"a comprehension iterates a compile-time Python "

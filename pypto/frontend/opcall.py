@@ -21,7 +21,7 @@ from pypto.ir.distributed import DistributedTensorType
 from pypto.ir.nodes import Call, DynDim, Expr, FunctionKind
 from pypto.ir.types import ScalarType, ShapedType, TensorType
 from pypto.language.typing import DimExpr, DynVar
-from pypto.ops.registry import OpError, Unit, get
+from pypto.ops.registry import OpError, get
 from pypto.ops.scalar import SYMBOL_TO_OP
 
 _TENSOR_OP_FOR = {"+": "pl.add", "-": "pl.sub", "*": "pl.mul", "/": "pl.div", "@": "pl.matmul",
@@ -164,22 +164,12 @@ def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,
 
 def _check_placement(p: Any, opdef: Any, public: str, node: ast.AST,
                      scalar: bool = False) -> None:
+    """Control-plane work cannot run inside a region. The converse (core work in
+    orchestration code) parses, as in the real parser: CheckPlacement warns at compile
+    and refuses to run it (`pypto/passes/placement.py`)."""
     if p.in_region and opdef.orch_only:
         raise p.error(ScopeError, f"{public} is control-plane work and cannot run inside an "
                       "InCore region", node, hint="move it before the pl.at / pl.spmd block")
-    orchestration = not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
-                                                   FunctionKind.HOST, FunctionKind.OPAQUE)
-    if opdef.incore_only and orchestration:
-        raise p.error(ScopeError, f"{public} runs on a core of a kernel and cannot run "
-                      "in orchestration code", node,
-                      hint="call it inside the pl.at / pl.spmd block (or an InCore function)")
-    compute = opdef.unit in (Unit.VECTOR, Unit.CUBE) and not scalar
-    if compute and not p.in_region and p.kind in (FunctionKind.ORCHESTRATION,
-                                                  FunctionKind.HOST, FunctionKind.OPAQUE):
-        raise p.error(ScopeError, f"{public} is a compute op and cannot run in orchestration "
-                      "code", node,
-                      hint="wrap it in `with pl.at(level=pl.Level.CORE_GROUP, name_hint=...):` "
-                           "or a pl.spmd block")
 
 
 def dynvar_value(p: Any, dv: Any, node: ast.AST) -> Expr:

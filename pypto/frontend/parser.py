@@ -23,6 +23,7 @@ from typing import Any
 from pypto.errors import (
     InternalError,
     PyptoError,
+    PyptoTypeError,
     SSAViolationError,
     UndefinedNameError,
     UnsupportedFeatureError,
@@ -36,7 +37,7 @@ from pypto.frontend.values import const, is_number
 from pypto.ir.nodes import Assign, Attr, Call, Direction, Expr, FunctionKind, ListExpr, Param, Var
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
-from pypto.ir.types import Type
+from pypto.ir.types import ShapedType, Type
 from pypto.language.typing import DimExpr
 
 
@@ -87,6 +88,11 @@ class FunctionParser:
         # tensor value uid -> the TaskId of the task in this function that produced it
         # (a dispatch predicate over it needs that task in deps=)
         self.task_outputs: dict[int, Var] = {}
+        # ids of the comprehensions a `deps=` of this body holds (the only place the
+        # language reads one), found on first use (expressions._deps_comprehensions)
+        self.deps_comprehensions: set[int] | None = None
+        # a @pl.function body: a rebound name keeps its type (`_check_retype`)
+        self.one_var_per_name = False
 
     # -- diagnostics -------------------------------------------------------------
 
@@ -183,6 +189,7 @@ class FunctionParser:
         if isinstance(value, Expr) or (name in self.force_ir and is_number(value)):
             ir = self.to_ir(value, node)
             self._check_out_rebind(name, ir, node)
+            self._check_retype(name, ir, node)
             var = Var(name, ir.type, span=self.span(node))
             self.emit(Assign((var,), ir, self.span(node)))
             self.env[name] = var
@@ -199,6 +206,28 @@ class FunctionParser:
                                   "asks for SSA form)",
                              note=f"first defined at {scope[name]}")
         scope[name] = self.span(node)
+
+    def _check_retype(self, name: str, value: Expr, node: ast.AST) -> None:
+        """In a `@pl.function` a name keeps its tensor / tile type when rebound (the real
+        parser's rule, #642: one Python name is one IR variable there). Checked on what
+        both parsers know the same way: tensor or tile, dtype, rank and static extents.
+        (A `@pl.jit` body is alpha-renamed first by the real specializer, so its
+        rebindings in one scope are new variables, as here.)"""
+        prev = self.env.get(name)
+        if not self.one_var_per_name or self.strict_ssa or not isinstance(prev, Var):
+            return
+        was, got = prev.type, value.type
+        if not (isinstance(was, ShapedType) and isinstance(got, ShapedType)):
+            return
+        differ = type(was) is not type(got) or was.dtype != got.dtype or \
+            len(was.shape) != len(got.shape) or \
+            any(isinstance(a, int) and isinstance(b, int) and a != b
+                for a, b in zip(was.shape, got.shape))
+        if differ:
+            raise self.error(PyptoTypeError, f"Cannot reassign '{name}' with a different type: "
+                             f"was {was}, got {got}", node,
+                             hint="use another name for a value of another shape or dtype",
+                             note=f"'{name}' was bound at {prev.span}")
 
     def _check_out_rebind(self, name: str, value: Expr, node: ast.AST) -> None:
         """`out = pl.exp(x)` on an Out/InOut parameter rebinds the name and writes nothing

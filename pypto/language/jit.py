@@ -262,6 +262,9 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
 
     def make(f: Callable) -> FunctionDef:
         remember_scope(f, caller_names(2))  # the class body (or function) decorating f
+        # no alpha-renaming pass runs before the real parser reads a @pl.function (its
+        # @pl.jit specializer renames same-scope rebindings), so a name is one variable
+        set_parse_options(f, one_var_per_name=True)
         if strict_ssa:
             set_parse_options(f, strict_ssa=True)
         if not auto_scope:

@@ -30,6 +30,27 @@ def _acc_dtype(dt) -> Any:
     return dtypes.INT32 if dt.is_int() else dtypes.FP32
 
 
+_TILE_REMEDY = {  # (why the tile form has no such flag, what to write instead)
+    "a_trans": ("a transposed tile is a zero-copy view (pl.tile.transpose_view), not a flag",
+                "pass pl.tile.transpose_view(lhs, ...) as lhs"),
+    "b_trans": ("a transposed tile is a zero-copy view (pl.tile.transpose_view), not a flag",
+                "pass pl.tile.transpose_view(rhs, ...) as rhs"),
+    "c_matrix_nz": ("the result layout is fixed by its Acc tile type",
+                    "drop c_matrix_nz=; it is a tensor-level flag"),
+}
+
+
+def _tensor_only_flags(**flags: Any) -> None:
+    """The transpose / layout flags say what a tensor (which has no layout) cannot; on
+    tiles the layout is the operand's type, so a flag the tile form cannot honour is
+    refused rather than dropped (the real `pl.matmul` does the same)."""
+    for name, value in flags.items():
+        if py_value(value):
+            why, fix = _TILE_REMEDY[name]
+            raise OpError(f"'{name}' is not supported for Tile operands: {why}", arg=name,
+                          hint=fix)
+
+
 def _matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False):
     """`lhs @ rhs` with optional transposes of either operand's last two axes."""
     a = shaped(lhs, "lhs")
@@ -43,6 +64,7 @@ def _matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=
     batch = sa[:-2] if len(sa) >= len(sb) else sb[:-2]
     shape = tuple(batch) + (sa[-2], sb[-1])
     if isinstance(a, TileType):
+        _tensor_only_flags(a_trans=a_trans, b_trans=b_trans, c_matrix_nz=c_matrix_nz)
         if a.dtype != b.dtype:
             raise OpError(f"tile matmul operands need identical dtypes, got {a.dtype!r} and "
                           f"{b.dtype!r}", arg="rhs")

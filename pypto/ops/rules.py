@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypto.errors import PyptoTypeError
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Attr, Const, DynDim, Expr, ListExpr
@@ -43,6 +44,11 @@ def type_of(x: Any) -> Type | None:
 
 def shaped(x: Any, arg: str) -> ShapedType:
     t = type_of(x)
+    if isinstance(x, Attr) and isinstance(x.value, str):
+        # a Python string has no IR value at all (the real parser: a type error)
+        raise OpError(f"argument '{arg}' is the string {x.value!r}: a str has no value in a "
+                      "kernel (operands are tensors, tiles, numbers and scalars)", arg=arg,
+                      error=PyptoTypeError)
     if not isinstance(t, ShapedType):
         raise OpError(f"argument '{arg}' must be a tensor or tile, got {_describe(x)}", arg=arg)
     return t

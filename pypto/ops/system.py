@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pypto.errors import PyptoTypeError
 from pypto.ir import dtypes
-from pypto.ir.types import NONE, ArrayType, ScalarType
+from pypto.ir.types import NONE, ArrayType, ScalarType, TensorType
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import array_type, dtype_arg, int_arg
+from pypto.ops.rules import array_type, dtype_arg, int_arg, py_value, type_of
 
 _INDEX = ScalarType(dtypes.INDEX)
 _TASK = ScalarType(dtypes.TASK_ID)
@@ -67,9 +67,53 @@ defop("system.task_invalid", unit=Unit.ORCH, impl=lambda: -1,
       names=("pl.system.task_invalid",))(_task_invalid)
 
 
+_SYNCALL_CORE_TYPES = ("aiv_only", "aic_only", "mix")
+_MAX_USED_CORES = (1 << 31) - 1  # the participant count is an INT32 operand
+
+
 def _syncall(core_type="mix", mode="hard", gm_workspace=None, used_cores=None):
-    """Barrier across every block of the current SPMD launch."""
+    """Barrier across every block of the current SPMD launch. The hard (FFTS) form takes
+    no operands; the soft form polls a shared GM INT32 workspace and needs the
+    participant count (0: the launch's own), as in the real `pl.system.syncall`."""
+    kind, cores = py_value(mode), py_value(core_type)
+    if kind == "hard":
+        for name, given in (("gm_workspace", gm_workspace), ("used_cores", used_cores)):
+            if py_value(given) is not None:
+                raise OpError(f"syncall(mode='hard') takes no {name}", arg=name,
+                              hint="pass mode='soft' for the GM-polling barrier")
+    elif kind != "soft":
+        raise OpError(f"syncall mode must be 'hard' or 'soft', got {kind!r}", arg="mode")
+    if cores not in _SYNCALL_CORE_TYPES:
+        raise OpError(f"syncall core_type must be one of {', '.join(_SYNCALL_CORE_TYPES)}, "
+                      f"got {cores!r}", arg="core_type")
+    if kind == "soft":
+        _soft_syncall_operands(gm_workspace, used_cores)
     return NONE
+
+
+def _soft_syncall_operands(gm_workspace, used_cores) -> None:
+    if py_value(gm_workspace) is None:
+        raise OpError("soft syncall requires gm_workspace (a shared, zero-initialized GM INT32 "
+                      "tensor)",
+                      hint="pass gm_workspace=<an INT32 kernel parameter of at least 16 "
+                           "elements>")
+    if not isinstance(type_of(gm_workspace), TensorType):
+        raise OpError(f"soft syncall gm_workspace must be a tensor, got {type_of(gm_workspace)}",
+                      arg="gm_workspace")
+    count = py_value(used_cores)
+    if count is None:
+        raise OpError("soft syncall requires an explicit used_cores",
+                      hint="pass used_cores=0 only when the device launch matches the "
+                           "logical grid")
+    if isinstance(count, int) and not isinstance(count, bool):
+        if not 0 <= count <= _MAX_USED_CORES:
+            raise OpError(f"soft syncall used_cores must be in the INT32 range "
+                          f"[0, {_MAX_USED_CORES}], got {count}", arg="used_cores")
+        return
+    t = type_of(used_cores)
+    if not (isinstance(t, ScalarType) and t.dtype == dtypes.INT32):
+        raise OpError(f"soft syncall used_cores must be a non-negative int or an INT32 scalar, "
+                      f"got {t or repr(count)}", arg="used_cores")
 
 
 defop("system.syncall", unit=Unit.SCALAR, wants_ctx=True, role=Role.BARRIER,

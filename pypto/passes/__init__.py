@@ -10,6 +10,7 @@ from pypto.passes.distributed import CheckDistributed
 from pypto.passes.inline import InlineFunctions
 from pypto.passes.manager import PassRecord, run_pipeline
 from pypto.passes.outline import OutlineRegions
+from pypto.passes.placement import CheckPlacement
 from pypto.passes.regions import AnalyzeRegions
 from pypto.passes.split_lanes import HalveSplitLanes
 from pypto.passes.ssa import ConvertToSSA
@@ -33,6 +34,9 @@ def default_pipeline() -> list[Pass]:
         ConvertToSSA(),
         # Cut regions into InCore functions; needs the spliced bodies to see every region.
         OutlineRegions(),
+        # With every region outlined, what needs a core and still stands in orchestration
+        # code is misplaced: a warning, and a run of the program is refused.
+        CheckPlacement(),
         # A data-parallel pl.split_aiv region written at full width: each lane gets half of
         # every tile. Before the analyses, which then see the per-lane types.
         HalveSplitLanes(),
@@ -54,6 +58,7 @@ def default_pipeline() -> list[Pass]:
 __all__ = [
     "AnalyzeRegions",
     "CheckDistributed",
+    "CheckPlacement",
     "CheckRegionRules",
     "ClassifyUnits",
     "ConvertToSSA",

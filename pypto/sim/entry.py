@@ -15,6 +15,7 @@ import weakref
 from typing import Any
 
 from pypto.ir.nodes import FunctionKind
+from pypto.passes.placement import misplaced_error
 from pypto.platform import get_platform
 from pypto.sim.checks.races import RaceError, find_races
 from pypto.sim.cluster.run import run_host
@@ -74,6 +75,9 @@ def executable(compiled: Compiled, config: SimConfig) -> Executable:
         exe, config = None, dataclasses.replace(config, checks=tuple(config.checks or ()))
     if exe is not None:
         return exe
+    misplaced = compiled.analyses.get("misplaced_ops")
+    if misplaced:  # core work in orchestration code: refused before anything runs
+        raise misplaced_error(misplaced[0])
     given = config
     settings = Settings.of(config, getattr(compiled, "platform", None))
     key = dataclasses.astuple(settings.config)

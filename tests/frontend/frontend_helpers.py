@@ -59,6 +59,27 @@ def compile_error(kernel: Any, exc: type, match: str, path: str | os.PathLike, t
     return err
 
 
+def misplaced_at_run(kernel: Any, match: str, path: str | os.PathLike, tag: str,
+                     token: str | None = None, *, args: tuple = ()) -> Any:
+    """Core work in orchestration code (`match`, at the token on the `# ERR:<tag>` line):
+    the kernel compiles with a located warning there, and running it raises the located
+    `ScopeError` (passes/placement.py). Returns the error."""
+    from pypto.errors import ScopeError
+
+    compiled = kernel.compile(*args)
+    warned = [w for w in compiled.warnings if match in w.message]
+    assert warned, f"no warning with {match!r} in {[w.message for w in compiled.warnings]}"
+    assert "the program compiles, but running it is refused" in warned[0].message
+    assert_at(warned[0], path, tag, token)
+    with pytest.raises(ScopeError) as info:
+        kernel(*args)
+    err = info.value
+    assert match in err.message, f"{match!r} not in {err.message!r}"
+    assert_at(err, path, tag, token)
+    assert "cannot run" in err.note
+    return err
+
+
 def load_kernels(name: str) -> Any:
     """Import `tests/frontend/kernels/<name>.py` as a module."""
     path = KERNELS / f"{name}.py"

@@ -133,6 +133,39 @@ def test_an_external_function_may_not_take_a_method_name():
     assert_at(info.value, HERE, "clash", "conflicting(x)")
 
 
+def test_two_externals_of_one_name_conflict_in_a_method_the_entry_does_not_reach():
+    # the real parser parses every method; here the entry (the last Opaque method)
+    # never calls first(), but its call of the other `helper` is checked all the same
+    def make(scale: float):
+        @pl.function
+        def helper(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            result: pl.Tensor[[64], pl.FP32] = pl.mul(x, scale)
+            return result
+        return helper
+
+    helper_a, helper_b = make(2.0), make(3.0)
+
+    @pl.program
+    class TwoHelpers:
+        @pl.function
+        def first(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            result: pl.Tensor[[64], pl.FP32] = helper_a(x)
+            return result
+
+        @pl.function
+        def main(self, x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+            result: pl.Tensor[[64], pl.FP32] = helper_b(x)  # ERR:two_helpers
+            return result
+
+    with pytest.raises(PyptoSyntaxError) as info:
+        TwoHelpers.compile(np.zeros(64, np.float32))
+    assert info.value.message == ("Conflicting external functions named 'helper': two "
+                                  "different functions of that name are called from this "
+                                  "program")
+    assert info.value.hint == "give the external functions distinct names"
+    assert_at(info.value, HERE, "two_helpers", "helper_b(x)")
+
+
 @pl.program
 class _DimClash:
     @pl.function(type=pl.FunctionType.InCore)

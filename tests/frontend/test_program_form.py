@@ -42,9 +42,20 @@ def test_self_contained_opaque_function_runs_as_one_region():
 
 
 def test_opaque_function_with_its_own_regions_is_orchestration_around_them():
+    # As in the real compiler: the regions are outlined and the function becomes
+    # Orchestration; pl.exp stays outside every region. It compiles (with a warning at
+    # the op) and a run is refused, before anything runs, at the op.
+    compiled = Mixed.compile()
+    assert [f.kind.value for f in compiled.program.functions] == ["Orchestration", "InCore"]
+    assert [w.message.split(":")[0] for w in compiled.warnings] == [
+        "pl.exp is a compute op and cannot run in orchestration code"]
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros_like(x)
     with pytest.raises(ScopeError, match=r"pl\.exp is a compute op and cannot run in "
-                                         r"orchestration code"):
-        Mixed.compile()
+                                         r"orchestration code") as info:
+        Mixed(x, y)
+    assert info.value.span.line == Mixed.functions["main"].fn.__code__.co_firstlineno + 3
+    assert not y.any()  # refused before the region ran
 
 
 @pl.inline

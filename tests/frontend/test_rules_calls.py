@@ -2,8 +2,9 @@
 token of the line marked `# ERR:<tag>`."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from frontend_helpers import assert_at, compile_error
+from frontend_helpers import assert_at, compile_error, misplaced_at_run
 
 import pypto.language as pl
 from pypto.errors import (
@@ -200,5 +201,46 @@ def tensor_creation_in_orchestration(x: pl.Tensor[[N, N], pl.FP32],
 
 def test_scalar_arithmetic_is_orchestration_work():
     scalar_ops_in_orchestration.compile()
-    compile_error(tensor_creation_in_orchestration, ScopeError, "pl.full is a compute op", HERE,
-                  "full_orch", "pl.full")
+    x = np.ones((N, N), np.float32)
+    err = misplaced_at_run(tensor_creation_in_orchestration, "pl.full is a compute op", HERE,
+                           "full_orch", "pl.full", args=(x, np.zeros_like(x)))
+    assert "pl.at" in err.hint
+
+
+@pl.jit
+def tile_matmul_with_b_trans(a: pl.Tensor[[T, N], pl.BF16], b: pl.Tensor[[N, N], pl.BF16],
+                             c: pl.Out[pl.Tensor[[T, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
+        at = pl.load(a, [0, 0], [T, N], target_memory=pl.MemorySpace.Mat)
+        bt = pl.load(b, [0, 0], [N, N], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(at, bt, b_trans=True)  # ERR:tile_b_trans
+        c = pl.store(acc, [0, 0], c)
+    return c
+
+
+def test_a_tensor_only_matmul_flag_on_tiles_is_refused_not_dropped():
+    # on tiles a transpose is the operand's type (a view), so the flag has no meaning
+    # there; dropping it would compute A @ B silently (the real pl.matmul refuses too)
+    err = compile_error(tile_matmul_with_b_trans, InvalidOperationError,
+                        "pl.matmul: 'b_trans' is not supported for Tile operands", HERE,
+                        "tile_b_trans", "True")
+    assert "pl.tile.transpose_view" in err.message
+    assert err.hint == "pass pl.tile.transpose_view(rhs, ...) as rhs"
+
+
+NOT_A_NUMBER = "not_a_number"
+
+
+@pl.jit
+def string_operand(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        y[:, :] = pl.add(x[:, :], NOT_A_NUMBER)  # ERR:str_operand
+    return y
+
+
+def test_a_string_operand_is_a_type_error():
+    # as in the real parser, which has no IR value for a str (a ParserTypeError there)
+    err = compile_error(string_operand, PyptoTypeError, "pl.add: argument 'rhs' is the string "
+                        "'not_a_number': a str has no value in a kernel", HERE, "str_operand",
+                        "NOT_A_NUMBER")
+    assert err.hint == "signature: pl.add(lhs, rhs)"

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import warnings
 
-from frontend_helpers import N, T, compile_error, helper, load_kernels, where
+import numpy as np
+from frontend_helpers import (
+    N,
+    T,
+    compile_error,
+    helper,
+    load_kernels,
+    misplaced_at_run,
+    where,
+)
 
 import pypto.language as pl
 from pypto.errors import (
     InvalidOperationError,
     PyptoSyntaxError,
     PyptoTypeError,
-    ScopeError,
     UndefinedNameError,
     UnsupportedFeatureError,
 )
@@ -389,8 +397,9 @@ def compute_in_orchestration(x: pl.Tensor[[N, N], pl.FP32],
 
 
 def test_compute_op_outside_a_region():
-    err = compile_error(compute_in_orchestration, ScopeError, "pl.exp is a compute op", HERE,
-                        "orch_compute", "pl.exp(x)")
+    x = np.ones((N, N), np.float32)
+    err = misplaced_at_run(compute_in_orchestration, "pl.exp is a compute op", HERE,
+                           "orch_compute", "pl.exp(x)", args=(x, np.zeros_like(x)))
     assert "pl.at" in err.hint
 
 

@@ -8,7 +8,7 @@ import pytest
 from frontend_helpers import compile_error
 
 import pypto.language as pl
-from pypto.errors import PyptoSyntaxError, PyptoTypeError
+from pypto.errors import PyptoSyntaxError, PyptoTypeError, UnsupportedFeatureError
 
 HERE = __file__
 N, TM = 64, 16
@@ -176,6 +176,62 @@ def test_comprehensions_fold_static_filters_and_reject_runtime_ones():
     compile_error(comp_dsl_loop, PyptoTypeError, "not the DSL loop 'pl.range'", HERE, "dsl",
                   "pl.range(2)")
 
+
+@pl.jit
+def comp_bound_to_a_name(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a") as t:
+        y[0:TM, :] = pl.exp(x[0:TM, :])
+    both = [t for k in range(2)]  # ERR:named
+    with pl.at(level=pl.Level.CORE_GROUP, deps=both):
+        y[TM:2 * TM, :] = pl.exp(x[TM:2 * TM, :])
+    return y
+
+
+def test_a_comprehension_is_read_only_in_deps():
+    # the real parser unrolls a comprehension in deps= and nowhere else: bound to a name
+    # first, it is an unsupported expression where it stands
+    err = compile_error(comp_bound_to_a_name, UnsupportedFeatureError,
+                        "a list comprehension is supported only as (an entry of) a launch's "
+                        "deps= list", HERE, "named", "[t for")
+    assert err.hint.startswith("write it inline, deps=[... for ... in range(n)]")
+
+
+@pl.program
+class RebindsToAnotherShape:
+    @pl.function
+    def main(self, x: pl.Tensor[[N, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+            t = pl.exp(x[0:TM, :])
+            t = pl.exp(t)  # the same type: a rebinding as usual
+            y[0:TM, :] = t
+            t = pl.exp(x[0:TM, 0:TM])  # ERR:retype
+        return y
+
+
+@pl.jit
+def jit_rebinds_to_another_shape(x: pl.Tensor[[N, N], pl.FP32],
+                                 y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        t = pl.exp(x[0:TM, :])
+        y[0:TM, :] = t
+        t = pl.exp(x[0:TM, 0:TM])  # a new variable: the real @pl.jit renames it t_v1
+        y[TM:2 * TM, 0:TM] = t
+    return y
+
+
+def test_a_name_keeps_its_shape_when_rebound_in_a_pl_function():
+    err = compile_error(RebindsToAnotherShape, PyptoTypeError,
+                        "Cannot reassign 't' with a different type: was pl.Tensor[[16, 64], "
+                        "pl.FP32], got pl.Tensor[[16, 16], pl.FP32]", HERE, "retype",
+                        "t = pl.exp(x[0:TM, 0:TM])")
+    assert err.hint == "use another name for a value of another shape or dtype"
+    line = RebindsToAnotherShape.functions["main"].fn.__code__.co_firstlineno + 5
+    assert err.note == f"'t' was bound at {HERE}:{line}:13"  # its last binding
+    x = np.random.default_rng(2).standard_normal((N, N)).astype(np.float32)
+    y = np.zeros_like(x)
+    jit_rebinds_to_another_shape(x, y)
+    np.testing.assert_allclose(y[TM:2 * TM, 0:TM], np.exp(x[0:TM, 0:TM]), rtol=1e-6)
 
 if __name__ == "__main__":
     pytest.main([__file__])

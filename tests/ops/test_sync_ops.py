@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.errors import InvalidOperationError, ScopeError, SimulationError
+from pypto.errors import InvalidOperationError, SimulationError
 from pypto.ir.equal import assert_structural_equal
 from pypto.ir.printer import print_program
-from tests.frontend.frontend_helpers import assert_at
+from tests.frontend.frontend_helpers import assert_at, misplaced_at_run
 
 N = 16
 
@@ -205,11 +205,97 @@ def fence_in_orchestration(a: pl.Tensor[[N, N], pl.FP32],
     (small_ffts, InvalidOperationError, "at least 256 INT64 elements, got 128", "ffts", "ws"),
     (half_region_form, InvalidOperationError, "needs both shapes and offsets", "cache",
      "a, [1"),
-    (fence_in_orchestration, ScopeError, "pl.system.fence runs on a core of a kernel",
-     "orch", "pl.system.fence"),
 ])
 def test_bad_sync_arguments_are_located(kernel, exc, match, tag, token):
     with pytest.raises(exc) as info:
         kernel.compile()
     assert match in info.value.message, info.value.message
     assert_at(info.value, __file__, tag, token)
+
+
+def test_fence_in_orchestration_compiles_and_is_refused_when_run():
+    # The real parser accepts a core-only op in orchestration code; its code generator
+    # refuses it. Here: a located warning at compile, a located ScopeError at run.
+    a = np.ones((N, N), np.float32)
+    err = misplaced_at_run(fence_in_orchestration, "pl.system.fence runs on a core of a kernel",
+                           __file__, "orch", "pl.system.fence", args=(a, np.zeros_like(a)))
+    assert "pl.at" in err.hint
+
+
+# --- pl.system.syncall: the hard and soft forms' operands ----------------------------
+
+
+@pl.jit
+def syncall_bad_core_type(a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(2):
+        pl.system.syncall(core_type="bogus")  # ERR:sc_core
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def syncall_bad_mode(a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(2):
+        pl.system.syncall(mode="fast")  # ERR:sc_mode
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def syncall_hard_with_count(a: pl.Tensor[[N, N], pl.FP32],
+                            out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(2):
+        pl.system.syncall(used_cores=2)  # ERR:sc_hard
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def syncall_soft_no_workspace(a: pl.Tensor[[N, N], pl.FP32],
+                              out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(2):
+        pl.system.syncall(mode="soft", core_type="aiv_only", used_cores=2)  # ERR:sc_ws
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def syncall_soft_negative_count(a: pl.Tensor[[N, N], pl.FP32], ws: pl.Tensor[[16], pl.INT32],
+                                out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(2):
+        pl.system.syncall(mode="soft", core_type="mix", gm_workspace=ws, used_cores=-1)  # ERR:sc_n
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def syncall_soft_without_count(a: pl.Tensor[[N, N], pl.FP32], ws: pl.Tensor[[16], pl.INT32],
+                               out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for b in pl.spmd(2):
+        pl.system.syncall(mode="soft", core_type="mix", gm_workspace=ws)  # ERR:sc_nocount
+        out = pl.store(pl.load(a, [0, 0], [N, N]), [0, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("kernel, match, tag, token, hint", [
+    (syncall_bad_core_type, "syncall core_type must be one of aiv_only, aic_only, mix, got "
+     "'bogus'", "sc_core", '"bogus"', None),
+    (syncall_bad_mode, "syncall mode must be 'hard' or 'soft', got 'fast'", "sc_mode", '"fast"',
+     None),
+    (syncall_hard_with_count, "syncall(mode='hard') takes no used_cores", "sc_hard", "2)",
+     "pass mode='soft' for the GM-polling barrier"),
+    (syncall_soft_no_workspace, "soft syncall requires gm_workspace", "sc_ws", "pl.system",
+     "pass gm_workspace=<an INT32 kernel parameter of at least 16 elements>"),
+    (syncall_soft_negative_count, "used_cores must be in the INT32 range [0, 2147483647], got -1",
+     "sc_n", "-1", None),
+    (syncall_soft_without_count, "soft syncall requires an explicit used_cores", "sc_nocount",
+     "pl.system", "pass used_cores=0 only when the device launch matches the logical grid"),
+])
+def test_syncall_operands_are_checked_where_written(kernel, match, tag, token, hint):
+    with pytest.raises(InvalidOperationError) as info:
+        kernel.compile()
+    assert match in info.value.message, info.value.message
+    assert info.value.message.startswith("pl.system.syncall: ")
+    assert_at(info.value, __file__, tag, token)
+    if hint is not None:
+        assert info.value.hint == hint

@@ -226,6 +226,31 @@ def test_outline_regions_cuts_a_region_into_an_incore_function_and_a_launch():
     assert [t.name for t in site.targets][1:] == ["_task0"]
 
 
+# --- check_placement -----------------------------------------------------------------
+
+
+@pl.jit
+def exp_beside_a_region(x: pl.Tensor[[64, 64], F32], y: pl.Out[pl.Tensor[[64, 64], F32]]):
+    n = pl.max(pl.tensor.dim(x, 0), 16)  # scalar arithmetic: control-plane work
+    z = pl.exp(x)  # a compute op in orchestration code
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        y[:, :] = pl.mul(x[:, :], 2.0)
+    return y
+
+
+def test_check_placement_finds_core_work_left_in_orchestration_code():
+    step = steps(exp_beside_a_region)["check_placement"]
+    assert step.after is step.before  # an analysis: the program is unchanged
+    (op,) = step.added["misplaced_ops"]
+    assert (op.public, op.function, op.core_only) == ("pl.exp", "exp_beside_a_region", False)
+    first = exp_beside_a_region.fn.__code__.co_firstlineno
+    assert (op.span.line, op.span.col) == (first + 3, 9)
+    (w,) = step.warnings
+    assert w.message.startswith("pl.exp is a compute op and cannot run in orchestration code")
+    # the region's pl.mul was outlined with it: nothing of the InCore function is reported
+    assert sorted(ops(step.after, "exp_beside_a_region_r")) == ["assemble", "mul", "slice"]
+
+
 # --- the analyses --------------------------------------------------------------------
 
 

@@ -26,6 +26,14 @@ def touched() -> int:
     return _touched[0]
 
 
+def is_stand_in(obj: object) -> bool:
+    """A stand-in class or instance, or a module made by `_AbsentModules`."""
+    if isinstance(obj, types.ModuleType):
+        return getattr(obj, "__spec__", None) is not None and \
+            isinstance(obj.__spec__.loader, _AbsentModules)
+    return isinstance(obj, (_AbsentMeta, _Absent))
+
+
 def reset() -> None:
     _touched[0] = 0
 

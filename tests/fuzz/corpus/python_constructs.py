@@ -184,18 +184,18 @@ def kernel(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]])
     return y
 
 
-# %% list_comprehension_folds_at_compile_time: ok
+# %% list_comprehension_outside_deps: UnsupportedFeatureError
 @pl.jit
 def kernel(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
-        parts = [pl.exp(x[k:k + 1, :]) for k in range(2)]
+        parts = [pl.exp(x[k:k + 1, :]) for k in range(2)]  # ERR
     return y
 
 
-# %% generator_expression_folds_to_a_list: ok
+# %% generator_expression: UnsupportedFeatureError
 @pl.jit
 def kernel(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
-    g = (i for i in range(3))
+    g = (i for i in range(3))  # ERR
     return y
 
 
