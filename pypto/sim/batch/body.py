@@ -34,12 +34,12 @@ import numpy as np
 from pypto.sim.batch.lattice import lattice_disjoint
 from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
 from pypto.sim.batch.plan import Plan
+from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.run import (
     BatchCache,
     BatchedRegion,
     add_costs,
     prepare,
-    replay,
     run_batched,
     task_args,
 )
@@ -188,6 +188,8 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
     parent = fr.rec.id if fr.rec is not None else None
     flat_last = math.prod(bs) - 1
     last: list[list] = [[] for _ in launches]
+    logs = [Replay(ln.frame.batch.log, len(bs)) for ln in launches] \
+        if trace is not None else []
     for flat, idx in enumerate(np.ndindex(*bs)):
         if trace is None and flat != flat_last:
             continue
@@ -211,7 +213,7 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 rec.args = task_args(fr, ln.cf, args)
                 trace.add_task(rec)
                 task = TaskFrame(run, rec, site.label, 0)
-                replay(task, f.batch.log, idx, args)
+                logs[k].run(task, idx, args)
                 add_costs(rec, f.rec)
                 task.costs = dict(f.costs)
                 task.close_block()

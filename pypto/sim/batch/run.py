@@ -36,15 +36,13 @@ from pypto.sim.batch.compiler import BatchCompiler
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
+from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.state import (
     Aff,
     BatchState,
     Fallback,
-    LoggedAccess,
     Partial,
     Stack,
-    StackRead,
-    lo_at,
 )
 from pypto.sim.device.memory import PendingFill
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
@@ -206,18 +204,6 @@ def _partial(exc: BaseException | None) -> Partial | None:
     return None
 
 
-def replay(fr: TaskFrame, items: list[LoggedAccess], idx: tuple,
-           args: list | None = None) -> None:
-    """Record block `idx`'s accesses from the batched run's log; `args`: the arrays this
-    task was passed (for the reads of a `Stack` parameter, `StackRead`)."""
-    for a, buf, origin, lo, ext, write, site, rest in items:
-        if type(a) is StackRead:
-            assert args is not None
-            a = args[a.index]
-            buf, origin = fr.run.memory.locate(a)
-            if buf is None:
-                continue
-        fr.record(a, buf, origin, lo_at(lo, idx), tuple(ext), write, site, *rest)
 
 
 def add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
@@ -304,6 +290,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
         dt = (time.perf_counter() - t0) / n_tasks
         targs = task_args(fr, cf, args)
         outer, raw, names = loops
+        log = Replay(st.log, len(bs))
         for flat, idx in enumerate(np.ndindex(*bs)):
             here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, raw, idx))
             rec = TaskRecord(tid0 + flat, site.hint, site.func, site.kind, 1, site.span,
@@ -311,7 +298,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             rec.args = list(targs)
             trace.add_task(rec)
             task = TaskFrame(run, rec, site.label, 0)
-            replay(task, st.log, idx)
+            log.run(task, idx)
             add_costs(rec, f.rec)
             task.costs = dict(f.costs)
             task.close_block()
@@ -389,9 +376,10 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
     rec = task.rec
     if rec is not None:
         assert f.rec is not None and f.batch.log is not None
+        log = Replay(f.batch.log, 1)
         for b in range(n):
             task.block = b
-            replay(task, f.batch.log, (b,))
+            log.run(task, (b,))
             add_costs(rec, f.rec)
             task.costs = dict(f.costs)
             task.close_block()
@@ -399,4 +387,4 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
 
 
 __all__ = ["BatchCache", "BatchedRegion", "Split", "add_costs", "launch_loop", "prepare",
-           "replay", "run_batched", "run_spmd", "task_args"]
+           "run_batched", "run_spmd", "task_args"]

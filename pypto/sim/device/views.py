@@ -59,21 +59,38 @@ def strided_like(target: np.ndarray, view: np.ndarray, root: np.ndarray) -> np.n
 def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple:
     """(lo, hi) in `root`'s coordinates of the window `view[lo:lo + ext]`, where `view`
     shares `root`'s memory (`root` C-contiguous)."""
+    return box_at(view_frame(view, root, ext), lo)
+
+
+def view_frame(view: np.ndarray, root: np.ndarray, ext: tuple) -> tuple:
+    """What `view_box` needs of `view` and `root` whatever the window's offsets: windows
+    of one view at many offsets (a traced batched run's replay, block after block) pay
+    for it once. (root's shape, its whole box, the view's first element and strides in
+    elements, the window's runs, root's size), or (shape, whole box) when every window
+    is `whole`."""
     shape = root.shape
     whole = ((0,) * root.ndim, shape)
     item = root.itemsize
     if view.itemsize != item or not root.flags.c_contiguous or root.size == 0:
-        return whole
+        return shape, whole
     if any(int(e) <= 0 for e in ext):
-        return whole
+        return shape, whole
     off = (view.__array_interface__["data"][0] - root.__array_interface__["data"][0])
     strides = view.strides
     if off % item or any(s % item for s in strides):
-        return whole
-    start = off // item + sum(int(lo_) * s // item for lo_, s in zip(lo, strides))
-    if not 0 <= start < root.size:
-        return whole
+        return shape, whole
     runs = tuple((s // item, int(e)) for s, e in zip(strides, ext) if int(e) > 1)
+    return shape, whole, off // item, tuple(s // item for s in strides), runs, root.size
+
+
+def box_at(frame: tuple, lo: tuple) -> tuple:
+    """The box of the window at offsets `lo` of a view described by `view_frame`."""
+    if len(frame) == 2:
+        return frame[1]
+    shape, whole, first, strides, runs, size = frame
+    start = first + sum(int(lo_) * s for lo_, s in zip(lo, strides))
+    if not 0 <= start < size:
+        return whole
     # the box depends on nothing else; a traced run asks for the same windows block
     # after block (~10 us each to derive)
     key = (start, runs, shape)

@@ -159,9 +159,6 @@ class TaskFrame:
                ext: tuple, write: bool, site: int, atomic: bool = False) -> None:
         """A traced access of the window [lo, lo + ext) of `a`, a view of `buf` at
         `origin` (None: a view that is not a window, e.g. through a reshape)."""
-        run = self.run
-        trace = run.trace
-        assert trace is not None
         if origin is None:
             # its box in the buffer, exact when it is one (else the enclosing box), so
             # accesses of disjoint parts through a reshape stay disjoint (the race check)
@@ -169,6 +166,16 @@ class TaskFrame:
         else:
             glo = tuple(map(add, origin, lo))
             ghi = tuple(map(add, glo, ext))
+        self.record_box(a, buf, origin, lo, ext, glo, ghi, write, site, atomic)
+
+    def record_box(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
+                   ext: tuple, glo: tuple, ghi: tuple, write: bool, site: int,
+                   atomic: bool = False) -> None:
+        """`record` of an access whose box [glo, ghi) in `buf` is known (a batched run's
+        replay computes the boxes of a whole log at once)."""
+        run = self.run
+        trace = run.trace
+        assert trace is not None
         mode = "W" if write else "R"
         blk = -1 if self.block is None else self.block
         rec = self.rec
