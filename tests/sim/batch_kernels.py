@@ -207,6 +207,48 @@ def gather_reads_what_it_writes(ids: pl.InOut[pl.Tensor[[64, 8], pl.INT32]],
     return ids, y
 
 
+# --- a region's own loop run as a batch axis --------------------------------------------------
+
+
+@pl.jit
+def gather_rows_overlap(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                        y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """Iteration k writes rows k and k + 1 of the block's 16: the next one overwrites
+    one of them, so the iterations must keep their order."""
+    for t0 in pl.parallel(0, 64, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows2"):
+            for k in pl.range(15):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[t0 + k:t0 + k + 2, :] = table[row:row + 2, :]
+    return y
+
+
+@pl.jit
+def region_loop_branch(x: pl.Tensor[[64, 128], pl.FP32], y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """The loop's body branches on its variable: as a batch axis the condition would
+    differ per iteration, so the loop runs iteration by iteration (the blocks batch)."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="branch"):
+            for k in pl.range(8):
+                if k < 4:
+                    y[t0 + k:t0 + k + 1, :] = pl.mul(x[t0 + k:t0 + k + 1, :], 2.0)
+                else:
+                    y[t0 + k:t0 + k + 1, :] = pl.exp(x[t0 + k:t0 + k + 1, :])
+    return y
+
+
+@pl.jit
+def region_loop_columns(x: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """A column loop in the region, 4 tiles of 64 per block row: one more batch axis."""
+    for r in pl.parallel(0, 64, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="colloop"):
+            s = pl.row_sum(x[r:r + 16, 0:64])
+            for c in pl.range(0, 256, 64):
+                t = x[r:r + 16, c:c + 64]
+                y[r:r + 16, c:c + 64] = pl.row_expand_sub(pl.exp(t), s)
+    return y
+
+
 # --- partial tiles: valid_shape and clamp tails -----------------------------------------------
 
 

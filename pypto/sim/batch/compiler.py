@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Call, Function, ListExpr, Var
+from pypto.ir.nodes import Call, For, Function, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.plan import BLOCK, Plan
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
@@ -53,6 +54,8 @@ class BatchCompiler(OwnCores, FnCompiler):
         self.plan = plan
         self.in_region = True
         self.dying = dying_operands(func)
+        # the region's loops that run as a batch axis (untraced: see loop_axis)
+        self.axes = {} if self.settings.trace else axis_loops(func, plan)
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
@@ -64,6 +67,12 @@ class BatchCompiler(OwnCores, FnCompiler):
         if stmts is self.func.body:  # the region's top level: one generated function
             return generate(self, stmts)
         return super().body(stmts)
+
+    def s_for(self, s: For) -> Stmt:
+        ax = self.axes.get(id(s))
+        if ax is None:
+            return super().s_for(s)
+        return axis_loop(self, s, ax)
 
     def vary(self, e: Any) -> bool:
         """Does `e` differ per block (the plan's varying values, the block index)?"""
@@ -423,7 +432,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                     st.undo.append((view, view.copy()))
                 view[...] = src
                 if st.wlog is not None:
-                    st.wlog.append((tgt, list(offs), shp, None))
+                    st.wlog.append((tgt, list(offs), shp, None, st))
             else:
                 sb = src.ndim == srank + nb
                 los = []
@@ -442,7 +451,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                         st.undo.append((tgt[box], tgt[box].copy()))
                     tgt[box] = part
                 if st.wlog is not None:
-                    st.wlog.append((tgt, None, shp, los))
+                    st.wlog.append((tgt, None, shp, los, st))
             if tracing:
                 run = f.run
                 buf, origin = run.memory.locate(tgt)

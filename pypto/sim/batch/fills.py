@@ -144,10 +144,10 @@ def fill_unwritten(memory: DeviceMemory, kept: list[PendingFill], wlog: list[Win
             memory.pending = [p for p in memory.pending if p is not item]
             continue
         written = np.zeros(a.shape, dtype=np.bool_)
-        for tgt, offs, shp, los in mine:
+        for tgt, offs, shp, los, wst in mine:
             wv = written if tgt is a else strided_like(written, tgt, a)
             if los is None:
-                view = st.window(wv, offs, shp, True)
+                view = wst.window(wv, offs, shp, True)
                 assert view is not None
                 view[...] = True
             else:
@@ -160,7 +160,7 @@ def _covers_memo(a: np.ndarray, writes: list[WindowWrite], st: BatchState, memo:
     """`covers`, remembering the last answer: the same shape, batch shape and writes
     (offsets compared by value; the loop-variable Affs are the same objects call after
     call) give the same answer without hashing them."""
-    sig = [(offs, shp) for _t, offs, shp, los in writes if los is None]
+    sig = [(offs, shp, wst.bs) for _t, offs, shp, los, wst in writes if los is None]
     last = memo[0]
     if last is not None and len(sig) == len(writes):
         try:
@@ -180,7 +180,7 @@ def covers(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
     """Do these batched window writes (each a regular tiling of boxes) cover `a`?"""
     try:
         # (offsets are ints or Aff, both hashable by value; an array offset raises)
-        key = (a.shape, st.bs, *[(*offs, shp) for _t, offs, shp, los in writes
+        key = (a.shape, st.bs, *[(*offs, shp, wst.bs) for _t, offs, shp, los, wst in writes
                                  if los is None])
     except TypeError:
         return False
@@ -194,7 +194,7 @@ def covers(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
 
 def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
     boxes = set()
-    for _tgt, offs, shp, los in writes:
+    for _tgt, offs, shp, los, wst in writes:
         if los is not None:
             return False
         lo = []
@@ -203,22 +203,28 @@ def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -
             b = o.base if type(o) is Aff else int(o)
             lo.append(b)
             hi.append(b + shp[ax])
-        moved: set[int] = set()
-        for k, n in enumerate(st.bs):
+        # per array axis, the (step, count) of the batch axes moving it: they tile it
+        # without gaps when, smallest step first, each step is the span of the smaller
+        # ones (one window, then a mixed radix: a region loop run as an axis inside a
+        # launch loop moves the same axis as the launch loop)
+        moves: dict[int, list] = {}
+        for k, n in enumerate(wst.bs):
             if n <= 1:
                 continue
             axes = [ax for ax, o in enumerate(offs) if type(o) is Aff and o.d[k]]
-            if len(axes) != 1 or axes[0] in moved:
+            if len(axes) != 1:
                 return False
-            ax = axes[0]
-            d = offs[ax].d[k]
-            if abs(d) != shp[ax] or hi[ax] - lo[ax] != shp[ax]:
-                return False
-            moved.add(ax)
-            if d > 0:
-                hi[ax] += d * (n - 1)
-            else:
-                lo[ax] += d * (n - 1)
+            moves.setdefault(axes[0], []).append((offs[axes[0]].d[k], n))
+        for ax, steps in moves.items():
+            span = shp[ax]
+            for d, n in sorted(steps, key=lambda m: abs(m[0])):
+                if abs(d) != span:
+                    return False
+                span *= n
+                if d > 0:
+                    hi[ax] += d * (n - 1)
+                else:
+                    lo[ax] += d * (n - 1)
         boxes.add((tuple(lo), tuple(hi)))
     if not boxes or len(boxes) > 256:
         return False

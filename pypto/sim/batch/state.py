@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 # A logged access: (array, buffer, origin, offsets, extent, write, site, extra record args)
 LoggedAccess = tuple
 # A window write into a buffer whose fill is pending: (target, offsets or None, extent,
-# per-block origins or None)
+# per-block origins or None, the BatchState whose batch axes the offsets span)
 WindowWrite = tuple
 
 
@@ -156,6 +156,20 @@ class BatchState:
         # the window writes into buffers whose fill waits for this run
         # (pypto.sim.batch.fills)
         self.wlog: list[WindowWrite] | None = [] if wlog else None
+
+    def axis(self, n: int) -> BatchState:
+        """This run's state with one more batch axis in front, `n` long: a loop of the
+        region run as a batch axis (`pypto.sim.batch.loop_axis`). The logs are shared;
+        numpy broadcasting lines the outer values' axes up with the new trailing ones."""
+        st = BatchState.__new__(BatchState)
+        st.bs = (n,) + self.bs
+        st.nb = self.nb + 1
+        st.undo = self.undo
+        st.log = self.log
+        st.wlog = self.wlog
+        blk = self.blk
+        st.blk = Aff(blk.base, (0,) + blk.d) if blk is not None else None
+        return st
 
     def materialize(self, v: Any) -> Any:
         if type(v) is Aff:

@@ -171,7 +171,7 @@ def fused(source: Call, shp: tuple) -> Callable[[BatchState, Any, list, list], b
             st.undo.append((view, view.copy()))
         ufunc(*args, out=view)
         if st.wlog is not None:
-            st.wlog.append((tgt, list(offs), shp, None))
+            st.wlog.append((tgt, list(offs), shp, None, st))
         return True
 
     return into_windows
