@@ -20,6 +20,7 @@ from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.plan import BLOCK, Plan
@@ -91,6 +92,11 @@ class BatchCompiler(OwnCores, FnCompiler):
                 return False
             return any(self.vary(a) for a in e.args)
         return False
+
+    def read_only(self, e: Any) -> bool:
+        """Is `e` a tensor parameter the region never writes?"""
+        p = self.plan.alias.get(e.name) if isinstance(e, Var) else None
+        return p is not None and p not in self.plan.written and e.name not in self.plan.varying
 
     def core(self, e: Call) -> Core | None:
         """The batched core of the op call `e`, or None when it is uniform."""
@@ -227,6 +233,7 @@ class BatchCompiler(OwnCores, FnCompiler):
         cast = self.caster(e.type, "pl.read")
         tracing = self.settings.trace
         sid = SiteId(e.span, "read")
+        site: list = [None]
 
         def core(f: BatchFrame, args: list) -> Any:
             st = f.batch
@@ -237,9 +244,14 @@ class BatchCompiler(OwnCores, FnCompiler):
             if len(offs) != a.ndim:
                 raise Fallback("a flat element index")
             if (a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64:
-                # (the Python int of every element fits an int64: one fancy index)
-                out = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
-                out = np.broadcast_to(out.reshape(out.shape[:st.nb]), st.bs).astype(np.int64)
+                # (the Python int of every element fits an int64: at affine offsets one
+                # strided view, else one fancy index)
+                w = st.window_at(site, a, offs, (1,) * a.ndim, False)
+                if w is None:
+                    w = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
+                w = w.reshape(w.shape[:st.nb])
+                out = w.astype(np.int64) if w.shape == st.bs else \
+                    np.broadcast_to(w, st.bs).astype(np.int64)
             else:
                 out = np.empty(st.bs, dtype=np.int64)
                 for idx in st.indices():
@@ -413,6 +425,11 @@ class BatchCompiler(OwnCores, FnCompiler):
         # the operands of the fused op, evaluated before the write (pure: names, constants)
         uf = elementwise_ufunc(source) if into is not None else None
         fused_ops = list(source.args[:uf.arity]) if uf is not None else []
+        if into is None and not tracing and isinstance(source, Call) and self.vary(source):
+            # a row gather: the rows straight into the destination windows
+            take = rows_into(source, shp, self.read_only)
+            if take is not None:
+                into, fused_ops = take
         site: list = [None]
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:

@@ -99,16 +99,22 @@ def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple
     leaves the array (the block-by-block rerun reports it). Axes after the last varying
     offset are plain slices (a row gather copies whole contiguous rows)."""
     nb = st.nb
-    los = [np.asarray(st.materialize(o), dtype=np.int64) for o in offs]
-    m = max((ax + 1 for ax, lo in enumerate(los) if lo.ndim), default=0)
+    los = [o if type(o) is int else np.asarray(st.materialize(o), dtype=np.int64)
+           for o in offs]
+    m = max((ax + 1 for ax, lo in enumerate(los) if type(lo) is not int and lo.ndim),
+            default=0)
     index: list = []
     for ax, (lo, s, d) in enumerate(zip(los, shp, ashape)):
-        if lo.size and (int(lo.min()) < 0 or int(lo.max()) + s > d):
+        if type(lo) is int:
+            if lo < 0 or lo + s > d:
+                raise Fallback("out of bounds")
+        elif lo.size and (int(lo.min()) < 0 or int(lo.max()) + s > d):
             raise Fallback("out of bounds")
         if ax >= m:
             o = int(lo)
             index.append(slice(o, o + s))
             continue
+        lo = np.asarray(lo, dtype=np.int64)
         lo = lo.reshape((1,) * nb) if lo.ndim == 0 else lo
         tail = [1] * m
         tail[ax] = s
