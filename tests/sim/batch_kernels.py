@@ -286,6 +286,73 @@ def tail_columns(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100]
 
 
 @pl.jit
+def tail_col_sums(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[7, 64], pl.FP32]]):
+    """Column sums of 16-row tiles over 100 rows: the last tile sums its 4 valid rows
+    only, and its pad (the maximum) must not leak into them."""
+    for b in pl.parallel(7):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="colsum"):
+            r = b * 16
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64],
+                         pad_value=pl.PadValue.max)
+            y[b:b + 1, :] = pl.col_sum(pl.add(t, 1.0))
+    return y
+
+
+@pl.jit
+def tail_expand_first(x: pl.Tensor[[100, 64], pl.FP32], w: pl.Tensor[[16, 1], pl.FP32],
+                      y: pl.Out[pl.Tensor[[100, 64], pl.FP32]]):
+    """The row vector first: its tag carries no valid shape of the tile's, and the
+    partial tile after it does not make the result partial (block by block, numpy keeps
+    the first tagged operand's), so the declared valid shape tags it."""
+    for r in pl.parallel(0, 100, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="expand_first"):
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            s = pl.row_max(t)
+            y[r:r + 16, :] = pl.row_expand_mul(pl.col_expand_mul(t, x[0:1, :]),
+                                               pl.add(s, w))
+    return y
+
+
+@pl.jit
+def partial_first_tiles(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100], pl.FP32]]):
+    """Every row block's last column tile is partial: with masks the nest runs as one
+    batch (it used to split per row block)."""
+    for c in pl.parallel(0, 100, 32):
+        for i in pl.parallel(0, 64, 16):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="cols_first"):
+                cols = pl.min(32, 100 - c)
+                t = pl.slice(x, [16, 32], [i, c], valid_shape=[16, cols])
+                y[i:i + 16, c:c + 32] = pl.row_expand_sub(t, pl.row_sum(t))
+    return y
+
+
+@pl.jit
+def tail_overrun(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """The last tile's valid rows run 4 past the tensor: block by block faults there."""
+    for r in pl.parallel(0, 112, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="overrun"):
+            rows = pl.min(16, 104 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            y[r:r + 16, :] = pl.exp(t)
+    return y
+
+
+@pl.jit
+def tail_into_matmul(x: pl.Tensor[[100, 64], pl.FP32], w: pl.Tensor[[64, 32], pl.FP32],
+                     y: pl.Out[pl.Tensor[[112, 32], pl.FP32]]):
+    """A partial tile into a matmul (no mask rule): the batch splits as before (the
+    product is a whole tile: rows past the data are the pad's)."""
+    for r in pl.parallel(0, 100, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail_mm"):
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            y[r:r + 16, :] = pl.matmul(t, w[:, :])
+    return y
+
+
+@pl.jit
 def per_head_body(q: pl.Tensor[[4, 512], pl.FP32], k: pl.Tensor[[64, 32], pl.FP32],
                   y: pl.Out[pl.Tensor[[4, 256], pl.FP32]]):
     """decode_front's per-head body in small: a region broadcasts a row of q over a

@@ -231,13 +231,19 @@ def test_a_clamped_tail_window_runs_by_itself_after_the_batch():
     assert np.array_equal(y[:100], x + np.float32(1.0))  # (the last tile's 4 valid rows)
 
 
-def test_partial_tiles_of_an_inner_loop_split_the_inner_nests():
+def test_partial_tiles_of_an_inner_loop_split_the_inner_nests_when_traced():
     x = np.random.default_rng(7).standard_normal((64, 100)).astype(np.float32)
-    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
-    # the whole nest cannot split (each row of tiles ends in a partial one): the outer
-    # loop runs sequentially and each inner nest batches its first three tiles
+    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32),
+                                         trace=True)
+    # traced, partial tiles are not batched (their costs differ per task): the whole nest
+    # cannot split (each row of tiles ends in a partial one), so the outer loop runs
+    # sequentially and each inner nest batches its first three tiles
     assert r.batch_stats == {"batched": 2, "fallback": 1}
     assert "partial tiles" in r.batch_refusals["tail_columns_cols"]
+    assert np.array_equal(y, np.exp(x))
+    # untraced, the partial tiles run in the batch with masks (`masks`): one batch
+    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
+    assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
     assert np.array_equal(y, np.exp(x))
 
 

@@ -38,6 +38,8 @@ from pypto.ops.registry import get
 from pypto.sim.batch.codegen import generate
 from pypto.sim.batch.footprints import Plan
 from pypto.sim.batch.lattice import lattice_disjoint, loop_separator
+from pypto.sim.batch.masks import Masked
+from pypto.sim.batch.masks import lift as lift_masked
 from pypto.sim.batch.plan import _Analyzer, analyzed, plan_of
 from pypto.sim.batch.state import Aff, Fallback, Partial
 from pypto.sim.engine.values import FRAME, Env, Stmt
@@ -179,10 +181,12 @@ def _writes_own(e: Call, plan: Plan, inner: set[str]) -> bool:
     return True
 
 
-def _lift(v: Any, rank: int, nb: int) -> Any:
+def _lift(v: Any, rank: int, nb: int, n: int) -> Any:
     """`v` (a value of the batch with `nb` axes) in the batch with one more axis in front."""
     if type(v) is Aff:
         return Aff(v.base, (0,) + v.d)
+    if type(v) is Masked:
+        return lift_masked(v, rank, nb, n)
     if type(v) is np.ndarray and v.ndim == rank + nb:
         return v.reshape((1,) + v.shape)
     return v
@@ -216,7 +220,7 @@ def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
         nb = st.nb
         saved = [(name, env[name], rank) for name, rank in lifted if name in env]
         for name, v, rank in saved:
-            env[name] = _lift(v, rank, nb)
+            env[name] = _lift(v, rank, nb, n)
         env[var] = Aff(start, (step,) + (0,) * nb)
         for (name, _res), f in zip(carries, inits):
             env[name] = f(env)

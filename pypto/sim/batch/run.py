@@ -35,6 +35,7 @@ from pypto.ops.numeric import _QUIET
 from pypto.sim.batch.compiler import BatchCompiler
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.masks import Masked, partial_blocks
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
 from pypto.sim.batch.state import (
     Aff,
@@ -191,6 +192,12 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
         if partial is not None:  # (the caller may split the batch: `launch_loop`)
             raise partial from None
         raise Fallback(str(exc)) from exc
+    for r in rets:
+        if type(r) is Masked:  # (a partial tile handed on: block by block from here)
+            for a, copy in snaps:
+                a[...] = copy
+            run.work = work
+            raise Partial(partial_blocks(bs, r))
     run.batch.batched += 1
     return rets, f
 
