@@ -317,8 +317,8 @@ def tail_expand_first(x: pl.Tensor[[100, 64], pl.FP32], w: pl.Tensor[[16, 1], pl
 
 @pl.jit
 def partial_first_tiles(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100], pl.FP32]]):
-    """Every row block's last column tile is partial: with masks the nest runs as one
-    batch (it used to split per row block)."""
+    """The outer loop's last iteration is a column of four partial tiles: the nest
+    splits there, and (untraced) the partial tiles run as one batch with masks."""
     for c in pl.parallel(0, 100, 32):
         for i in pl.parallel(0, 64, 16):
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="cols_first"):

@@ -143,6 +143,10 @@ def fill_unwritten(memory: DeviceMemory, kept: list[PendingFill], wlog: list[Win
         if all(w[0] is a for w in mine) and _covers_memo(a, mine, st, memo):
             memory.pending = [p for p in memory.pending if p is not item]
             continue
+        box = union_box(a, mine) if all(w[0] is a for w in mine) else None
+        if box is not None:  # (e.g. all but a short last tile: the rest is one slab)
+            memory.fill_outside_box(item, *box)
+            continue
         written = np.zeros(a.shape, dtype=np.bool_)
         for tgt, offs, shp, los, wst in mine:
             wv = written if tgt is a else strided_like(written, tgt, a)
@@ -193,10 +197,17 @@ def covers(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
 
 
 def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
+    box = union_box(a, writes)
+    return box is not None and all(lo == 0 for lo in box[0]) and box[1] == a.shape
+
+
+def union_box(a: np.ndarray, writes: list[WindowWrite]) -> tuple | None:
+    """(lo, hi) when these batched window writes (each a regular tiling of boxes) tile
+    exactly one box of `a`, without overlaps; else None."""
     boxes = set()
     for _tgt, offs, shp, los, wst in writes:
         if los is not None:
-            return False
+            return None
         lo = []
         hi = []
         for ax, o in enumerate(offs):
@@ -213,13 +224,13 @@ def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -
                 continue
             axes = [ax for ax, o in enumerate(offs) if type(o) is Aff and o.d[k]]
             if len(axes) != 1:
-                return False
+                return None
             moves.setdefault(axes[0], []).append((offs[axes[0]].d[k], n))
         for ax, steps in moves.items():
             span = shp[ax]
             for d, n in sorted(steps, key=lambda m: abs(m[0])):
                 if abs(d) != span:
-                    return False
+                    return None
                 span *= n
                 if d > 0:
                     hi[ax] += d * (n - 1)
@@ -227,17 +238,19 @@ def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -
                     lo[ax] += d * (n - 1)
         boxes.add((tuple(lo), tuple(hi)))
     if not boxes or len(boxes) > 256:
-        return False
+        return None
     box_list = list(boxes)
     vol = 0
     for i, (lo_i, hi_i) in enumerate(box_list):
         if any(lo_ < 0 or hi_ > d for lo_, hi_, d in zip(lo_i, hi_i, a.shape)):
-            return False
+            return None
         vol += math.prod(hi_ - lo_ for lo_, hi_ in zip(lo_i, hi_i))
         for lo2, hi2 in box_list[:i]:
             if all(lo_ < h2 and l2 < hi_ for lo_, hi_, l2, h2 in zip(lo_i, hi_i, lo2, hi2)):
-                return False
-    return vol == a.size
+                return None
+    lo = tuple(min(b[0][ax] for b in box_list) for ax in range(a.ndim))
+    hi = tuple(max(b[1][ax] for b in box_list) for ax in range(a.ndim))
+    return (lo, hi) if vol == math.prod(h - x for x, h in zip(lo, hi)) else None
 
 
 __all__ = ["covers", "fill_unwritten", "write_only"]

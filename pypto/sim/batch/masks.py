@@ -117,6 +117,12 @@ def read(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clam
         ext.append(e)
     if not short.any():
         return None
+    if st.split:
+        # whole tiles first (a loop's short last tile): they run batched without masks,
+        # the rest batched with them (`runtime.launch._split`)
+        rows = short.reshape(bs[0], -1).any(axis=1)
+        if not rows[0]:
+            raise Partial(short.copy())
     partial = [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(short))]
     tags = {idx: tuple(_at(e, idx) for e in ext) for idx in partial}
     out = np.empty(bs + tuple(shp), dtype=a.dtype)

@@ -163,8 +163,8 @@ def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: l
 
 
 def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool,
-                label: str, tid: int, mult: int, wlog: bool, undo: list | None = None
-                ) -> tuple:
+                label: str, tid: int, mult: int, wlog: bool, undo: list | None = None,
+                split: bool = False) -> tuple:
     """Run the batched body; returns (rets, its frame) or raises Fallback after undoing
     what it did (with `undo`, a list: its window writes are logged there for the caller
     to undo instead)."""
@@ -173,7 +173,7 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
              if n in region.plan.written and isinstance(a, np.ndarray)] \
         if region.plan.read_written and undo is None else []
     tracing = run.trace is not None
-    st = BatchState(bs, spmd, tracing, wlog, undo)
+    st = BatchState(bs, spmd, tracing, wlog, undo, split)
     proto = TaskRecord(tid, "", "", "", 1) if tracing else None
     f = BatchFrame(run, st, proto, label, bs[0] if spmd else 1, tid, mult)
     work = run.work
@@ -280,7 +280,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
         if run.memory.pending else None
     try:
         rets, f = run_batched(fr, region, args, bs, False, site.label, tid0, n_tasks,
-                              bool(kept))
+                              bool(kept), split=True)
     except Partial as p:
         run.work = w0
         run.memory.forget_views()

@@ -211,13 +211,14 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
 
 def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: CompiledFunction,
            site: LaunchSite, env: Env, outer: tuple, n: int) -> tuple[tuple, int] | None:
-    """The nest's first `n` outermost iterations batched, then the others one launch
-    at a time, in program order (their tiles are partial: a valid shape or a clamp
-    short of the window); (the last launch's returns, its task id), or None when the
-    first part does not run batched after all (nothing changed)."""
+    """The nest's first `n` outermost iterations batched, then the others (their tiles
+    are partial: a valid shape or a clamp short of the window) batched with masks when
+    untraced, else one launch at a time, in program order; (the last launch's returns,
+    its task id), or None when the first part does not run batched after all (nothing
+    changed)."""
     run = fr.run
-    if run.memory.pending:
-        run.memory.flush_pending()
+    # (a deferred pl.Out fill stays deferred: the head's batch fills what it leaves
+    # unwritten, the tail's launches then write their part of that)
     head = nest.sub_shape(shape, 0, n)
     tail = nest.sub_shape(shape, n, shape.bs[0])
     got, rest = nest.arguments(env, head), nest.arguments(env, tail)
@@ -227,6 +228,13 @@ def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: Compile
                     nest.carries, (outer, head.raw, nest.loop_vars))
     if r is None or isinstance(r, Split):
         return None
+    if run.trace is None and math.prod(tail.bs) > 1:
+        # untraced, the partial tiles batch too (with masks: `pypto.sim.batch.masks`;
+        # a single one costs less block by block)
+        r = launch_loop(exe, exe.batch, fr, cf, site, rest[0], tail.bs, tail.pre_work,
+                        nest.carries, (outer, tail.raw, nest.loop_vars))
+        if r is not None and not isinstance(r, Split):
+            return r
     args = rest[0]
     run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
     names = nest.loop_vars
