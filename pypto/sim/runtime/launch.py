@@ -158,6 +158,11 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     site = nest.site
     parallel = _all_parallel(s, len(nest.loop_vars))
     region: list[CompiledFunction] = []  # the launched region, compiled on first use
+    # batch shape -> where the last call split it (`Split`): the next call with that
+    # shape splits there at once, instead of finding out with a batch that stops (a
+    # wrong guess costs speed only: a partial head stops its batch, and the nest runs
+    # sequentially, as when a split fails)
+    splits: dict[tuple, int] = {}
 
     def sequential(env: Env) -> str | None:
         memory = env[FRAME].run.memory
@@ -197,10 +202,15 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             return sequential(env)
         outer = tuple((v, env[v]) for v in site.loops if v in env
                       and v not in shape.loop_vars)
-        r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
+        n = splits.get(shape.bs)
+        r = Split(n) if n is not None else \
+            launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
                         nest.carries, (outer, shape.raw, nest.loop_vars))
         if isinstance(r, Split):
+            splits[shape.bs] = r.n
             r = _split(exe, fr, nest, shape, cf, site, env, outer, r.n)
+            if r is None:
+                splits.pop(shape.bs, None)
         if r is None:
             return sequential(env)
         nest.finish(env, shape, carried, *r)
