@@ -74,8 +74,11 @@ def rows_into(source: Call, shp: tuple, read_only: Callable[[Any], bool]
         dest = view.transpose(perm)
         if not dest.flags.c_contiguous:
             return False
-        index = np.broadcast_to(rows, st.bs)[..., None] + np.arange(s0)
-        flat = index.transpose(lead).reshape(-1)
+        rows = np.broadcast_to(rows, st.bs)
+        if s0 == 1:  # (one row per window: the rows themselves, in destination order)
+            flat = rows.transpose([ax for ax in lead if ax != nb]).reshape(-1)
+        else:
+            flat = (rows[..., None] + np.arange(s0)).transpose(lead).reshape(-1)
         if st.undo is not None:
             st.undo.append((view, view.copy()))
         np.take(table, flat, axis=0, out=dest.reshape((-1,) + table.shape[1:]), mode="clip")
