@@ -249,6 +249,21 @@ def region_loop_columns(x: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[6
     return y
 
 
+@pl.jit
+def gather_row_pairs(ids: pl.Tensor[[32], pl.INT32], table: pl.Tensor[[64, 16], pl.FP32],
+                     y: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+                     z: pl.Out[pl.Tensor[[32, 8], pl.FP32]]):
+    """Two rows per id straight into y (one block of rows: taken in place), and half a
+    row into z (not whole rows: gathered, then written)."""
+    for t0 in pl.parallel(0, 32, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="pairs"):
+            for k in pl.range(8):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[2 * (t0 + k):2 * (t0 + k) + 2, :] = table[row:row + 2, :]
+                z[t0 + k:t0 + k + 1, :] = table[row:row + 1, 4:12]
+    return y, z
+
+
 # --- partial tiles: valid_shape and clamp tails -----------------------------------------------
 
 

@@ -120,3 +120,15 @@ def test_the_axis_state_puts_the_new_axis_first():
     assert inner.blk == Aff(0, (0, 1))
     assert inner.materialize(Aff(5, (2, 1))).tolist() == \
         [[5 + 2 * k + b for b in range(4)] for k in range(3)]
+
+
+def test_row_pairs_are_taken_into_their_destination_and_half_rows_gathered():
+    rng = np.random.default_rng(8)
+    ids = rng.integers(0, 63, 32).astype(np.int32)
+    table = rng.standard_normal((64, 16)).astype(np.float32)
+    y, z = np.zeros((64, 16), np.float32), np.zeros((32, 8), np.float32)
+    r = K.gather_row_pairs(ids, table, y, z)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    pairs = np.stack([table[ids], table[ids + 1]], axis=1).reshape(64, 16)
+    assert np.array_equal(y, pairs)
+    assert np.array_equal(z, table[ids, 4:12])
