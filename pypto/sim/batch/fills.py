@@ -248,9 +248,9 @@ def union_box(a: np.ndarray, writes: list[WindowWrite]) -> tuple | None:
         for lo2, hi2 in box_list[:i]:
             if all(lo_ < h2 and l2 < hi_ for lo_, hi_, l2, h2 in zip(lo_i, hi_i, lo2, hi2)):
                 return None
-    lo = tuple(min(b[0][ax] for b in box_list) for ax in range(a.ndim))
-    hi = tuple(max(b[1][ax] for b in box_list) for ax in range(a.ndim))
-    return (lo, hi) if vol == math.prod(h - x for x, h in zip(lo, hi)) else None
+    first = tuple(min(b[0][ax] for b in box_list) for ax in range(a.ndim))
+    end = tuple(max(b[1][ax] for b in box_list) for ax in range(a.ndim))
+    return (first, end) if vol == math.prod(h - x for x, h in zip(first, end)) else None
 
 
 __all__ = ["covers", "fill_unwritten", "write_only"]

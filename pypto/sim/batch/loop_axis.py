@@ -229,8 +229,8 @@ def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
             if body(env) is not None:
                 raise Fallback("a loop signal")
         except Partial as p:  # (the blocks with a partial tile, over the outer axes)
-            raise Partial(np.asarray(p.mask).any(axis=0)
-                          if np.ndim(p.mask) == nb + 1 else p.mask) from None
+            raise Partial(np.asarray(np.asarray(p.mask).any(axis=0)
+                                     if np.ndim(p.mask) == nb + 1 else p.mask)) from None
         finally:
             fr.batch = st
             for name, v, _rank in saved:

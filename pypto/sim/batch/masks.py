@@ -102,7 +102,7 @@ def read(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clam
     bs = st.bs
     los = [_per_block(st, o) for o in offs]
     ext: list = []
-    short = np.zeros(bs, dtype=bool)
+    short: np.ndarray = np.zeros(bs, dtype=bool)
     for ax, s in enumerate(shp):
         e: Any = s
         if valid is not None:
@@ -120,7 +120,7 @@ def read(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clam
     if st.split:
         # whole tiles first (a loop's short last tile): they run batched without masks,
         # the rest batched with them (`runtime.launch._split`)
-        rows = short.reshape(bs[0], -1).any(axis=1)
+        rows = np.asarray(short.reshape(bs[0], -1).any(axis=1))
         if not rows[0]:
             raise Partial(short.copy())
     partial = [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(short))]
@@ -139,9 +139,9 @@ def read(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clam
             out[:k] = view
     for idx in _after(bs, k):
         e = tags.get(idx, shp)
-        lo = [_at(x, idx) for x in los]
+        origin = [_at(x, idx) for x in los]
         out[idx][tuple(slice(0, x) for x in e)] = \
-            a[tuple(slice(o, o + x) for o, x in zip(lo, e))]
+            a[tuple(slice(o, o + x) for o, x in zip(origin, e))]
     for idx, e in tags.items():
         fill_outside(out[idx], e, pad)
     return Masked(out, tags)

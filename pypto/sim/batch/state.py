@@ -99,8 +99,8 @@ def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple
     leaves the array (the block-by-block rerun reports it). Axes after the last varying
     offset are plain slices (a row gather copies whole contiguous rows)."""
     nb = st.nb
-    los = [o if type(o) is int else np.asarray(st.materialize(o), dtype=np.int64)
-           for o in offs]
+    los: list[Any] = [o if type(o) is int else np.asarray(st.materialize(o), dtype=np.int64)
+                      for o in offs]
     m = max((ax + 1 for ax, lo in enumerate(los) if type(lo) is not int and lo.ndim),
             default=0)
     index: list = []

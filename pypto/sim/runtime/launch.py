@@ -241,10 +241,10 @@ def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: Compile
     if run.trace is None and math.prod(tail.bs) > 1:
         # untraced, the partial tiles batch too (with masks: `pypto.sim.batch.masks`;
         # a single one costs less block by block)
-        r = launch_loop(exe, exe.batch, fr, cf, site, rest[0], tail.bs, tail.pre_work,
+        t = launch_loop(exe, exe.batch, fr, cf, site, rest[0], tail.bs, tail.pre_work,
                         nest.carries, (outer, tail.raw, nest.loop_vars))
-        if r is not None and not isinstance(r, Split):
-            return r
+        if t is not None and not isinstance(t, Split):
+            return t
     args = rest[0]
     run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
     names = nest.loop_vars
