@@ -201,9 +201,29 @@ def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -
     return box is not None and all(lo == 0 for lo in box[0]) and box[1] == a.shape
 
 
+_UNIONS: dict[tuple, tuple | None] = {}
+
+
 def union_box(a: np.ndarray, writes: list[WindowWrite]) -> tuple | None:
     """(lo, hi) when these batched window writes (each a regular tiling of boxes) tile
-    exactly one box of `a`, without overlaps; else None."""
+    exactly one box of `a`, without overlaps; else None. Memoised by the writes'
+    offsets, extents and batch shapes (ints and `Aff`s compare by value)."""
+    try:
+        key = (a.shape, *[(*offs, shp, wst.bs) for _t, offs, shp, los, wst in writes
+                          if los is None])
+        if len(key) != len(writes) + 1:
+            return None
+        if key in _UNIONS:
+            return _UNIONS[key]
+    except TypeError:  # (an array offset)
+        return _union_box(a, writes)
+    if len(_UNIONS) > 4096:
+        _UNIONS.clear()
+    box = _UNIONS[key] = _union_box(a, writes)
+    return box
+
+
+def _union_box(a: np.ndarray, writes: list[WindowWrite]) -> tuple | None:
     boxes = set()
     for _tgt, offs, shp, los, wst in writes:
         if los is not None:

@@ -24,6 +24,7 @@ partial tile moves differ.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -108,12 +109,20 @@ def read(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clam
         if valid is not None:
             v = _per_block(st, valid[ax])
             e = min(s, v) if type(v) is int else np.minimum(v, s)
+        lo = los[ax]
+        d = a.shape[ax]
         if clamp:
-            e = np.maximum(0, np.minimum(e, a.shape[ax] - np.asarray(los[ax])))
-        lo = np.asarray(los[ax])
-        if (lo < 0).any() or (lo + e > a.shape[ax]).any() or np.any(np.asarray(e) < 0):
-            raise Fallback("out of bounds")
-        short |= np.asarray(e) < s
+            e = np.maximum(0, np.minimum(e, d - np.asarray(lo)))
+        if type(e) is int and type(lo) is int:  # (a whole axis at one offset: no numpy)
+            if lo < 0 or lo + e > d or e < 0:
+                raise Fallback("out of bounds")
+            if e < s:
+                short |= True
+        else:
+            lo = np.asarray(lo)
+            if (lo < 0).any() or (lo + e > d).any() or np.any(np.asarray(e) < 0):
+                raise Fallback("out of bounds")
+            short |= np.asarray(e) < s
         ext.append(e)
     if not short.any():
         return None
@@ -194,24 +203,44 @@ def declared(st: BatchState, r: Any, valid: list, rank: int) -> Any:
     takes the one its type declares (`valid`, entries per block), when short of it."""
     data = r.data if type(r) is Masked else r
     shape = data.shape[-rank:]
+    if type(r) is Masked and len(r.tags) == math.prod(st.bs) and \
+            all(t is not None for t in r.tags.values()):
+        return r  # (every block carries a valid shape of its own)
     vals = [_per_block(st, x) for x in valid]
-    short = None
-    for v, s in zip(vals, shape):
-        if type(v) is int:
-            if v < s:
-                short = np.ones(st.bs, dtype=bool)
-        else:
-            less = v < s
-            if less.any():
-                short = np.broadcast_to(less, st.bs) if short is None else short | less
-    if short is None:
+    short = _short_blocks(st, vals, shape)
+    if not short:
         return r
     tags = dict(r.tags) if type(r) is Masked else {}
-    for idx in zip(*np.nonzero(short)):
-        idx = tuple(int(i) for i in idx)
+    for idx in short:
         if tags.get(idx) is None:  # (untagged, or a tag without a valid shape)
             tags[idx] = tuple(min(_at(v, idx), s) for v, s in zip(vals, shape))
     return Masked(data, tags)
+
+
+def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
+    """The blocks where a valid shape `vals` (entries per block) is short of `shape`:
+    remembered per run for the same values (each op of a region declares the same)."""
+    key = tuple(id(v) for v in vals) + shape
+    memo = st.shorts
+    hit = memo.get(key)
+    if hit is not None and all(x is v for x, v in zip(hit[0], vals)):
+        return hit[1]
+    less: Any = None
+    for v, s in zip(vals, shape):
+        if type(v) is int:
+            if v < s:
+                less = True
+        else:
+            m = v < s
+            if m.any():
+                less = m if less is None else less | m
+    if less is None:
+        out: list = []
+    else:
+        full = np.broadcast_to(np.asarray(less), st.bs)
+        out = [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(full))]
+    memo[key] = (list(vals), out)  # (holding the values keeps their ids theirs)
+    return out
 
 
 def write(st: BatchState, tgt: np.ndarray, offs: list, src: Masked, shp: tuple) -> None:

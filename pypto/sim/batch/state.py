@@ -147,7 +147,7 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "split", "undo", "wlog")
+    __slots__ = ("blk", "bs", "log", "nb", "shorts", "split", "undo", "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
                  undo: list | None = None, split: bool = False):
@@ -156,6 +156,7 @@ class BatchState:
         # a launch loop nest that splits its outermost loop (`run.Split`): partial tiles
         # after whole ones stop the batch, the whole ones then run without masks
         self.split = split
+        self.shorts: dict = {}  # masks._short_blocks's memo
         # (view, its old contents) before every window write, when what the run wrote
         # must be undone after a later failure (a loop body of several launches)
         self.undo = undo
@@ -177,6 +178,7 @@ class BatchState:
         st.log = self.log
         st.wlog = self.wlog
         st.split = False  # (the new axis comes first: a split would cut the loop's)
+        st.shorts = {}
         blk = self.blk
         st.blk = Aff(blk.base, (0,) + blk.d) if blk is not None else None
         return st
