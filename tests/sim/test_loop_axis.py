@@ -132,3 +132,14 @@ def test_row_pairs_are_taken_into_their_destination_and_half_rows_gathered():
     pairs = np.stack([table[ids], table[ids + 1]], axis=1).reshape(64, 16)
     assert np.array_equal(y, pairs)
     assert np.array_equal(z, table[ids, 4:12])
+
+
+def test_the_work_limit_counts_the_axis_loop_as_block_by_block_does():
+    x = np.zeros((64, 256), np.float32)
+    msgs = []
+    for batch in (True, False):
+        with pytest.raises(Exception) as ei:
+            K.region_loop_columns(x, np.zeros_like(x), config=SimConfig(batch=batch, max_work=12))
+        msgs.append(str(ei.value).splitlines()[0])
+    assert msgs[0] == msgs[1]
+    assert "a loop of 4 iterations would take the simulated work past its limit of 12" in msgs[0]

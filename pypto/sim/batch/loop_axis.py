@@ -212,7 +212,8 @@ def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
     def loop(env: Env) -> None:
         fr = env[FRAME]
         run = fr.run
-        more = n * fr.work_mult
+        mult = fr.work_mult
+        more = n * mult
         if run.work + more > run.settings.max_work:
             raise Fallback("the work limit")  # (block by block reports it)
         run.work += more
@@ -225,6 +226,7 @@ def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
         for (name, _res), f in zip(carries, inits):
             env[name] = f(env)
         fr.batch = st.axis(n)
+        fr.work_mult = mult * n  # (the body's own loops count once per iteration, too)
         try:
             if body(env) is not None:
                 raise Fallback("a loop signal")
@@ -233,6 +235,7 @@ def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
                                      if np.ndim(p.mask) == nb + 1 else p.mask)) from None
         finally:
             fr.batch = st
+            fr.work_mult = mult
             for name, v, _rank in saved:
                 env[name] = v
             env.pop(var, None)
