@@ -264,6 +264,17 @@ def gather_row_pairs(ids: pl.Tensor[[32], pl.INT32], table: pl.Tensor[[64, 16], 
     return y, z
 
 
+@pl.jit
+def gather_columns(x: pl.Tensor[[64, 32], pl.FP32], idx: pl.Tensor[[16, 32], pl.INT32],
+                   y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    """Rope's column shuffle: `pl.gather(..., dim=-1, index=)` of each block's tile by
+    one index tile (the registry entry's batched form)."""
+    for r in pl.parallel(0, 64, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="shuffle"):
+            y[r:r + 16, :] = pl.gather(x[r:r + 16, :], dim=-1, index=idx[:, :])
+    return y
+
+
 # --- partial tiles: valid_shape and clamp tails -----------------------------------------------
 
 

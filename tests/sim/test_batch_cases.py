@@ -287,3 +287,28 @@ def test_a_local_tile_read_after_a_varying_write_is_refused():
     assert r.batch_refusals["local_tile_read_again_keep"] == "a varying write into a local tile"
     for i in range(4):
         np.testing.assert_array_equal(y[i], np.concatenate([x[i, :16], x[i, :16]]))
+
+
+def test_an_index_gather_of_each_blocks_tile_batches():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    idx = rng.integers(0, 32, (16, 32)).astype(np.int32)
+    y, y2 = np.zeros_like(x), np.zeros_like(x)
+    r = K.gather_columns(x, idx, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    K.gather_columns(x, idx, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2)
+    for b in range(4):
+        assert np.array_equal(y[16 * b:16 * b + 16], np.take_along_axis(x[16 * b:16 * b + 16],
+                                                                         idx, axis=1))
+
+
+def test_an_index_gather_out_of_range_is_reported_as_block_by_block():
+    x = np.zeros((64, 32), np.float32)
+    idx = np.full((16, 32), 40, np.int32)
+    msgs = []
+    for batch in (True, False):
+        with pytest.raises(Exception) as ei:
+            K.gather_columns(x, idx, np.zeros_like(x), config=SimConfig(batch=batch))
+        msgs.append(str(ei.value))
+    assert msgs[0] == msgs[1] and "gather index out of range" in msgs[0]

@@ -143,3 +143,4 @@ def test_the_work_limit_counts_the_axis_loop_as_block_by_block_does():
         msgs.append(str(ei.value).splitlines()[0])
     assert msgs[0] == msgs[1]
     assert "a loop of 4 iterations would take the simulated work past its limit of 12" in msgs[0]
+

@@ -138,6 +138,8 @@ class BatchCompiler(OwnCores, FnCompiler):
             return self.bper_block(e)
         if op.role is Role.RESHAPE:
             return self.breshape(e)
+        if not op.batchable and op.extra.get("batched") is not None:
+            return self.bbatched(e)
         if op.batchable:
             c = self.bop(e)
             k = self._watched_divisor(e, op, list(range(len(e.args))))
@@ -342,6 +344,39 @@ class BatchCompiler(OwnCores, FnCompiler):
             return r
 
         return Core("args", core, [e.args[i] for i in public] + mvalid)
+
+    def bbatched(self, e: Call) -> Core:
+        """An op whose registry entry computes a batch itself (its `batched` fact:
+        `f(nb, rank, *operands)`, None when it cannot), cast to its dtype."""
+        opdef = get(e.op)
+        batched = opdef.extra["batched"]
+        public = [i for i, p in enumerate(opdef.params) if not p.startswith("_")
+                  and i < len(e.args)]
+        t = e.type
+        assert isinstance(t, ShapedType)
+        npdt = t.dtype.np
+        static = t.static_shape()
+        rank = len(t.shape)
+        acct = self.accountant(e, opdef, public) if self.settings.trace else None
+
+        def core(f: BatchFrame, args: list) -> Any:
+            nb = f.batch.nb
+            for a in args:
+                if isinstance(a, np.ndarray) and type(a) is not np.ndarray:
+                    raise Fallback("a tagged operand")
+            masks.refuse(f.batch, args)
+            r = batched(nb, rank, *args)
+            if type(r) is not np.ndarray or static is None or r.shape[-rank:] != static:
+                raise Fallback("no batched form")
+            if r.dtype != npdt:
+                r = r.astype(npdt)
+            if acct is not None and f.rec is not None:
+                z = (0,) * nb
+                acct(f.rec, f.costs, [a[z] if isinstance(a, np.ndarray) and a.ndim > rank
+                                      else a for a in args], r[z] if r.ndim > rank else r)
+            return r
+
+        return Core("args", core, [e.args[i] for i in public])
 
     def breshape(self, e: Call) -> Core:
         """A reshape of a batched value: the trailing axes take the new shape."""

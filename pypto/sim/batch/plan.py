@@ -346,7 +346,7 @@ class _Analyzer(OwnAnalysis):
                     _has_valid(getattr(e.args[0], "type", None)):
                 raise NotBatchable("a varying reshape to a dynamic or partially valid shape")
             return True
-        if not opdef.batchable:
+        if not opdef.batchable and opdef.extra.get("batched") is None:
             raise NotBatchable(f"varying operand of {op}")
         if not isinstance(e.type, ShapedType) or not self.valid_ok(e.type):
             raise NotBatchable(f"{op} with a valid shape")
