@@ -217,8 +217,31 @@ def _gather_impl(input, dim=None, index=None, mask_pattern=None, output_dtype=No
     return _index_gather(input, index, dim)
 
 
+def _index_gather_batched(nb: int, rank: int, input, dim=None, index=None, mask_pattern=None,
+                          output_dtype=None, kvalue=None, cmp_mode=None, out_cols=None,
+                          offset=0, count_dtype=None):
+    """The index form of `_gather_impl` for a batch of blocks (the simulator's batched
+    runs): `input` and `index` of tile rank `rank`, each with `nb` leading batch axes or
+    none (the same in every block); what the impl gives each block, along those axes.
+    None for the other forms."""
+    if mask_pattern is not None or out_cols is not None or cmp_mode is not None:
+        return None
+    a = np.asarray(plain(input))
+    idx = np.asarray(plain(index)).astype(np.int64)
+    if a.ndim == rank:
+        a = a.reshape((1,) * nb + a.shape)
+    if idx.ndim == rank:
+        idx = idx.reshape((1,) * nb + idx.shape)
+    d = (-1 if dim is None else int(dim)) % rank
+    src = a[(slice(None),) * nb + tuple(slice(None) if ax == d else slice(0, s)
+                                        for ax, s in enumerate(idx.shape[nb:]))]
+    if idx.size and (idx.min() < 0 or idx.max() >= src.shape[nb + d]):
+        raise IndexError(f"gather index out of range [0, {src.shape[nb + d]})")
+    return np.take_along_axis(src, idx, axis=nb + d)
+
+
 defop("gather", unit=Unit.VECTOR, impl=_gather_impl,
-      names=("pl.gather", "pl.tensor.gather"))(_gather)
+      names=("pl.gather", "pl.tensor.gather"), batched=_index_gather_batched)(_gather)
 
 
 # --- tile gathers ------------------------------------------------------------------------------

@@ -207,6 +207,74 @@ def gather_reads_what_it_writes(ids: pl.InOut[pl.Tensor[[64, 8], pl.INT32]],
     return ids, y
 
 
+# --- a region's own loop run as a batch axis --------------------------------------------------
+
+
+@pl.jit
+def gather_rows_overlap(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                        y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """Iteration k writes rows k and k + 1 of the block's 16: the next one overwrites
+    one of them, so the iterations must keep their order."""
+    for t0 in pl.parallel(0, 64, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows2"):
+            for k in pl.range(15):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[t0 + k:t0 + k + 2, :] = table[row:row + 2, :]
+    return y
+
+
+@pl.jit
+def region_loop_branch(x: pl.Tensor[[64, 128], pl.FP32], y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """The loop's body branches on its variable: as a batch axis the condition would
+    differ per iteration, so the loop runs iteration by iteration (the blocks batch)."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="branch"):
+            for k in pl.range(8):
+                if k < 4:
+                    y[t0 + k:t0 + k + 1, :] = pl.mul(x[t0 + k:t0 + k + 1, :], 2.0)
+                else:
+                    y[t0 + k:t0 + k + 1, :] = pl.exp(x[t0 + k:t0 + k + 1, :])
+    return y
+
+
+@pl.jit
+def region_loop_columns(x: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    """A column loop in the region, 4 tiles of 64 per block row: one more batch axis."""
+    for r in pl.parallel(0, 64, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="colloop"):
+            s = pl.row_sum(x[r:r + 16, 0:64])
+            for c in pl.range(0, 256, 64):
+                t = x[r:r + 16, c:c + 64]
+                y[r:r + 16, c:c + 64] = pl.row_expand_sub(pl.exp(t), s)
+    return y
+
+
+@pl.jit
+def gather_row_pairs(ids: pl.Tensor[[32], pl.INT32], table: pl.Tensor[[64, 16], pl.FP32],
+                     y: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+                     z: pl.Out[pl.Tensor[[32, 8], pl.FP32]]):
+    """Two rows per id straight into y (one block of rows: taken in place), and half a
+    row into z (not whole rows: gathered, then written)."""
+    for t0 in pl.parallel(0, 32, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="pairs"):
+            for k in pl.range(8):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[2 * (t0 + k):2 * (t0 + k) + 2, :] = table[row:row + 2, :]
+                z[t0 + k:t0 + k + 1, :] = table[row:row + 1, 4:12]
+    return y, z
+
+
+@pl.jit
+def gather_columns(x: pl.Tensor[[64, 32], pl.FP32], idx: pl.Tensor[[16, 32], pl.INT32],
+                   y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    """Rope's column shuffle: `pl.gather(..., dim=-1, index=)` of each block's tile by
+    one index tile (the registry entry's batched form)."""
+    for r in pl.parallel(0, 64, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="shuffle"):
+            y[r:r + 16, :] = pl.gather(x[r:r + 16, :], dim=-1, index=idx[:, :])
+    return y
+
+
 # --- partial tiles: valid_shape and clamp tails -----------------------------------------------
 
 
@@ -240,6 +308,73 @@ def tail_columns(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100]
                 cols = pl.min(32, 100 - c)
                 t = pl.slice(x, [32, 32], [i, c], valid_shape=[32, cols])
                 y[i:i + 32, c:c + 32] = pl.exp(t)
+    return y
+
+
+@pl.jit
+def tail_col_sums(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[7, 64], pl.FP32]]):
+    """Column sums of 16-row tiles over 100 rows: the last tile sums its 4 valid rows
+    only, and its pad (the maximum) must not leak into them."""
+    for b in pl.parallel(7):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="colsum"):
+            r = b * 16
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64],
+                         pad_value=pl.PadValue.max)
+            y[b:b + 1, :] = pl.col_sum(pl.add(t, 1.0))
+    return y
+
+
+@pl.jit
+def tail_expand_first(x: pl.Tensor[[100, 64], pl.FP32], w: pl.Tensor[[16, 1], pl.FP32],
+                      y: pl.Out[pl.Tensor[[100, 64], pl.FP32]]):
+    """The row vector first: its tag carries no valid shape of the tile's, and the
+    partial tile after it does not make the result partial (block by block, numpy keeps
+    the first tagged operand's), so the declared valid shape tags it."""
+    for r in pl.parallel(0, 100, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="expand_first"):
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            s = pl.row_max(t)
+            y[r:r + 16, :] = pl.row_expand_mul(pl.col_expand_mul(t, x[0:1, :]),
+                                               pl.add(s, w))
+    return y
+
+
+@pl.jit
+def partial_first_tiles(x: pl.Tensor[[64, 100], pl.FP32], y: pl.Out[pl.Tensor[[64, 100], pl.FP32]]):
+    """The outer loop's last iteration is a column of four partial tiles: the nest
+    splits there, and (untraced) the partial tiles run as one batch with masks."""
+    for c in pl.parallel(0, 100, 32):
+        for i in pl.parallel(0, 64, 16):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="cols_first"):
+                cols = pl.min(32, 100 - c)
+                t = pl.slice(x, [16, 32], [i, c], valid_shape=[16, cols])
+                y[i:i + 16, c:c + 32] = pl.row_expand_sub(t, pl.row_sum(t))
+    return y
+
+
+@pl.jit
+def tail_overrun(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """The last tile's valid rows run 4 past the tensor: block by block faults there."""
+    for r in pl.parallel(0, 112, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="overrun"):
+            rows = pl.min(16, 104 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            y[r:r + 16, :] = pl.exp(t)
+    return y
+
+
+@pl.jit
+def tail_into_matmul(x: pl.Tensor[[100, 64], pl.FP32], w: pl.Tensor[[64, 32], pl.FP32],
+                     y: pl.Out[pl.Tensor[[112, 32], pl.FP32]]):
+    """A partial tile into a matmul (no mask rule): the batch splits as before (the
+    product is a whole tile: rows past the data are the pad's)."""
+    for r in pl.parallel(0, 100, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail_mm"):
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64])
+            y[r:r + 16, :] = pl.matmul(t, w[:, :])
     return y
 
 

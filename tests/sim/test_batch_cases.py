@@ -234,13 +234,19 @@ def test_a_clamped_tail_window_runs_by_itself_after_the_batch():
     assert np.array_equal(y[:100], x + np.float32(1.0))  # (the last tile's 4 valid rows)
 
 
-def test_partial_tiles_of_an_inner_loop_split_the_inner_nests():
+def test_partial_tiles_of_an_inner_loop_split_the_inner_nests_when_traced():
     x = np.random.default_rng(7).standard_normal((64, 100)).astype(np.float32)
-    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
-    # the whole nest cannot split (each row of tiles ends in a partial one): the outer
-    # loop runs sequentially and each inner nest batches its first three tiles
+    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32),
+                                         trace=True)
+    # traced, partial tiles are not batched (their costs differ per task): the whole nest
+    # cannot split (each row of tiles ends in a partial one), so the outer loop runs
+    # sequentially and each inner nest batches its first three tiles
     assert r.batch_stats == {"batched": 2, "fallback": 1}
     assert "partial tiles" in r.batch_refusals["tail_columns_cols"]
+    assert np.array_equal(y, np.exp(x))
+    # untraced, the partial tiles run in the batch with masks (`masks`): one batch
+    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
+    assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
     assert np.array_equal(y, np.exp(x))
 
 
@@ -284,3 +290,28 @@ def test_a_local_tile_read_after_a_varying_write_is_refused():
     assert r.batch_refusals["local_tile_read_again_keep"] == "a varying write into a local tile"
     for i in range(4):
         np.testing.assert_array_equal(y[i], np.concatenate([x[i, :16], x[i, :16]]))
+
+
+def test_an_index_gather_of_each_blocks_tile_batches():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    idx = rng.integers(0, 32, (16, 32)).astype(np.int32)
+    y, y2 = np.zeros_like(x), np.zeros_like(x)
+    r = K.gather_columns(x, idx, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+    K.gather_columns(x, idx, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y, y2)
+    for b in range(4):
+        assert np.array_equal(y[16 * b:16 * b + 16], np.take_along_axis(x[16 * b:16 * b + 16],
+                                                                         idx, axis=1))
+
+
+def test_an_index_gather_out_of_range_is_reported_as_block_by_block():
+    x = np.zeros((64, 32), np.float32)
+    idx = np.full((16, 32), 40, np.int32)
+    msgs = []
+    for batch in (True, False):
+        with pytest.raises(Exception) as ei:
+            K.gather_columns(x, idx, np.zeros_like(x), config=SimConfig(batch=batch))
+        msgs.append(str(ei.value))
+    assert msgs[0] == msgs[1] and "gather index out of range" in msgs[0]

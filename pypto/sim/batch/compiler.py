@@ -14,12 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Call, Function, ListExpr, Var
+from pypto.ir.nodes import Call, For, Function, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
+from pypto.sim.batch import masks
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.gathers import rows_into
+from pypto.sim.batch.loop_axis import axis_loop, axis_loops
+from pypto.sim.batch.masks import Masked
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.plan import BLOCK, Plan
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
@@ -38,10 +42,11 @@ from pypto.sim.batch.ufuncs import (
     fused,
     reuse,
 )
+from pypto.sim.device.fill import pad_scalar
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.intrinsics.common import SiteId, falsy_const, is_cube
-from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
+from pypto.sim.engine.values import FRAME, Env, Expr, Stmt, pad_mode
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
 
@@ -53,6 +58,8 @@ class BatchCompiler(OwnCores, FnCompiler):
         self.plan = plan
         self.in_region = True
         self.dying = dying_operands(func)
+        # the region's loops that run as a batch axis (untraced: see loop_axis)
+        self.axes = {} if self.settings.trace else axis_loops(func, plan)
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
@@ -64,6 +71,12 @@ class BatchCompiler(OwnCores, FnCompiler):
         if stmts is self.func.body:  # the region's top level: one generated function
             return generate(self, stmts)
         return super().body(stmts)
+
+    def s_for(self, s: For) -> Stmt:
+        ax = self.axes.get(id(s))
+        if ax is None:
+            return super().s_for(s)
+        return axis_loop(self, s, ax)
 
     def vary(self, e: Any) -> bool:
         """Does `e` differ per block (the plan's varying values, the block index)?"""
@@ -83,6 +96,11 @@ class BatchCompiler(OwnCores, FnCompiler):
             return any(self.vary(a) for a in e.args)
         return False
 
+    def read_only(self, e: Any) -> bool:
+        """Is `e` a tensor parameter the region never writes?"""
+        p = self.plan.alias.get(e.name) if isinstance(e, Var) else None
+        return p is not None and p not in self.plan.written and e.name not in self.plan.varying
+
     def core(self, e: Call) -> Core | None:
         """The batched core of the op call `e`, or None when it is uniform."""
         op = get(e.op)
@@ -95,7 +113,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                     return self.bstack_window(e, a[rd.tensor], a[rd.shape], a[rd.offset])
                 if self.vary(a[rd.offset]) or self.vary(valid) or self.vary(clamp):
                     return self.bwindow(e, a[rd.tensor], a[rd.shape], a[rd.offset], e.op,
-                                        valid, clamp)
+                                        valid, clamp, a.get("pad_value"))
             elif wr is not None:
                 tgt = a[wr.tensor]
                 local = not (isinstance(tgt, Var) and tgt.name in self.plan.alias)
@@ -120,6 +138,8 @@ class BatchCompiler(OwnCores, FnCompiler):
             return self.bper_block(e)
         if op.role is Role.RESHAPE:
             return self.breshape(e)
+        if not op.batchable and op.extra.get("batched") is not None:
+            return self.bbatched(e)
         if op.batchable:
             c = self.bop(e)
             k = self._watched_divisor(e, op, list(range(len(e.args))))
@@ -218,19 +238,26 @@ class BatchCompiler(OwnCores, FnCompiler):
         cast = self.caster(e.type, "pl.read")
         tracing = self.settings.trace
         sid = SiteId(e.span, "read")
+        site: list = [None]
 
         def core(f: BatchFrame, args: list) -> Any:
             st = f.batch
             a, offset = args
             if type(a) is not np.ndarray:
+                masks.refuse(st, a)
                 raise Fallback("a tagged source")
             offs = list(offset) if isinstance(offset, (list, tuple)) else [offset]
             if len(offs) != a.ndim:
                 raise Fallback("a flat element index")
             if (a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64:
-                # (the Python int of every element fits an int64: one fancy index)
-                out = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
-                out = np.broadcast_to(out.reshape(out.shape[:st.nb]), st.bs).astype(np.int64)
+                # (the Python int of every element fits an int64: at affine offsets one
+                # strided view, else one fancy index)
+                w = st.window_at(site, a, offs, (1,) * a.ndim, False)
+                if w is None:
+                    w = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
+                w = w.reshape(w.shape[:st.nb])
+                out = w.astype(np.int64) if w.shape == st.bs else \
+                    np.broadcast_to(w, st.bs).astype(np.int64)
             else:
                 out = np.empty(st.bs, dtype=np.int64)
                 for idx in st.indices():
@@ -271,13 +298,15 @@ class BatchCompiler(OwnCores, FnCompiler):
         nd_t = np.ndarray
         into = None if tracing else reuse(e, npdt, static, self.dying.get(id(e), []))
         fast = direct(e, npdt)
+        # partial tiles in the batch (untraced): the rules of `masks`, with the valid
+        # shape the op's type declares when it differs per block
+        mkind = None if tracing else masks.kind_of(e)
+        mvalid = list(t.valid_shape) if not tracing and t.valid_shape is not None and \
+            self.vary(list(t.valid_shape)) else []
+        nv = len(mvalid)
 
-        def core(f: BatchFrame, args: list) -> Any:
+        def compute(f: BatchFrame, args: list) -> Any:
             nb = f.batch.nb
-            if into is not None:
-                r = into(args, nb)
-                if r is not None:
-                    return r
             # (fast gives None unless every operand is a plain array of the op's dtype,
             # and its result is one again)
             r = fast(args) if fast is not None else None
@@ -292,11 +321,59 @@ class BatchCompiler(OwnCores, FnCompiler):
                     r = r.astype(npdt)
             if static is None or r.shape[-rank:] != static or r.ndim not in (rank, rank + nb):
                 raise Fallback("unexpected result shape")
+            return r
+
+        def core(f: BatchFrame, args: list) -> Any:
+            if nv:
+                args, valid = args[:-nv], args[-nv:]
+            for a in args:
+                if type(a) is Masked:
+                    return masks.apply(f.batch, mkind, lambda xs: compute(f, xs), args,
+                                       valid if nv else None, rank)
+            if into is not None:
+                r = into(args, f.batch.nb)
+                if r is not None:
+                    return r
+            r = compute(f, args)
             if acct is not None and f.rec is not None:
+                nb = f.batch.nb
                 z = (0,) * nb
                 acct(f.rec, f.costs,
                      [a[z] if k in shaped and a.ndim == ranks[k] + nb else a
                       for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
+            return r
+
+        return Core("args", core, [e.args[i] for i in public] + mvalid)
+
+    def bbatched(self, e: Call) -> Core:
+        """An op whose registry entry computes a batch itself (its `batched` fact:
+        `f(nb, rank, *operands)`, None when it cannot), cast to its dtype."""
+        opdef = get(e.op)
+        batched = opdef.extra["batched"]
+        public = [i for i, p in enumerate(opdef.params) if not p.startswith("_")
+                  and i < len(e.args)]
+        t = e.type
+        assert isinstance(t, ShapedType)
+        npdt = t.dtype.np
+        static = t.static_shape()
+        rank = len(t.shape)
+        acct = self.accountant(e, opdef, public) if self.settings.trace else None
+
+        def core(f: BatchFrame, args: list) -> Any:
+            nb = f.batch.nb
+            for a in args:
+                if isinstance(a, np.ndarray) and type(a) is not np.ndarray:
+                    raise Fallback("a tagged operand")
+            masks.refuse(f.batch, args)
+            r = batched(nb, rank, *args)
+            if type(r) is not np.ndarray or static is None or r.shape[-rank:] != static:
+                raise Fallback("no batched form")
+            if r.dtype != npdt:
+                r = r.astype(npdt)
+            if acct is not None and f.rec is not None:
+                z = (0,) * nb
+                acct(f.rec, f.costs, [a[z] if isinstance(a, np.ndarray) and a.ndim > rank
+                                      else a for a in args], r[z] if r.ndim > rank else r)
             return r
 
         return Core("args", core, [e.args[i] for i in public])
@@ -315,6 +392,7 @@ class BatchCompiler(OwnCores, FnCompiler):
             x = args[0]
             nb = f.batch.nb
             if type(x) is not np.ndarray:
+                masks.refuse(f.batch, x)
                 raise Fallback("a tagged or non-array operand")
             if x.ndim == in_rank + nb:
                 r = x.reshape(x.shape[:nb] + static)
@@ -331,11 +409,11 @@ class BatchCompiler(OwnCores, FnCompiler):
     # -- windows ---------------------------------------------------------------------
 
     def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str,
-                valid: Any = None, clamp: Any = None) -> Core:
+                valid: Any = None, clamp: Any = None, pad: Any = None) -> Core:
         """A window read at varying offsets: all blocks' windows as one strided view. With
-        a valid shape or clamp, only while every block's window is whole and inside the
-        tensor (`whole_windows`); else the batch stops (`Partial`) naming the blocks
-        whose tile is partial."""
+        a valid shape or clamp, partial tiles are `masks.Masked` (untraced); traced, only
+        while every block's window is whole and inside the tensor (`whole_windows`),
+        else the batch stops (`Partial`) naming the blocks whose tile is partial."""
         _, shp_v = self.const(shape)
         shp = tuple(int(d) for d in shp_v)
         out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
@@ -351,19 +429,33 @@ class BatchCompiler(OwnCores, FnCompiler):
         guarded = not (falsy_const(valid) and falsy_const(clamp))
         valid_f = self.expr(valid) if guarded and not falsy_const(valid) else None
         clamp_f = self.expr(clamp) if guarded and not falsy_const(clamp) else None
+        # the pad of a partial tile, as block by block (`intrinsics.windows`)
+        ok, padv = self.const(pad) if pad is not None else (True, None)
+        pad_of = (pad_mode(padv) if ok else None) or self.settings.config.padding
 
         def core(f: BatchFrame, a: Any, offs: list, env: Env | None = None) -> Any:
             st = f.batch
             if type(a) is not np.ndarray:
+                masks.refuse(st, a)
                 raise Fallback("a tagged source")
             if len(offs) != a.ndim or len(shp) != a.ndim:
                 raise Fallback("rank mismatch")
             if guarded:
                 if env is None:
                     raise Fallback("a window with a valid shape outside a closure")
-                whole_windows(st, a.shape, offs, shp,
-                              valid_f(env) if valid_f is not None else None,
-                              bool(clamp_f(env)) if clamp_f is not None else False)
+                vals = valid_f(env) if valid_f is not None else None
+                clamped = bool(clamp_f(env)) if clamp_f is not None else False
+                if tracing:
+                    whole_windows(st, a.shape, offs, shp, vals, clamped)
+                else:
+                    if vals is not None and (not isinstance(vals, (list, tuple)) or
+                                             len(vals) != len(shp)):
+                        raise Fallback("a valid shape of another rank")
+                    m = masks.read(st, a, offs, shp, vals, clamped, pad_scalar(a.dtype, pad_of))
+                    if m is not None:
+                        if out_static is not None and out_static != shp:
+                            masks.refuse(st, m)
+                        return m
             w = st.window_at(site, a, offs, shp, False)
             nb = st.nb
             if w is None:  # offsets not affine: a gather (one fancy index for all blocks)
@@ -404,6 +496,11 @@ class BatchCompiler(OwnCores, FnCompiler):
         # the operands of the fused op, evaluated before the write (pure: names, constants)
         uf = elementwise_ufunc(source) if into is not None else None
         fused_ops = list(source.args[:uf.arity]) if uf is not None else []
+        if into is None and not tracing and isinstance(source, Call) and self.vary(source):
+            # a row gather: the rows straight into the destination windows
+            take = rows_into(source, shp, self.read_only)
+            if take is not None:
+                into, fused_ops = take
         site: list = [None]
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
@@ -411,7 +508,12 @@ class BatchCompiler(OwnCores, FnCompiler):
             if into is not None and into(st, tgt, fargs, offs):
                 return tgt
             src = src_of()
+            if type(src) is Masked and type(tgt) is np.ndarray and len(offs) == tgt.ndim and \
+                    src.data.shape[-srank:] == shp:
+                masks.write(st, tgt, offs, src, shp)  # (each block's valid part)
+                return tgt
             if type(tgt) is not np.ndarray or type(src) is not np.ndarray:
+                masks.refuse(st, src)
                 raise Fallback("a tagged value")
             nb = st.nb
             if len(offs) != tgt.ndim or src.shape[-srank:] != shp or \
@@ -423,7 +525,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                     st.undo.append((view, view.copy()))
                 view[...] = src
                 if st.wlog is not None:
-                    st.wlog.append((tgt, list(offs), shp, None))
+                    st.wlog.append((tgt, list(offs), shp, None, st))
             else:
                 sb = src.ndim == srank + nb
                 los = []
@@ -442,7 +544,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                         st.undo.append((tgt[box], tgt[box].copy()))
                     tgt[box] = part
                 if st.wlog is not None:
-                    st.wlog.append((tgt, None, shp, los))
+                    st.wlog.append((tgt, None, shp, los, st))
             if tracing:
                 run = f.run
                 buf, origin = run.memory.locate(tgt)

@@ -143,11 +143,15 @@ def fill_unwritten(memory: DeviceMemory, kept: list[PendingFill], wlog: list[Win
         if all(w[0] is a for w in mine) and _covers_memo(a, mine, st, memo):
             memory.pending = [p for p in memory.pending if p is not item]
             continue
+        box = union_box(a, mine) if all(w[0] is a for w in mine) else None
+        if box is not None:  # (e.g. all but a short last tile: the rest is one slab)
+            memory.fill_outside_box(item, *box)
+            continue
         written = np.zeros(a.shape, dtype=np.bool_)
-        for tgt, offs, shp, los in mine:
+        for tgt, offs, shp, los, wst in mine:
             wv = written if tgt is a else strided_like(written, tgt, a)
             if los is None:
-                view = st.window(wv, offs, shp, True)
+                view = wst.window(wv, offs, shp, True)
                 assert view is not None
                 view[...] = True
             else:
@@ -160,7 +164,7 @@ def _covers_memo(a: np.ndarray, writes: list[WindowWrite], st: BatchState, memo:
     """`covers`, remembering the last answer: the same shape, batch shape and writes
     (offsets compared by value; the loop-variable Affs are the same objects call after
     call) give the same answer without hashing them."""
-    sig = [(offs, shp) for _t, offs, shp, los in writes if los is None]
+    sig = [(offs, shp, wst.bs) for _t, offs, shp, los, wst in writes if los is None]
     last = memo[0]
     if last is not None and len(sig) == len(writes):
         try:
@@ -180,7 +184,7 @@ def covers(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
     """Do these batched window writes (each a regular tiling of boxes) cover `a`?"""
     try:
         # (offsets are ints or Aff, both hashable by value; an array offset raises)
-        key = (a.shape, st.bs, *[(*offs, shp) for _t, offs, shp, los in writes
+        key = (a.shape, st.bs, *[(*offs, shp, wst.bs) for _t, offs, shp, los, wst in writes
                                  if los is None])
     except TypeError:
         return False
@@ -193,45 +197,80 @@ def covers(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
 
 
 def _covers_uncached(a: np.ndarray, writes: list[WindowWrite], st: BatchState) -> bool:
+    box = union_box(a, writes)
+    return box is not None and all(lo == 0 for lo in box[0]) and box[1] == a.shape
+
+
+_UNIONS: dict[tuple, tuple | None] = {}
+
+
+def union_box(a: np.ndarray, writes: list[WindowWrite]) -> tuple | None:
+    """(lo, hi) when these batched window writes (each a regular tiling of boxes) tile
+    exactly one box of `a`, without overlaps; else None. Memoised by the writes'
+    offsets, extents and batch shapes (ints and `Aff`s compare by value)."""
+    try:
+        key = (a.shape, *[(*offs, shp, wst.bs) for _t, offs, shp, los, wst in writes
+                          if los is None])
+        if len(key) != len(writes) + 1:
+            return None
+        if key in _UNIONS:
+            return _UNIONS[key]
+    except TypeError:  # (an array offset)
+        return _union_box(a, writes)
+    if len(_UNIONS) > 4096:
+        _UNIONS.clear()
+    box = _UNIONS[key] = _union_box(a, writes)
+    return box
+
+
+def _union_box(a: np.ndarray, writes: list[WindowWrite]) -> tuple | None:
     boxes = set()
-    for _tgt, offs, shp, los in writes:
+    for _tgt, offs, shp, los, wst in writes:
         if los is not None:
-            return False
+            return None
         lo = []
         hi = []
         for ax, o in enumerate(offs):
             b = o.base if type(o) is Aff else int(o)
             lo.append(b)
             hi.append(b + shp[ax])
-        moved: set[int] = set()
-        for k, n in enumerate(st.bs):
+        # per array axis, the (step, count) of the batch axes moving it: they tile it
+        # without gaps when, smallest step first, each step is the span of the smaller
+        # ones (one window, then a mixed radix: a region loop run as an axis inside a
+        # launch loop moves the same axis as the launch loop)
+        moves: dict[int, list] = {}
+        for k, n in enumerate(wst.bs):
             if n <= 1:
                 continue
             axes = [ax for ax, o in enumerate(offs) if type(o) is Aff and o.d[k]]
-            if len(axes) != 1 or axes[0] in moved:
-                return False
-            ax = axes[0]
-            d = offs[ax].d[k]
-            if abs(d) != shp[ax] or hi[ax] - lo[ax] != shp[ax]:
-                return False
-            moved.add(ax)
-            if d > 0:
-                hi[ax] += d * (n - 1)
-            else:
-                lo[ax] += d * (n - 1)
+            if len(axes) != 1:
+                return None
+            moves.setdefault(axes[0], []).append((offs[axes[0]].d[k], n))
+        for ax, steps in moves.items():
+            span = shp[ax]
+            for d, n in sorted(steps, key=lambda m: abs(m[0])):
+                if abs(d) != span:
+                    return None
+                span *= n
+                if d > 0:
+                    hi[ax] += d * (n - 1)
+                else:
+                    lo[ax] += d * (n - 1)
         boxes.add((tuple(lo), tuple(hi)))
     if not boxes or len(boxes) > 256:
-        return False
+        return None
     box_list = list(boxes)
     vol = 0
     for i, (lo_i, hi_i) in enumerate(box_list):
         if any(lo_ < 0 or hi_ > d for lo_, hi_, d in zip(lo_i, hi_i, a.shape)):
-            return False
+            return None
         vol += math.prod(hi_ - lo_ for lo_, hi_ in zip(lo_i, hi_i))
         for lo2, hi2 in box_list[:i]:
             if all(lo_ < h2 and l2 < hi_ for lo_, hi_, l2, h2 in zip(lo_i, hi_i, lo2, hi2)):
-                return False
-    return vol == a.size
+                return None
+    first = tuple(min(b[0][ax] for b in box_list) for ax in range(a.ndim))
+    end = tuple(max(b[1][ax] for b in box_list) for ax in range(a.ndim))
+    return (first, end) if vol == math.prod(h - x for x, h in zip(first, end)) else None
 
 
 __all__ = ["covers", "fill_unwritten", "write_only"]

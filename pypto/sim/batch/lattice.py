@@ -48,4 +48,44 @@ def axis_separator(accs: list, rank: int, sym: str, ax: int, loops: dict) -> tup
     return (sym, ax, coef, hi - lo, list(terms.values()))
 
 
-__all__ = ["axis_separator", "lattice_disjoint"]
+def loop_separator(accs: list, rank: int, sym: str, ax: int, loops: dict) -> tuple | None:
+    """(coef, width, terms) when every access in `accs` sits along axis `ax` at
+    `const + coef * sym + sum(loop terms)` plus the same multiple of every other symbol
+    (a block's own values: within one block they cancel), all with one `coef` and the
+    same terms of the loops inside `sym`'s loop (known ranges); else None. The cells of
+    the iterations of `sym`'s loop within one block are then `coef * step` apart."""
+    coef = None
+    terms: dict | None = None
+    fixed: dict | None = None
+    lo = hi = None
+    for a in accs:
+        if len(a.forms) != rank or a.ext is None or len(a.ext) != rank or a.forms[ax] is None:
+            return None
+        const, coefs = a.forms[ax]
+        if not coefs.get(sym) or (coef is not None and coefs[sym] != coef):
+            return None
+        mine = {}
+        other = {}
+        for u, c in coefs.items():
+            if u == sym:
+                continue
+            if not isinstance(u, tuple):
+                other[u] = c
+                continue
+            rng = loops.get(u[1]) if u[0] == "u" else None
+            if rng is None:
+                return None
+            start, step, n = rng
+            const += c * start
+            mine[u] = (c * step, n)
+        if terms is not None and (mine != terms or other != fixed):
+            return None
+        coef, terms, fixed = coefs[sym], mine, other
+        lo = const if lo is None else min(lo, const)
+        hi = const + a.ext[ax] if hi is None else max(hi, const + a.ext[ax])
+    if coef is None or terms is None or lo is None or hi is None:
+        return None
+    return (coef, hi - lo, list(terms.values()))
+
+
+__all__ = ["axis_separator", "lattice_disjoint", "loop_separator"]

@@ -29,6 +29,7 @@ from pypto.ir.types import ShapedType, TileType, Type
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import Core
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.masks import refuse
 from pypto.sim.batch.scalars import const_ints
 from pypto.sim.batch.state import Fallback, StackRead
 from pypto.sim.batch.ufuncs import broadcast_shape
@@ -199,6 +200,7 @@ class OwnCores:
             if type(tgt) is not np.ndarray or type(src) is not np.ndarray or \
                     tgt.ndim not in (rank, rank + nb) or src.ndim not in (rank, rank + nb) \
                     or src.shape[src.ndim - rank:] != shp or len(offs) != rank:
+                refuse(st, [tgt, src])
                 raise Fallback("a tagged value or a rank mismatch")
             offs = [int(o) for o in offs]
             if any(o < 0 or o + d > n for o, d, n in zip(offs, shp, tgt.shape[tgt.ndim - rank:])):
@@ -236,6 +238,7 @@ class OwnCores:
             src = src_of()
             if type(tgt) is not np.ndarray or type(src) is not np.ndarray or \
                     not tgt.flags.writeable:
+                refuse(st, [tgt, src])
                 raise Fallback("a tagged or read-only value")
             if tgt.ndim != nb + len(shp) or len(offs) != len(shp) or \
                     src.shape[src.ndim - len(shp):] != shp:

@@ -18,7 +18,6 @@ launch time against the actual strides, see `Plan.separated`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.ir.nodes import (
@@ -46,7 +45,8 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
-from pypto.sim.batch.lattice import axis_separator, lattice_disjoint
+from pypto.sim.batch.footprints import Access, Plan
+from pypto.sim.batch.lattice import axis_separator
 from pypto.sim.batch.own import NotBatchable, OwnAnalysis, static_shape
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
@@ -66,60 +66,6 @@ BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
                     Role.LANE_GATHER, Role.COMM))
-
-
-@dataclass
-class Access:
-    tensor: str  # the parameter it resolves to
-    forms: list  # per axis: (const, {symbol: coef}) or None
-    ext: tuple | None  # static window extents (None: unknown)
-    write: bool
-
-
-@dataclass
-class Plan:
-    """The outcome of analysing one region for one set of varying parameters."""
-
-    varying: set  # names of varying values
-    written: set  # parameters written
-    read_written: bool  # some written parameter is also read
-    accesses: list = field(default_factory=list)
-    # tensor -> [(symbol, axis, coef, width, terms)]: along `axis`, every access of the
-    # tensor sits at `const + coef * symbol + sum(c * t for c, n in terms)` with the loop
-    # indices t in range(n), inside a cell `width` wide
-    separators: dict = field(default_factory=dict)
-    returns: list = field(default_factory=list)  # per returned value: the parameter it is
-    vreturns: list = field(default_factory=list)  # per returned value: does it vary
-    loops: dict = field(default_factory=dict)  # the region's loops: var -> (start, step, n)
-    alias: dict = field(default_factory=dict)  # tensor value -> the parameter it is
-    # varying tensor parameters the region writes in place (each iteration's own tensor,
-    # `body.Stack`: the batched loop body makes them writable first)
-    stacked: set = field(default_factory=set)
-
-    def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
-        """Why the footprints of the blocks on some written tensor may overlap, or None
-        when they are pairwise disjoint. `sym_deltas[symbol]` is the per-batch-axis step of
-        a varying scalar (None when it is not affine)."""
-        for t in sorted(self.written):
-            for k, n in enumerate(bs):
-                if n <= 1:
-                    continue
-                ok = False
-                for sym, _axis, coef, width, terms in self.separators.get(t, ()):
-                    d = sym_deltas.get(sym)
-                    if d is None or d[k] == 0:
-                        continue
-                    # the symbol must vary along axis k only (other batch axes of extent > 1
-                    # would move the footprint without separating it)
-                    if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
-                        continue
-                    if lattice_disjoint(terms + [(coef * d[k], n)], width):
-                        ok = True
-                        break
-                if not ok:
-                    return f"the windows of '{source_name(t)}' may overlap from block to block " \
-                           f"(batch axis {k})"
-        return None
 
 
 def _window_valid_names(func: Function) -> set[str]:
@@ -400,7 +346,7 @@ class _Analyzer(OwnAnalysis):
                     _has_valid(getattr(e.args[0], "type", None)):
                 raise NotBatchable("a varying reshape to a dynamic or partially valid shape")
             return True
-        if not opdef.batchable:
+        if not opdef.batchable and opdef.extra.get("batched") is None:
             raise NotBatchable(f"varying operand of {op}")
         if not isinstance(e.type, ShapedType) or not self.valid_ok(e.type):
             raise NotBatchable(f"{op} with a valid shape")
@@ -548,22 +494,37 @@ def _last_yield(stmts: tuple[Stmt, ...]) -> Yield | None:
     return None
 
 
-def analyze(func: Function, varying: set) -> Plan | str:
-    """The batching plan of `func` when the parameters / symbols in `varying` differ per
-    block, or the reason it cannot run batched."""
+def analyzed(func: Function, varying: set, make: Any = None) -> Any:
+    """The analyzer (`make(func, varying)`, `_Analyzer` by default) run to the fixpoint of
+    the values that vary per block, or the reason the region cannot run batched."""
+    make = make or _Analyzer
     try:
         for _ in range(8):
-            an = _Analyzer(func, varying)
+            an = make(func, varying)
             an.body(func.body)
             if not an.changed or set(an.varying) == set(varying):
                 break
             varying = set(an.varying)
         else:
             return "no fixpoint"
-        an = _Analyzer(func, varying)
+        an = make(func, varying)
         an.body(func.body)
     except NotBatchable as exc:
         return str(exc)
+    return an
+
+
+def analyze(func: Function, varying: set) -> Plan | str:
+    """The batching plan of `func` when the parameters / symbols in `varying` differ per
+    block, or the reason it cannot run batched."""
+    an = analyzed(func, varying)
+    return an if isinstance(an, str) else plan_of(an)
+
+
+def plan_of(an: Any) -> Plan | str:
+    """The plan of a finished analysis: what is written, and the separators of the
+    written tensors' footprints along every block symbol."""
+    varying = an.varying
     written = {a.tensor for a in an.accesses if a.write}
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
@@ -593,5 +554,6 @@ __all__ = [
     "NotBatchable",
     "Plan",
     "analyze",
+    "analyzed",
     "index_symbol",
 ]

@@ -35,6 +35,7 @@ from pypto.ops.numeric import _QUIET
 from pypto.sim.batch.compiler import BatchCompiler
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.masks import Masked, partial_blocks
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
 from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.state import (
@@ -160,8 +161,8 @@ def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: l
 
 
 def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spmd: bool,
-                label: str, tid: int, mult: int, wlog: bool, undo: list | None = None
-                ) -> tuple:
+                label: str, tid: int, mult: int, wlog: bool, undo: list | None = None,
+                split: bool = False) -> tuple:
     """Run the batched body; returns (rets, its frame) or raises Fallback after undoing
     what it did (with `undo`, a list: its window writes are logged there for the caller
     to undo instead)."""
@@ -170,7 +171,7 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
              if n in region.plan.written and isinstance(a, np.ndarray)] \
         if region.plan.read_written and undo is None else []
     tracing = run.trace is not None
-    st = BatchState(bs, spmd, tracing, wlog, undo)
+    st = BatchState(bs, spmd, tracing, wlog, undo, split)
     proto = TaskRecord(tid, "", "", "", 1) if tracing else None
     f = BatchFrame(run, st, proto, label, bs[0] if spmd else 1, tid, mult)
     work = run.work
@@ -189,6 +190,12 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
         if partial is not None:  # (the caller may split the batch: `launch_loop`)
             raise partial from None
         raise Fallback(str(exc)) from exc
+    for r in rets:
+        if type(r) is Masked:  # (a partial tile handed on: block by block from here)
+            for a, copy in snaps:
+                a[...] = copy
+            run.work = work
+            raise Partial(partial_blocks(bs, r))
     run.batch.batched += 1
     return rets, f
 
@@ -259,7 +266,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
         if run.memory.pending else None
     try:
         rets, f = run_batched(fr, region, args, bs, False, site.label, tid0, n_tasks,
-                              bool(kept))
+                              bool(kept), split=True)
     except Partial as p:
         run.work = w0
         run.memory.forget_views()

@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 # A logged access: (array, buffer, origin, offsets, extent, write, site, extra record args)
 LoggedAccess = tuple
 # A window write into a buffer whose fill is pending: (target, offsets or None, extent,
-# per-block origins or None)
+# per-block origins or None, the BatchState whose batch axes the offsets span)
 WindowWrite = tuple
 
 
@@ -99,16 +99,22 @@ def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple
     leaves the array (the block-by-block rerun reports it). Axes after the last varying
     offset are plain slices (a row gather copies whole contiguous rows)."""
     nb = st.nb
-    los = [np.asarray(st.materialize(o), dtype=np.int64) for o in offs]
-    m = max((ax + 1 for ax, lo in enumerate(los) if lo.ndim), default=0)
+    los: list[Any] = [o if type(o) is int else np.asarray(st.materialize(o), dtype=np.int64)
+                      for o in offs]
+    m = max((ax + 1 for ax, lo in enumerate(los) if type(lo) is not int and lo.ndim),
+            default=0)
     index: list = []
     for ax, (lo, s, d) in enumerate(zip(los, shp, ashape)):
-        if lo.size and (int(lo.min()) < 0 or int(lo.max()) + s > d):
+        if type(lo) is int:
+            if lo < 0 or lo + s > d:
+                raise Fallback("out of bounds")
+        elif lo.size and (int(lo.min()) < 0 or int(lo.max()) + s > d):
             raise Fallback("out of bounds")
         if ax >= m:
             o = int(lo)
             index.append(slice(o, o + s))
             continue
+        lo = np.asarray(lo, dtype=np.int64)
         lo = lo.reshape((1,) * nb) if lo.ndim == 0 else lo
         tail = [1] * m
         tail[ax] = s
@@ -141,12 +147,16 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "undo", "wlog")
+    __slots__ = ("blk", "bs", "log", "nb", "shorts", "split", "undo", "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
-                 undo: list | None = None):
+                 undo: list | None = None, split: bool = False):
         self.bs = bs
         self.nb = len(bs)
+        # a launch loop nest that splits its outermost loop (`run.Split`): partial tiles
+        # after whole ones stop the batch, the whole ones then run without masks
+        self.split = split
+        self.shorts: dict = {}  # masks._short_blocks's memo
         # (view, its old contents) before every window write, when what the run wrote
         # must be undone after a later failure (a loop body of several launches)
         self.undo = undo
@@ -156,6 +166,22 @@ class BatchState:
         # the window writes into buffers whose fill waits for this run
         # (pypto.sim.batch.fills)
         self.wlog: list[WindowWrite] | None = [] if wlog else None
+
+    def axis(self, n: int) -> BatchState:
+        """This run's state with one more batch axis in front, `n` long: a loop of the
+        region run as a batch axis (`pypto.sim.batch.loop_axis`). The logs are shared;
+        numpy broadcasting lines the outer values' axes up with the new trailing ones."""
+        st = BatchState.__new__(BatchState)
+        st.bs = (n,) + self.bs
+        st.nb = self.nb + 1
+        st.undo = self.undo
+        st.log = self.log
+        st.wlog = self.wlog
+        st.split = False  # (the new axis comes first: a split would cut the loop's)
+        st.shorts = {}
+        blk = self.blk
+        st.blk = Aff(blk.base, (0,) + blk.d) if blk is not None else None
+        return st
 
     def materialize(self, v: Any) -> Any:
         if type(v) is Aff:

@@ -8,7 +8,9 @@ fact), all giving the same bits as the impl:
 
 Each applies only to float32 / float64 operands of the op's own dtype (where the impl
 is exactly the ufunc) and gives None / False when the run-time values are of another
-kind, so the caller falls back to the impl.
+kind, so the caller falls back to the impl. A valid shape in the result's type does not
+matter: batched data are plain arrays (whole tiles, or the data of a `masks.Masked`,
+whose tags the masks follow), and the ufunc computes every element as the impl does.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def direct(e: Call, npdt: DTypeLike) -> Callable[[list], Any] | None:
     ~1-2 us per op), or None when `e` is not such an op."""
     dt = _plain_float(npdt)
     t = e.type
-    if dt is None or not isinstance(t, ShapedType) or t.valid_shape is not None:
+    if dt is None or not isinstance(t, ShapedType):
         return None
     nd_t = np.ndarray
     uf = get(e.op).ufunc
@@ -102,8 +104,7 @@ def reuse(e: Call, npdt: DTypeLike, static: tuple | None, dying: list[int]
     uf = elementwise_ufunc(e)
     t = e.type
     dt = _plain_float(npdt)
-    if not dying or uf is None or dt is None or static is None or \
-            not isinstance(t, ShapedType) or t.valid_shape is not None:
+    if not dying or uf is None or dt is None or static is None or not isinstance(t, ShapedType):
         return None
     ufunc, n = uf.fn, uf.arity
     if len(e.args) < n or not all(falsy_const(x) for x in e.args[n:]) or not _one_rank(e.args[:n]):
@@ -145,7 +146,7 @@ def fused(source: Call, shp: tuple) -> Callable[[BatchState, Any, list, list], b
     if len({len(a.type.shape) for a in source.args[:n]
             if isinstance(getattr(a, "type", None), ShapedType)}) > 1:
         return None  # e.g. a row vector of another rank: the impl reshapes it
-    if not isinstance(t, ShapedType) or t.valid_shape is not None:
+    if not isinstance(t, ShapedType):
         return None
     npdt = _plain_float(t.dtype.np)
     if npdt is None or t.static_shape() != shp:
@@ -171,7 +172,7 @@ def fused(source: Call, shp: tuple) -> Callable[[BatchState, Any, list, list], b
             st.undo.append((view, view.copy()))
         ufunc(*args, out=view)
         if st.wlog is not None:
-            st.wlog.append((tgt, list(offs), shp, None))
+            st.wlog.append((tgt, list(offs), shp, None, st))
         return True
 
     return into_windows

@@ -207,5 +207,20 @@ class DeviceMemory:
         else:
             np.copyto(a, residue(a.shape, a.dtype, item.seed), where=~written)
 
+    def fill_outside_box(self, item: PendingFill, lo: tuple, hi: tuple) -> None:
+        """The deferred fill `item`, only outside the box `[lo, hi)` (as `fill_unwritten`
+        with a mask of that box: one slab per side of it)."""
+        a = item.array
+        self.pending = [p for p in self.pending if p is not item]
+        full = residue(a.shape, a.dtype, item.seed) \
+            if item.seed is not None and not has_nan(a.dtype) else None
+        value = 0 if item.seed is None else np.nan
+        nd = a.ndim
+        for ax in range(nd):
+            for part in (slice(0, lo[ax]), slice(hi[ax], None)):
+                idx = tuple(slice(lo[p], hi[p]) for p in range(ax)) + (part,) + \
+                    (slice(None),) * (nd - ax - 1)
+                a[idx] = value if full is None else full[idx]
+
 
 __all__ = ["DeviceMemory", "GlobalBuffer", "PendingFill"]

@@ -86,11 +86,12 @@ class StmtCompiler(abc.ABC):
         return run
 
     def stmt(self, s: IRStmt) -> Stmt:
-        compile_ = _STATEMENTS.get(type(s))
-        if compile_ is None:
+        method = _STATEMENTS.get(type(s))
+        if method is None:
             raise SimulationError(f"the simulator cannot run {type(s).__name__} statements",
                                   getattr(s, "span", None))
-        return compile_(self, s)
+        compile_: Callable[[Any], Stmt] = getattr(self, method)
+        return compile_(s)
 
     def s_assign(self, s: Assign) -> Stmt:
         v = s.value
@@ -381,11 +382,12 @@ def _endless(fr: Any, span: Any, where: str, n: int, work: int, limit: int) -> E
              "loop iterations and blocks one execution of a pl.while_ may run)")
 
 
-_STATEMENTS: dict[type, Callable[[StmtCompiler, Any], Stmt]] = {
-    Assign: StmtCompiler.s_assign, Eval: StmtCompiler.s_eval, Yield: StmtCompiler.s_yield,
-    Return: StmtCompiler.s_return, Break: StmtCompiler.s_break,
-    Continue: StmtCompiler.s_continue, For: StmtCompiler.s_for, While: StmtCompiler.s_while,
-    If: StmtCompiler.s_if, Scope: StmtCompiler.s_scope,
+# statement type -> the method compiling it (looked up on the compiler: a subclass may
+# compile a statement its own way, as the batch compiler does loops it runs as an axis)
+_STATEMENTS: dict[type, str] = {
+    Assign: "s_assign", Eval: "s_eval", Yield: "s_yield", Return: "s_return",
+    Break: "s_break", Continue: "s_continue", For: "s_for", While: "s_while", If: "s_if",
+    Scope: "s_scope",
 }
 
 __all__ = ["StmtCompiler"]

@@ -158,6 +158,11 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     site = nest.site
     parallel = _all_parallel(s, len(nest.loop_vars))
     region: list[CompiledFunction] = []  # the launched region, compiled on first use
+    # batch shape -> where the last call split it (`Split`): the next call with that
+    # shape splits there at once, instead of finding out with a batch that stops (a
+    # wrong guess costs speed only: a partial head stops its batch, and the nest runs
+    # sequentially, as when a split fails)
+    splits: dict[tuple, int] = {}
 
     def sequential(env: Env) -> str | None:
         memory = env[FRAME].run.memory
@@ -197,10 +202,15 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             return sequential(env)
         outer = tuple((v, env[v]) for v in site.loops if v in env
                       and v not in shape.loop_vars)
-        r = launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
+        n = splits.get(shape.bs)
+        r = Split(n) if n is not None else \
+            launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
                         nest.carries, (outer, shape.raw, nest.loop_vars))
         if isinstance(r, Split):
+            splits[shape.bs] = r.n
             r = _split(exe, fr, nest, shape, cf, site, env, outer, r.n)
+            if r is None:
+                splits.pop(shape.bs, None)
         if r is None:
             return sequential(env)
         nest.finish(env, shape, carried, *r)
@@ -211,13 +221,14 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
 
 def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: CompiledFunction,
            site: LaunchSite, env: Env, outer: tuple, n: int) -> tuple[tuple, int] | None:
-    """The nest's first `n` outermost iterations batched, then the others one launch
-    at a time, in program order (their tiles are partial: a valid shape or a clamp
-    short of the window); (the last launch's returns, its task id), or None when the
-    first part does not run batched after all (nothing changed)."""
+    """The nest's first `n` outermost iterations batched, then the others (their tiles
+    are partial: a valid shape or a clamp short of the window) batched with masks when
+    untraced, else one launch at a time, in program order; (the last launch's returns,
+    its task id), or None when the first part does not run batched after all (nothing
+    changed)."""
     run = fr.run
-    if run.memory.pending:
-        run.memory.flush_pending()
+    # (a deferred pl.Out fill stays deferred: the head's batch fills what it leaves
+    # unwritten, the tail's launches then write their part of that)
     head = nest.sub_shape(shape, 0, n)
     tail = nest.sub_shape(shape, n, shape.bs[0])
     got, rest = nest.arguments(env, head), nest.arguments(env, tail)
@@ -227,6 +238,13 @@ def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: Compile
                     nest.carries, (outer, head.raw, nest.loop_vars))
     if r is None or isinstance(r, Split):
         return None
+    if run.trace is None and math.prod(tail.bs) > 1:
+        # untraced, the partial tiles batch too (with masks: `pypto.sim.batch.masks`;
+        # a single one costs less block by block)
+        t = launch_loop(exe, exe.batch, fr, cf, site, rest[0], tail.bs, tail.pre_work,
+                        nest.carries, (outer, tail.raw, nest.loop_vars))
+        if t is not None and not isinstance(t, Split):
+            return t
     args = rest[0]
     run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
     names = nest.loop_vars
