@@ -34,7 +34,7 @@ from pypto.frontend.parser import FunctionParser
 from pypto.frontend.program_rules import bind_dims, check_external, takes_self
 from pypto.frontend.reshape_back import check_reshape_back
 from pypto.frontend.resolve import PythonScope
-from pypto.frontend.source import get_source
+from pypto.frontend.source import get_source, parse_python
 from pypto.frontend.statements import check_compatible
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
@@ -200,7 +200,7 @@ class ProgramBuilder:
         try:
             ann = p.visit_expr(node.annotation)
             if isinstance(ann, str):  # `from __future__ import annotations`
-                ann = p.visit_expr(ast.parse(ann, mode="eval").body)
+                ann = p.visit_expr(parse_python(ann, mode="eval").body)
         finally:
             p.annotating = False
         try:

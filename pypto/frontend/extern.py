@@ -16,6 +16,7 @@ from typing import Any
 
 from pypto.errors import PyptoSyntaxError, PyptoTypeError
 from pypto.frontend.annotations import AnnotationError, to_type
+from pypto.frontend.source import parse_python
 from pypto.ir.nodes import Direction, Param, Return
 from pypto.ir.types import TupleType
 from pypto.language.kernels import ExternSpec
@@ -67,7 +68,7 @@ def _declared_results(p: Any, tree: _Def) -> int:
     if ann is None:
         return 0
     if isinstance(ann, str):  # `from __future__ import annotations`
-        ann = p.visit_expr(ast.parse(ann, mode="eval").body)
+        ann = p.visit_expr(parse_python(ann, mode="eval").body)
     try:
         t, _ = to_type(ann)
     except AnnotationError as exc:

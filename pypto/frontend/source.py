@@ -11,12 +11,31 @@ import inspect
 import linecache
 import sys
 import textwrap
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import PyptoSyntaxError, UnsupportedFeatureError
 from pypto.ir.span import Span
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_python(text: str, filename: str = "<unknown>", mode: str = "exec") -> Any:
+    """`ast.parse`, safe to call from several threads. CPython 3.11 keeps the AST
+    constructor's recursion count in state shared by the interpreter, so two threads
+    parsing at once can fail with a spurious `SystemError: AST constructor recursion
+    depth mismatch` (python/cpython#106905): our parses take turns, and one that still
+    meets it (another library parsing in another thread) is retried."""
+    for attempt in range(3):
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(text, filename=filename, mode=mode)
+        except SystemError as err:
+            if "recursion depth mismatch" not in str(err) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 @dataclass
@@ -71,7 +90,7 @@ def _fast_source(fn: Callable) -> tuple | None:
     tree = _TREES.get(file)
     if tree is None or tree[0] != key:
         try:
-            mod = ast.parse(key)
+            mod = parse_python(key)
         except (SyntaxError, ValueError):
             return None
         defs: dict[int, list] = {}
@@ -117,7 +136,7 @@ def get_source(fn: Callable) -> SourceInfo:
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = _leading(text) - _leading(dedented)
-    module = ast.parse(dedented)
+    module = parse_python(dedented)
     node = module.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise UnsupportedFeatureError(f"{fn!r} is not a function definition")
@@ -134,7 +153,7 @@ def _command_line_source(fn: Callable) -> tuple[list[str], int, str] | None:
     text = argv[argv.index("-c") + 1]
     lines = text.splitlines(keepends=True)
     try:
-        mod = ast.parse(text)
+        mod = parse_python(text)
     except SyntaxError:
         return None
     first = code.co_firstlineno

@@ -27,7 +27,7 @@ from pypto.errors import (
 )
 from pypto.frontend.builder import positional_params
 from pypto.frontend.resolve import MISSING, PythonScope
-from pypto.frontend.source import SourceInfo
+from pypto.frontend.source import SourceInfo, parse_python
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.text_body import TextParser
 from pypto.ir.nodes import Function, FunctionKind, Param, Program
@@ -63,7 +63,7 @@ class TextReader:
         linecache.cache[self.filename] = (len(self.code), None,
                                           self.code.splitlines(keepends=True), self.filename)
         try:
-            module = ast.parse(self.code, filename=self.filename)
+            module = parse_python(self.code, filename=self.filename)
         except SyntaxError as exc:
             raise SourceSyntaxError(f"invalid syntax: {exc.msg}",
                                    Span(self.filename, exc.lineno or 1, exc.offset or 1),

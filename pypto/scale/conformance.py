@@ -74,10 +74,15 @@ def run_dask(files: list[CorpusFile], opts: FileOptions, client: Any,
     try:
         for fut in as_completed(list(futures)):
             i = futures[fut]
-            if fut.status == "finished":
-                r = fut.result()
-            else:
+            if fut.status == "error":
                 r = _lost(files[i], fut.exception(), time.perf_counter() - t0)
+            else:
+                # finished - or "lost": its result lived on a worker that died after
+                # the run, and the scheduler computes it again for the future we hold
+                try:
+                    r = fut.result()
+                except Exception as err:  # noqa: BLE001 - whatever the worker raised
+                    r = _lost(files[i], err, time.perf_counter() - t0)
             done[i] = r
             fut.release()
             if on_result:
