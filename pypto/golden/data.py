@@ -10,12 +10,15 @@ and a clone per golden call). Here the simulation runs before the golden (see
   argument's host array: `pypto.sim.runtime.transfers`);
 * only the arrays the simulation writes in place (`Out` / `InOut` parameters) are
   copied first, and only when the golden needs their initial values (`before_run`);
-* the golden then takes the read-only inputs themselves, not clones. torch counts every
+* the golden then takes the large read-only inputs themselves, not clones
+  (`SHARE_BYTES` and up: the weights). pypto-lib's goldens may write into their inputs
+  (a state tensor updated in place) and its harness makes that harmless, so inputs
+  below that size are still cloned and behave exactly as there. torch counts every
   in-place write into a tensor (`Tensor._version`, shared with its views), so a golden
-  that writes into one of them anyway is caught (`GoldenInputs.written`): its output is
-  still what it computed from unmodified inputs, but the comparators and the diagnosis,
-  which read the inputs afterwards, would see the modified values, and the report says
-  so. numpy goldens (small, the project's own tests) get copies as before.
+  that writes into a shared one is caught (`GoldenInputs.written`): its output is still
+  what it computed from unmodified inputs, but the comparators and the diagnosis, which
+  read the inputs afterwards, would see the modified values, and the report says so.
+  numpy goldens (small, the project's own tests) get copies as before.
 """
 from __future__ import annotations
 
@@ -28,6 +31,10 @@ import numpy as np
 
 from pypto.golden import _interop as io
 from pypto.golden.spec import ScalarSpec, TensorSpec
+
+
+SHARE_BYTES = 64 << 20
+"""Inputs of at least this many bytes are handed to a torch golden without a clone."""
 
 
 def data_file(dir_: Path, name: str) -> Path | None:
@@ -116,8 +123,8 @@ def compute_golden(specs: list, scalars: dict, host: dict[str, np.ndarray],
                    torch_run: bool) -> GoldenInputs:
     """Call `golden_fn` on its own dict: scalars as numbers, pure outputs as zeros, the
     kept initial values of written parameters (the golden may have them: nothing reads
-    them afterwards), copies of other outputs, and the inputs themselves (torch) or
-    copies of them (numpy)."""
+    them afterwards), copies of other outputs, and the large inputs themselves (torch)
+    or copies of the inputs."""
     scratch: dict[str, Any] = {}
     shared: list[str] = []
     for s in specs:
@@ -129,7 +136,7 @@ def compute_golden(specs: list, scalars: dict, host: dict[str, np.ndarray],
             scratch[s.name] = kept[s.name]
         elif s.is_output:  # the golden fills it; the host array is what the run gave
             scratch[s.name] = host[s.name].copy()
-        elif torch_run:
+        elif torch_run and host[s.name].nbytes >= SHARE_BYTES:
             scratch[s.name] = host[s.name]
             shared.append(s.name)
         else:
