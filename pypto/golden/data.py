@@ -32,7 +32,6 @@ import numpy as np
 from pypto.golden import _interop as io
 from pypto.golden.spec import ScalarSpec, TensorSpec
 
-
 SHARE_BYTES = 64 << 20
 """Inputs of at least this many bytes are handed to a torch golden without a clone."""
 
