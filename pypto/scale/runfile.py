@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.golden.record import RECORD_ENV
+from pypto.scale import warm
 from pypto.scale.corpus import CorpusFile
 from pypto.scale.watchdog import PARENT_ENV, STARTED_ENV
 
@@ -50,18 +51,9 @@ class FileOptions:
     checks: str | None = None  # PYPTO_SIM_CHECKS, e.g. "oob" or "none"
     uninit: str | None = None  # PYPTO_SIM_UNINIT: "residue" runs device-strict
     stream: bool = False  # let the file's output through instead of capturing it
+    warm: bool = True  # fork each file from a preloaded process (`zygote`) when it can
 
 
-def _rss(pid: int) -> int | None:
-    """Resident bytes of a live process (Linux /proc; elsewhere None: no limit)."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -90,7 +82,7 @@ def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None,
             deadline, started = time.monotonic() + timeout, None
         if deadline is not None and time.monotonic() > deadline:
             why = "timeout"
-        elif limit is not None and (_rss(proc.pid) or 0) > limit:
+        elif limit is not None and (warm.resident_bytes(proc.pid) or 0) > limit:
             why = "memory"
         if why:
             _kill_group(proc)
@@ -178,17 +170,24 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
         cmd = [sys.executable, "-m", "pypto.cli", f.path, *opts.args]
         out_path = Path(scratch) / "output.txt"
         t0 = time.perf_counter()
-        with open(out_path, "wb") as out:
-            proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
-                                    start_new_session=True,
-                                    stdout=None if opts.stream else out,
-                                    stderr=None if opts.stream else subprocess.STDOUT)
-            try:
-                code, peak, why, cpu = _wait(proc, opts.timeout, opts.memory_limit, started)
-            except BaseException:
-                _kill_group(proc)  # Ctrl-C, or the task cancelled: leave nothing behind
-                proc.wait()
-                raise
+        zygote = warm.zygote_for(f.path) if opts.warm and not opts.stream else None
+        got = zygote.run([f.path, *opts.args], work, env, out_path, opts.timeout,
+                         opts.memory_limit, started) if zygote is not None else None
+        if got is not None:
+            code, peak, why, cpu = got
+        else:
+            with open(out_path, "wb") as out:
+                proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL,
+                                        start_new_session=True,
+                                        stdout=None if opts.stream else out,
+                                        stderr=None if opts.stream else subprocess.STDOUT)
+                try:
+                    code, peak, why, cpu = _wait(proc, opts.timeout, opts.memory_limit,
+                                                 started)
+                except BaseException:
+                    _kill_group(proc)  # Ctrl-C, or the task cancelled: leave nothing behind
+                    proc.wait()
+                    raise
         seconds = time.perf_counter() - t0
         output = out_path.read_text(encoding="utf-8", errors="replace")
         runs = _records(record)

@@ -34,9 +34,23 @@ def watch_parent_from_env(every: float = 0.5) -> None:
     if not parent.isdigit():
         return
     pid = int(parent)
+    # a warm-started child's parent is the zygote that forked it, not the runner: it
+    # watches the runner's pid itself
+    direct = os.getppid() == pid
+
+    def alive() -> bool:
+        if direct:
+            return os.getppid() == pid
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
     def watch() -> None:
-        while os.getppid() == pid:
+        while alive():
             time.sleep(every)
         os._exit(137)  # the supervisor is gone: nobody will read our result
 
