@@ -306,12 +306,11 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
 def _check_window(p: Any, window: list, vt: ShapedType, tt: ShapedType, name: str,
                   node: ast.AST) -> None:
     """`dst[window] = value`: the value must fill exactly the window (unit axes aside: a
-    scalar-indexed axis and a tile promoted to 2-D both leave a 1) in dst's dtype. Only the
-    value's valid region is written, so that is what must fit."""
-    if vt.dtype != tt.dtype:
-        raise p.error(PyptoTypeError, f"cannot write a {vt.dtype!r} value into '{name}' "
-                      f"({tt.dtype!r})", node, hint=f"convert it first with "
-                                                   f"pl.cast(value, {tt.dtype!r})")
+    scalar-indexed axis and a tile promoted to 2-D both leave a 1). Only the value's valid
+    region is written, so that is what must fit. Its dtype may differ from dst's (the
+    write converts), as in the real parser, which checks no dtype there: it types
+    `pl.add(fp16_x, 1.0)` FP32 (`tensor.adds` promotes with the FP32 literal) and
+    `y[...] = pl.add(fp16_x, 1.0)` into an FP16 `y` is a common kernel line."""
     w = [d for d in window if not (isinstance(d, int) and d == 1)]
     if vt.valid_shape is not None and \
             [d for d in vt.shape if not (isinstance(d, int) and d == 1)] == w:
