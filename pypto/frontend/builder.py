@@ -398,10 +398,15 @@ class ProgramBuilder:
             self._specs[key] = (name, func)
         call = CallFunc(name, tuple(p.to_ir(v, node) for v in values), _ret_type(func),
                         p.span(node))
+        return self._emit_call(p, call, fn.__name__, node)
+
+    @staticmethod
+    def _emit_call(p: FunctionParser, call: CallFunc, base: str, node: ast.AST) -> Any:
+        """Emit a call run inside the caller's body (no task of its own); its value."""
         if call.type is NONE:
             p.emit(Eval(call, p.span(node)))
             return None
-        tmp = Var(f"{fn.__name__}_ret", call.type, span=p.span(node))
+        tmp = Var(f"{base}_ret", call.type, span=p.span(node))
         p.emit(Assign((tmp,), call, p.span(node)))
         return tmp
 
@@ -411,10 +416,6 @@ class ProgramBuilder:
             # `with pl.spmd(n): self.kernel(...)`: the scope dispatches the kernel on n blocks.
             p.dispatch_scopes[-1][1].append(node)
             launch = True
-        if p.in_region and not launch:
-            raise p.error(ScopeError, f"the InCore kernel {fn.__name__} is dispatched as a task; "
-                          "it cannot be called from inside a region", node,
-                          hint="call it from orchestration code, or make it @pl.jit.inline")
         key = ("incore", id(fn), _signature(values))
         name, func = self._specs.get(key, ("", None))
         if func is None:
@@ -426,6 +427,13 @@ class ProgramBuilder:
         call = CallFunc(name, ir_args, _ret_type(func), p.span(node), attrs=attrs)
         if launch:
             return call
+        if p.in_region:
+            # A kernel called from inside a kernel (a pl.at region, an inline pl.spmd
+            # body, an InCore function). The real parser accepts it and its outliner
+            # keeps the call in the outlined InCore function; its code generator has no
+            # code for a call between kernels. So it compiles here too and a run is
+            # refused (passes/kernel_calls.py).
+            return self._emit_call(p, call, fn.__name__, node)
         # A plain call from orchestration is one task with one block.
         attrs = (("name_hint", fn.__name__),)
         rt = call.type

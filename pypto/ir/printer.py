@@ -334,11 +334,13 @@ class _Printer:
     def _scope(self, s: Scope, d: int) -> None:
         kw = []
         for k, v in s.attrs:
-            if k == "level" and s.kind is ScopeKind.INCORE and v == "CORE_GROUP":
-                kw.append("level=pl.Level.CORE_GROUP")
+            if k == "level" and s.kind in (ScopeKind.INCORE, ScopeKind.HIERARCHY):
+                kw.append(f"level=pl.Level.{v}")  # regions record their level by name
+            elif k == "role" and s.kind is ScopeKind.HIERARCHY:
+                kw.append(f"role=pl.Role.{v}")
             else:
                 kw.append(f"{k}={value_str(v)}")
-        head = {ScopeKind.SPMD: "pl.spmd", ScopeKind.INCORE: "pl.at",
+        head = {ScopeKind.SPMD: "pl.spmd", ScopeKind.INCORE: "pl.at", ScopeKind.HIERARCHY: "pl.at",
                 ScopeKind.RUNTIME: "pl.scope", ScopeKind.MANUAL: "pl.manual_scope",
                 ScopeKind.CLUSTER: "pl.cluster", ScopeKind.SPLIT_AIV: "pl.split_aiv"}[s.kind]
         tail = ""
