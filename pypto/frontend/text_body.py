@@ -485,7 +485,7 @@ class TextParser(FunctionParser):
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)
-            if kind is ScopeKind.INCORE and kw.arg not in AT_KEYWORDS:
+            if kind in (ScopeKind.INCORE, ScopeKind.HIERARCHY) and kw.arg not in AT_KEYWORDS:
                 raise self.error(PyptoSyntaxError, f"pl.at() got an unexpected keyword "
                                  f"argument '{kw.arg}'", kw,
                                  hint="pl.at takes " + ", ".join(f"{k}=" for k in
