@@ -36,6 +36,7 @@ from pypto.frontend.reshape_back import check_reshape_back
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source
 from pypto.frontend.statements import check_compatible
+from pypto.frontend.subworker import check_no_self, subworker_function
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
 from pypto.ir.nodes import (
@@ -118,6 +119,9 @@ class ProgramBuilder:
         if self_object is not None:
             p.self_object = SelfProgram(self_object)
         options = parse_options(fn)
+        if options.get("subworker"):
+            check_no_self(p, src.tree)
+            self_object = None  # self-contained: it reaches no siblings
         p.strict_ssa = bool(options.get("strict_ssa"))
         p.auto_scope = bool(options.get("auto_scope", True))
         p.one_var_per_name = bool(options.get("one_var_per_name"))
@@ -136,6 +140,12 @@ class ProgramBuilder:
         p.group_body = ("group", True) in core
         if "attrs" in options:  # @pl.function(attrs={...}): pl.func_attr may not repeat a key
             p.func_attrs.update(decorator_attrs(p, src.tree, options["attrs"]))
+        if options.get("subworker"):  # a host callback: its body is Python, not pl
+            func = subworker_function(p, src.tree, name, tuple(params),
+                                      str(options["subworker"]),
+                                      (("source_name", fn.__name__),))
+            self.functions[name] = func
+            return func, p
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
@@ -287,6 +297,8 @@ class ProgramBuilder:
                       node: ast.AST, launch: bool = False) -> Any:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
+        if parse_options(getattr(callee, "fn", None)).get("subworker"):
+            return self._subworker_call(p, callee.fn, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
         kwargs = dict(kwargs)
         given = call_attrs(p, kwargs, len(args) + len(kwargs) - ("attrs" in kwargs), node)
@@ -325,6 +337,20 @@ class ProgramBuilder:
         tmp = Var(f"{func.attr('source_name', name)}_ret", call.type, span=p.span(node))
         p.emit(Assign((tmp,), call, p.span(node)))
         return tmp
+
+    def _subworker_call(self, p: FunctionParser, fn: Any, args: list, kwargs: dict,
+                        node: ast.AST) -> Any:
+        """`self.callback(...)` of a host SubWorker: a call the host runs (no task)."""
+        values = list(_bind(p, fn, None, args, kwargs, node).arguments.values())
+        key = ("subworker", id(fn))
+        name, func = self._specs.get(key, ("", None))
+        if func is None:
+            name = self.unique(fn.__name__)
+            func, _ = self.parse_function(fn, FunctionKind.HOST, name)
+            self._specs[key] = (name, func)
+        call = CallFunc(name, tuple(p.to_ir(v, node) for v in values), _ret_type(func),
+                        p.span(node))
+        return self._emit_call(p, call, fn.__name__, node)
 
     def _device_call(self, p: FunctionParser, callee: Any, args: list, kwargs: dict,
                      node: ast.AST) -> Any:

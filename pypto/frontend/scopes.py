@@ -29,7 +29,15 @@ from pypto.ir import dtypes
 from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType
 from pypto.language import dsl
-from pypto.language.enums import CrossCoreSlot, Level, Role, ScopeMode, Split, SplitMode
+from pypto.language.enums import (
+    LINQU_LEVEL,
+    CrossCoreSlot,
+    Level,
+    Role,
+    ScopeMode,
+    Split,
+    SplitMode,
+)
 
 _TASK = ScalarType(dtypes.TASK_ID)
 _AT_KW = AT_KEYWORDS = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
@@ -242,11 +250,6 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
         p.env[task.name] = task
 
 
-# Linqu level of each pl.Level above CORE_GROUP (the real ir.level_to_linqu_level)
-_LINQU = {Level.CHIP_DIE: 1, Level.CHIP: 2, Level.HOST: 3, Level.CLUSTER_0: 4,
-          Level.CLUSTER_1: 5, Level.CLUSTER_2: 6, Level.GLOBAL: 7}
-
-
 def _hierarchy(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None, kw: dict,
                level: Level) -> None:
     """`with pl.at(level=pl.Level.HOST, ...)` (any level above CORE_GROUP): host-level
@@ -261,7 +264,7 @@ def _hierarchy(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None, 
                       hint="use pl.at(level=pl.Level.CORE_GROUP, optimizations=[...])")
     if role is not None and not isinstance(role, Role):
         raise p.error(PyptoSyntaxError, f"role= takes a pl.Role member, got {role!r}", rnode)
-    if role is Role.SubWorker and _LINQU.get(level, 0) >= _LINQU[Level.HOST]:
+    if role is Role.SubWorker and LINQU_LEVEL[level] >= LINQU_LEVEL[Level.HOST]:
         raise p.error(PyptoSyntaxError, "Inline 'with pl.at(level>=HOST, "
                       "role=pl.Role.SubWorker)' is not supported.", rnode,
                       hint="declare a SubWorker with @pl.function(level=..., "
