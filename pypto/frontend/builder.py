@@ -29,6 +29,7 @@ from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
 from pypto.frontend.func_attrs import decorator_attrs
 from pypto.frontend.jit_program import JitProgram
+from pypto.frontend.jit_rebind import checked_rebinds
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.program_rules import bind_dims, check_external, takes_self
@@ -125,6 +126,8 @@ class ProgramBuilder:
         p.strict_ssa = bool(options.get("strict_ssa"))
         p.auto_scope = bool(options.get("auto_scope", True))
         p.one_var_per_name = bool(options.get("one_var_per_name"))
+        if not p.one_var_per_name and not p.strict_ssa:  # a @pl.jit form
+            p.jit_rebinds = checked_rebinds(src.tree, [a.arg for a in src.tree.args.args])
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
