@@ -300,7 +300,7 @@ class ProgramBuilder:
                       node: ast.AST, launch: bool = False) -> Any:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
-        if parse_options(getattr(callee, "fn", None)).get("subworker"):
+        if callable(getattr(callee, "fn", None)) and parse_options(callee.fn).get("subworker"):
             return self._subworker_call(p, callee.fn, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
         kwargs = dict(kwargs)

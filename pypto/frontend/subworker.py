@@ -19,6 +19,7 @@ from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.ir.nodes import Function, FunctionKind
 from pypto.ir.types import TupleType
 
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def is_func_attr(p: Any, stmt: ast.stmt) -> bool:
@@ -43,14 +44,14 @@ def is_abstract(p: Any, body: list[ast.stmt]) -> bool:
         isinstance(rest[0].value, ast.Constant) and rest[0].value.value is ...
 
 
-def check_no_self(p: Any, tree: ast.FunctionDef) -> None:
+def check_no_self(p: Any, tree: _Def) -> None:
     if tree.args.args and tree.args.args[0].arg == "self":
         raise p.error(PyptoSyntaxError, f"SubWorker function '{tree.name}' must not declare "
                       "'self'; declare it as a self-contained function inside @pl.program.",
                       tree, hint="Remove the 'self' parameter from the SubWorker definition.")
 
 
-def returns_of(p: Any, tree: ast.FunctionDef) -> tuple:
+def returns_of(p: Any, tree: _Def) -> tuple:
     """The declared return types (a SubWorker has no DSL body to infer them from)."""
     if tree.returns is None:
         return ()
@@ -69,7 +70,7 @@ def returns_of(p: Any, tree: ast.FunctionDef) -> tuple:
     return t.items if isinstance(t, TupleType) else (t,)
 
 
-def subworker_attrs(p: Any, tree: ast.FunctionDef, level: str) -> tuple:
+def subworker_attrs(p: Any, tree: _Def, level: str) -> tuple:
     """role/level, then what the body is: abstract, or its Python source."""
     if is_abstract(p, tree.body):
         body: tuple = (("requires_runtime_binding", True),)
@@ -81,7 +82,7 @@ def subworker_attrs(p: Any, tree: ast.FunctionDef, level: str) -> tuple:
     return (("role", "SubWorker"), ("level", level)) + body
 
 
-def subworker_function(p: Any, tree: ast.FunctionDef, name: str, params: tuple,
+def subworker_function(p: Any, tree: _Def, name: str, params: tuple,
                        level: str, extra_attrs: tuple) -> Function:
     attrs = subworker_attrs(p, tree, level) + extra_attrs + tuple(p.func_attrs.items())
     return Function(name, params, (), FunctionKind.HOST, returns_of(p, tree), attrs,

@@ -42,7 +42,7 @@ def _tensor_scalar_dtype(a: TensorType, rhs: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         dt = scalar_dtype(rhs)
     elif isinstance(value, float) and not (isinstance(rhs, Const) and
-                                           rhs.type.dtype != dtypes.INDEX):
+                                           scalar_dtype(rhs) != dtypes.INDEX):
         dt = dtypes.FP32
     else:
         dt = scalar_dtype(rhs) if isinstance(rhs, Const) else a.dtype

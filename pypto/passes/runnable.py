@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pypto.errors import NotSimulatableError, ScopeError, UserError
-from pypto.ir.nodes import CallFunc, Function, FunctionKind, Program, Scope, ScopeKind
+from pypto.ir.nodes import CallFunc, Function, Program, Scope, ScopeKind
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.passes.base import Pass, PassContext

@@ -72,7 +72,7 @@ def test_optimizations_need_a_core_group_scope():
 
 @pl.jit
 def host_scope_in_region(x: pl.Tensor[[64], pl.FP32], y: pl.Out[pl.Tensor[[64], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
+    with pl.at(level=pl.Level.CORE_GROUP):  # noqa: SIM117 - one scope per kernel `with`
         with pl.at(level=pl.Level.HOST):  # ERR:host_in_region
             y = pl.add(x, x)
     return y
