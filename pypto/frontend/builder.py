@@ -461,7 +461,7 @@ class ProgramBuilder:
             # body, an InCore function). The real parser accepts it and its outliner
             # keeps the call in the outlined InCore function; its code generator has no
             # code for a call between kernels. So it compiles here too and a run is
-            # refused (passes/kernel_calls.py).
+            # refused (passes/runnable.py).
             return self._emit_call(p, call, fn.__name__, node)
         # A plain call from orchestration is one task with one block.
         attrs = (("name_hint", fn.__name__),)
