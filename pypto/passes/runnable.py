@@ -104,9 +104,9 @@ def _host_code(program: Program) -> list[Refusal]:
             if isinstance(n, Scope) and n.kind is ScopeKind.HIERARCHY:
                 level = n.attr("level")
                 out.append(Refusal(
-                    "simulator", f"a pl.at(level=pl.Level.{level}) scope is host-level code "
-                    "of a multi-card system; the simulator runs the CORE_GROUP regions of "
-                    "one card", n.span,
+                    "simulator", f"a pl.at(level=pl.Level.{level}) scope runs at a level "
+                    "above CORE_GROUP (host-level code of a multi-card system at HOST); the "
+                    "simulator runs the CORE_GROUP regions of one card", n.span,
                     "write the work in a `with pl.at(level=pl.Level.CORE_GROUP, ...)` region, "
                     "or dispatch per-card functions from a @pl.jit.host function",
                     f"the program compiles: the real compiler outlines the scope into a "

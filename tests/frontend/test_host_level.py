@@ -38,7 +38,7 @@ def test_host_level_scope_compiles_and_is_refused_when_run():
     # host code is not core work left in orchestration code: no misplaced-op warning
     assert not compiled.analyses["misplaced_ops"]
     err = refused_at_run(HostScope, NotSimulatableError, "a pl.at(level=pl.Level.HOST) scope "
-                         "is host-level code of a multi-card system", HERE, "host_scope",
+                         "runs at a level above CORE_GROUP", HERE, "host_scope",
                          "with", args=(np.ones(64, np.float32),))
     assert "CORE_GROUP" in err.hint
 
