@@ -11,6 +11,7 @@ import numpy as np
 from pypto.frontend import ProgramBuilder, check_program_externals, program_kind
 from pypto.ir.nodes import FunctionKind, Program
 from pypto.language.enums import FunctionType
+from pypto.language.kernels import parse_options
 from pypto.language.typing import Tensor
 from pypto.passes import PassContext, default_pipeline, run_pipeline
 from pypto.platform import DEFAULT_PLATFORM
@@ -132,16 +133,18 @@ def compile_program(progdef: Any, args: tuple, kwargs: dict, platform: str | Non
 
 
 def _program_entry(progdef: Any) -> str:
-    # A multi-card program's entry is its host function, which dispatches the others.
-    host = [n for n, f in progdef.functions.items() if program_kind(f) is FunctionKind.HOST]
+    # A multi-card program's entry is its host function, which dispatches the others; a
+    # host SubWorker is a callback that host function calls (the entry only alone).
+    funcs = {n: f for n, f in progdef.functions.items()
+             if not parse_options(f.fn).get("subworker")}
+    host = [n for n, f in funcs.items() if program_kind(f) is FunctionKind.HOST]
     if host:
         return host[0]
-    orch = [n for n, f in progdef.functions.items() if f.type is FunctionType.Orchestration]
+    orch = [n for n, f in funcs.items() if f.type is FunctionType.Orchestration]
     if orch:
         return orch[0]
-    opaque = [n for n, f in progdef.functions.items()
-              if f.type in (FunctionType.Opaque, None)]
-    return opaque[-1] if opaque else next(iter(progdef.functions))
+    opaque = [n for n, f in funcs.items() if f.type in (FunctionType.Opaque, None)]
+    return opaque[-1] if opaque else next(iter(funcs or progdef.functions))
 
 
 def _finish(program: Program, builder: Any, platform: str, source: Any) -> CompiledProgram:

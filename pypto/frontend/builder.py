@@ -29,6 +29,7 @@ from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
 from pypto.frontend.func_attrs import decorator_attrs
 from pypto.frontend.jit_program import JitProgram
+from pypto.frontend.jit_rebind import checked_rebinds
 from pypto.frontend.opaque import parse_as_region, self_contained
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.program_rules import bind_dims, check_external, takes_self
@@ -36,6 +37,7 @@ from pypto.frontend.reshape_back import check_reshape_back
 from pypto.frontend.resolve import PythonScope
 from pypto.frontend.source import get_source, parse_python
 from pypto.frontend.statements import check_compatible
+from pypto.frontend.subworker import check_no_self, subworker_function
 from pypto.frontend.values import contains_ir, is_ir
 from pypto.ir.dtypes import from_numpy
 from pypto.ir.nodes import (
@@ -118,9 +120,14 @@ class ProgramBuilder:
         if self_object is not None:
             p.self_object = SelfProgram(self_object)
         options = parse_options(fn)
+        if options.get("subworker"):
+            check_no_self(p, src.tree)
+            self_object = None  # self-contained: it reaches no siblings
         p.strict_ssa = bool(options.get("strict_ssa"))
         p.auto_scope = bool(options.get("auto_scope", True))
         p.one_var_per_name = bool(options.get("one_var_per_name"))
+        if not p.one_var_per_name and not p.strict_ssa:  # a @pl.jit form
+            p.jit_rebinds = checked_rebinds(src.tree, [a.arg for a in src.tree.args.args])
         if in_region:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
@@ -136,6 +143,12 @@ class ProgramBuilder:
         p.group_body = ("group", True) in core
         if "attrs" in options:  # @pl.function(attrs={...}): pl.func_attr may not repeat a key
             p.func_attrs.update(decorator_attrs(p, src.tree, options["attrs"]))
+        if options.get("subworker"):  # a host callback: its body is Python, not pl
+            func = subworker_function(p, src.tree, name, tuple(params),
+                                      str(options["subworker"]),
+                                      (("source_name", fn.__name__),))
+            self.functions[name] = func
+            return func, p
         if kind is FunctionKind.OPAQUE and not in_region and self_contained(src.tree,
                                                                            self_object):
             parse_as_region(p, src.tree, name)  # a self-contained compute kernel
@@ -287,6 +300,8 @@ class ProgramBuilder:
                       node: ast.AST, launch: bool = False) -> Any:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
+        if callable(getattr(callee, "fn", None)) and parse_options(callee.fn).get("subworker"):
+            return self._subworker_call(p, callee.fn, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
         kwargs = dict(kwargs)
         given = call_attrs(p, kwargs, len(args) + len(kwargs) - ("attrs" in kwargs), node)
@@ -325,6 +340,20 @@ class ProgramBuilder:
         tmp = Var(f"{func.attr('source_name', name)}_ret", call.type, span=p.span(node))
         p.emit(Assign((tmp,), call, p.span(node)))
         return tmp
+
+    def _subworker_call(self, p: FunctionParser, fn: Any, args: list, kwargs: dict,
+                        node: ast.AST) -> Any:
+        """`self.callback(...)` of a host SubWorker: a call the host runs (no task)."""
+        values = list(_bind(p, fn, None, args, kwargs, node).arguments.values())
+        key = ("subworker", id(fn))
+        name, func = self._specs.get(key, ("", None))
+        if func is None:
+            name = self.unique(fn.__name__)
+            func, _ = self.parse_function(fn, FunctionKind.HOST, name)
+            self._specs[key] = (name, func)
+        call = CallFunc(name, tuple(p.to_ir(v, node) for v in values), _ret_type(func),
+                        p.span(node))
+        return self._emit_call(p, call, fn.__name__, node)
 
     def _device_call(self, p: FunctionParser, callee: Any, args: list, kwargs: dict,
                      node: ast.AST) -> Any:
@@ -398,10 +427,15 @@ class ProgramBuilder:
             self._specs[key] = (name, func)
         call = CallFunc(name, tuple(p.to_ir(v, node) for v in values), _ret_type(func),
                         p.span(node))
+        return self._emit_call(p, call, fn.__name__, node)
+
+    @staticmethod
+    def _emit_call(p: FunctionParser, call: CallFunc, base: str, node: ast.AST) -> Any:
+        """Emit a call run inside the caller's body (no task of its own); its value."""
         if call.type is NONE:
             p.emit(Eval(call, p.span(node)))
             return None
-        tmp = Var(f"{fn.__name__}_ret", call.type, span=p.span(node))
+        tmp = Var(f"{base}_ret", call.type, span=p.span(node))
         p.emit(Assign((tmp,), call, p.span(node)))
         return tmp
 
@@ -411,10 +445,6 @@ class ProgramBuilder:
             # `with pl.spmd(n): self.kernel(...)`: the scope dispatches the kernel on n blocks.
             p.dispatch_scopes[-1][1].append(node)
             launch = True
-        if p.in_region and not launch:
-            raise p.error(ScopeError, f"the InCore kernel {fn.__name__} is dispatched as a task; "
-                          "it cannot be called from inside a region", node,
-                          hint="call it from orchestration code, or make it @pl.jit.inline")
         key = ("incore", id(fn), _signature(values))
         name, func = self._specs.get(key, ("", None))
         if func is None:
@@ -426,6 +456,13 @@ class ProgramBuilder:
         call = CallFunc(name, ir_args, _ret_type(func), p.span(node), attrs=attrs)
         if launch:
             return call
+        if p.in_region:
+            # A kernel called from inside a kernel (a pl.at region, an inline pl.spmd
+            # body, an InCore function). The real parser accepts it and its outliner
+            # keeps the call in the outlined InCore function; its code generator has no
+            # code for a call between kernels. So it compiles here too and a run is
+            # refused (passes/runnable.py).
+            return self._emit_call(p, call, fn.__name__, node)
         # A plain call from orchestration is one task with one block.
         attrs = (("name_hint", fn.__name__),)
         rt = call.type

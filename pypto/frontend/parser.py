@@ -93,6 +93,10 @@ class FunctionParser:
         self.deps_comprehensions: set[int] | None = None
         # a @pl.function body: a rebound name keeps its type (`_check_retype`)
         self.one_var_per_name = False
+        # a @pl.jit body: the rebindings that keep their variable, by statement (the
+        # rest the real specializer renames; jit_rebind.py), or None
+        self.jit_rebinds: dict[int, set[str]] | None = None
+        self.current_stmt: ast.stmt | None = None
 
     # -- diagnostics -------------------------------------------------------------
 
@@ -115,7 +119,11 @@ class FunctionParser:
             raise self.error(UnsupportedFeatureError,
                              f"the Python statement '{_construct(node)}' is not supported in a "
                              "kernel body", node, hint=_STMT_HINTS.get(type(node)))
-        self._guard(handler, node)
+        saved, self.current_stmt = self.current_stmt, node
+        try:
+            self._guard(handler, node)
+        finally:
+            self.current_stmt = saved
 
     def visit_expr(self, node: ast.expr) -> Any:
         """Evaluate an expression: an IR `Expr` for run-time values, a Python object
@@ -211,10 +219,14 @@ class FunctionParser:
         """In a `@pl.function` a name keeps its tensor / tile type when rebound (the real
         parser's rule, #642: one Python name is one IR variable there). Checked on what
         both parsers know the same way: tensor or tile, dtype, rank and static extents.
-        (A `@pl.jit` body is alpha-renamed first by the real specializer, so its
-        rebindings in one scope are new variables, as here.)"""
+        A `@pl.jit` body is alpha-renamed first by the real specializer: a rebinding at
+        the depth of the name's first binding is a new variable, one deeper keeps it
+        and is checked (`jit_rebind.checked_rebinds`)."""
         prev = self.env.get(name)
-        if not self.one_var_per_name or self.strict_ssa or not isinstance(prev, Var):
+        if self.strict_ssa or not isinstance(prev, Var):
+            return
+        if not self.one_var_per_name and (self.jit_rebinds is None or name not in
+                                          self.jit_rebinds.get(id(self.current_stmt), ())):
             return
         was, got = prev.type, value.type
         if not (isinstance(was, ShapedType) and isinstance(got, ShapedType)):

@@ -29,7 +29,15 @@ from pypto.ir import dtypes
 from pypto.ir.nodes import For, LoopKind, Scope, ScopeKind, Var
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TileType
 from pypto.language import dsl
-from pypto.language.enums import CrossCoreSlot, Level, ScopeMode, Split, SplitMode
+from pypto.language.enums import (
+    LINQU_LEVEL,
+    CrossCoreSlot,
+    Level,
+    Role,
+    ScopeMode,
+    Split,
+    SplitMode,
+)
 
 _TASK = ScalarType(dtypes.TASK_ID)
 _AT_KW = AT_KEYWORDS = {"level", "role", "optimizations", "deps", "no_dep_args", "dumps",
@@ -203,10 +211,14 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
                       hint="write pl.at(level=pl.Level.CORE_GROUP, name_hint=\"...\")")
     kw = _kwargs(p, call, _AT_KW, "pl.at")
     level, lnode = kw.get("level", (None, call))
+    if isinstance(level, Level) and level is not Level.CORE_GROUP and not p.in_region:
+        _hierarchy(p, node, call, target, kw, level)
+        return
     if level is not Level.CORE_GROUP:
-        raise p.error(ScopeError, f"pl.at(level={_level_str(level)}) is not supported; only "
-                      "pl.Level.CORE_GROUP regions exist on one card", lnode,
-                      hint="write pl.at(level=pl.Level.CORE_GROUP, name_hint=...)")
+        raise p.error(ScopeError, f"pl.at(level={_level_str(level)}) is not supported here; "
+                      "inside a kernel only pl.Level.CORE_GROUP regions exist", lnode,
+                      hint="write pl.at(level=pl.Level.CORE_GROUP, name_hint=...), or open the "
+                           "host-level scope in orchestration code")
     if "role" in kw:
         raise p.error(PyptoSyntaxError, "role= is not allowed with pl.Level.CORE_GROUP",
                       kw["role"][1])
@@ -234,6 +246,46 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
     task = _task_var(p, target)
     body = _region_body(p, node, "at", node.body)
     p.emit(Scope(ScopeKind.INCORE, tuple(body), tuple(attrs), task, p.span(node)))
+    if task is not None:
+        p.env[task.name] = task
+
+
+def _hierarchy(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None, kw: dict,
+               level: Level) -> None:
+    """`with pl.at(level=pl.Level.HOST, ...)` (any level above CORE_GROUP): host-level
+    code of a multi-card system. The real parser builds a hierarchy scope that its
+    compiler outlines into a function of that level; here it compiles and a run is
+    refused (passes/runnable.py): the simulator runs the regions of one card."""
+    role, rnode = kw.get("role", (None, call))
+    if "optimizations" in kw:
+        raise p.error(PyptoSyntaxError, "optimizations=[pl.split(...)] / optimizations="
+                      "[pl.cross_core_slot(...)] are only supported with "
+                      "level=pl.Level.CORE_GROUP", kw["optimizations"][1],
+                      hint="use pl.at(level=pl.Level.CORE_GROUP, optimizations=[...])")
+    if role is not None and not isinstance(role, Role):
+        raise p.error(PyptoSyntaxError, f"role= takes a pl.Role member, got {role!r}", rnode)
+    if role is Role.SubWorker and LINQU_LEVEL[level] >= LINQU_LEVEL[Level.HOST]:
+        raise p.error(PyptoSyntaxError, "Inline 'with pl.at(level>=HOST, "
+                      "role=pl.Role.SubWorker)' is not supported.", rnode,
+                      hint="declare a SubWorker with @pl.function(level=..., "
+                           "role=pl.Role.SubWorker) as a self-contained function (no 'self' "
+                           "parameter) inside the @pl.program")
+    if "spmd" in p.region_stack or p.clusters:
+        raise p.error(ScopeError, f"pl.at(level={_level_str(level)}) cannot be nested inside "
+                      "a pl.spmd or pl.cluster scope", call)
+    attrs: list[tuple[str, Any]] = [("level", level.name)]
+    if role is not None:
+        attrs.append(("role", role.name))
+    name_hint = kw.get("name_hint", ("", None))[0]
+    if "name_hint" in kw:
+        _check_name_hint(p, name_hint, kw["name_hint"][1])
+    attrs.append(("name_hint", name_hint))
+    if "deps" in kw:
+        attrs.append(("deps", deps_attr(p, *kw["deps"])))
+    task = _task_var(p, target)
+    with p.block() as body:  # host code: orchestration, not a region
+        p.visit_body(node.body)
+    p.emit(Scope(ScopeKind.HIERARCHY, tuple(body), tuple(attrs), task, p.span(node)))
     if task is not None:
         p.env[task.name] = task
 
@@ -361,15 +413,21 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     task = _task_var(p, target)
     p.materialize(assigned_names(node.body), node)
     calls: list = []
-    p.dispatch_scopes.append((len(p.region_stack) + 1, calls))
+    # A body that reads its block index does the per-block work itself: the whole body,
+    # a kernel call in it included, is one per-block kernel (the real parser wraps it in
+    # an InCore carrier), so its calls dispatch nothing. Decided on the source, as there.
+    inline = reads_block_idx(node.body)
+    if not inline:
+        p.dispatch_scopes.append((len(p.region_stack) + 1, calls))
     try:
         body = _region_body(p, node, "spmd", node.body)
     finally:
-        p.dispatch_scopes.pop()
+        if not inline:
+            p.dispatch_scopes.pop()
     if len(calls) > 1:
         raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope dispatches a single kernel "
                       "call", calls[1], hint="open one pl.spmd scope per kernel")
-    if not calls:
+    if not calls and not inline:
         check_spmd_body(p, node)
     if calls and len(node.body) > 1:
         other = next((s for s in node.body if not _contains(s, calls[0])), node.body[1])
@@ -382,13 +440,19 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
         record_outputs(p, [p.env.get(n) for n in assigned_names(node.body)], task)
 
 
+def reads_block_idx(body: list[ast.stmt]) -> bool:
+    """Does a `with pl.spmd` body call `get_block_idx()` (any spelling: `pl.`,
+    `pl.tile.`, a bare imported name)? Matched by name, as the real parser does."""
+    return any(isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr == "get_block_idx") or
+        (isinstance(n.func, ast.Name) and n.func.id == "get_block_idx"))
+        for s in body for n in ast.walk(s))
+
+
 def check_spmd_body(p: Any, node: ast.With) -> None:
     """A `with pl.spmd(n):` body that dispatches no kernel must read its block index
     (`get_block_idx()`, any spelling), or every block does the same work."""
-    if any(isinstance(n, ast.Call) and (
-            (isinstance(n.func, ast.Attribute) and n.func.attr == "get_block_idx") or
-            (isinstance(n.func, ast.Name) and n.func.id == "get_block_idx"))
-           for s in node.body for n in ast.walk(s)):
+    if reads_block_idx(node.body):
         return
     raise p.error(PyptoSyntaxError, "the `with pl.spmd(...)` body neither reads the "
                   "per-block index (pl.tile.get_block_idx()) nor dispatches a kernel, so every "

@@ -20,6 +20,7 @@ from pypto.errors import (
 from pypto.frontend.dispatch import expression
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static
+from pypto.ir import dtypes
 from pypto.ir.nodes import Expr, GetItem
 from pypto.ir.types import ArrayType, ShapedType, TileType, TupleType
 
@@ -306,12 +307,16 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
 def _check_window(p: Any, window: list, vt: ShapedType, tt: ShapedType, name: str,
                   node: ast.AST) -> None:
     """`dst[window] = value`: the value must fill exactly the window (unit axes aside: a
-    scalar-indexed axis and a tile promoted to 2-D both leave a 1) in dst's dtype. Only the
-    value's valid region is written, so that is what must fit."""
-    if vt.dtype != tt.dtype:
-        raise p.error(PyptoTypeError, f"cannot write a {vt.dtype!r} value into '{name}' "
-                      f"({tt.dtype!r})", node, hint=f"convert it first with "
-                                                   f"pl.cast(value, {tt.dtype!r})")
+    scalar-indexed axis and a tile promoted to 2-D both leave a 1). Only the value's valid
+    region is written, so that is what must fit. Into a tensor its dtype may differ from
+    dst's (the write converts), as in the real parser, which checks no dtype there (and
+    types `pl.add(fp16_x, 1.0)` FP32: `tensor.adds` promotes with the FP32 literal);
+    into a tile it must be dst's, but for the FP32 -> BF16 / FP16 drain (`tile.assemble`)."""
+    if isinstance(tt, TileType) and vt.dtype != tt.dtype and not (
+            vt.dtype == dtypes.FP32 and tt.dtype in (dtypes.BF16, dtypes.FP16)):
+        raise p.error(PyptoTypeError, f"cannot write a {vt.dtype!r} value into the tile "
+                      f"'{name}' ({tt.dtype!r})", node,
+                      hint=f"convert it first with pl.cast(value, {tt.dtype!r})")
     w = [d for d in window if not (isinstance(d, int) and d == 1)]
     if vt.valid_shape is not None and \
             [d for d in vt.shape if not (isinstance(d, int) and d == 1)] == w:

@@ -34,7 +34,7 @@ from pypto.ir.nodes import Function, FunctionKind, Param, Program
 from pypto.ir.printer import entry_by_rule
 from pypto.ir.span import Span
 from pypto.ir.types import Type
-from pypto.language.enums import FunctionType
+from pypto.language.enums import LINQU_LEVEL, FunctionType, Level, Role
 from pypto.language.typing import DynVar
 
 
@@ -191,13 +191,16 @@ class TextReader:
             if first is not None:
                 attrs = self._func_attrs(p, first)
                 body = body[1:]
+            if _subworker(options[d.name]):
+                body = []  # Python, not pl: its `python_body` attribute holds it
             stmts = p.body(body) if body else ()
             out.append(Function(d.name, tuple(params), stmts, kind, tuple(returns), attrs,
                                 p.span(d)))
         return out
 
     def _head(self, node: ast.FunctionDef, options: dict, method: bool) -> tuple:
-        kind = self._kind(options)
+        kind = FunctionKind.HOST if _subworker(options) else self._kind(options)
+        method = method and not _subworker(options)  # a SubWorker takes no self
         p = self._parser(node, kind, node.name, {})
         args = positional_params(p, node, method, defaults=False,
                                  what="parameters of the IR text form")
@@ -264,6 +267,12 @@ class TextReader:
             raise p.error(PyptoSyntaxError, "pl.func_attr takes one dict literal with string "
                           "keys", call)
         return tuple((k.value, p.visit_expr(v)) for k, v in zip(keys, d.values))
+
+
+def _subworker(options: dict) -> bool:
+    """`@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)` (or a higher level)."""
+    level, role = options.get("level", (None,))[0], options.get("role", (None,))[0]
+    return role is Role.SubWorker and LINQU_LEVEL.get(level, 0) >= LINQU_LEVEL[Level.HOST]
 
 
 def _func_attr_call(p: TextParser, stmt: ast.stmt) -> ast.Call | None:

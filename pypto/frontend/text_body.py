@@ -27,7 +27,7 @@ from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.resolve import MISSING
-from pypto.frontend.scopes import AT_KEYWORDS, check_spmd_body
+from pypto.frontend.scopes import AT_KEYWORDS, check_spmd_body, reads_block_idx
 from pypto.frontend.values import INDEX, fold, is_ir
 from pypto.ir import dtypes
 from pypto.ir.nodes import (
@@ -55,7 +55,7 @@ from pypto.ir.transform import walk
 from pypto.ir.types import NONE, ScalarType, TupleType, Type
 from pypto.language import dsl
 from pypto.language.dsl import Construct
-from pypto.language.enums import Level
+from pypto.language.enums import Level, Role
 from pypto.language.ops import OpStub
 
 _TASK = ScalarType(dtypes.TASK_ID)
@@ -332,7 +332,7 @@ class TextParser(FunctionParser):
                                  hint="keep optimizations=[...] on the inner pl.at only")
             return
         launched = [c for s in body for c in walk(s) if isinstance(c, CallFunc)]
-        if len(launched) > 1:
+        if len(launched) > 1 and not reads_block_idx(node.body):  # (else one kernel's calls)
             raise self.error(PyptoSyntaxError, f"the `with pl.spmd(...)` body launches "
                              f"{len(launched)} kernels; a pl.spmd scope dispatches one", node,
                              hint="open one pl.spmd scope per kernel")
@@ -485,7 +485,7 @@ class TextParser(FunctionParser):
         for kw in call.keywords:
             if kw.arg is None:
                 raise self.error(PyptoSyntaxError, "a scope takes no **kwargs", kw)
-            if kind is ScopeKind.INCORE and kw.arg not in AT_KEYWORDS:
+            if kind in (ScopeKind.INCORE, ScopeKind.HIERARCHY) and kw.arg not in AT_KEYWORDS:
                 raise self.error(PyptoSyntaxError, f"pl.at() got an unexpected keyword "
                                  f"argument '{kw.arg}'", kw,
                                  hint="pl.at takes " + ", ".join(f"{k}=" for k in
@@ -497,7 +497,11 @@ class TextParser(FunctionParser):
                 continue
             value = self._attr_value(kw.arg, kw.value)
             if kw.arg == "level" and kind is ScopeKind.INCORE and isinstance(value, Level):
+                if value is not Level.CORE_GROUP:  # host-level code (pl.at(level=HOST))
+                    kind = ScopeKind.HIERARCHY
                 value = value.name  # regions record their level by name
+            if kw.arg == "role" and isinstance(value, Role):
+                value = value.name
             attrs.append((kw.arg, value))
         task = None
         if item.optional_vars is not None:

@@ -277,6 +277,9 @@ class ScopeKind(Enum):
     MANUAL = "manual_scope"  # `with pl.manual_scope()`
     CLUSTER = "cluster"
     SPLIT_AIV = "split_aiv"
+    # `with pl.at(level=pl.Level.HOST)` (any level above CORE_GROUP): host-level code of
+    # a multi-card system, which the real compiler outlines into a function of that level
+    HIERARCHY = "hierarchy"
 
 
 @record

@@ -334,11 +334,13 @@ class _Printer:
     def _scope(self, s: Scope, d: int) -> None:
         kw = []
         for k, v in s.attrs:
-            if k == "level" and s.kind is ScopeKind.INCORE and v == "CORE_GROUP":
-                kw.append("level=pl.Level.CORE_GROUP")
+            if k == "level" and s.kind in (ScopeKind.INCORE, ScopeKind.HIERARCHY):
+                kw.append(f"level=pl.Level.{v}")  # regions record their level by name
+            elif k == "role" and s.kind is ScopeKind.HIERARCHY:
+                kw.append(f"role=pl.Role.{v}")
             else:
                 kw.append(f"{k}={value_str(v)}")
-        head = {ScopeKind.SPMD: "pl.spmd", ScopeKind.INCORE: "pl.at",
+        head = {ScopeKind.SPMD: "pl.spmd", ScopeKind.INCORE: "pl.at", ScopeKind.HIERARCHY: "pl.at",
                 ScopeKind.RUNTIME: "pl.scope", ScopeKind.MANUAL: "pl.manual_scope",
                 ScopeKind.CLUSTER: "pl.cluster", ScopeKind.SPLIT_AIV: "pl.split_aiv"}[s.kind]
         tail = ""
@@ -349,6 +351,9 @@ class _Printer:
         self.body(s.body, d + 1)
 
     def function(self, f: Function, d: int = 0, method: bool = True) -> None:
+        if f.attr("role") == "SubWorker":
+            self.subworker(f, d)
+            return
         params = ["self"] if method else []
         for p in f.params:
             t = type_str(p.var.type)
@@ -363,6 +368,19 @@ class _Printer:
             items = ", ".join(f"{k!r}: {value_str(v)}" for k, v in f.attrs)
             self.line(d + 1, f"pl.func_attr({{{items}}})")
         self.body(f.body, d + 1)
+
+
+    def subworker(self, f: Function, d: int) -> None:
+        """A host SubWorker, as it is written: no `self`, its attributes (which say what
+        the body is) in the prologue, then `...` or its Python body (never read back:
+        the `python_body` attribute holds it)."""
+        params = ", ".join(f"{p.var.name}: {type_str(p.var.type)}" for p in f.params)
+        self.line(d, f"@pl.function(level=pl.Level.{f.attr('level')}, role=pl.Role.SubWorker)")
+        self.line(d, f"def {f.name}({params}){returns_str(f.returns)}:")
+        items = ", ".join(f"{k!r}: {value_str(v)}" for k, v in f.attrs)
+        self.line(d + 1, f"pl.func_attr({{{items}}})")
+        for text in str(f.attr("python_body", "...")).splitlines():
+            self.line(d + 1, text)
 
 
 def _init_types(inits: tuple) -> tuple:

@@ -39,6 +39,12 @@ class Level(Enum):
     CLOS2 = "CLUSTER_2"
 
 
+# the real `ir.level_to_linqu_level`: how far up the machine each level sits
+LINQU_LEVEL = {Level.AIV: 0, Level.AIC: 0, Level.CORE_GROUP: 0, Level.CHIP_DIE: 1,
+               Level.CHIP: 2, Level.HOST: 3, Level.CLUSTER_0: 4, Level.CLUSTER_1: 5,
+               Level.CLUSTER_2: 6, Level.GLOBAL: 7}
+
+
 class FunctionType(Enum):
     Opaque = FunctionKind.OPAQUE.value
     Orchestration = FunctionKind.ORCHESTRATION.value

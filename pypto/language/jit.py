@@ -19,6 +19,7 @@ from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, public_en
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.span import Span
 from pypto.language.dsl import KernelOnlyError
+from pypto.language.enums import LINQU_LEVEL, Level, Role
 from pypto.language.kernels import (
     KIND_NAMES,
     ExternSpec,
@@ -269,6 +270,9 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
             set_parse_options(f, strict_ssa=True)
         if not auto_scope:
             set_parse_options(f, auto_scope=False)
+        if role is Role.SubWorker and LINQU_LEVEL.get(level, 0) >= LINQU_LEVEL[Level.HOST]:
+            # a host callback: Python kept as source, never parsed as pl (subworker.py)
+            set_parse_options(f, subworker=level.name)
         kind = {"AIC": ("core_type", "aic"), "AIV": ("core_type", "aiv"),
                 "Group": ("group", True)}.get(getattr(type, "name", ""))
         if attrs is not None:  # checked and merged with pl.func_attr's when it compiles

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from pypto.ir import dtypes
-from pypto.ir.types import ScalarType, TileType
+from pypto.ir.nodes import Const
+from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ops.facts import Ufunc
 from pypto.ops.intdiv import is_int_array, true_quotient
 from pypto.ops.numeric import compute_dtype, elementwise, plain, valid_shape, with_valid
@@ -30,7 +31,28 @@ from pypto.ops.rules import (
 )
 
 
-def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool = False):
+def _tensor_scalar_dtype(a: TensorType, rhs: Any) -> Any:
+    """The result dtype of a tensor-by-scalar op of the real toolchain (its parser types
+    the result; `tensor.adds` / `muls` / `divs` ... promote with the scalar): a float
+    literal is an FP32 constant there, so `pl.mul(fp16_tensor, 0.5)` is an FP32 tensor;
+    an int literal is a placeholder that takes the tensor's dtype. (Its tile forms keep
+    the tile's dtype, and so does the hardware after tile lowering; the simulator
+    computes in the dtype declared here.)"""
+    value = py_value(rhs)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        dt = scalar_dtype(rhs)
+    elif isinstance(value, float) and not (isinstance(rhs, Const) and
+                                           scalar_dtype(rhs) != dtypes.INDEX):
+        dt = dtypes.FP32
+    else:
+        dt = scalar_dtype(rhs) if isinstance(rhs, Const) else a.dtype
+    if dt == dtypes.INDEX:  # an index placeholder (a bare int) takes the tensor's dtype
+        return a.dtype
+    return dtypes.promote(a.dtype, dt)
+
+
+def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool = False,
+                 keep_scalar_dtype: bool = False):
     def rule(lhs, rhs):
         lt = type_of(lhs)
         if isinstance(lt, ScalarType) and scalar_like(rhs):
@@ -39,7 +61,9 @@ def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool =
         if int_only and not a.dtype.is_int():
             raise OpError(f"pl.{op_name} needs integer operands, got {a.dtype!r}", arg="lhs")
         if scalar_like(rhs):
-            return like(a)
+            if keep_lhs_dtype or keep_scalar_dtype or not isinstance(a, TensorType):
+                return like(a)
+            return like(a, dtype=_tensor_scalar_dtype(a, rhs))
         b = shaped(rhs, "rhs")
         same_family(a, b, "rhs")
         shape = broadcast_shapes(a.shape, b.shape)
@@ -63,8 +87,9 @@ _UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.m
 
 def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = (),
                      int_only: bool = False, keep_lhs_dtype: bool = False,
-                     divisor: str | None = None) -> None:
-    rule = _binary_rule(name, int_only=int_only, keep_lhs_dtype=keep_lhs_dtype)
+                     keep_scalar_dtype: bool = False, divisor: str | None = None) -> None:
+    rule = _binary_rule(name, int_only=int_only, keep_lhs_dtype=keep_lhs_dtype,
+                        keep_scalar_dtype=keep_scalar_dtype)
 
     def sig(lhs, rhs):  # the op's public signature
         return rule(lhs, rhs)
@@ -85,8 +110,11 @@ _BINARY: dict[str, tuple[Callable, str]] = {
     "fmod": (np.fmod, "C-style remainder with the sign of the dividend."),
 }
 
+# `tensor.subs` keeps the tensor's dtype in the real toolchain (the other scalar forms
+# promote with the scalar's)
 for _name, (_fn, _doc) in _BINARY.items():
-    _register_binary(_name, _fn, _doc, divisor="rhs" if _name == "fmod" else None)
+    _register_binary(_name, _fn, _doc, divisor="rhs" if _name == "fmod" else None,
+                     keep_scalar_dtype=_name == "sub")
 
 # Scalar-right spellings that exist as separate public names in real pypto. (Integer
 # division by zero has one defined result: `pypto.ops.intdiv`; numpy's fmod gives it.)
@@ -94,7 +122,8 @@ for _name, _base in (("adds", np.add), ("subs", np.subtract), ("muls", np.multip
                      ("divs", true_quotient), ("maximums", np.maximum),
                      ("minimums", np.minimum), ("fmods", np.fmod)):
     _register_binary(_name, _base, f"`{_name}(lhs, scalar)`: the scalar form of "
-                     f"`{_name[:-1]}`.", divisor="rhs" if _name in ("divs", "fmods") else None)
+                     f"`{_name[:-1]}`.", divisor="rhs" if _name in ("divs", "fmods") else None,
+                     keep_scalar_dtype=_name == "subs")
 
 
 _TDIV_DTYPES = (dtypes.INT16, dtypes.INT32, dtypes.FP16, dtypes.FP32)

@@ -12,6 +12,7 @@ from pypto.passes.manager import PassRecord, run_pipeline
 from pypto.passes.outline import OutlineRegions
 from pypto.passes.placement import CheckPlacement
 from pypto.passes.regions import AnalyzeRegions
+from pypto.passes.runnable import CheckRunnable
 from pypto.passes.split_lanes import HalveSplitLanes
 from pypto.passes.ssa import ConvertToSSA
 from pypto.passes.units import ClassifyUnits
@@ -37,6 +38,10 @@ def default_pipeline() -> list[Pass]:
         # With every region outlined, what needs a core and still stands in orchestration
         # code is misplaced: a warning, and a run of the program is refused.
         CheckPlacement(),
+        # Likewise what the real toolchain compiles and this simulator cannot run (a
+        # kernel calling a kernel, host-level code): found once every call sits in the
+        # function that makes it.
+        CheckRunnable(),
         # A data-parallel pl.split_aiv region written at full width: each lane gets half of
         # every tile. Before the analyses, which then see the per-lane types.
         HalveSplitLanes(),
@@ -60,6 +65,7 @@ __all__ = [
     "CheckDistributed",
     "CheckPlacement",
     "CheckRegionRules",
+    "CheckRunnable",
     "ClassifyUnits",
     "ConvertToSSA",
     "DeriveTaskGraph",

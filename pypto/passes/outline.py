@@ -144,7 +144,10 @@ class OutlineRegions(Pass):
         body = s.body
         # Inner regions first: they become sub-kernels launched from this body.
         body = self._body(body, whole, nested=True)
-        single = _single_kernel_call(body, self._funcs_by_name())
+        # A user's `pl.at` (it has a level) holding a kernel call is a kernel calling a
+        # kernel, outlined like any region; the scope the parser puts around a plain call
+        # from orchestration, and a `with pl.spmd` dispatch body, launch the kernel.
+        single = None if "level" in attrs else _single_kernel_call(body, self._funcs_by_name())
         if isinstance(s, For):
             body = (Assign((s.var,), Call("get_block_idx", (), (), _INDEX, s.span), s.span),) + body
         core_num = attrs.get("core_num")

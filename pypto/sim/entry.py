@@ -16,6 +16,7 @@ from typing import Any
 
 from pypto.ir.nodes import FunctionKind
 from pypto.passes.placement import misplaced_error
+from pypto.passes.runnable import refusal_error
 from pypto.platform import get_platform
 from pypto.sim.checks.races import RaceError, find_races
 from pypto.sim.cluster.run import run_host
@@ -78,6 +79,9 @@ def executable(compiled: Compiled, config: SimConfig) -> Executable:
     misplaced = compiled.analyses.get("misplaced_ops")
     if misplaced:  # core work in orchestration code: refused before anything runs
         raise misplaced_error(misplaced[0])
+    refusals = compiled.analyses.get("refusals")
+    if refusals:  # compiles as with the real toolchain; no run here (passes/runnable.py)
+        raise refusal_error(refusals[0])
     given = config
     settings = Settings.of(config, getattr(compiled, "platform", None))
     key = dataclasses.astuple(settings.config)

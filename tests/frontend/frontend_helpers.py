@@ -80,6 +80,25 @@ def misplaced_at_run(kernel: Any, match: str, path: str | os.PathLike, tag: str,
     return err
 
 
+def refused_at_run(kernel: Any, exc: type, match: str, path: str | os.PathLike, tag: str,
+                   token: str | None = None, *, args: tuple = ()) -> Any:
+    """What compiles as with the real toolchain and cannot run here (`match`, at the
+    token on the `# ERR:<tag>` line; passes/runnable.py): a located warning at compile,
+    the located `exc` when run, before anything runs. Returns the error."""
+    compiled = kernel.compile(*args)
+    warned = [w for w in compiled.warnings if match in w.message]
+    assert warned, f"no warning with {match!r} in {[w.message for w in compiled.warnings]}"
+    assert "the program compiles, but running it is refused" in warned[0].message
+    assert_at(warned[0], path, tag, token)
+    with pytest.raises(exc) as info:
+        kernel(*args)
+    err = info.value
+    assert type(err) is exc and match in err.message, f"{match!r} not in {err.message!r}"
+    assert_at(err, path, tag, token)
+    assert err.hint and "compiles" in err.note
+    return err
+
+
 def load_kernels(name: str) -> Any:
     """Import `tests/frontend/kernels/<name>.py` as a module."""
     path = KERNELS / f"{name}.py"

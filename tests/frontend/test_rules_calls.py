@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from frontend_helpers import assert_at, compile_error, misplaced_at_run
+from frontend_helpers import assert_at, compile_error, misplaced_at_run, refused_at_run
 
 import pypto.language as pl
 from pypto.errors import (
@@ -73,8 +73,12 @@ def kernel_in_region(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], 
 
 
 def test_incore_kernel_called_inside_a_region():
-    err = compile_error(kernel_in_region, ScopeError, "the InCore kernel one_block is dispatched "
-                        "as a task", HERE, "kernel_in_region", "one_block(x, y)")
+    # The real parser accepts it; its code generator has no code for a kernel calling a
+    # kernel (passes/runnable.py): compiles, refused when run.
+    x = np.ones((N, N), np.float32)
+    err = refused_at_run(kernel_in_region, ScopeError, "the InCore kernel one_block is called "
+                         "from inside a kernel (it stands in a pl.at region", HERE,
+                         "kernel_in_region", "one_block(x, y)", args=(x, np.zeros_like(x)))
     assert "@pl.jit.inline" in err.hint
 
 
@@ -107,13 +111,35 @@ def test_with_spmd_dispatches_one_kernel():
 def spmd_call_and_more(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.spmd(4):
         y = one_block(x, y)
-        b = pl.tile.get_block_idx()  # ERR:call_and_more
+        z = pl.exp(x)  # ERR:call_and_more
     return y
 
 
 def test_with_spmd_dispatch_contains_only_the_call():
     compile_error(spmd_call_and_more, PyptoSyntaxError, "must contain only that call", HERE,
-                  "call_and_more", "b = pl.tile")
+                  "call_and_more", "z = pl.exp")
+
+
+@pl.jit
+def spmd_call_and_block_idx(x: pl.Tensor[[N, N], pl.FP32],
+                            y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.spmd(4):
+        y = one_block(x, y)  # ERR:call_and_idx
+        b = pl.tile.get_block_idx()
+    return y
+
+
+def test_with_spmd_body_reading_its_block_index_holds_a_kernel_call():
+    # The real parser wraps the whole body, the call included, in one InCore carrier:
+    # a kernel calling a kernel, which its code generator refuses. Compiles; refused
+    # when run, at the call.
+    x = np.ones((N, N), np.float32)
+    y = np.zeros_like(x)
+    err = refused_at_run(spmd_call_and_block_idx, ScopeError, "the InCore kernel one_block is "
+                         "called from inside a kernel (the body of this `with pl.spmd` reads "
+                         "its block index", HERE, "call_and_idx", "one_block(x, y)", args=(x, y))
+    assert "`with pl.spmd(n):` holding only the call" in err.hint
+    assert not y.any()  # refused before anything ran
 
 
 @pl.jit

@@ -233,5 +233,70 @@ def test_a_name_keeps_its_shape_when_rebound_in_a_pl_function():
     jit_rebinds_to_another_shape(x, y)
     np.testing.assert_allclose(y[TM:2 * TM, 0:TM], np.exp(x[0:TM, 0:TM]), rtol=1e-6)
 
+
+# --- @pl.jit: what the real specializer renames, and what its parser then checks --------
+
+
+@pl.jit
+def jit_carry_to_another_shape(x: pl.Tensor[[N, N], pl.FP32],
+                               y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+        t = pl.exp(x[0:TM, :])
+        for i in pl.range(2):
+            t = pl.exp(x[0:TM, 0:TM])  # ERR:jit_carry
+        y[0:TM, :] = t
+    return y
+
+
+def test_a_jit_rebinding_in_a_nested_body_keeps_its_type():
+    # deeper than its first binding: not renamed by the specializer, so one variable,
+    # which the real parser's rule (#642) checks
+    err = compile_error(jit_carry_to_another_shape, PyptoTypeError,
+                        "Cannot reassign 't' with a different type: was pl.Tensor[[16, 64], "
+                        "pl.FP32], got pl.Tensor[[16, 16], pl.FP32]", HERE, "jit_carry",
+                        "t = pl.exp")
+    assert err.hint == "use another name for a value of another shape or dtype"
+
+
+@pl.jit
+def jit_retype_in_a_branch(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    s = pl.create_tensor([TM, 1], dtype=pl.FP32)
+    for i in pl.range(1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="w"):
+            s = pl.reshape(s, [1, TM])  # ERR:jit_with
+    return y
+
+
+def test_a_jit_rebinding_two_levels_down_is_checked_against_the_outer_binding():
+    compile_error(jit_retype_in_a_branch, PyptoTypeError, "Cannot reassign 's' with a "
+                  "different type: was pl.Tensor[[16, 1], pl.FP32], got pl.Tensor[[1, 16], "
+                  "pl.FP32]", HERE, "jit_with", "s = pl.reshape")
+
+
+@pl.jit
+def jit_renames_at_the_nested_depth(x: pl.Tensor[[N, N], pl.FP32],
+                                    y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    for i in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="r"):
+            m = pl.row_sum(x[0:TM, 0:TM])  # [TM, 1], first bound in this body
+            m = pl.reshape(m, [1, TM])  # the same depth: renamed (m_v1), any type
+            y[0:1, 0:TM] = m
+    for j in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="q"):
+            m = pl.exp(x[0:TM, :])  # a sibling body at that depth: renamed again
+            y[TM:2 * TM, :] = m
+    return y
+
+
+def test_a_jit_rebinding_at_the_depth_of_its_first_binding_is_a_new_variable():
+    # pypto-lib relies on it inside nested bodies (`g_row_max = pl.reshape(g_row_max,
+    # [1, 8])` in a pl.at body of 14 kernels; `sq_sum` in the three gate.py)
+    x = np.random.default_rng(3).standard_normal((N, N)).astype(np.float32)
+    y = np.zeros_like(x)
+    jit_renames_at_the_nested_depth(x, y)
+    np.testing.assert_allclose(y[0, 0:TM], x[0:TM, 0:TM].sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(y[TM:2 * TM, :], np.exp(x[0:TM, :]), rtol=1e-6)
+
+
 if __name__ == "__main__":
     pytest.main([__file__])

@@ -3,13 +3,15 @@ Each test asserts the exception family, the message and the exact line:column of
 offending token (`# ERR:<tag>`)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from frontend_helpers import N, T, assert_at, compile_error
+from frontend_helpers import N, T, assert_at, compile_error, refused_at_run
 
 import pypto.language as pl
 from pypto.errors import (
     DynamicShapeError,
     InvalidOperationError,
+    NotSimulatableError,
     PyptoDeprecationWarning,
     PyptoError,
     PyptoSyntaxError,
@@ -106,8 +108,12 @@ def bad_level(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32
 
 
 def test_level_other_than_core_group():
-    err = compile_error(bad_level, ScopeError, "pl.at(level=pl.Level.CHIP) is not supported",
-                        HERE, "level", "pl.Level.CHIP")
+    # the real parser builds a hierarchy scope for any level but CORE_GROUP (its compiler
+    # outlines it into a function of that level): compiles; refused when run
+    x = np.ones((N, N), np.float32)
+    err = refused_at_run(bad_level, NotSimulatableError, "a pl.at(level=pl.Level.CHIP) scope "
+                         "runs at a level above CORE_GROUP", HERE, "level", "with",
+                         args=(x, np.zeros_like(x)))
     assert "CORE_GROUP" in err.hint
 
 

@@ -88,3 +88,40 @@ def test_a_narrowed_tile_lifts_into_its_window():
     want = x.copy()
     want[2, :4, :4] = x[0, :4, :4]
     np.testing.assert_array_equal(y, want)
+
+
+# --- the dtype of a subscript write ----------------------------------------------------
+
+
+@pl.jit
+def int_tile_into_float_tile(x: pl.Tensor[[16, 16], pl.FP32], i: pl.Tensor[[16, 16], pl.INT32],
+                             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="w"):
+        t = pl.load(x, [0, 0], [16, 16])
+        t[0:8, :] = pl.load(i, [0, 0], [8, 16])  # ERR:tile_dtype
+        y = pl.store(t, [0, 0], y)
+    return y
+
+
+def test_a_write_into_a_tile_keeps_its_dtype():
+    # tile.assemble: one dtype (or the FP32 -> BF16 / FP16 drain)
+    err = compile_error(int_tile_into_float_tile, PyptoTypeError, "cannot write a pl.INT32 "
+                        "value into the tile 't' (pl.FP32)", HERE, "tile_dtype", "t[0:8, :]")
+    assert err.hint == "convert it first with pl.cast(value, pl.FP32)"
+
+
+@pl.jit
+def half_into_float_tensor(x: pl.Tensor[[16, 16], pl.FP16],
+                           y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="w"):
+        y[0:16, :] = pl.mul(x[0:16, :], 0.5)  # FP32 (the float literal), into FP32
+        y[0:8, :] = x[0:8, :]  # FP16 into FP32: the write converts (no dtype rule there)
+    return y
+
+
+def test_a_write_into_a_tensor_converts_to_its_dtype():
+    x = np.random.default_rng(4).standard_normal((16, 16)).astype(np.float16)
+    y = np.zeros((16, 16), np.float32)
+    half_into_float_tensor(x, y)
+    np.testing.assert_array_equal(y[0:8], x[0:8].astype(np.float32))
+    np.testing.assert_allclose(y[8:], x[8:].astype(np.float32) * 0.5, rtol=1e-6)

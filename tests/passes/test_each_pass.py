@@ -251,6 +251,46 @@ def test_check_placement_finds_core_work_left_in_orchestration_code():
     assert sorted(ops(step.after, "exp_beside_a_region_r")) == ["assemble", "mul", "slice"]
 
 
+# --- check_runnable ------------------------------------------------------------------
+
+
+@pl.jit.incore
+def one_block(x: pl.Tensor[[64, 64], F32], y: pl.Out[pl.Tensor[[64, 64], F32]]):
+    y[:, :] = pl.exp(x[:, :])
+    return y
+
+
+@pl.jit
+def kernel_in_spmd_body(x: pl.Tensor[[64, 64], F32], y: pl.Out[pl.Tensor[[64, 64], F32]]):
+    with pl.spmd(4):
+        y = one_block(x, y)  # inside the per-block kernel: the body reads its index
+        b = pl.tile.get_block_idx()
+    with pl.at(level=pl.Level.HOST, name_hint="host"):
+        z = pl.add(x, x)
+    return y
+
+
+def test_check_runnable_finds_kernel_calls_in_kernels_and_host_code():
+    step = steps(kernel_in_spmd_body)["check_runnable"]
+    assert step.after is step.before  # an analysis: the program is unchanged
+    call, host = step.added["refusals"]
+    first = kernel_in_spmd_body.fn.__code__.co_firstlineno
+    assert (call.kind, call.span.line, call.span.col) == ("scope", first + 3, 13)
+    assert call.message.startswith("the InCore kernel one_block is called from inside a "
+                                   "kernel (the body of this `with pl.spmd` reads its block")
+    assert (host.kind, host.span.line, host.span.col) == ("simulator", first + 5, 5)
+    assert "pl.at(level=pl.Level.HOST)" in host.message
+    assert [w.message.split(":")[0] for w in step.warnings] == \
+        [call.message.split(":")[0], host.message.split(":")[0]]
+    # the outlined per-block kernel holds the call (no task of its own)
+    (spmd,) = [f for f in step.after.functions if f.attr("region") == "spmd"]
+    (c,) = [n for n in walk(spmd.body) if isinstance(n, CallFunc)]
+    assert c.func == "one_block" and not c.launch
+    # the host-level scope stays in the orchestration function, not a region
+    main = step.after.function("kernel_in_spmd_body")
+    assert [s.kind for s in main.body if isinstance(s, Scope)] == [ScopeKind.HIERARCHY]
+
+
 # --- the analyses --------------------------------------------------------------------
 
 

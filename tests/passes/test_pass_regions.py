@@ -52,7 +52,9 @@ def staged(x: pl.Tensor[[256, 128], pl.FP16], y: pl.Out[pl.Tensor[[256, 128], pl
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="staged"):
         for i in pl.pipeline(0, 256, 32, stage=2):
             t = x[i:i + 32, :]
-            y[i:i + 32, :] = pl.mul(t, 2.0)
+            # (an int literal takes the tensor's dtype; a float one is FP32 and would
+            # make the product an FP32 tensor, as the real parser types it)
+            y[i:i + 32, :] = pl.mul(t, 2)
     return y
 
 

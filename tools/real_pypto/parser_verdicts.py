@@ -10,6 +10,7 @@ statement. (A `@pl.jit` kernel is compiled on first use by both.) Each test then
     pass            passed verbatim, touching none of the stand-ins of absent.py
     same-class      expected our error class; only the message differs (`match=`)
     accepts         every kernel it made compiled; it failed on the real IR's structure
+                    (a kernel its module made when imported counts for each of its tests)
     rejects         ours raised a kernel error where the real parser accepts
     misses          the real parser raises (`pytest.raises`) and ours did not
     wrong-class     ours raised a kernel error of another class than the one expected
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 
 import absent
 import pytest
@@ -35,15 +37,30 @@ AGREE = ("pass", "same-class", "accepts")
 DISAGREE = ("rejects", "misses", "wrong-class")
 
 _made: list[int] = [0]  # kernels compiled in the current test
+_in_test: list[bool] = [False]
+# the kernels a test module compiled when it was imported (module-level `@pl.function`s),
+# by file: a test of the module that names one reads it, so it counts for that test
+_import_made: dict[str, list[str]] = {}
 _STANDALONE_KINDS = {FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
                      FunctionType.InCore: FunctionKind.INCORE}
+
+
+def _count_kernel(name: str) -> None:
+    _made[0] += 1
+    if _in_test[0]:
+        return
+    frame = sys._getframe(1)
+    while frame is not None and "/tests/" not in frame.f_code.co_filename:
+        frame = frame.f_back
+    if frame is not None:
+        _import_made.setdefault(frame.f_code.co_filename, []).append(name)
 
 
 class _EagerProgram(jit.ProgramDef):
     def __init__(self, cls, options, names=None):
         super().__init__(cls, options, names)
         self.compile()
-        _made[0] += 1
+        _count_kernel(cls.__name__)
 
 
 class _EagerFunction(jit.FunctionDef):
@@ -54,7 +71,7 @@ class _EagerFunction(jit.FunctionDef):
             return  # a method: compiled with its @pl.program
         kind = _STANDALONE_KINDS.get(type, FunctionKind.OPAQUE)
         jit.JITFunction(fn, kind).compile()
-        _made[0] += 1
+        _count_kernel(fn.__name__)
 
 
 # modules of ours whose missing names a checkout file gets as stand-ins (absent.py)
@@ -81,8 +98,10 @@ def install(checkout: str) -> None:
     absent.install(checkout, _SHADOWED)
 
 
-def start_test() -> None:
-    _made[0] = 0
+def start_test(item: pytest.Item) -> None:
+    source = _source(item)
+    _made[0] = sum(name in source for name in _import_made.get(str(item.path), ()))
+    _in_test[0] = True
     absent.reset()
 
 

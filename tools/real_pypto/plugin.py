@@ -87,7 +87,7 @@ def optimization_strategy() -> str:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     if call.when == "setup" and os.environ.get("REAL_PYPTO_SUITE") == "parser":
-        parser_verdicts.start_test()
+        parser_verdicts.start_test(item)
     outcome = yield
     if call.when == "call" and os.environ.get("REAL_PYPTO_SUITE") == "parser":
         entry = _outcomes.setdefault(item.nodeid, {"outcome": "passed", "error": ""})
