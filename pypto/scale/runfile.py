@@ -30,12 +30,10 @@ from pathlib import Path
 from pypto.golden.record import RECORD_ENV
 from pypto.scale import warm
 from pypto.scale.corpus import CorpusFile
-from pypto.scale.watchdog import PARENT_ENV, STARTED_ENV
+from pypto.scale.watchdog import PARENT_ENV, STARTED_ENV, STARTUP_GRACE
 
 STATUSES = ("pass", "diagnosed", "fail", "timeout", "killed", "skip")
 _TAIL_LINES = 60
-STARTUP_GRACE = 60.0
-"""Seconds a child may take to start (before its file runs) on top of the timeout."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The runner's side of warm starts (`pypto.scale.zygote`): one zygote per runner thread,
+"""The runner's side of warm starts (`pypto.zygote`): one zygote per runner thread,
 started on first use; a file runs warm when the zygote preloaded everything the file
 would import anyway, else cold (`runfile` starts `python -m pypto.cli FILE` itself).
 
@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from pypto.scale.watchdog import STARTUP_GRACE
 
 _local = threading.local()
 STARTUP_TIMEOUT = 120.0  # seconds a zygote may take to import its modules
@@ -42,14 +44,14 @@ def kill_group(pid: int) -> None:
 
 
 class Zygote:
-    """A preloaded process forking children on request (see `pypto.scale.zygote`)."""
+    """A preloaded process forking children on request (see `pypto.zygote`)."""
 
     def __init__(self) -> None:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "pypto.scale.zygote", str(req_r), str(rep_w)],
+                [sys.executable, "-m", "pypto.zygote", str(req_r), str(rep_w)],
                 pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True)
@@ -91,8 +93,6 @@ class Zygote:
         """Run one file as a forked child: (exit code, peak RSS bytes, why it was killed
         or "", CPU seconds), as `runfile._wait` gives for a cold child; None when the
         zygote is gone before the fork (the caller starts the file cold)."""
-        from pypto.scale.runfile import STARTUP_GRACE
-
         try:
             self.req.write(json.dumps({"argv": argv, "cwd": str(cwd), "env": env,
                                        "out": str(out)}) + "\n")

@@ -16,6 +16,8 @@ STARTED_ENV = "PYPTO_SIM_STARTED"
 """A path the child creates once its own start-up (interpreter, `import pypto.cli`) is
 over, right before the file runs: a file's timeout counts from then, so a loaded machine
 that takes seconds to import does not spend the file's budget."""
+STARTUP_GRACE = 60.0
+"""Seconds a child may take to start (before its file runs) on top of the timeout."""
 
 
 def mark_started() -> None:

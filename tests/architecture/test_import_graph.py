@@ -45,8 +45,9 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "scale": (("pypto.scale",), ("golden",)),
     # the real toolchain's run configuration and result names, over the harness
     "runtime": (("pypto.runtime",), ("golden", "config")),
-    # the front doors: `import pypto.language as pl` with its decorators, the CLI
-    "entry": (("pypto", "pypto.language", "pypto.language.jit", "pypto.cli"),
+    # the front doors: `import pypto.language as pl` with its decorators, the CLI (and
+    # its warm-start zygote, which runs it)
+    "entry": (("pypto", "pypto.language", "pypto.language.jit", "pypto.cli", "pypto.zygote"),
               ("scale", "runtime")),
     "workbench": (("pypto_lab",), ("entry",)),
 }

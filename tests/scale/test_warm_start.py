@@ -1,4 +1,4 @@
-"""Warm starts (`pypto.scale.zygote`, `pypto.scale.warm`): a file forked from a
+"""Warm starts (`pypto.zygote`, `pypto.scale.warm`): a file forked from a
 preloaded process behaves as a fresh `python -m pypto.cli FILE` and is watched, timed
 out and limited like one."""
 import json

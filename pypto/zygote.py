@@ -28,7 +28,10 @@ import json
 import os
 import random
 import sys
+import traceback
 from typing import Any
+
+import pypto.cli as cli
 
 PRELOAD = ("numpy", "ml_dtypes", "torch", "pypto.language", "pypto.compile", "pypto.sim",
            "pypto.golden", "pypto.cli")
@@ -67,14 +70,11 @@ def _child(req: dict[str, Any], fds: tuple[int, int]) -> None:
         np = sys.modules.get("numpy")
         if np is not None:
             np.random.seed()
-        import pypto.cli as cli
-
         sys.argv = [cli.__file__, *req["argv"]]
         code = cli.main(list(req["argv"]))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # noqa: BLE001 - a fresh interpreter would print it and exit 1
-        import traceback
         traceback.print_exc()
         code = 1
     try:
@@ -102,7 +102,7 @@ def serve(req_fd: int, rep_fd: int) -> None:
                                "cpu": usage.ru_utime + usage.ru_stime}) + "\n")
 
 
-if __name__ == "__main__":  # python -m pypto.scale.zygote REQ_FD REP_FD
+if __name__ == "__main__":  # python -m pypto.zygote REQ_FD REP_FD
     # no watchdog thread here (a fork copies no threads): the zygote ends when its
     # runner's request pipe closes, and a running child watches the runner itself
     serve(int(sys.argv[1]), int(sys.argv[2]))
