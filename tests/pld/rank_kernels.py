@@ -238,3 +238,25 @@ def put_chip(src: pl.Tensor[[4, S], pl.FP32], data: pld.DistributedTensor[[4, S]
 def put_past_the_source(inputs: pl.Tensor[[NR, 4, S], pl.FP32]):
     buf = pld.alloc_window_buffer([4, S], dtype=pl.FP32)
     put_chip(inputs[0], pld.window(buf, [4, S], dtype=pl.FP32), 3, device=0)
+
+
+@pl.jit.incore
+def difference(a: pl.Tensor[[1, S], pl.FP32], b: pl.Tensor[[1, 8], pl.FP32],
+               out: pl.Out[pl.Tensor[[1, S], pl.FP32]]):
+    head = pl.sub(pl.load(a, [0, 0], [1, 8]), pl.load(b, [0, 0], [1, 8]))
+    return pl.store(head, [0, 0], out)
+
+
+@pl.jit
+def difference_chip(a: pl.Tensor[[1, S], pl.FP32], b: pl.Tensor[[1, 8], pl.FP32],
+                    out: pl.Out[pl.Tensor[[1, S], pl.FP32]]):
+    return difference(a, b, out)
+
+
+@pl.jit.host
+def rank_differences(a: pl.Tensor[[NR, 1, S], pl.FP32], b: pl.Tensor[[NR, 1, 8], pl.FP32],
+                     out: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    """out[r][:, :8] = a[r][:, :8] - b[r]: the parameters differ in shape and in role,
+    so a spec bound to the wrong one shows."""
+    for r in pl.range(pld.world_size()):
+        difference_chip(a[r], b[r], out[r], device=r)
