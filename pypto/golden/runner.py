@@ -1,8 +1,15 @@
 """`run` / `run_jit`: compile a kernel, build its inputs from specs, compute the golden,
 run the simulator, validate, and explain the result.
 
-Stages (same order as pypto-lib, so a crashing kernel still leaves saved goldens):
-compile -> generate inputs -> compute golden -> simulate -> validate.
+Stages: compile -> generate inputs -> simulate -> compute golden -> validate. pypto-lib
+computes the golden before the device run, on clones of every input, so that a golden
+writing into its inputs cannot change what the device reads; here the simulation runs
+first, so the golden may take the very arrays the simulator read (it never writes a
+`pl.Tensor` argument's host array) and a run holds its inputs once instead of three
+times (a DeepSeek layer's weights are several GB). The golden still gets its own copy
+of every array the simulation wrote (`InOut` initial values). A golden that writes into
+an input anyway is told (torch counts in-place writes: `Tensor._version`), and a
+simulation that raises still computes and saves the goldens when `save_data` asks.
 
 Parameter directions come from the compiled entry function, never from the specs:
 a `pl.Out` parameter is not uploaded (it starts as fresh device memory), a `pl.InOut`
@@ -33,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from pypto.golden import _interop as io
+from pypto.golden import data
 from pypto.golden.binding import bind_specs
 from pypto.golden.diagnosis import check_zero_fill, diagnose, diagnose_through_unwritten
 from pypto.golden.record import emit
@@ -113,49 +121,12 @@ class _Clock:
 # replay files
 
 
-def _file(dir_: Path, name: str) -> Path | None:
-    for ext in (".npy", ".pt"):
-        p = dir_ / f"{name}{ext}"
-        if p.is_file():
-            return p
-    return None
 
 
-def _load(path: Path | None, dtype: np.dtype) -> np.ndarray:
-    if path is None:  # the callers list missing files first; this names any they miss
-        raise FileNotFoundError("a golden_data file is missing")
-    if path.suffix == ".pt":
-        import torch  # the user pointed us at torch data
-
-        return np.array(io.to_numpy(torch.load(path, weights_only=True)), copy=True)
-    arr = np.load(path)
-    if arr.dtype != dtype and arr.dtype.kind in "iuV" and arr.dtype.itemsize == dtype.itemsize \
-            and dtype.kind == "V":
-        arr = arr.view(dtype)  # ml_dtypes data is stored as its bits
-    return arr
 
 
-def _save(dir_: Path, name: str, value: np.ndarray, with_torch: bool) -> None:
-    dir_.mkdir(parents=True, exist_ok=True)
-    arr = np.asarray(value)
-    bits = arr.view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8) \
-        if arr.dtype.kind == "V" else arr
-    np.save(dir_ / f"{name}.npy", bits)
-    torch = io.torch_or_none() if with_torch else None
-    if torch is not None:
-        torch.save(io.to_torch(arr.copy()) if arr.ndim else
-                   io.to_torch(arr.reshape(1).copy()).reshape(()), dir_ / f"{name}.pt")
 
 
-def _required(spec: Any) -> list[tuple[str, str]]:
-    if isinstance(spec, ScalarSpec):
-        return [("in", spec.name)]
-    if not spec.is_output:
-        return [("in", spec.name)]
-    need = [("out", spec.name)]
-    if spec.init_value is not None:
-        need.append(("in", spec.name))
-    return need
 
 
 # ----------------------------------------------------------------------------------------
@@ -324,75 +295,92 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 host[s.name] = np.ascontiguousarray(s.create_array())
         else:
             missing = [str(data_dir / sub / f"{n}.npy|.pt") for sub, n in
-                       (r for s in specs for r in _required(s))
-                       if _file(data_dir / sub, n) is None]
+                       (r for s in specs for r in data.required_files(s))
+                       if data.data_file(data_dir / sub, n) is None]
             if missing:
                 return fail(f"golden_data is missing files: {missing}", platform=platform,
                             compiled=compiled)
             _note(f"[RUN]   cache hit: {data_dir / 'in'}", verbose)
             host = {}
             for s in tensor_specs:
-                if s.is_output and s.init_value is None:
+                if data.starts_at_zero(s):
                     host[s.name] = np.zeros(s.shape, dtype=s.np_dtype)
                 else:
-                    host[s.name] = _load(_file(data_dir / "in", s.name), s.np_dtype)
+                    host[s.name] = data.load_array(data.data_file(data_dir / "in", s.name),
+                                                   s.np_dtype)
             for sc in scalar_specs:
-                v = _load(_file(data_dir / "in", sc.name), sc.np_dtype)
+                v = data.load_array(data.data_file(data_dir / "in", sc.name), sc.np_dtype)
                 if v.ndim != 0:
                     return fail(f"{sc.name}: replayed scalar must be 0-dim, got shape "
                                 f"{v.shape}", platform=platform, compiled=compiled)
                 if v.dtype != sc.np_dtype:
                     return fail(f"{sc.name}: replayed scalar dtype {v.dtype} differs from the "
                                 f"spec's {sc.np_dtype}", platform=platform, compiled=compiled)
-                scalars[sc.name] = ScalarSpec(sc.name, sc.dtype, _scalar_value(v, sc))
+                scalars[sc.name] = ScalarSpec(sc.name, sc.dtype, data.replayed_scalar(v, sc))
         for s in tensor_specs:
             a = host[s.name]
             if tuple(a.shape) != tuple(s.shape):
                 _warn_once(f"'{s.name}': init_value has shape {tuple(a.shape)}, spec says "
                            f"{tuple(s.shape)}")
-        snapshot = {n: a.copy() for n, a in host.items()}
+        written = {n for n, d in directions.items() if d in ("Out", "InOut")}
+        kept = data.before_run(tensor_specs, host, written)
         if save_data and data_dir is None:
             for s in tensor_specs:
-                if not s.is_output or s.init_value is not None:
-                    _save(work_dir / "data" / "in", s.name, snapshot[s.name], torch_run)
+                if not data.starts_at_zero(s):
+                    data.save_array(work_dir / "data" / "in", s.name,
+                                    data.initial_value(s, host, kept), torch_run)
             for sc in scalar_specs:
-                _save(work_dir / "data" / "in", sc.name, np.asarray(sc.value if not
-                      io.is_torch_tensor(sc.value) else io.to_numpy(sc.value)), torch_run)
+                data.save_array(work_dir / "data" / "in", sc.name, np.asarray(
+                    sc.value if not io.is_torch_tensor(sc.value) else io.to_numpy(sc.value)),
+                    torch_run)
 
-    # -- golden --------------------------------------------------------------------------
-    golden: dict[str, np.ndarray] | None = None
-    if data_dir is not None or golden_fn is not None:
+    def golden_stage() -> tuple[dict[str, np.ndarray] | None, list[str]]:
+        if data_dir is None and golden_fn is None:
+            return None, []
         with clock.stage("compute golden"):
             if data_dir is not None:
                 _note(f"[RUN]   cache hit: {data_dir / 'out'}", verbose)
-                golden = {s.name: _load(_file(data_dir / "out", s.name), s.np_dtype)
-                          for s in tensor_specs if s.is_output}
-            elif golden_fn is not None:
-                golden = _compute_golden(specs, scalars, snapshot, golden_fn, torch_run)
-                if save_data:
-                    for n, g in golden.items():
-                        _save(work_dir / "data" / "out", n, g, torch_run)
-                    _note(f"[RUN]   saved inputs and goldens under {work_dir / 'data'}",
-                          verbose)
+                return {s.name: data.load_array(data.data_file(data_dir / "out", s.name),
+                                                s.np_dtype)
+                        for s in tensor_specs if s.is_output}, []
+            assert golden_fn is not None
+            made = data.compute_golden(specs, scalars, host, kept, golden_fn, torch_run)
+            if save_data:
+                for n, g in made.outputs.items():
+                    data.save_array(work_dir / "data" / "out", n, g, torch_run)
+                _note(f"[RUN]   saved inputs and goldens under {work_dir / 'data'}", verbose)
+            return made.outputs, made.written
 
     # -- simulate ------------------------------------------------------------------------
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
                 for s in binding.ordered]
-        sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
-                        _devices(compile_cfg, runtime_cfg))
+        try:
+            sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
+                            _devices(compile_cfg, runtime_cfg))
+        except Exception:
+            if save_data and golden_fn is not None and data_dir is None:
+                golden_stage()  # a crashing kernel still leaves its goldens saved
+            raise
         outs = _sim_outputs(sim)
         for s in tensor_specs:
             kname = kernel_names[s.name]
             if directions.get(s.name) in ("Out", "InOut") and kname in outs:
-                got = np.array(io.to_numpy(outs[kname]), copy=True)
+                got = np.asarray(io.to_numpy(outs[kname]))
                 if got.dtype != s.np_dtype and got.dtype.kind in "iu" and \
                         s.np_dtype.kind in "iu" and got.dtype.itemsize == s.np_dtype.itemsize:
                     got = got.view(s.np_dtype)  # e.g. a UINT16 output given as an int16 spec
                 host[s.name] = got
+    del args
+
+    # -- golden --------------------------------------------------------------------------
+    golden, golden_wrote = golden_stage()
     warnings = [f"read past the end of a tensor: {r}; the device reads whatever follows "
                 f"the tensor ({'zeros' if uninit == 'zero' else 'residue'} here)"
                 for r in getattr(sim, "oob_reads", None) or ()]
+    warnings += [f"golden_fn wrote into input '{n}' (not an output); the comparators and "
+                 "the diagnosis read its modified values (clone it in the golden to keep "
+                 "it)" for n in golden_wrote]
     for w in warnings:
         _note(f"[RUN]   warning: {w}", verbose)
     if os.environ.get("PYPTO_BENCH", "").strip() not in ("", "0", "false", "False"):
@@ -427,29 +415,8 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     return result
 
 
-def _scalar_value(v: np.ndarray, spec: ScalarSpec) -> Any:
-    if io.is_torch_dtype(spec.dtype):
-        torch = io.torch_or_none()
-        return io.to_torch(v.reshape(1).copy()).reshape(()).to(spec.dtype) if torch else v.item()
-    return np.array(v)
 
 
-def _compute_golden(specs: list, scalars: dict, snapshot: dict, golden_fn: Callable,
-                    torch_run: bool) -> dict[str, np.ndarray]:
-    scratch: dict[str, Any] = {}
-    for s in specs:
-        if isinstance(s, ScalarSpec):
-            scratch[s.name] = scalars[s.name].to_python()
-        elif s.is_output and s.init_value is None:
-            scratch[s.name] = np.zeros(s.shape, dtype=s.np_dtype)
-        else:
-            scratch[s.name] = snapshot[s.name].copy()
-    if torch_run:
-        scratch = {k: io.to_torch(v) if isinstance(v, np.ndarray) else v
-                   for k, v in scratch.items()}
-    golden_fn(scratch)
-    return {s.name: np.array(io.to_numpy(scratch[s.name]), copy=True)
-            for s in specs if isinstance(s, TensorSpec) and s.is_output}
 
 
 def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, directions: dict,
@@ -499,8 +466,9 @@ def run_jit(fn: Any, specs: list, golden_fn: Callable | None = None,
 
     specs        TensorSpec / ScalarSpec per entry parameter, in parameter order
     golden_fn    golden_fn(values): fill the output entries of `values` in place
-                 (inputs are copies, pure outputs start as zeros, scalars are numbers);
-                 values are torch tensors when the specs use torch, else numpy arrays
+                 (pure outputs start as zeros, scalars are numbers); values are torch
+                 tensors when the specs use torch (the inputs the simulator read, not
+                 clones: a write into one is reported), else numpy arrays (copies)
     golden_data  a directory written by save_data (`in/`, `out/`, .npy or .pt files):
                  replaces input generation and golden_fn
     compile_cfg  pypto-lib RunConfig fields (dump_passes, distributed_config, ...):

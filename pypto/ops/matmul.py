@@ -82,8 +82,56 @@ def _mm(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool) -> np.nd
         .astype(np.int32)
 
 
+# Widened operands above this many bytes are multiplied a slice of batch axes at a time.
+WIDEN_LIMIT = 1 << 28
+
+
 def _product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool, acc: Any
-              ) -> np.ndarray:
+             ) -> np.ndarray:
+    """`lhs @ rhs` computed in `acc`. A batched run stacks every block's tile along
+    leading axes, often as a view of a whole weight tensor: widening all of it at once
+    (int8 expert weights to float32: 4x a model's weights) is what memory cannot afford,
+    so above `WIDEN_LIMIT` the leading batch axes are walked in slices. Each 2-D product
+    is the same BLAS call either way (the same trailing shape and strides), so the
+    result is bit-identical."""
+    width = np.dtype(acc).itemsize
+    if (lhs.size + rhs.size) * width > WIDEN_LIMIT and min(lhs.ndim, rhs.ndim) >= 2 \
+            and max(lhs.ndim, rhs.ndim) > 2:
+        return _sliced_product(lhs, rhs, a_trans, b_trans, acc)
+    return _whole_product(lhs, rhs, a_trans, b_trans, acc)
+
+
+def _sliced_product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool,
+                    acc: Any) -> np.ndarray:
+    rank = max(lhs.ndim, rhs.ndim)
+    a = lhs.reshape((1,) * (rank - lhs.ndim) + lhs.shape)
+    b = rhs.reshape((1,) * (rank - rhs.ndim) + rhs.shape)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    # walk as few leading axes as bring one slice's widened operands under the limit
+    per = (a.size + b.size) * np.dtype(acc).itemsize
+    lead = 0
+    while lead < len(batch) and per > WIDEN_LIMIT:
+        per //= max(1, batch[lead])
+        lead += 1
+    out: np.ndarray | None = None
+    for idx in np.ndindex(*batch[:lead]):
+        pa = _product_slice(a, idx)
+        pb = _product_slice(b, idx)
+        part = _whole_product(pa, pb, a_trans, b_trans, acc)
+        if out is None:
+            out = np.empty(batch[:lead] + part.shape, dtype=part.dtype)
+        out[idx] = part
+    assert out is not None
+    return out
+
+
+def _product_slice(x: np.ndarray, idx: tuple) -> np.ndarray:
+    """x at the leading batch index `idx` (an axis of extent 1 broadcasts)."""
+    return x[tuple(0 if x.shape[d] == 1 else i for d, i in enumerate(idx))]
+
+
+def _whole_product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool, acc: Any
+                   ) -> np.ndarray:
     a = lhs.astype(acc, copy=False)
     b = rhs.astype(acc, copy=False)
     if a_trans:

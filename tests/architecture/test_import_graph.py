@@ -66,7 +66,7 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
     ("pypto.language", "pypto.frontend.text"):
         "pl.parse reads text with the frontend, imported on first use (`import pypto.language` "
         "stays cheap)",
-    ("pypto.golden.runner", "torch"):
+    ("pypto.golden.data", "torch"):
         "torch is imported only when the caller hands us torch data",
 }
 
