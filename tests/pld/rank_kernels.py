@@ -260,3 +260,24 @@ def rank_differences(a: pl.Tensor[[NR, 1, S], pl.FP32], b: pl.Tensor[[NR, 1, 8],
     so a spec bound to the wrong one shows."""
     for r in pl.range(pld.world_size()):
         difference_chip(a[r], b[r], out[r], device=r)
+
+
+@pl.jit
+def plus_one_then_chain(x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[8, S], pl.FP32]],
+                        acc: pl.InOut[pl.Tensor[[8, S], pl.FP32]]):
+    """One launch loop that batches (independent rows) and one that cannot (each row
+    reads the row the iteration before wrote)."""
+    for i in pl.range(0, 8, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            y[i:i + 1, :] = pl.add(x[i:i + 1, :], 1.0)
+    for i in pl.range(0, 7, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="chain"):
+            acc[i + 1:i + 2, :] = pl.add(acc[i:i + 1, :], 1.0)
+    return y, acc
+
+
+@pl.jit.host
+def batching_on_ranks(x: pl.Tensor[[NR, 8, S], pl.FP32], y: pl.Out[pl.Tensor[[NR, 8, S], pl.FP32]],
+                      acc: pl.InOut[pl.Tensor[[NR, 8, S], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        plus_one_then_chain(x[r], y[r], acc[r], device=r)
