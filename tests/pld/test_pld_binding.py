@@ -4,7 +4,11 @@ up by name among the specs), so a spec list in another order than the parameters
 runs each parameter on its own tensor; a parameter no spec names is refused."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
+import pytest
+import rank_kernels
 from rank_kernels import NR, S, rank_differences
 
 from pypto.golden import TensorSpec, ratio_allclose, run_jit
@@ -64,3 +68,29 @@ def test_a_parameter_no_spec_names_is_refused_naming_it():
                        "kernel (a, b, out), specs (a, bias, out); a multi-card "
                        "(@pl.jit.host) program is dispatched with each parameter looked up "
                        "by its name among the specs")
+
+
+def test_the_workbench_checks_a_host_programs_specs_by_name_too():
+    from pypto_lab.specs import SpecMismatchError, check_specs
+
+    compiled = rank_differences.compile()
+    specs = _specs()
+    check_specs(compiled, [specs["out"], specs["b"], specs["a"]])  # any order fits
+    wrong = TensorSpec("b", [NR, 1, 4], np.float32, init_value=_b)
+    with pytest.raises(SpecMismatchError) as err:  # the shape is still checked, by name
+        check_specs(compiled, [specs["out"], wrong, specs["a"]])
+    assert err.value.message.startswith("specs[1] (TensorSpec 'b') has shape [2, 1, 4], "
+                                        "but 'b' is pl.Tensor[[2, 1, 8], pl.FP32]")
+    assert err.value.span.line == _param_line("b")
+    with pytest.raises(SpecMismatchError) as err:
+        check_specs(compiled, [specs["a"], specs["out"]])
+    assert err.value.message == ("specs do not match the parameters of 'rank_differences' "
+                                 "(no spec named 'b'): kernel (a, b, out), specs (a, out)")
+    assert err.value.span.line == _param_line("def rank_differences")
+
+
+def _param_line(text: str) -> int:
+    lines, start = inspect.getsourcelines(rank_kernels.rank_differences)
+    if text.startswith("def "):
+        return start + next(i for i, ln in enumerate(lines) if ln.startswith(text))
+    return start + next(i for i, ln in enumerate(lines) if f" {text}: pl." in ln)
