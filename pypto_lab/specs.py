@@ -2,10 +2,11 @@
 
 A `%%pypto --run SPECS` cell checks the count, order, ranks, static dims and dtypes of
 the specs against the compiled entry function first (specs bind by position, as in the
-golden harness; the same names in another order are an error), so a spec that does not
-fit the kernel is one located error naming the spec and the parameter, not a traceback from deep in
-the user's golden function or the simulator. `pl.dynamic` dims take any size, but one
-symbol must get one size across all specs.
+golden harness; the same names in another order are an error - except for a multi-card
+`@pl.jit.host` program, whose specs bind by name as the harness dispatches it), so a
+spec that does not fit the kernel is one located error naming the spec and the
+parameter, not a traceback from deep in the user's golden function or the simulator.
+`pl.dynamic` dims take any size, but one symbol must get one size across all specs.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import UserError
+from pypto.ir.nodes import FunctionKind
 from pypto.ir.types import ScalarType, ShapedType
 
 
@@ -31,17 +33,31 @@ def check_specs(compiled: Any, specs: list, specs_name: str = "specs") -> None:
     params = list(entry.params)
     names = [p.var.name for p in params]
     given = [str(getattr(s, "name", "?")) for s in specs]
-    why = (f"{len(given)} specs for {len(names)} parameters" if len(names) != len(given)
+    if entry.kind is FunctionKind.HOST:  # a multi-card program: its specs bind by name
+        by_name = {n: i for i, n in enumerate(given)}
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise SpecMismatchError(
+                f"{specs_name} do not match the parameters of '{program.entry}' (no spec "
+                f"named {', '.join(repr(n) for n in missing)}): kernel ({', '.join(names)}), "
+                f"{specs_name} ({', '.join(given)})", entry.span,
+                hint="a multi-card (@pl.jit.host) program takes each parameter's spec by "
+                     "its name, in any order")
+        order = [by_name[n] for n in names]
+    else:
+        order = list(range(len(specs)))
+    picked = [given[i] for i in order]
+    why = (f"{len(given)} specs for {len(names)} parameters" if len(names) != len(picked)
            else "the same names in a different order"
-           if sorted(names) == sorted(given) and names != given else "")
+           if sorted(names) == sorted(picked) and names != picked else "")
     if why:  # specs bind by position (as the harness and the device runtime do)
         raise SpecMismatchError(
             f"{specs_name} do not match the parameters of '{program.entry}' ({why}): kernel "
             f"({', '.join(names)}), {specs_name} ({', '.join(given)})", entry.span,
             hint="list one TensorSpec (or ScalarSpec) per parameter, in parameter order")
     sizes: dict[str, tuple[int, str]] = {}
-    for i, (p, s) in enumerate(zip(params, specs)):
-        _check_one(p, s, f"{specs_name}[{i}]", sizes)
+    for p, i in zip(params, order):
+        _check_one(p, specs[i], f"{specs_name}[{i}]", sizes)
 
 
 def _check_one(param: Any, spec: Any, where: str, sizes: dict) -> None:

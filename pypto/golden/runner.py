@@ -41,6 +41,7 @@ import numpy as np
 
 from pypto.golden import _interop as io
 from pypto.golden import data
+from pypto.golden.binding import bind_specs
 from pypto.golden.diagnosis import check_zero_fill, diagnose, diagnose_through_unwritten
 from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
@@ -142,32 +143,6 @@ def _compile(target: Any, specs: list, platform: str) -> Any:
         raise TypeError(f"cannot compile {target!r}: expected a @pl.jit function, a @pl.program "
                         "class or a CompiledProgram")
     return target.compile(*dummies, platform=platform)
-
-
-def _bind(compiled: Any, specs: list, verbose: bool = True
-          ) -> tuple[dict[str, str], dict[str, str], str]:
-    """Specs bind to the entry's parameters by position, as the device runtime passes
-    them: ({spec name: direction}, {spec name: parameter name}, error text when the
-    counts differ)."""
-    params = list(compiled.program.entry_function.params)
-    pnames = [p.var.name for p in params]
-    snames = [s.name for s in specs]
-    why = (f"{len(snames)} specs for {len(pnames)} parameters" if len(pnames) != len(snames)
-           else "the same names in a different order"
-           if sorted(pnames) == sorted(snames) and pnames != snames else "")
-    if why:  # (the same names reordered would bind each spec to another's parameter)
-        return {}, {}, (f"specs do not match the kernel's parameters ({why}): kernel "
-                        f"({', '.join(pnames)}), specs ({', '.join(snames)}); list one spec "
-                        "per parameter, in parameter order")
-    directions, kernel_names = {}, {}
-    for p, s in zip(params, specs):
-        d = p.direction
-        directions[s.name] = getattr(d, "value", str(d))
-        kernel_names[s.name] = p.var.name
-    renamed = [f"'{s}' -> '{k}'" for s, k in kernel_names.items() if s != k]
-    if renamed and verbose:
-        _warn_once("specs bind to the kernel's parameters by position: " + ", ".join(renamed))
-    return directions, kernel_names, ""
 
 
 def sim_checks() -> tuple | None:
@@ -301,9 +276,12 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         return RunResult(passed=True, execution_time=clock.elapsed, work_dir=work_dir,
                          name=name, platform=platform, compiled=compiled, validated=False,
                          stages=clock.stages)
-    directions, kernel_names, bind_error = _bind(compiled, specs, verbose)
-    if bind_error:
-        return fail(bind_error, platform=platform, compiled=compiled)
+    binding = bind_specs(compiled, specs)
+    if binding.error:
+        return fail(binding.error, platform=platform, compiled=compiled)
+    if binding.note and verbose:
+        _warn_once(binding.note)
+    directions, kernel_names = binding.directions, binding.kernel_names
 
     data_dir = Path(golden_data) if golden_data is not None else None
     torch_run = any(s.uses_torch for s in specs)
@@ -376,7 +354,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     # -- simulate ------------------------------------------------------------------------
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
-                for s in specs]
+                for s in binding.ordered]
         try:
             sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
                             _devices(compile_cfg, runtime_cfg))

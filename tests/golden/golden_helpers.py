@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pypto.ir.nodes import Direction
+from pypto.ir.nodes import Direction, FunctionKind
 
 INT_RESIDUE = 0x5A
 
@@ -27,13 +27,14 @@ def _residue(shape, dtype):
 
 
 class FakeCompiled:
-    def __init__(self, name, params, body):
+    def __init__(self, name, params, body, kind=FunctionKind.ORCHESTRATION):
         self.body = body
         self.analyses = {}
         ps = [SimpleNamespace(var=SimpleNamespace(name=n), direction=Direction(d))
               for n, d in params]
         self.program = SimpleNamespace(name=name,
-                                       entry_function=SimpleNamespace(name=name, params=ps))
+                                       entry_function=SimpleNamespace(name=name, params=ps,
+                                                                      kind=kind))
         self.__name__ = name
         self.calls = 0
 

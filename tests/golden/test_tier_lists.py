@@ -53,6 +53,9 @@ def test_every_single_card_file_of_the_checkout_is_in_a_tier_list():
     listed = tiers.tier_of(CHECKOUT)
     assert all(listed.get(f) == "tier3b" for f in multi)
     assert not [f for f in single if listed.get(f) == "tier3b"]
+    # tier 3b is exactly the multi-card runnable files: no `_draft.py` (pypto-lib's CI
+    # runs `find ... ! -name '*_draft.py'`, prefill_cp_fwd_draft.py included)
+    assert sorted(f for f, t in listed.items() if t == "tier3b") == sorted(multi)
 
 
 def test_a_run_renders_as_the_conformance_table():

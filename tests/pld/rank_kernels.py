@@ -238,3 +238,46 @@ def put_chip(src: pl.Tensor[[4, S], pl.FP32], data: pld.DistributedTensor[[4, S]
 def put_past_the_source(inputs: pl.Tensor[[NR, 4, S], pl.FP32]):
     buf = pld.alloc_window_buffer([4, S], dtype=pl.FP32)
     put_chip(inputs[0], pld.window(buf, [4, S], dtype=pl.FP32), 3, device=0)
+
+
+@pl.jit.incore
+def difference(a: pl.Tensor[[1, S], pl.FP32], b: pl.Tensor[[1, 8], pl.FP32],
+               out: pl.Out[pl.Tensor[[1, S], pl.FP32]]):
+    head = pl.sub(pl.load(a, [0, 0], [1, 8]), pl.load(b, [0, 0], [1, 8]))
+    return pl.store(head, [0, 0], out)
+
+
+@pl.jit
+def difference_chip(a: pl.Tensor[[1, S], pl.FP32], b: pl.Tensor[[1, 8], pl.FP32],
+                    out: pl.Out[pl.Tensor[[1, S], pl.FP32]]):
+    return difference(a, b, out)
+
+
+@pl.jit.host
+def rank_differences(a: pl.Tensor[[NR, 1, S], pl.FP32], b: pl.Tensor[[NR, 1, 8], pl.FP32],
+                     out: pl.Out[pl.Tensor[[NR, 1, S], pl.FP32]]):
+    """out[r][:, :8] = a[r][:, :8] - b[r]: the parameters differ in shape and in role,
+    so a spec bound to the wrong one shows."""
+    for r in pl.range(pld.world_size()):
+        difference_chip(a[r], b[r], out[r], device=r)
+
+
+@pl.jit
+def plus_one_then_chain(x: pl.Tensor[[8, S], pl.FP32], y: pl.Out[pl.Tensor[[8, S], pl.FP32]],
+                        acc: pl.InOut[pl.Tensor[[8, S], pl.FP32]]):
+    """One launch loop that batches (independent rows) and one that cannot (each row
+    reads the row the iteration before wrote)."""
+    for i in pl.range(0, 8, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+            y[i:i + 1, :] = pl.add(x[i:i + 1, :], 1.0)
+    for i in pl.range(0, 7, 1):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="chain"):
+            acc[i + 1:i + 2, :] = pl.add(acc[i:i + 1, :], 1.0)
+    return y, acc
+
+
+@pl.jit.host
+def batching_on_ranks(x: pl.Tensor[[NR, 8, S], pl.FP32], y: pl.Out[pl.Tensor[[NR, 8, S], pl.FP32]],
+                      acc: pl.InOut[pl.Tensor[[NR, 8, S], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        plus_one_then_chain(x[r], y[r], acc[r], device=r)

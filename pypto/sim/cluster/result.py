@@ -16,11 +16,12 @@ class ClusterResult(SimResult):
 
     def __init__(self, run: Run, returns: tuple, batch_refusals: dict[str, str],
                  world: World):
-        super().__init__(run, returns, batch_refusals)
+        on_ranks = world.batch_refusals()
+        super().__init__(run, returns, {**batch_refusals, **on_ranks})
         self.world_size = world.size
         self.device_ids = world.device_ids
         #: per rank: its own SimResult (trace, device buffers, what its checks found)
-        self.ranks: list[SimResult] = [SimResult(r, (), batch_refusals) for r in world.runs
+        self.ranks: list[SimResult] = [SimResult(r, (), on_ranks) for r in world.runs
                                        if r is not None]
         #: the notify / wait / dispatch / remote-write steps of the ranks, in run order
         self.events: list[CommEvent] = list(world.events)
@@ -30,6 +31,16 @@ class ClusterResult(SimResult):
         self.window_races: list[WindowRace] = []
         self._world = world
         _merge_rank_writes(run, world)
+
+    @property
+    def batch_stats(self) -> dict[str, int]:
+        """Launches run batched and batched runs abandoned, summed over the host and every
+        rank (the ranks launch the kernels; the host only dispatches)."""
+        total = dict(super().batch_stats)
+        for rank in self.ranks:
+            for key, n in rank.batch_stats.items():
+                total[key] = total.get(key, 0) + n
+        return total
 
     def window(self, name: str, rank: int) -> np.ndarray:
         """The bytes of window buffer `name` on `rank` at the end of the run, as the

@@ -140,6 +140,15 @@ class World:
             comm.complete()  # a dispatch returns when its tasks have completed
         self.event(None, r, "finish")
 
+    def batch_refusals(self) -> dict[str, str]:
+        """Why regions of the per-device functions the ranks ran could not run batched:
+        each function runs as its own executable (`chip_executable`), which keeps its
+        own refusals, none of them in the host's."""
+        merged: dict[str, str] = {}
+        for chip in _CHIPS.get(self.exe, {}).values():
+            merged.update(chip.batch.refusals)
+        return merged
+
     def _deadlock(self, blocked: dict[int, Blocked], done: set[int]) -> BaseException:
         waits: dict[int, Wait] = {r: b.what for r, b in blocked.items()}
         for r, w in waits.items():
