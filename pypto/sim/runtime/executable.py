@@ -59,7 +59,8 @@ class Executable:
         self.static_spec = static_spec(self.entry)
         self.batch = BatchCache()
         self.budget_ok: set[str] = set()  # regions the ub check passed
-        self.nest_fors: set[int] = set()  # ids of the For statements that are launch nests
+        # id of a For statement that is a launch nest -> its runner (compiled code)
+        self.nests: dict[int, launching.LaunchNest] = {}
         self._functions: dict[str, CompiledFunction] = {}
         self._compiling = threading.RLock()
         self._written: frozenset[str] | None = None
@@ -127,7 +128,7 @@ class Executable:
             if not outs:
                 break
             named = {n.name for n in walk(s) if isinstance(n, Var)} & outs
-            if named and isinstance(s, For) and id(s) in self.nest_fors:
+            if named and isinstance(s, For) and id(s) in self.nests:
                 found |= named
             outs -= named
         return frozenset(found)
