@@ -25,6 +25,7 @@ from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.masks import Masked
 from pypto.sim.batch.own import OwnCores
+from pypto.sim.batch.placement import placed, placements
 from pypto.sim.batch.plan import BLOCK, Plan
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
 from pypto.sim.batch.state import (
@@ -60,6 +61,8 @@ class BatchCompiler(OwnCores, FnCompiler):
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
+        # ops computed straight into the windows a later write fills (untraced)
+        self.places = {} if self.settings.trace else placements(func, plan.alias)
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
@@ -304,6 +307,11 @@ class BatchCompiler(OwnCores, FnCompiler):
         mvalid = list(t.valid_shape) if not tracing and t.valid_shape is not None and \
             self.vary(list(t.valid_shape)) else []
         nv = len(mvalid)
+        # computed in the destination windows (`placement`): the write's target and
+        # offsets are two more operands
+        place = self.places.get(id(e))
+        into_place = placed(e, npdt) if place is not None else None
+        where = [place[0], place[1]] if into_place is not None else []
 
         def compute(f: BatchFrame, args: list) -> Any:
             nb = f.batch.nb
@@ -324,12 +332,18 @@ class BatchCompiler(OwnCores, FnCompiler):
             return r
 
         def core(f: BatchFrame, args: list) -> Any:
+            if into_place is not None:
+                args, (tgt, offs) = args[:-2], args[-2:]
             if nv:
                 args, valid = args[:-nv], args[-nv:]
             for a in args:
                 if type(a) is Masked:
                     return masks.apply(f.batch, mkind, lambda xs: compute(f, xs), args,
                                        valid if nv else None, rank)
+            if into_place is not None:
+                r = into_place(f.batch, tgt, offs, args)
+                if r is not None:
+                    return r
             if into is not None:
                 r = into(args, f.batch.nb)
                 if r is not None:
@@ -343,7 +357,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                       for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
             return r
 
-        return Core("args", core, [e.args[i] for i in public] + mvalid)
+        return Core("args", core, [e.args[i] for i in public] + mvalid + where)
 
     def bbatched(self, e: Call) -> Core:
         """An op whose registry entry computes a batch itself (its `batched` fact:

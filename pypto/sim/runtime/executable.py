@@ -31,6 +31,7 @@ from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
+from pypto.sim.runtime.direct import DirectEntry, direct_entry
 from pypto.sim.runtime.progress import unwatch, watch
 from pypto.sim.runtime.switches import pause_gc, resume_gc
 from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
@@ -65,6 +66,7 @@ class Executable:
         self._compiling = threading.RLock()
         self._written: frozenset[str] | None = None
         self._deferrable: frozenset[str] | None = None
+        self._direct: DirectEntry | None | bool = False  # False: not looked at yet
 
     # -- the host of compiled code (pypto.sim.engine.function.Host) ------------------------
 
@@ -135,10 +137,32 @@ class Executable:
 
     # -- running the entry ---------------------------------------------------------------
 
+    @property
+    def direct(self) -> DirectEntry | None:
+        """The short path of this executable's calls (`pypto.sim.runtime.direct`), or None."""
+        d = self._direct
+        if d is False:
+            with self._compiling:
+                d = self._direct
+                if d is False:
+                    try:
+                        d = direct_entry(self)
+                    except Exception:  # noqa: BLE001 - the general path reports it
+                        d = None
+                    self._direct = d
+        assert d is not True
+        return d
+
     def run(self, args: tuple, kwargs: dict, run: Run | None = None) -> tuple[Run, tuple]:
         """One call: (its run, the entry's returns). `pl.Out` / `pl.InOut` arrays among
         `args` are filled in place. A multi-card run passes the `Run` of the host or of a
         rank (`pypto.sim.cluster`): a rank runs its dispatches in one run."""
+        if run is None and not kwargs:
+            direct = self._direct if self._direct is not False else self.direct
+            if direct is not None:
+                got = direct.call(args)
+                if got is not None:
+                    return got
         # The cyclic GC is paused while simulating (counted across threads: see
         # `switches`). numpy's floating-point error state is set once for the run, in
         # this thread (op impls skip their own np.errstate then).
