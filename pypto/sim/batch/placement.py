@@ -44,7 +44,7 @@ from pypto.ir.nodes import Assign, Call, Const, Function, ListExpr, Var
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
 from pypto.ops.registry import get
-from pypto.sim.batch.state import BatchState
+from pypto.sim.batch.state import BatchState, Fallback
 from pypto.sim.batch.ufuncs import (
     _one_rank,
     _operands_fit,
@@ -223,7 +223,10 @@ def placed(e: Call, npdt: np.dtype) -> Callable[[BatchState, Any, list, list], A
         if not _operands_fit(args, n, npdt, shapes) or not shapes or \
                 broadcast_shape(shapes) != st.bs + shp:
             return None
-        view = st.window_at(site, tgt, offs, shp, True)
+        try:
+            view = st.window_at(site, tgt, offs, shp, True)
+        except Fallback:  # (a window past the tensor: the write itself decides)
+            return None
         if view is None or view.shape != st.bs + shp:
             return None
         if st.undo is not None:

@@ -42,14 +42,32 @@ class _Tensor:
         self.action = action
 
 
+_BAD = object()  # a scalar argument the quick binding does not take
+
+
 class _Scalar:
-    __slots__ = ("caster", "name", "span", "type")
+    __slots__ = ("caster", "floats", "name", "span", "type")
 
     def __init__(self, name: str, t: ScalarType, span: Any):
         self.name = name
         self.type = t
         self.span = span
         self.caster = scalar_caster(t.dtype)
+        # a float parameter given a Python float: what `scalar_argument` accepts as is
+        self.floats = t.dtype.is_float()
+
+    def value(self, v: Any) -> Any:
+        """The bound value of argument `v` (as `transfers._upload` binds it), or _BAD."""
+        caster = self.caster
+        if self.floats and type(v) is float and caster is not None:
+            return caster(v)
+        try:
+            x = scalar_argument(v, self.name, self.type, self.span)
+        except SimulationError:
+            return _BAD
+        if isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0:
+            x = x.item()
+        return caster(x) if caster is not None else x
 
 
 class QuickBinding:
@@ -70,8 +88,8 @@ class QuickBinding:
         if len(args) != len(params):
             return None
         nd = np.ndarray
-        arrays = []
         shapes = []
+        values = []
         for p, v in zip(params, args):
             if type(p) is _Tensor:
                 if type(v) is not nd or v.dtype != p.dtype:
@@ -79,34 +97,27 @@ class QuickBinding:
                 flags = v.flags
                 if not flags.c_contiguous or (p.direction != "In" and not flags.writeable):
                     return None
-                arrays.append(v)
                 shapes.append(v.shape)
+            else:
+                x = p.value(v)
+                if x is _BAD:
+                    return None  # (the full path reports it, in its order)
+                v = x
+            values.append(v)
         key = tuple(shapes)
         dyn = self._shapes.get(key)
         if dyn is None:
             dyn = self._check_shapes(key)
             if dyn is None:
                 return None
-        if len(arrays) > 1:
-            roots = {id(root_of(a)) for a in arrays}
-            if len(roots) < len(arrays):
+        if self.n_arrays > 1:
+            arrays = [v for p, v in zip(params, values) if type(p) is _Tensor]
+            if len({id(root_of(a)) for a in arrays}) < len(arrays):
                 return None
             for i in range(1, len(arrays)):
                 for j in range(i):
                     if np.may_share_memory(arrays[i], arrays[j]):
                         return None
-        values = []
-        for p, v in zip(params, args):
-            if type(p) is _Scalar:
-                try:
-                    x = scalar_argument(v, p.name, p.type, p.span)
-                except SimulationError:
-                    return None  # (the full path reports it, in its order)
-                if isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0:
-                    x = x.item()
-                values.append(p.caster(x) if p.caster is not None else x)
-            else:
-                values.append(v)
         # everything checked: upload, in parameter order (as `transfers._upload`)
         if dyn:
             run.dyn.update(dyn)

@@ -217,8 +217,9 @@ class LaunchNest:
             cf = self.region = exe.function(site.func)
         if cf.has_syncall:
             return self.sequential(env)
+        # the outer loops' values (a traced task records them; untraced, nothing does)
         outer = tuple((v, env[v]) for v in site.loops if v in env
-                      and v not in shape.loop_vars)
+                      and v not in shape.loop_vars) if fr.run.trace is not None else ()
         splits = self.splits
         n = splits.get(shape.bs)
         r = Split(n) if n is not None else \
