@@ -105,7 +105,7 @@ def _fresh_reader(s: Any, name: str) -> bool:
             return False
     except KeyError:
         return False
-    return all(not (name in _names(a)) or (isinstance(a, Var) and a.name == name)
+    return all(name not in _names(a) or (isinstance(a, Var) and a.name == name)
                for a in s.value.args)
 
 
@@ -135,11 +135,12 @@ def placements(func: Function, alias: dict[str, str]) -> dict[int, Placement]:
             continue
         tgt, src, off = parts
         t = src.type if isinstance(src, Call) else None
-        if not isinstance(t, ShapedType) or t.static_shape() is None:
+        static = t.static_shape() if isinstance(t, ShapedType) else None
+        if not isinstance(t, ShapedType) or static is None:
             continue
-        shp = tuple(t.static_shape())
+        shp = tuple(static)
         dtype = _plain_float(t.dtype.np)
-        if not _eligible(src, dtype, shp) or \
+        if dtype is None or not _eligible(src, dtype, shp) or \
                 not all(isinstance(i, (Var, Const)) for i in off.items):
             continue
         chain = _chain(src, w, body, defs, assigned, uses, dtype, shp)
@@ -171,7 +172,7 @@ def _chain(src: Call, w: int, body: list, defs: dict, assigned: dict, uses: dict
     while True:
         uf = elementwise_ufunc(cur)
         assert uf is not None
-        nxt = None
+        nxt: tuple[int, Call, str | None] | None = None
         for k, a in enumerate(cur.args[:uf.arity]):
             if _eligible(a, dtype, shp):
                 nxt = (k, a, None)
@@ -217,7 +218,8 @@ def placed(e: Call, npdt: np.dtype) -> Callable[[BatchState, Any, list, list], A
     site: list = [None]
 
     def into_place(st: BatchState, tgt: Any, offs: list, args: list) -> Any:
-        if type(tgt) is not np.ndarray or tgt.dtype != npdt or len(offs) != tgt.ndim:
+        if st.pred is not None or type(tgt) is not np.ndarray or tgt.dtype != npdt or \
+                len(offs) != tgt.ndim:
             return None
         shapes: list = []
         if not _operands_fit(args, n, npdt, shapes) or not shapes or \

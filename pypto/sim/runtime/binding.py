@@ -186,7 +186,7 @@ def quick_binding(entry: Function, written: frozenset[str], deferrable: frozense
             continue
         if not isinstance(t, ShapedType) or isinstance(t, DistributedTensorType):
             return None
-        dims = []
+        dims: list[int | str] = []
         for d in t.shape:
             if type(d) is int:
                 dims.append(d)

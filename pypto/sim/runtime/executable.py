@@ -66,7 +66,7 @@ class Executable:
         self._compiling = threading.RLock()
         self._written: frozenset[str] | None = None
         self._deferrable: frozenset[str] | None = None
-        self._direct: DirectEntry | None | bool = False  # False: not looked at yet
+        self._direct: DirectEntry | bool | None = False  # False: not looked at yet
 
     # -- the host of compiled code (pypto.sim.engine.function.Host) ------------------------
 
@@ -158,8 +158,9 @@ class Executable:
         `args` are filled in place. A multi-card run passes the `Run` of the host or of a
         rank (`pypto.sim.cluster`): a rank runs its dispatches in one run."""
         if run is None and not kwargs:
-            direct = self._direct if self._direct is not False else self.direct
-            if direct is not None:
+            d = self._direct
+            direct = d if d is not False else self.direct
+            if isinstance(direct, DirectEntry):
                 got = direct.call(args)
                 if got is not None:
                     return got
