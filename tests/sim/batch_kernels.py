@@ -225,8 +225,8 @@ def gather_rows_overlap(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 1
 
 @pl.jit
 def region_loop_branch(x: pl.Tensor[[64, 128], pl.FP32], y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
-    """The loop's body branches on its variable: as a batch axis the condition would
-    differ per iteration, so the loop runs iteration by iteration (the blocks batch)."""
+    """The loop's body branches on its variable: as a batch axis the condition differs
+    per iteration, and both branches run predicated (`batch/predicate.py`)."""
     for t0 in pl.parallel(0, 64, 8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="branch"):
             for k in pl.range(8):

@@ -193,7 +193,6 @@ def masked_write(st: BatchState, site: list, tgt: Any, offs: list, src: Any, shp
     if type(tgt) is not np.ndarray or type(src) is not np.ndarray or len(offs) != tgt.ndim or \
             src.shape[-srank:] != shp or src.ndim not in (srank, srank + nb):
         raise Fallback("a tagged value or another rank under a condition")
-    taken = [tuple(int(i) for i in idx) for idx in np.argwhere(pred)]
     try:  # every block's window inside the tensor and its own: one strided view
         view = st.window_at(site, tgt, offs, shp, True)
     except Fallback:
@@ -201,10 +200,13 @@ def masked_write(st: BatchState, site: list, tgt: Any, offs: list, src: Any, shp
     if view is not None and view.shape[:nb] == st.bs:
         if st.undo is not None:
             st.undo.append((view, view.copy()))
-        np.copyto(view, src, where=pred.reshape(st.bs + (1,) * srank), casting="unsafe")
-        if st.wlog is not None:
-            st.wlog.append((tgt, None, shp, [lo_at(offs, idx) for idx in taken], st))
+        # (the taken blocks' windows only: a boolean index over the batch axes copies
+        # just them, where a masked copy would visit every element)
+        view[pred] = (src if src.shape == view.shape else np.broadcast_to(src, view.shape))[pred]
+        if st.wlog is not None:  # (the deferred fill skips the windows of the mask)
+            st.wlog.append((tgt, list(offs), shp, pred, st))
         return
+    taken = [tuple(int(i) for i in idx) for idx in np.argwhere(pred)]
     los = []
     for idx in taken:
         lo = lo_at(offs, idx)

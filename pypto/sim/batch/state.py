@@ -12,7 +12,8 @@ from numpy.lib.stride_tricks import as_strided
 # A logged access: (array, buffer, origin, offsets, extent, write, site, extra record args)
 LoggedAccess = tuple
 # A window write into a buffer whose fill is pending: (target, offsets or None, extent,
-# per-block origins or None, the BatchState whose batch axes the offsets span)
+# per-block origins, or a bool mask over the batch axes (the blocks that wrote: a masked
+# write, `predicate`), or None; the BatchState whose batch axes the offsets span)
 WindowWrite = tuple
 
 
