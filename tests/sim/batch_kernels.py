@@ -502,6 +502,23 @@ def guarded_choice(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT3
 
 
 @pl.jit
+def guarded_nested(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                   y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """pypto-lib's shape: tokens past the count are not touched, padding ones get zeros
+    (a condition under a condition: the masks and-ed)."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="nested"):
+            if t < 48:
+                row = pl.read(ids, [t]) - 2
+                if row >= 0:
+                    r = pl.cast(row, pl.INDEX)
+                    y[t:t + 1, :] = table[r:r + 1, :]
+                else:
+                    y[t:t + 1, :] = pl.full([1, 128], dtype=pl.FP32, value=0.0)
+    return y
+
+
+@pl.jit
 def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
                  y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
     """A loop under the condition: refused (block by block)."""

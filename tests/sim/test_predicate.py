@@ -81,6 +81,21 @@ def test_branches_yield_a_tile_each_block_takes_its_own(lens):
     assert _same(y, want.astype(np.float32))
 
 
+def test_a_condition_under_a_condition_ands_the_masks():
+    ids, table = _ids(11), _table()
+    y = np.zeros((64, 128), np.float32)
+    r = K.guarded_nested(ids, table, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, dict(r.batch_refusals)
+    rows = ids.astype(np.int64) - 2
+    first = np.arange(64) < 48
+    assert np.array_equal(y[first & (rows >= 0)], table[rows[first & (rows >= 0)]])
+    assert (y[first & (rows < 0)] == 0.0).all()
+    assert np.isnan(y[~first]).all()  # (never written)
+    y2 = np.zeros_like(y)
+    K.guarded_nested(ids, table, y2, config=BLOCK_BY_BLOCK)
+    assert _same(y, y2)
+
+
 def test_a_loop_under_a_condition_still_refuses():
     x = np.ones((64, 64), np.float32)
     r = K.guarded_loop(x, np.arange(8, dtype=np.int32), np.zeros((64, 64), np.float32))

@@ -10,7 +10,8 @@ invalid for it. Batched, such an `if` runs as follows:
   of integer scalars, numpy's operators on the per-block values - exactly the Python
   operators' results on integers);
 * when every block takes the same branch, that branch runs as if the condition were
-  uniform (no predication at all);
+  uniform (no predication at all); under an outer condition only the blocks taking the
+  outer branch count (the masks are and-ed);
 * otherwise both branches run for all blocks, each under its mask (`BatchState.pred`):
   window reads and element reads of a block that does not take the branch are moved
   to an index inside the tensor (their data are read, never used: `clip`); window
@@ -19,15 +20,15 @@ invalid for it. Batched, such an `if` runs as follows:
 
 What keeps this equal to block by block, checked statically (`PredicateAnalysis`): a
 predicated branch holds only assignments of values (ops, window reads, integer
-arithmetic) and window writes into tensor parameters - no loops, calls, nested
-varying conditions, element writes, writes into tiles or into a previous launch's
-tensors (which block by block only the taken blocks would change), no break /
-continue / return - and nothing it assigns is used after the `if` except through its
-results. At run time anything else gives up the batch (`Fallback`): a partial tile
-under a mask, a taken block's window outside its tensor (the block-by-block rerun
-reports it), an error on the data a not-taken block read (a division by zero, say).
-The footprints of all blocks, taken or not, are what the plan proves disjoint, so a
-masked write is one of them.
+arithmetic), window writes into tensor parameters and nested conditions - no loops,
+calls, element writes, writes into tiles or into a previous launch's tensors (which
+block by block only the taken blocks would change), no break / continue / return - and
+nothing it assigns is used after the `if` except through its results. At run time
+anything else gives up the batch (`Fallback`): a partial tile under a mask, a taken
+block's window outside its tensor (the block-by-block rerun reports it), an error on
+the data a not-taken block read (a division by zero, say). The footprints of all
+blocks, taken or not, are what the plan proves disjoint, so a masked write is one of
+them.
 """
 from __future__ import annotations
 
@@ -120,8 +121,6 @@ class PredicateAnalysis:
         if not self.predicate:
             raise self.refuse("a condition differs per block (a traced run does not "
                               "predicate)")
-        if self.under:
-            raise self.refuse("a condition that differs per block under another")
         inside: dict[str, int] = {}
         assigned: set[str] = set()
         for n in walk(s):
@@ -258,32 +257,35 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
     def run(env: dict) -> str | None:
         st: BatchState = frame_of(env).batch
         c = cond(env)
-        if st.pred is not None:
-            raise Fallback("a condition under a condition")
         if not isinstance(c, np.ndarray):  # (the same in every block after all)
             return _plain(then if c else other, env, results)
+        # under an outer condition (`outer`), only its blocks count: the others' values
+        # are never used, whichever branch they take here
+        outer = st.pred
         m = np.broadcast_to(c, st.bs)
-        if m.all():
+        yes = m if outer is None else m & outer
+        no = ~m if outer is None else ~m & outer
+        if not no.any():
             return _plain(then, env, results)
-        if not m.any():
+        if not yes.any():
             return _plain(other, env, results)
         try:
-            st.pred = m
+            st.pred = yes
             if then(env) is not None:
                 raise Fallback("a signal under a condition")
             y_then = env.pop("$y", None)
-            st.pred = ~m
+            st.pred = no
             if other(env) is not None:
                 raise Fallback("a signal under a condition")
             y_other = env.pop("$y", None)
-            st.pred = m
+            st.pred = yes
             if results:
                 if y_then is None or y_other is None:
                     raise Fallback("a branch yields nothing")
                 for k, a, b in zip(results, y_then, y_other):
                     env[k] = select(st, a, b)
         finally:
-            st.pred = None
+            st.pred = outer
         return None
 
     return run
