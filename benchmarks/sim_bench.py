@@ -7,9 +7,11 @@ each per round) and we report medians, so machine noise hits every column alike;
 pinned to one thread. Peer columns (Triton interpreter, Pallas interpret=True) are the
 figures peers measured on these machines with the same tilings, quoted for comparison.
 Then: cold start (import + compile + first run, each in a fresh process) and the cost
-per task of a 100 / 1,000 / 10,000-task kernel. `--quick` runs few repeats (CI).
+per task of a 100 / 1,000 / 10,000-task kernel. `--quick` runs few repeats (CI); `--cpu`
+only compares the simulator's CPU time per call with the hand loop's (steadier than
+wall-clock time on a shared machine).
 
-    python benchmarks/sim_bench.py [--quick] [--json out.json]
+    python benchmarks/sim_bench.py [--quick] [--cpu] [--only k1,k2] [--json out.json]
 """
 from __future__ import annotations
 
@@ -214,6 +216,33 @@ def cases():
     yield from sim_cases.cases(rng, no_ub, tr, no_ub_tr)
 
 
+# --- CPU time ------------------------------------------------------------------------------
+
+def cpu_table(only: set | None, batches: int) -> list:
+    """Per kernel: the simulator's and the hand loop's CPU time per call of this thread
+    (`time.thread_time`: a process the OS preempts accrues none), each the minimum over
+    `batches` batches of 10 calls, alternating sim and loop batch by batch - steadier than
+    wall-clock medians on a shared machine."""
+    rows = []
+    for key, name, run_sim, _traced, _np, run_loop, _check in cases():
+        if only is not None and key not in only:
+            continue
+        best = {"sim": float("inf"), "loop": float("inf")}
+        for f in (run_sim, run_loop):
+            f()
+            f()
+        for _ in range(batches):
+            for k, f in (("sim", run_sim), ("loop", run_loop)):
+                t0 = time.thread_time()
+                for _ in range(10):
+                    f()
+                best[k] = min(best[k], (time.thread_time() - t0) / 10)
+        rows.append((key, name, best["sim"], best["loop"]))
+        print(f"  {name:<46} {best['sim'] * 1e6:>9.0f} {best['loop'] * 1e6:>9.0f} "
+              f"{best['sim'] / best['loop']:>8.2f}x", flush=True)
+    return rows
+
+
 # --- what the checks and the trace cost -------------------------------------------------
 
 # (label, extra checks, trace); every run also has the kernel's default checks
@@ -359,9 +388,22 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="few repeats (CI)")
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--only", help="comma-separated kernel keys: just the main table for those")
+    ap.add_argument("--cpu", action="store_true",
+                    help="only the CPU-time check: thread time per call, sim and hand loop")
     args = ap.parse_args(argv)
     reps = 3 if args.quick else 21
     only = set(args.only.split(",")) if args.only else None
+    if args.cpu:
+        print("CPU time of this thread per call, us (min over batches of 10 calls, sim and "
+              "loop alternating; BLAS pinned to 1 thread)")
+        print(f"  {'kernel':<46} {'sim us':>9} {'loop us':>9} {'sim/loop':>9}")
+        rows = cpu_table(only, 4 if args.quick else 40)
+        ratios = [s / lp for _k, _n, s, lp in rows]
+        worst = max(rows, key=lambda r: r[2] / r[3])
+        print(f"geometric mean sim/loop over {len(rows)} kernels: "
+              f"{statistics.geometric_mean(ratios):.2f}x; worst "
+              f"{worst[2] / worst[3]:.2f}x ({worst[0]})")
+        return 0
     rows = []
     print(f"BLAS threads pinned to 1; medians of {reps} interleaved runs; "
           "times in units of one numpy call")

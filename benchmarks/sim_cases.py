@@ -115,6 +115,38 @@ def embed_loop(ids, table, y):
         y[t0:t0 + G_TILE, :] = table[ids[t0:t0 + G_TILE]]
 
 
+# --- a data-dependent condition: padding tokens (id -1) get zero rows ---------------------------
+
+PT, P_TILE = 512, 16
+
+
+@pl.jit
+def embed_padded(ids: pl.Tensor[[PT], pl.INT32], table: pl.Tensor[[GV, GD], pl.FP32],
+                 y: pl.Out[pl.Tensor[[PT, GD], pl.FP32]]):
+    for t0 in pl.parallel(0, PT, P_TILE):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="embed_padded"):
+            for k in pl.range(P_TILE):
+                row = pl.read(ids, [t0 + k])
+                if row >= 0:
+                    r = pl.cast(row, pl.INDEX)
+                    y[t0 + k:t0 + k + 1, :] = table[r:r + 1, :]
+                else:
+                    y[t0 + k:t0 + k + 1, :] = pl.full([1, GD], dtype=pl.FP32, value=0.0)
+    return y
+
+
+def embed_padded_numpy(ids, table):
+    return np.where((ids >= 0)[:, None], table[np.maximum(ids, 0)], np.float32(0.0))
+
+
+def embed_padded_loop(ids, table, y):
+    for t0 in range(0, PT, P_TILE):
+        rows = ids[t0:t0 + P_TILE]
+        tile = table[np.maximum(rows, 0)]
+        tile[rows < 0] = 0.0
+        y[t0:t0 + P_TILE, :] = tile
+
+
 # --- dynamic shapes ----------------------------------------------------------------------------
 
 DN = pl.dynamic("DN")
@@ -271,6 +303,14 @@ def cases(rng: np.random.Generator, config_ub_off, trace_cfg, trace_ub_off):
            lambda: embed_gather(ids, table, ye, config=trace_cfg),
            lambda: embed_numpy(ids, table), lambda: embed_loop(ids, table, ye),
            lambda: (ye, embed_numpy(ids, table)))
+    idp = rng.integers(0, GV, PT).astype(np.int32)
+    idp[rng.random(PT) < 0.25] = -1  # a quarter of the tokens are padding
+    yp = np.zeros((PT, GD), np.float32)
+    yield ("padded", "gather with padding ids (if row >= 0), 512 of 4096x512",
+           lambda: embed_padded(idp, table, yp),
+           lambda: embed_padded(idp, table, yp, config=trace_cfg),
+           lambda: embed_padded_numpy(idp, table), lambda: embed_padded_loop(idp, table, yp),
+           lambda: (yp, embed_padded_numpy(idp, table)))
     xd = rng.standard_normal((768, DC)).astype(np.float32)
     yd = np.zeros_like(xd)
     yield ("dynamic", "rms rows, dynamic N=768x512 (32 rows)",

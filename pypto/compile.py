@@ -1,6 +1,7 @@
 """From a decorated function to a `CompiledProgram`: parse, run the pipeline, cache."""
 from __future__ import annotations
 
+import ast
 import inspect
 import weakref
 from dataclasses import dataclass, field
@@ -84,7 +85,20 @@ def _bare_params_uncached(fn: Any) -> bool:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return True
-    return any(p.annotation is Tensor or isinstance(p.annotation, str) for p in params)
+    return any(p.annotation is Tensor or (isinstance(p.annotation, str) and
+                                          _may_be_bare(p.annotation)) for p in params)
+
+
+def _may_be_bare(text: str) -> bool:
+    """Might the string annotation `text` (`from __future__ import annotations`) be a
+    bare `pl.Tensor`? Not when it is a subscript (`pl.Tensor[[M, N], pl.FP32]`,
+    `pl.Out[...]`: as such an annotation object is not `Tensor` itself); any plain name
+    might be an alias of it."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return True
+    return not isinstance(tree.body, ast.Subscript)
 
 
 def compile_jit(jitfn: Any, args: tuple, kwargs: dict, platform: str | None = None

@@ -26,10 +26,12 @@ class SimResult:
         self.returns = returns
         self.device: dict[str, np.ndarray] = {}
         self.outputs: dict[str, np.ndarray] = {}
-        for buf in run.memory.buffer_list:
-            self.device.setdefault(buf.name, buf.array)
-            if buf.direction in ("Out", "InOut"):
-                self.outputs[buf.name] = buf.array
+        device, outputs = self.device, self.outputs
+        for buf in run.memory.buffers_in_order():
+            a = buf.array
+            device.setdefault(buf.name, a)
+            if buf.direction == "Out" or buf.direction == "InOut":
+                outputs[buf.name] = a
         self.trace: Trace | None = run.trace
         self.tasks: list[TaskRecord] = self.trace.tasks if self.trace is not None else []
         self.task_count = run.next_tid

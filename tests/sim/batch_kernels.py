@@ -225,8 +225,8 @@ def gather_rows_overlap(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 1
 
 @pl.jit
 def region_loop_branch(x: pl.Tensor[[64, 128], pl.FP32], y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
-    """The loop's body branches on its variable: as a batch axis the condition would
-    differ per iteration, so the loop runs iteration by iteration (the blocks batch)."""
+    """The loop's body branches on its variable: as a batch axis the condition differs
+    per iteration, and both branches run predicated (`batch/predicate.py`)."""
     for t0 in pl.parallel(0, 64, 8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="branch"):
             for k in pl.range(8):
@@ -434,4 +434,100 @@ def local_tile_read_again(x: pl.Tensor[[4, 32], pl.FP32], y: pl.Out[pl.Tensor[[4
             u = pl.assemble(t, x[i:i + 1, 0:16], [0, 0])
             v = pl.assemble(u, t[0:1, 0:16], [0, 16])
             y[i:i + 1, :] = v
+    return y
+
+
+# --- conditions that differ per block (predicated) --------------------------------------------
+
+
+@pl.jit
+def guarded_rows(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                 y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """Token t's row is ids[t] - 2; below 0 it is padding and gets zeros: the read at a
+    negative row is invalid where the condition is false (block by block those blocks
+    never make it)."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="guarded"):
+            row = pl.read(ids, [t]) - 2
+            if row >= 0:
+                r = pl.cast(row, pl.INDEX)
+                y[t:t + 1, :] = pl.mul(table[r:r + 1, :], 2.0)
+            else:
+                y[t:t + 1, :] = pl.full([1, 128], dtype=pl.FP32, value=0.0)
+    return y
+
+
+@pl.jit
+def guarded_keep(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                 y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """No else: the rows of padding tokens are never written (they keep the fresh
+    buffer's residue, as block by block); the region's loop runs iteration by
+    iteration, each predicated over the blocks."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="keep_rows"):
+            for k in pl.range(8):
+                row = pl.read(ids, [t0 + k]) - 2
+                if row >= 0:
+                    r = pl.cast(row, pl.INDEX)
+                    y[t0 + k:t0 + k + 1, :] = table[r:r + 1, :]
+    return y
+
+
+@pl.jit
+def guarded_tail(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
+    """Whole tiles only: the then-branch's window leaves `x` in the blocks where the
+    condition is false (r = 96, 112)."""
+    for r in pl.parallel(0, 128, 16):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tiles"):
+            if r + 16 <= 100:
+                y[r:r + 16, :] = pl.exp(x[r:r + 16, :])
+            else:
+                y[r:r + 16, :] = pl.full([16, 64], dtype=pl.FP32, value=-1.0)
+    return y
+
+
+@pl.jit
+def guarded_choice(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                   y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """The branches yield a tile each; the write after the `if` takes each block's."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="choose"):
+            n = pl.read(lens, [b])
+            if n > 3 and n != 6:
+                v = pl.mul(x[b * 8:b * 8 + 8, :], 2.0)
+            else:
+                v = pl.add(x[b * 8:b * 8 + 8, :], 1.0)
+            y[b * 8:b * 8 + 8, :] = pl.exp(v)
+    return y
+
+
+@pl.jit
+def guarded_nested(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                   y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """pypto-lib's shape: tokens past the count are not touched, padding ones get zeros
+    (a condition under a condition: the masks and-ed)."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="nested"):
+            if t < 48:
+                row = pl.read(ids, [t]) - 2
+                if row >= 0:
+                    r = pl.cast(row, pl.INDEX)
+                    y[t:t + 1, :] = table[r:r + 1, :]
+                else:
+                    y[t:t + 1, :] = pl.full([1, 128], dtype=pl.FP32, value=0.0)
+    return y
+
+
+@pl.jit
+def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                 y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """A loop under the condition: refused (block by block)."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="loop_under"):
+            n = pl.read(lens, [b])
+            acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
+            if n > 3:
+                for k in pl.range(2):
+                    acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
+            y[b * 8:b * 8 + 8, :] = acc
     return y

@@ -49,9 +49,15 @@ def test_a_column_loop_lifts_the_row_statistic_it_reads():
     assert sorted(ranks.values()) == [0, 2]  # the row offset, and the [16, 1] row sums
 
 
-@pytest.mark.parametrize("kernel", [K.gather_rows_overlap, K.region_loop_branch])
-def test_loops_whose_iterations_depend_on_their_order_are_not_axes(kernel):
-    assert _axes(kernel, "t0") == {}
+def test_loops_whose_iterations_depend_on_their_order_are_not_axes():
+    assert _axes(K.gather_rows_overlap, "t0") == {}
+
+
+def test_a_branch_on_the_loop_variable_is_an_axis_predicated():
+    """The condition differs per iteration: as an axis, both branches run predicated."""
+    (ax,) = _axes(K.region_loop_branch, "t0").values()
+    assert (ax.start, ax.step, ax.trips) == (0, 1, 8)
+    assert {"t0", "k"} <= ax.plan.varying
 
 
 def _gather_inputs(seed=3):
@@ -84,7 +90,7 @@ def test_overlapping_iterations_keep_program_order():
     assert np.array_equal(y, expect)
 
 
-def test_a_branch_on_the_loop_variable_runs_per_iteration():
+def test_a_branch_on_the_loop_variable_runs_each_iterations_branch():
     x = np.random.default_rng(5).standard_normal((64, 128)).astype(np.float32)
     y = np.zeros((64, 128), np.float32)
     r = K.region_loop_branch(x, y)
@@ -92,6 +98,9 @@ def test_a_branch_on_the_loop_variable_runs_per_iteration():
     first = (np.arange(64) % 8) < 4
     assert np.array_equal(y[first], x[first] * np.float32(2.0))
     assert np.array_equal(y[~first], np.exp(x[~first]))
+    y2 = np.zeros_like(y)
+    K.region_loop_branch(x, y2, config=SimConfig(batch=False))
+    assert np.array_equal(y.view(np.uint8), y2.view(np.uint8))
 
 
 def test_the_column_loop_as_an_axis_equals_block_by_block():

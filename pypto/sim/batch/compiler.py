@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Call, For, Function, ListExpr, Var
+from pypto.ir.nodes import Call, For, Function, If, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
@@ -25,12 +25,13 @@ from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.masks import Masked
 from pypto.sim.batch.own import OwnCores
+from pypto.sim.batch.placement import placed, placements
 from pypto.sim.batch.plan import BLOCK, Plan
+from pypto.sim.batch.predicate import clip, compare, is_compare, masked_write, predicated
+from pypto.sim.batch.scalar_cores import ScalarCores
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
 from pypto.sim.batch.state import (
-    Aff,
     Fallback,
-    at,
     gather_index,
     lo_at,
     whole_windows,
@@ -50,7 +51,7 @@ from pypto.sim.engine.values import FRAME, Env, Expr, Stmt, pad_mode
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
 
-class BatchCompiler(OwnCores, FnCompiler):
+class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
     """Compiles a region for batched execution under a `Plan`; see the module docstring."""
 
     def __init__(self, host: Host, func: Function, plan: Plan):
@@ -60,6 +61,8 @@ class BatchCompiler(OwnCores, FnCompiler):
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
+        # ops computed straight into the windows a later write fills (untraced)
+        self.places = {} if self.settings.trace else placements(func, plan.alias)
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
@@ -71,6 +74,13 @@ class BatchCompiler(OwnCores, FnCompiler):
         if stmts is self.func.body:  # the region's top level: one generated function
             return generate(self, stmts)
         return super().body(stmts)
+
+    def s_if(self, s: If) -> Stmt:
+        if self.settings.trace or not self.vary(s.cond):
+            return super().s_if(s)
+        # a condition that differs per block: both branches, predicated (`predicate`)
+        return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),
+                          [r.name for r in s.results], lambda env: env[FRAME])
 
     def s_for(self, s: For) -> Stmt:
         ax = self.axes.get(id(s))
@@ -132,6 +142,8 @@ class BatchCompiler(OwnCores, FnCompiler):
         sym = index_symbol(op)
         if sym is not None:
             return self.bscalar(e, SCALAR[sym])
+        if is_compare(op, e):
+            return self.bscalar(e, compare(op))
         if op.role is Role.ELEMENT_READ:
             return self.bread(e)
         if per_block_scalar(op, e):
@@ -173,109 +185,6 @@ class BatchCompiler(OwnCores, FnCompiler):
                           lambda: src_f(env))
         return self.guard(run, e)
 
-    # -- scalars ---------------------------------------------------------------------
-
-    def bscalar(self, e: Call, fn: Callable | None) -> Core:
-        """Integer arithmetic on varying scalars (`fn`), or the block index (None)."""
-        opdef = get(e.op)
-        acct = self.accountant(e, opdef, list(range(len(e.args)))) if self.settings.trace \
-            else None
-
-        def core(f: BatchFrame, args: list) -> Any:
-            st = f.batch
-            r = fn(args, st) if fn is not None else st.blk
-            if type(r) is not Aff:
-                r = st.materialize(r)
-            if acct is not None and f.rec is not None:
-                acct(f.rec, f.costs, args, 0)
-            return r
-
-        return Core("args", core, list(e.args))
-
-    def bper_block(self, e: Call) -> Core:
-        """Integer scalar arithmetic the batch computes block by block (`per_block_scalar`):
-        the op's impl and cast on each block's operands, as block-by-block execution
-        computes them; an integer array over the batch axes."""
-        opdef = get(e.op)
-        impl = opdef.impl
-        assert impl is not None
-        names = opdef.params
-        public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
-        cast = self.caster(e.type, f"pl op '{e.op}'")
-        acct = self.accountant(e, opdef, public) if self.settings.trace else None
-        # the op over integer arrays, one call for all blocks (the registry's `int_array`
-        # fact: min / max, integer casts), when it has one
-        whole = opdef.extra.get("int_array")
-
-        def core(f: BatchFrame, args: list) -> Any:
-            st = f.batch
-            r = whole(*[st.materialize(a) for a in args]) if whole is not None else None
-            if r is not None:
-                if acct is not None and f.rec is not None:
-                    z = (0,) * st.nb
-                    acct(f.rec, f.costs, [at(a, z) for a in args], at(r, z))
-                return r
-            out = np.empty(st.bs, dtype=np.int64)
-            first = None
-            for idx in st.indices():
-                vals = [at(a, idx) for a in args]
-                r = impl(*vals)
-                if cast is not None:
-                    r = cast(r)
-                out[idx] = r
-                if first is None:
-                    first = (vals, r)
-            if acct is not None and f.rec is not None and first is not None:
-                acct(f.rec, f.costs, *first)
-            return out
-
-        return Core("args", core, [e.args[i] for i in public])
-
-    def bread(self, e: Call) -> Core:
-        """`pl.read` of an integer at an index that varies: one element per block (a
-        gather), in block order, bounds-checked as block by block (a bad index abandons
-        the batch: the block-by-block rerun reports it)."""
-        cast = self.caster(e.type, "pl.read")
-        tracing = self.settings.trace
-        sid = SiteId(e.span, "read")
-        site: list = [None]
-
-        def core(f: BatchFrame, args: list) -> Any:
-            st = f.batch
-            a, offset = args
-            if type(a) is not np.ndarray:
-                masks.refuse(st, a)
-                raise Fallback("a tagged source")
-            offs = list(offset) if isinstance(offset, (list, tuple)) else [offset]
-            if len(offs) != a.ndim:
-                raise Fallback("a flat element index")
-            if (a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64:
-                # (the Python int of every element fits an int64: at affine offsets one
-                # strided view, else one fancy index)
-                w = st.window_at(site, a, offs, (1,) * a.ndim, False)
-                if w is None:
-                    w = a[gather_index(st, offs, (1,) * a.ndim, a.shape)]
-                w = w.reshape(w.shape[:st.nb])
-                out = w.astype(np.int64) if w.shape == st.bs else \
-                    np.broadcast_to(w, st.bs).astype(np.int64)
-            else:
-                out = np.empty(st.bs, dtype=np.int64)
-                for idx in st.indices():
-                    lo = lo_at(offs, idx)
-                    if any(not 0 <= i < d for i, d in zip(lo, a.shape)):
-                        raise Fallback("out of bounds")
-                    v = a[lo].item()
-                    out[idx] = cast(v) if cast is not None else v
-            if tracing and st.log is not None:
-                run = f.run
-                buf, origin = run.memory.locate(a)
-                if buf is not None and run.trace is not None:
-                    st.log.append((a, buf, origin, offs, (1,) * a.ndim, False,
-                                   sid.of(run.trace), ()))
-            return out
-
-        return Core("args", core, [e.args[0], e.args[1]])
-
     # -- ops -------------------------------------------------------------------------
 
     def bop(self, e: Call) -> Core:
@@ -304,6 +213,11 @@ class BatchCompiler(OwnCores, FnCompiler):
         mvalid = list(t.valid_shape) if not tracing and t.valid_shape is not None and \
             self.vary(list(t.valid_shape)) else []
         nv = len(mvalid)
+        # computed in the destination windows (`placement`): the write's target and
+        # offsets are two more operands
+        place = self.places.get(id(e))
+        into_place = placed(e, npdt) if place is not None else None
+        where = [place[0], place[1]] if place is not None and into_place is not None else []
 
         def compute(f: BatchFrame, args: list) -> Any:
             nb = f.batch.nb
@@ -324,12 +238,18 @@ class BatchCompiler(OwnCores, FnCompiler):
             return r
 
         def core(f: BatchFrame, args: list) -> Any:
+            if into_place is not None:
+                args, (tgt, offs) = args[:-2], args[-2:]
             if nv:
                 args, valid = args[:-nv], args[-nv:]
             for a in args:
                 if type(a) is Masked:
                     return masks.apply(f.batch, mkind, lambda xs: compute(f, xs), args,
                                        valid if nv else None, rank)
+            if into_place is not None:
+                r = into_place(f.batch, tgt, offs, args)
+                if r is not None:
+                    return r
             if into is not None:
                 r = into(args, f.batch.nb)
                 if r is not None:
@@ -343,7 +263,7 @@ class BatchCompiler(OwnCores, FnCompiler):
                       for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
             return r
 
-        return Core("args", core, [e.args[i] for i in public] + mvalid)
+        return Core("args", core, [e.args[i] for i in public] + mvalid + where)
 
     def bbatched(self, e: Call) -> Core:
         """An op whose registry entry computes a batch itself (its `batched` fact:
@@ -441,8 +361,9 @@ class BatchCompiler(OwnCores, FnCompiler):
             if len(offs) != a.ndim or len(shp) != a.ndim:
                 raise Fallback("rank mismatch")
             if guarded:
-                if env is None:
-                    raise Fallback("a window with a valid shape outside a closure")
+                if env is None or st.pred is not None:
+                    raise Fallback("a window with a valid shape outside a closure or under "
+                                   "a condition")
                 vals = valid_f(env) if valid_f is not None else None
                 clamped = bool(clamp_f(env)) if clamp_f is not None else False
                 if tracing:
@@ -456,12 +377,18 @@ class BatchCompiler(OwnCores, FnCompiler):
                         if out_static is not None and out_static != shp:
                             masks.refuse(st, m)
                         return m
-            w = st.window_at(site, a, offs, shp, False)
             nb = st.nb
-            if w is None:  # offsets not affine: a gather (one fancy index for all blocks)
-                w = a[gather_index(st, offs, shp, a.shape)]
-            elif copy:
-                w = w.copy()
+            try:
+                w = st.window_at(site, a, offs, shp, False)
+                if w is None:  # offsets not affine: a gather (one fancy index for all blocks)
+                    w = a[gather_index(st, offs, shp, a.shape)]
+                elif copy:
+                    w = w.copy()
+            except Fallback:
+                if st.pred is None:
+                    raise
+                # under a condition: the blocks not taking the branch read anywhere inside
+                w = a[gather_index(st, clip(st, offs, shp, a.shape), shp, a.shape)]
             if out_static is not None and w.shape[nb:] != out_static:
                 if math.prod(out_static) != math.prod(shp):
                     raise Fallback("reshape")
@@ -505,6 +432,9 @@ class BatchCompiler(OwnCores, FnCompiler):
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
             st = f.batch
+            if st.pred is not None:  # under a condition: only the blocks taking it write
+                masked_write(st, site, tgt, offs, src_of(), shp)
+                return tgt
             if into is not None and into(st, tgt, fargs, offs):
                 return tgt
             src = src_of()

@@ -105,8 +105,9 @@ def write_only(func: Function, alias: dict[str, str], param: str) -> bool:
             elif isinstance(s, If):
                 if val(s.cond):
                     raise _Read()
-                body(s.then_body, ())
-                body(s.else_body, ())
+                # (a branch's yield flows into the if's results)
+                body(s.then_body, tuple(s.results))
+                body(s.else_body, tuple(s.results))
             elif isinstance(s, Scope):
                 body(s.body, carries)
             elif isinstance(s, Yield):
@@ -137,6 +138,7 @@ def fill_unwritten(memory: DeviceMemory, kept: list[PendingFill], wlog: list[Win
     """After a batched run: the deferred fills of `kept`, only where the run wrote
     nothing (nothing when its windows cover the whole buffer). `memo` (one item, owned
     by the batched region) remembers the last coverage answer."""
+    wlog = _merged_masks(wlog)
     for item in kept:
         a = item.array
         mine = [w for w in wlog if w[0] is a or np.may_share_memory(w[0], a)]
@@ -150,14 +152,45 @@ def fill_unwritten(memory: DeviceMemory, kept: list[PendingFill], wlog: list[Win
         written = np.zeros(a.shape, dtype=np.bool_)
         for tgt, offs, shp, los, wst in mine:
             wv = written if tgt is a else strided_like(written, tgt, a)
-            if los is None:
+            if los is None or isinstance(los, np.ndarray):
                 view = wst.window(wv, offs, shp, True)
                 assert view is not None
-                view[...] = True
+                if los is None:
+                    view[...] = True
+                else:  # (a masked write: the blocks of the mask only, `predicate`)
+                    np.copyto(view, True, where=los.reshape(los.shape + (1,) * len(shp)))
             else:
                 for lo in los:
                     wv[tuple(slice(o, o + s) for o, s in zip(lo, shp))] = True
         memory.fill_unwritten(item, written)
+
+
+def _merged_masks(wlog: list[WindowWrite]) -> list[WindowWrite]:
+    """`wlog` with the masked writes (`predicate.masked_write`) of the same windows taken
+    together: the two branches of a condition write complementary blocks' windows,
+    which together are the unmasked write (and its coverage is the memoised one)."""
+    if not any(isinstance(w[3], np.ndarray) for w in wlog):
+        return wlog
+    out: list = []
+    masks: dict[tuple, int] = {}  # (target, extent, batch state) -> its entry in out
+    for w in wlog:
+        tgt, offs, shp, los, wst = w
+        if not isinstance(los, np.ndarray):
+            out.append(w)
+            continue
+        key = (id(tgt), shp, id(wst))
+        k = masks.get(key)
+        try:
+            same = k is not None and out[k][1] == offs
+        except ValueError:  # (an array offset)
+            same = False
+        if k is not None and same:
+            m = out[k][3] | los
+            out[k] = (tgt, offs, shp, None if m.all() else m, wst)
+        else:
+            masks[key] = len(out)
+            out.append(w)
+    return out
 
 
 def _covers_memo(a: np.ndarray, writes: list[WindowWrite], st: BatchState, memo: list) -> bool:

@@ -23,6 +23,9 @@ from pypto.sim.engine.intrinsics.common import falsy_const
 
 Into = Callable[[BatchState, Any, list, list], bool]
 
+# the reductions themselves (sim speed: `ndarray.min` goes through two Python frames)
+_min, _max = np.minimum.reduce, np.maximum.reduce
+
 
 def rows_into(source: Call, shp: tuple, read_only: Callable[[Any], bool]
               ) -> tuple[Into, list] | None:
@@ -63,7 +66,8 @@ def rows_into(source: Call, shp: tuple, read_only: Callable[[Any], bool]
                 return False  # not whole rows
         nb = st.nb
         s0 = shp[0]
-        if rows.size and (int(rows.min()) < 0 or int(rows.max()) + s0 > table.shape[0]):
+        if rows.size and (int(_min(rows, None)) < 0 or
+                          int(_max(rows, None)) + s0 > table.shape[0]):
             raise Fallback("out of bounds")  # (block by block reports it)
         view = st.window_at(site, tgt, offs, shp, True)
         if view is None or view.shape[:nb] != st.bs:
@@ -74,14 +78,16 @@ def rows_into(source: Call, shp: tuple, read_only: Callable[[Any], bool]
         dest = view.transpose(perm)
         if not dest.flags.c_contiguous:
             return False
-        rows = np.broadcast_to(rows, st.bs)
+        if rows.shape != st.bs:
+            rows = np.broadcast_to(rows, st.bs)
         if s0 == 1:  # (one row per window: the rows themselves, in destination order)
             flat = rows.transpose([ax for ax in lead if ax != nb]).reshape(-1)
         else:
             flat = (rows[..., None] + np.arange(s0)).transpose(lead).reshape(-1)
         if st.undo is not None:
             st.undo.append((view, view.copy()))
-        np.take(table, flat, axis=0, out=dest.reshape((-1,) + table.shape[1:]), mode="clip")
+        # (mode "clip": the rows were checked above, and "raise" buffers `out`)
+        table.take(flat, axis=0, out=dest.reshape((-1,) + table.shape[1:]), mode="clip")
         if st.wlog is not None:
             st.wlog.append((tgt, list(offs), shp, None, st))
         return True

@@ -63,7 +63,9 @@ class _AxisAnalyzer(_Analyzer):
     value; it notes the accesses made in the loop's body."""
 
     def __init__(self, func: Function, varying: set, loop: For):
-        super().__init__(func, varying | {loop.var.name})
+        # (axes are for untraced runs, which predicate conditions that differ per block:
+        # one on the loop variable then differs per iteration, predicated the same way)
+        super().__init__(func, varying | {loop.var.name}, predicate=True)
         self.params = self.params | {loop.var.name}  # an affine symbol, as a loop variable
         self.loop = loop
         self.inside: list = []

@@ -48,6 +48,7 @@ from pypto.ops.registry import get
 from pypto.sim.batch.footprints import Access, Plan
 from pypto.sim.batch.lattice import axis_separator
 from pypto.sim.batch.own import NotBatchable, OwnAnalysis, static_shape
+from pypto.sim.batch.predicate import PredicateAnalysis, is_compare
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
@@ -89,8 +90,8 @@ def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
-class _Analyzer(OwnAnalysis):
-    def __init__(self, func: Function, varying: set):
+class _Analyzer(OwnAnalysis, PredicateAnalysis):
+    def __init__(self, func: Function, varying: set, predicate: bool = False):
         self.func = func
         self.params = {p.var.name for p in func.params}
         self.ptypes = {p.var.name: p.var.type for p in func.params}
@@ -111,6 +112,9 @@ class _Analyzer(OwnAnalysis):
         self.returns: list = []
         self.vreturns: list[bool] = []
         self.checked = _window_valid_names(func)
+        # conditions that differ per block run predicated (`predicate`: untraced runs)
+        self.predicate = predicate
+        self.under = 0
         # how often each name occurs (its definition included), and each loop carry's
         # initial value: a local tile written per block must die at the write
         self.uses: dict[str, int] = {}
@@ -122,6 +126,9 @@ class _Analyzer(OwnAnalysis):
                 self.inits.update((it.name, init) for it, init in zip(n.iter_args, n.inits))
 
     # -- helpers -------------------------------------------------------------------
+
+    def refuse(self, why: str) -> Exception:
+        return NotBatchable(why)
 
     def valid_ok(self, t: Type | None) -> bool:
         """May a varying value of type `t` run batched as a whole tile? Yes when its type
@@ -238,6 +245,8 @@ class _Analyzer(OwnAnalysis):
         if opdef.role in UNSAFE:
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
+        if self.under:
+            self.predicated_call(opdef, a, self.resolve)
         rd, wr = opdef.window_read, opdef.window_write
         if rd is not None:
             src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
@@ -346,6 +355,8 @@ class _Analyzer(OwnAnalysis):
                     _has_valid(getattr(e.args[0], "type", None)):
                 raise NotBatchable("a varying reshape to a dynamic or partially valid shape")
             return True
+        if is_compare(opdef, e):
+            return True  # (one bool per block: a condition, `predicate`)
         if not opdef.batchable and opdef.extra.get("batched") is None:
             raise NotBatchable(f"varying operand of {op}")
         if not isinstance(e.type, ShapedType) or not self.valid_ok(e.type):
@@ -388,6 +399,8 @@ class _Analyzer(OwnAnalysis):
             self.stmt(s)
 
     def stmt(self, s: Stmt) -> None:
+        if self.under:
+            self.predicated_stmt(s)
         if isinstance(s, Assign):
             v = s.value
             if isinstance(v, CallFunc):
@@ -451,9 +464,10 @@ class _Analyzer(OwnAnalysis):
                 raise NotBatchable("a while condition differs per block")
         elif isinstance(s, If):
             if self.is_var(s.cond):
-                raise NotBatchable("a condition differs per block")
-            self.body(s.then_body)
-            self.body(s.else_body)
+                self.predicated_if(s)
+            else:
+                self.body(s.then_body)
+                self.body(s.else_body)
             for i, r in enumerate(s.results):
                 got: set[tuple[str | None, str | None]] = set()
                 for br in (s.then_body, s.else_body):
@@ -514,10 +528,11 @@ def analyzed(func: Function, varying: set, make: Any = None) -> Any:
     return an
 
 
-def analyze(func: Function, varying: set) -> Plan | str:
+def analyze(func: Function, varying: set, predicate: bool = False) -> Plan | str:
     """The batching plan of `func` when the parameters / symbols in `varying` differ per
-    block, or the reason it cannot run batched."""
-    an = analyzed(func, varying)
+    block, or the reason it cannot run batched; with `predicate`, conditions that differ
+    per block run predicated (`pypto.sim.batch.predicate`)."""
+    an = analyzed(func, varying, lambda f, v: _Analyzer(f, v, predicate))
     return an if isinstance(an, str) else plan_of(an)
 
 

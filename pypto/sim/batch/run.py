@@ -86,7 +86,8 @@ class BatchCache:
         with self._lock:
             if key in self.regions:
                 return self.regions[key]
-            plan = analyze(cf.func, set(varying))
+            # (untraced, conditions that differ per block run predicated)
+            plan = analyze(cf.func, set(varying), predicate=not host.settings.trace)
             region = None
             if isinstance(plan, Plan):
                 region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())

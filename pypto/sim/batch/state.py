@@ -12,7 +12,8 @@ from numpy.lib.stride_tricks import as_strided
 # A logged access: (array, buffer, origin, offsets, extent, write, site, extra record args)
 LoggedAccess = tuple
 # A window write into a buffer whose fill is pending: (target, offsets or None, extent,
-# per-block origins or None, the BatchState whose batch axes the offsets span)
+# per-block origins, or a bool mask over the batch axes (the blocks that wrote: a masked
+# write, `predicate`), or None; the BatchState whose batch axes the offsets span)
 WindowWrite = tuple
 
 
@@ -147,7 +148,7 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "shorts", "split", "undo", "wlog")
+    __slots__ = ("blk", "bs", "log", "nb", "pred", "shorts", "split", "undo", "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
                  undo: list | None = None, split: bool = False):
@@ -157,6 +158,9 @@ class BatchState:
         # after whole ones stop the batch, the whole ones then run without masks
         self.split = split
         self.shorts: dict = {}  # masks._short_blocks's memo
+        # inside a branch of a condition that differs per block: the blocks taking it
+        # (a bool array over the batch axes; `pypto.sim.batch.predicate`)
+        self.pred: np.ndarray | None = None
         # (view, its old contents) before every window write, when what the run wrote
         # must be undone after a later failure (a loop body of several launches)
         self.undo = undo
@@ -179,6 +183,7 @@ class BatchState:
         st.wlog = self.wlog
         st.split = False  # (the new axis comes first: a split would cut the loop's)
         st.shorts = {}
+        st.pred = None  # (no loop runs under a mask: `predicate`)
         blk = self.blk
         st.blk = Aff(blk.base, (0,) + blk.d) if blk is not None else None
         return st

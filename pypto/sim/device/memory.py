@@ -102,6 +102,11 @@ class DeviceMemory:
         """The live buffers, in registration order."""
         return list(self._by_uid.values())
 
+    def buffers_in_order(self) -> Any:
+        """The live buffers, in registration order, without a copy (not to be held
+        while buffers are registered or released)."""
+        return self._by_uid.values()
+
     def by_uid(self, uid: int) -> GlobalBuffer | None:
         return self._by_uid.get(uid)
 

@@ -74,13 +74,18 @@ class FnCompiler(StmtCompiler):
     def compile(self) -> CompiledFunction:
         params = [(p.var.name, p.var.type, p.direction.value) for p in self.func.params]
         extern = self.func.attr("extern")
+        top: list[Stmt] | None = None
         if extern is not None:
             body = _not_simulatable(self.func, extern, None)
         elif self.func.attr("group"):
             body = compile_group(self, self.host, self.func, self.body)
-        else:
+        elif self.in_region:
             body = self.body(self.func.body)
+        else:  # (orchestration: its statements are kept for the short path of a call)
+            top = [self.stmt(s) for s in self.func.body]
+            body = self.sequence(top)
         cf = CompiledFunction(self.func.name, self.func, params, body, self.in_region)
+        cf.top = top
         for n in walk(self.func.body):
             if isinstance(n, Call) and get(n.op).role is Role.BARRIER:
                 cf.has_syncall = True

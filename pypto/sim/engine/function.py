@@ -29,6 +29,7 @@ class CompiledFunction:
         "params",
         "syncall_core_type",
         "syncall_mode",
+        "top",
     )
 
     def __init__(self, name: str, func: Function, params: list[tuple[str, Any, str]],
@@ -41,6 +42,9 @@ class CompiledFunction:
         self.has_syncall = False  # blocks meet at pl.system.syncall: they run interleaved
         self.syncall_mode = "hard"
         self.syncall_core_type = "mix"
+        # the closures of the body's statements (`body` runs them in order), for the
+        # short path of a call (`pypto.sim.runtime.direct`); None for extern / group code
+        self.top: list[Stmt] | None = None
         names = [p[0] for p in params]
         undef = UNDEF
 

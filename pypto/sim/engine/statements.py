@@ -60,7 +60,10 @@ class StmtCompiler(abc.ABC):
     # -- statements -------------------------------------------------------------------
 
     def body(self, stmts: tuple) -> Stmt:
-        fns = [self.stmt(s) for s in stmts]
+        return self.sequence([self.stmt(s) for s in stmts])
+
+    def sequence(self, fns: list[Stmt]) -> Stmt:
+        """The closure running the compiled statements `fns` in order."""
         if not fns:
             return lambda env: None
         if len(fns) == 1:

@@ -31,6 +31,7 @@ from pypto.sim.faults import mark_partial_outputs
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
+from pypto.sim.runtime.direct import DirectEntry, direct_entry
 from pypto.sim.runtime.progress import unwatch, watch
 from pypto.sim.runtime.switches import pause_gc, resume_gc
 from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
@@ -59,11 +60,13 @@ class Executable:
         self.static_spec = static_spec(self.entry)
         self.batch = BatchCache()
         self.budget_ok: set[str] = set()  # regions the ub check passed
-        self.nest_fors: set[int] = set()  # ids of the For statements that are launch nests
+        # id of a For statement that is a launch nest -> its runner (compiled code)
+        self.nests: dict[int, launching.LaunchNest] = {}
         self._functions: dict[str, CompiledFunction] = {}
         self._compiling = threading.RLock()
         self._written: frozenset[str] | None = None
         self._deferrable: frozenset[str] | None = None
+        self._direct: DirectEntry | bool | None = False  # False: not looked at yet
 
     # -- the host of compiled code (pypto.sim.engine.function.Host) ------------------------
 
@@ -127,17 +130,40 @@ class Executable:
             if not outs:
                 break
             named = {n.name for n in walk(s) if isinstance(n, Var)} & outs
-            if named and isinstance(s, For) and id(s) in self.nest_fors:
+            if named and isinstance(s, For) and id(s) in self.nests:
                 found |= named
             outs -= named
         return frozenset(found)
 
     # -- running the entry ---------------------------------------------------------------
 
+    @property
+    def direct(self) -> DirectEntry | None:
+        """The short path of this executable's calls (`pypto.sim.runtime.direct`), or None."""
+        d = self._direct
+        if d is False:
+            with self._compiling:
+                d = self._direct
+                if d is False:
+                    try:
+                        d = direct_entry(self)
+                    except Exception:  # noqa: BLE001 - the general path reports it
+                        d = None
+                    self._direct = d
+        assert d is not True
+        return d
+
     def run(self, args: tuple, kwargs: dict, run: Run | None = None) -> tuple[Run, tuple]:
         """One call: (its run, the entry's returns). `pl.Out` / `pl.InOut` arrays among
         `args` are filled in place. A multi-card run passes the `Run` of the host or of a
         rank (`pypto.sim.cluster`): a rank runs its dispatches in one run."""
+        if run is None and not kwargs:
+            d = self._direct
+            direct = d if d is not False else self.direct
+            if isinstance(direct, DirectEntry):
+                got = direct.call(args)
+                if got is not None:
+                    return got
         # The cyclic GC is paused while simulating (counted across threads: see
         # `switches`). numpy's floating-point error state is set once for the run, in
         # this thread (op impls skip their own np.errstate then).

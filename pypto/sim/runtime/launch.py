@@ -40,7 +40,7 @@ class Executable(Host, Protocol):
     """What launching needs of the executable it runs (`pypto.sim.runtime.executable`)."""
 
     batch: BatchCache  # batching decisions about its regions
-    nest_fors: set[int]  # ids of the For statements that are launch nests
+    nests: dict[int, LaunchNest]  # id of a For statement -> its launch nest
     budget_ok: set[str]  # regions the ub check passed
 
 
@@ -138,7 +138,7 @@ def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: l
 def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
     """The closure running the orchestration loop `s` (compiled as `seq`): when it is a
     launch nest (`nest_of`: parallel or sequential loops around launches and integer
-    arithmetic), batched when this run can, else `seq`."""
+    arithmetic), a `LaunchNest` (batched when this run can, else `seq`)."""
     nest = nest_of(fc, s)
     if nest is None:
         return seq
@@ -154,26 +154,42 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             return seq(env)
 
         return refused
-    exe.nest_fors.add(id(s))
-    site = nest.site
-    parallel = _all_parallel(s, len(nest.loop_vars))
-    region: list[CompiledFunction] = []  # the launched region, compiled on first use
-    # batch shape -> where the last call split it (`Split`): the next call with that
-    # shape splits there at once, instead of finding out with a batch that stops (a
-    # wrong guess costs speed only: a partial head stops its batch, and the nest runs
-    # sequentially, as when a split fails)
-    splits: dict[tuple, int] = {}
+    runner = LaunchNest(exe, s, nest, seq)
+    exe.nests[id(s)] = runner
+    return runner
 
-    def sequential(env: Env) -> str | None:
+
+class LaunchNest:
+    """A launch loop nest of orchestration (`Nest`): called with the environment, it runs
+    the nest batched when this run can, else its loops sequentially (`seq`)."""
+
+    __slots__ = ("exe", "nest", "parallel", "region", "s", "seq", "site", "splits")
+
+    def __init__(self, exe: Executable, s: For, nest: Nest, seq: Stmt):
+        self.exe = exe
+        self.s = s
+        self.nest = nest
+        self.seq = seq
+        self.site = nest.site
+        self.parallel = _all_parallel(s, len(nest.loop_vars))
+        self.region: CompiledFunction | None = None  # the launched region, on first use
+        # batch shape -> where the last call split it (`Split`): the next call with that
+        # shape splits there at once, instead of finding out with a batch that stops (a
+        # wrong guess costs speed only: a partial head stops its batch, and the nest runs
+        # sequentially, as when a split fails)
+        self.splits: dict[tuple, int] = {}
+
+    def sequential(self, env: Env) -> str | None:
         memory = env[FRAME].run.memory
         if memory.pending:  # block by block: every deferred fill happens first
             memory.flush_pending()
-        return seq(env)
+        return self.seq(env)
 
-    def loop(env: Env) -> str | None:
+    def __call__(self, env: Env) -> str | None:
+        exe, nest, s = self.exe, self.nest, self.s
         fr = env[FRAME]
         if fr.in_region or fr.interleaver is not None:
-            return sequential(env)
+            return self.sequential(env)
         try:
             shape = nest.shape(env)
         except Exception:  # noqa: BLE001 - the loops report their own bounds
@@ -183,25 +199,28 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             # or not (at one task per iteration, it would fail only after hours)
             more = shape.pre_work + math.prod(shape.bs) * nest.n_launches
             if fr.run.work + more > fr.run.settings.max_work:
-                raise fr.over_work(s.span, _nest_words(parallel, shape.bs), more)
+                raise fr.over_work(s.span, _nest_words(self.parallel, shape.bs), more)
         if shape is None or not exe.settings.batch:
-            return sequential(env)
+            return self.sequential(env)
         if not nest.single:
             if run_body(exe, exe.batch, fr, nest, shape, env):
                 return None
-            return sequential(env)
+            return self.sequential(env)
         got = nest.arguments(env, shape)
         if got is None:
-            return sequential(env)
+            return self.sequential(env)
         args, carried = got
+        site = self.site
         assert site is not None
-        if not region:
-            region.append(exe.function(site.func))
-        cf = region[0]
+        cf = self.region
+        if cf is None:
+            cf = self.region = exe.function(site.func)
         if cf.has_syncall:
-            return sequential(env)
+            return self.sequential(env)
+        # the outer loops' values (a traced task records them; untraced, nothing does)
         outer = tuple((v, env[v]) for v in site.loops if v in env
-                      and v not in shape.loop_vars)
+                      and v not in shape.loop_vars) if fr.run.trace is not None else ()
+        splits = self.splits
         n = splits.get(shape.bs)
         r = Split(n) if n is not None else \
             launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
@@ -212,11 +231,9 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             if r is None:
                 splits.pop(shape.bs, None)
         if r is None:
-            return sequential(env)
+            return self.sequential(env)
         nest.finish(env, shape, carried, *r)
         return None
-
-    return loop
 
 
 def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: CompiledFunction,
@@ -285,4 +302,4 @@ def _direct_launches(s: For) -> bool:
     return False
 
 
-__all__ = ["launch", "launch_nest"]
+__all__ = ["LaunchNest", "launch", "launch_nest"]

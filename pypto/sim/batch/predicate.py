@@ -1,0 +1,306 @@
+"""Conditions that differ per block: both branches for all blocks, predicated
+(issue 17, untraced runs).
+
+pypto-lib's regions guard work with conditions on per-block values: `if row >= 0:`
+(a token id read from a tensor, -1 for padding), `if t < num_tokens:`. Block by block
+each block runs one branch; the reads of the other branch may be at indices that are
+invalid for it. Batched, such an `if` runs as follows:
+
+* its condition is one bool per block (`compare`: comparisons and `and` / `or` / `not`
+  of integer scalars, numpy's operators on the per-block values - exactly the Python
+  operators' results on integers);
+* when every block takes the same branch, that branch runs as if the condition were
+  uniform (no predication at all); under an outer condition only the blocks taking the
+  outer branch count (the masks are and-ed);
+* otherwise both branches run for all blocks, each under its mask (`BatchState.pred`):
+  window reads and element reads of a block that does not take the branch are moved
+  to an index inside the tensor (their data are read, never used: `clip`); window
+  writes into the region's tensors write only the blocks that take the branch
+  (`masked_write`); the values the branches yield are chosen per block (`select`).
+
+What keeps this equal to block by block, checked statically (`PredicateAnalysis`): a
+predicated branch holds only assignments of values (ops, window reads, integer
+arithmetic), window writes into tensor parameters and nested conditions - no loops,
+calls, element writes, writes into tiles or into a previous launch's tensors (which
+block by block only the taken blocks would change), no break / continue / return - and
+nothing it assigns is used after the `if` except through its results. At run time
+anything else gives up the batch (`Fallback`): a partial tile under a mask, a taken
+block's window outside its tensor (the block-by-block rerun reports it), an error on
+the data a not-taken block read (a division by zero, say). The footprints of all
+blocks, taken or not, are what the plan proves disjoint, so a masked write is one of
+them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Call,
+    Continue,
+    For,
+    If,
+    Return,
+    Scope,
+    Var,
+    While,
+    Yield,
+)
+from pypto.ir.transform import walk
+from pypto.ir.types import ScalarType
+from pypto.ops.facts import Role
+from pypto.ops.registry import OpDef, Unit
+from pypto.sim.batch.scalars import int_scalar
+from pypto.sim.batch.state import Aff, BatchState, Fallback, lo_at
+
+COMPARES: dict[str, Callable] = {
+    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+    "==": np.equal, "!=": np.not_equal, "and": np.logical_and, "or": np.logical_or,
+}
+
+
+def _flag(x: Any) -> bool:
+    t = getattr(x, "type", None)
+    return int_scalar(x) or (isinstance(t, ScalarType) and t.dtype.name == "BOOL")
+
+
+def is_compare(op: OpDef, e: Call) -> bool:
+    """Is `e` a comparison or logical op of integer / bool scalars (one bool per block
+    when an operand varies)?"""
+    if op.unit is not Unit.SCALAR or op.symbol is None or not isinstance(e.type, ScalarType):
+        return False
+    if op.symbol == "not":
+        return len(e.args) == 1 and _flag(e.args[0])
+    return op.symbol in COMPARES and len(e.args) == 2 and all(_flag(x) for x in e.args)
+
+
+def compare(op: OpDef) -> Callable[[list, BatchState], Any]:
+    """The comparison / logical op `op` on per-block values: a bool array over the batch
+    axes (`int` / `Aff` operands materialised as int64, as every offset is)."""
+    fn = np.logical_not if op.symbol == "not" else COMPARES[op.symbol or ""]
+
+    def run(args: list, st: BatchState) -> Any:
+        vals = [np.asarray(st.materialize(a)) for a in args]
+        for v in vals:
+            if v.dtype.kind not in "iub":
+                raise Fallback("a comparison of non-integers")
+        return fn(*vals)
+
+    return run
+
+
+# -- the analysis ------------------------------------------------------------------------
+
+
+class PredicateAnalysis:
+    """The plan analyzer's part for conditions that differ per block (mixed into
+    `plan._Analyzer`; `predicate` says whether the batch may predicate at all)."""
+
+    func: Any
+    uses: dict[str, int]
+    predicate: bool
+    under: int  # predicated branches being analysed
+
+    def body(self, stmts: tuple) -> None:
+        raise NotImplementedError
+
+    def is_var(self, e: Any) -> bool:
+        raise NotImplementedError
+
+    def refuse(self, why: str) -> Exception:
+        """The analyzer's refusal (`plan.NotBatchable`) saying `why`."""
+        raise NotImplementedError
+
+    def predicated_if(self, s: If) -> None:
+        """Analyse the branches of `s`, whose condition differs per block, as they run
+        predicated (or refuse)."""
+        if not self.predicate:
+            raise self.refuse("a condition differs per block (a traced run does not "
+                              "predicate)")
+        inside: dict[str, int] = {}
+        assigned: set[str] = set()
+        for n in walk(s):
+            if isinstance(n, Var):
+                inside[n.name] = inside.get(n.name, 0) + 1
+            elif isinstance(n, Assign):
+                assigned.update(t.name for t in n.targets)
+        results = {r.name for r in s.results}
+        if any(self.uses.get(n, 0) > inside.get(n, 0) for n in assigned - results):
+            raise self.refuse("a value assigned under a condition that differs per block "
+                              "is used after it")
+        self.under += 1
+        try:
+            self.body(s.then_body)
+            self.body(s.else_body)
+        finally:
+            self.under -= 1
+
+    def predicated_stmt(self, s: Any) -> None:
+        """Refuse the statements a predicated branch cannot run for all blocks."""
+        if isinstance(s, (For, While)):
+            raise self.refuse("a loop under a condition that differs per block")
+        if isinstance(s, (Return, Break, Continue)):
+            raise self.refuse("a return / break / continue under a condition that differs "
+                              "per block")
+        if isinstance(s, Scope) or not isinstance(s, (Assign, If, Yield)):
+            raise self.refuse(f"a {type(s).__name__} statement under a condition that "
+                              "differs per block")
+
+    def predicated_call(self, op: OpDef, a: dict, resolve: Callable[[Any], Any]) -> None:
+        """Refuse the ops a predicated branch cannot run for all blocks: writes that
+        are not window writes into a tensor parameter, reads of a per-iteration tensor."""
+        rd, wr = op.window_read, op.window_write
+        if rd is not None and self.is_var(a[rd.tensor]):
+            raise self.refuse("a window of a per-iteration tensor under a condition")
+        if wr is not None and (self.is_var(a[wr.tensor]) or resolve(a[wr.tensor]) is None):
+            raise self.refuse("a write into a tile under a condition that differs per block")
+        if op.role is Role.ELEMENT_WRITE or (op.writes is not None and wr is None):
+            raise self.refuse(f"{op.name} under a condition that differs per block")
+
+
+# -- running -----------------------------------------------------------------------------
+
+
+def clip(st: BatchState, offs: list, shp: tuple, shape: tuple) -> list:
+    """The offsets `offs` of windows of extent `shp` with the blocks outside the mask
+    `st.pred` moved inside an array of `shape` (where they start, clipped): what they
+    read is never used."""
+    pred = st.pred
+    assert pred is not None
+    out: list = []
+    for o, s, d in zip(offs, shp, shape):
+        if type(o) is int or d < s:
+            out.append(o)  # (the same for all blocks: taken blocks read it too)
+            continue
+        v = np.asarray(st.materialize(o), dtype=np.int64)
+        out.append(np.where(pred, v, np.clip(v, 0, d - s)))
+    return out
+
+
+def masked_write(st: BatchState, site: list, tgt: Any, offs: list, src: Any, shp: tuple
+                 ) -> None:
+    """Write `src` into the windows `offs + shp` of `tgt` of the blocks in the mask
+    `st.pred` only (as block by block, only they write); the others' windows are not
+    touched (nor bounds-checked: block by block they write nothing)."""
+    pred = st.pred
+    assert pred is not None
+    nb, srank = st.nb, len(shp)
+    if type(tgt) is not np.ndarray or type(src) is not np.ndarray or len(offs) != tgt.ndim or \
+            src.shape[-srank:] != shp or src.ndim not in (srank, srank + nb):
+        raise Fallback("a tagged value or another rank under a condition")
+    try:  # every block's window inside the tensor and its own: one strided view
+        view = st.window_at(site, tgt, offs, shp, True)
+    except Fallback:
+        view = None
+    if view is not None and view.shape[:nb] == st.bs:
+        if st.undo is not None:
+            st.undo.append((view, view.copy()))
+        # (the taken blocks' windows only: a boolean index over the batch axes copies
+        # just them, where a masked copy would visit every element)
+        view[pred] = (src if src.shape == view.shape else np.broadcast_to(src, view.shape))[pred]
+        if st.wlog is not None:  # (the deferred fill skips the windows of the mask)
+            st.wlog.append((tgt, list(offs), shp, pred, st))
+        return
+    taken = [tuple(int(i) for i in idx) for idx in np.argwhere(pred)]
+    los = []
+    for idx in taken:
+        lo = lo_at(offs, idx)
+        if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, tgt.shape)):
+            raise Fallback("out of bounds")
+        los.append(lo)
+    if len(set(los)) != len(los):
+        raise Fallback("blocks write the same window")
+    per_block = src.ndim == srank + nb
+    for idx, lo in zip(taken, los):
+        part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
+            if per_block else src
+        box = tuple(slice(o, o + s) for o, s in zip(lo, shp))
+        if st.undo is not None:
+            st.undo.append((tgt[box], tgt[box].copy()))
+        tgt[box] = part
+    if st.wlog is not None:
+        st.wlog.append((tgt, None, shp, los, st))
+
+
+def select(st: BatchState, a: Any, b: Any) -> Any:
+    """Per block, `a` where the mask `st.pred` holds, else `b` (the values two predicated
+    branches yield)."""
+    if a is b:
+        return a
+    pred = st.pred
+    assert pred is not None
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype:
+            raise Fallback("branches yield tagged or different values")
+        rank = max(a.ndim, b.ndim) - st.nb
+        if rank < 0:
+            raise Fallback("branches yield values of another rank")
+        return np.where(pred.reshape(pred.shape + (1,) * rank), a, b)
+    if isinstance(a, (int, Aff, np.integer, bool, np.bool_)) and \
+            isinstance(b, (int, Aff, np.integer, bool, np.bool_)):
+        x, y = np.asarray(st.materialize(a)), np.asarray(st.materialize(b))
+        if x.dtype.kind != y.dtype.kind:
+            raise Fallback("branches yield scalars of another kind")
+        return np.where(pred, x, y)
+    raise Fallback("branches yield values the batch cannot choose between")
+
+
+def predicated(then: Callable, other: Callable, cond: Callable, results: list[str],
+               frame_of: Callable) -> Callable:
+    """The closure of an `if` whose condition differs per block (see the module
+    docstring): `then` / `other` the compiled branches, `cond` the condition."""
+
+    def run(env: dict) -> str | None:
+        st: BatchState = frame_of(env).batch
+        c = cond(env)
+        if not isinstance(c, np.ndarray):  # (the same in every block after all)
+            return _plain(then if c else other, env, results)
+        # under an outer condition (`outer`), only its blocks count: the others' values
+        # are never used, whichever branch they take here
+        outer = st.pred
+        m = np.broadcast_to(c, st.bs)
+        yes = m if outer is None else m & outer
+        no = ~m if outer is None else ~m & outer
+        if not no.any():
+            return _plain(then, env, results)
+        if not yes.any():
+            return _plain(other, env, results)
+        try:
+            st.pred = yes
+            if then(env) is not None:
+                raise Fallback("a signal under a condition")
+            y_then = env.pop("$y", None)
+            st.pred = no
+            if other(env) is not None:
+                raise Fallback("a signal under a condition")
+            y_other = env.pop("$y", None)
+            st.pred = yes
+            if results:
+                if y_then is None or y_other is None:
+                    raise Fallback("a branch yields nothing")
+                for k, a, b in zip(results, y_then, y_other):
+                    env[k] = select(st, a, b)
+        finally:
+            st.pred = outer
+        return None
+
+    return run
+
+
+def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
+    r = branch(env)
+    if r is not None:
+        return r
+    y = env.pop("$y", None)
+    if results and y is not None:
+        for k, x in zip(results, y):
+            env[k] = x
+    return None
+
+
+__all__ = ["COMPARES", "PredicateAnalysis", "clip", "compare", "is_compare", "masked_write",
+           "predicated", "select"]

@@ -1,0 +1,127 @@
+"""The short path of a call (sim speed, issue 17).
+
+Most kernels are an orchestration entry whose body is launch loop nests with some
+integer arithmetic around them and a return, called with arrays of the declared
+dtypes. Such a call goes from the argument checks (`binding.QuickBinding`, decided
+once per executable and argument shapes) straight to the body's statements - the
+nests' `LaunchNest` runners, which run batched, and the compiled closures of the
+arithmetic and the return - in one function, without the layers the general path
+has for everything else (keyword arguments, the full argument checks and their
+messages, region entries, multi-card runs, traced runs).
+
+What runs is the same code as on the general path (the entry's own compiled
+statements), in a root task frame of a fresh `Run`, with the same deferred-fill,
+fault and progress handling: the result is the one `Executable._call` gives. A call
+the quick binding does not take (None, nothing touched) goes down the general path,
+which binds it or reports what is wrong.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pypto.errors import PyptoError
+from pypto.ir.nodes import Assign, CallFunc, For, FunctionKind, Return
+from pypto.ir.types import ScalarType
+from pypto.ops.numeric import _QUIET
+from pypto.sim.engine.values import FRAME, Stmt
+from pypto.sim.faults import mark_partial_outputs
+from pypto.sim.machine.frame import TaskFrame
+from pypto.sim.machine.run import Run
+from pypto.sim.runtime.binding import QuickBinding, quick_binding
+from pypto.sim.runtime.progress import unwatch, watch
+from pypto.sim.runtime.switches import pause_gc, resume_gc
+
+if TYPE_CHECKING:
+    from pypto.sim.runtime.executable import Executable
+
+
+class DirectEntry:
+    """The short path of one executable's calls (see the module docstring)."""
+
+    __slots__ = ("binding", "name", "settings", "steps")
+
+    def __init__(self, exe: Executable, binding: QuickBinding, steps: list[Stmt]):
+        self.settings = exe.settings
+        self.name = exe.program.name
+        self.binding = binding
+        self.steps = steps
+
+    def call(self, args: tuple) -> tuple[Run, tuple] | None:
+        """(the run, the entry's returns), or None when the quick binding does not take
+        these arguments (nothing was touched: the general path runs the call)."""
+        run = Run(self.settings, self.name)
+        # (as `Executable.run`: the cyclic GC paused, floating-point errors ignored once
+        # for the whole run)
+        pause_gc()
+        quiet = _QUIET
+        quiet.depth += 1
+        try:
+            with np.errstate(all="ignore"):
+                bound = self.binding.bind(run, args)
+                if bound is None:
+                    return None
+                watched = watch(run, self.name)  # a long run reports its progress
+                try:
+                    rets = self._body(run, bound)
+                except BaseException:
+                    unwatch(watched, failed=True)
+                    raise
+                unwatch(watched, failed=False)
+                return run, rets
+        finally:
+            quiet.depth -= 1
+            resume_gc()
+
+    def _body(self, run: Run, bound: dict[str, Any]) -> tuple:
+        env: dict[str, Any] = {FRAME: TaskFrame(run)}
+        env.update(bound)
+        memory = run.memory
+        try:
+            for step in self.steps:
+                if step(env) is not None:  # (a return)
+                    break
+        except PyptoError as err:
+            memory.flush_pending()
+            mark_partial_outputs(err, tuple(
+                b.name for b in memory.buffer_list if b.kind == "param" and b.host is None
+                and b.direction in ("Out", "InOut")))
+            raise
+        except BaseException:
+            memory.flush_pending()
+            raise
+        if memory.pending:
+            memory.flush_pending()
+        # (nothing to copy back: the quick binding uses every Out / InOut array in place;
+        # an untraced run has no last writers to collect)
+        return env.get("$ret", ())
+
+
+def direct_entry(exe: Executable) -> DirectEntry | None:
+    """The short path of `exe`'s calls, or None when its entry is not of the common
+    shape (see the module docstring) or its runs are traced."""
+    settings = exe.settings
+    entry = exe.entry
+    if settings.trace or exe.entry_is_region or entry.kind is not FunctionKind.ORCHESTRATION:
+        return None
+    cf = exe.function(entry.name)
+    if cf.top is None or len(cf.top) != len(entry.body):
+        return None
+    for s in entry.body:
+        if isinstance(s, For):
+            if id(s) not in exe.nests:
+                return None
+        elif isinstance(s, Assign):
+            if isinstance(s.value, CallFunc) or len(s.targets) != 1 or \
+                    not isinstance(s.targets[0].type, ScalarType):
+                return None
+        elif not isinstance(s, Return):
+            return None
+    binding = quick_binding(entry, exe.written_params, exe.deferrable)
+    if binding is None:
+        return None
+    return DirectEntry(exe, binding, list(cf.top))
+
+
+__all__ = ["DirectEntry", "direct_entry"]

@@ -1,0 +1,128 @@
+"""Conditions that differ per block run batched, predicated (`pypto.sim.batch.predicate`):
+the values, that they batch, and what still refuses or faults by block."""
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import batch_kernels as K
+import numpy as np
+import pytest
+
+from pypto.errors import SimulationError
+from pypto.sim import SimConfig
+
+warnings.filterwarnings("ignore")
+BLOCK_BY_BLOCK = SimConfig(batch=False)
+
+
+def _ids(seed: int = 5) -> np.ndarray:
+    ids = np.random.default_rng(seed).integers(0, 200, 64).astype(np.int32)
+    ids[::3] = 1  # padding (row -1)
+    ids[1::7] = 0  # padding (row -2)
+    return ids
+
+
+def _table() -> np.ndarray:
+    return np.random.default_rng(6).standard_normal((256, 128)).astype(np.float32)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def test_padding_rows_batch_and_read_nothing_invalid():
+    ids, table = _ids(), _table()
+    y = np.empty((64, 128), np.float32)
+    r = K.guarded_rows(ids, table, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, dict(r.batch_refusals)
+    rows = ids.astype(np.int64) - 2
+    want = np.where((rows >= 0)[:, None], table[np.maximum(rows, 0)] * np.float32(2.0),
+                    np.float32(0.0))
+    assert _same(y, want.astype(np.float32))
+    y2 = np.empty_like(y)
+    K.guarded_rows(ids, table, y2, config=BLOCK_BY_BLOCK)
+    assert _same(y, y2)
+
+
+def test_rows_no_branch_writes_keep_the_fresh_buffers_residue():
+    ids, table = _ids(7), _table()
+    y = np.zeros((64, 128), np.float32)
+    r = K.guarded_keep(ids, table, y)
+    assert r.batch_stats["batched"] == 1, dict(r.batch_refusals)
+    rows = ids.astype(np.int64) - 2
+    taken = rows >= 0
+    assert np.array_equal(y[taken], table[rows[taken]])
+    assert np.isnan(y[~taken]).all()  # (never written: the residue of a fresh pl.Out)
+    y2 = np.zeros_like(y)
+    K.guarded_keep(ids, table, y2, config=BLOCK_BY_BLOCK)
+    assert _same(y, y2)
+
+
+def test_whole_tiles_only_the_other_blocks_window_leaves_the_tensor():
+    x = np.random.default_rng(8).standard_normal((100, 64)).astype(np.float32)
+    y = np.zeros((128, 64), np.float32)
+    r = K.guarded_tail(x, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, dict(r.batch_refusals)
+    assert np.array_equal(y[:96], np.exp(x[:96]))
+    assert (y[96:] == -1.0).all()
+
+
+@pytest.mark.parametrize("lens", [[0, 4, 5, 6, 7, 3, 9, 1], [5] * 8, [1] * 8])
+def test_branches_yield_a_tile_each_block_takes_its_own(lens):
+    """Mixed conditions, all blocks one way, all the other: the same values."""
+    x = np.random.default_rng(9).standard_normal((64, 64)).astype(np.float32)
+    lens = np.array(lens, np.int32)
+    y = np.zeros((64, 64), np.float32)
+    r = K.guarded_choice(x, lens, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, dict(r.batch_refusals)
+    take = np.repeat((lens > 3) & (lens != 6), 8)[:, None]
+    want = np.exp(np.where(take, x * np.float32(2.0), x + np.float32(1.0)))
+    assert _same(y, want.astype(np.float32))
+
+
+def test_a_condition_under_a_condition_ands_the_masks():
+    ids, table = _ids(11), _table()
+    y = np.zeros((64, 128), np.float32)
+    r = K.guarded_nested(ids, table, y)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}, dict(r.batch_refusals)
+    rows = ids.astype(np.int64) - 2
+    first = np.arange(64) < 48
+    assert np.array_equal(y[first & (rows >= 0)], table[rows[first & (rows >= 0)]])
+    assert (y[first & (rows < 0)] == 0.0).all()
+    assert np.isnan(y[~first]).all()  # (never written)
+    y2 = np.zeros_like(y)
+    K.guarded_nested(ids, table, y2, config=BLOCK_BY_BLOCK)
+    assert _same(y, y2)
+
+
+def test_a_loop_under_a_condition_still_refuses():
+    x = np.ones((64, 64), np.float32)
+    r = K.guarded_loop(x, np.arange(8, dtype=np.int32), np.zeros((64, 64), np.float32))
+    assert r.batch_stats["batched"] == 0
+    assert r.batch_refusals["guarded_loop_loop_under"] == \
+        "a loop under a condition that differs per block"
+
+
+def test_traced_runs_do_not_predicate_and_record_each_blocks_branch():
+    ids, table = _ids(), _table()
+    r = K.guarded_rows(ids, table, np.zeros((64, 128), np.float32),
+                       config=SimConfig(trace=True))
+    assert r.batch_stats["batched"] == 0
+    assert r.batch_refusals["guarded_rows_guarded"] == \
+        "a condition differs per block (a traced run does not predicate)"
+    padding = [t for t in r.trace.tasks if not any(a.tensor == "table" for a in t.accesses)]
+    assert len(padding) == int(((ids.astype(np.int64) - 2) < 0).sum())
+
+
+def test_a_taken_blocks_invalid_row_is_reported_by_block():
+    ids, table = _ids(), _table()
+    ids[10] = 300  # row 298 of a 256-row table, in a block that takes the branch
+    with pytest.raises(SimulationError) as ei:
+        K.guarded_rows(ids, table, np.zeros((64, 128), np.float32))
+    msg = str(ei.value)
+    assert "out-of-bounds slice: window [298:299, 0:128] of 'table'" in msg
+    assert "region 'guarded'" in msg and "block" in msg
+    line = next(i for i, t in enumerate(inspect.getsource(K).splitlines(), 1)
+                if "pl.mul(table[r:r + 1, :], 2.0)" in t)
+    assert ei.value.span.line == line
