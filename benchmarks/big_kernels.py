@@ -50,7 +50,7 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
 
     def simulate(*args, **kwargs):
         before = _peak_mb()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         row: dict = {"rss_before_mb": before}
         report["runs"].append(row)
         prof = None
@@ -65,6 +65,9 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
             raise
         finally:
             row["simulate_s"] = time.perf_counter() - t0
+            # CPU seconds of the process (BLAS pinned to one thread): what a loaded
+            # machine's preemption does not add, so before / after compare across load
+            row["simulate_cpu_s"] = time.process_time() - c0
             row["peak_mb"] = _peak_mb()
             if prof is not None:
                 prof.dump_stats(f"{profile}.{len(report['runs']) - 1}")
@@ -131,6 +134,13 @@ def _sim_s(rep: dict) -> float | None:
     return sum(r["simulate_s"] for r in runs) if runs else None
 
 
+def _sim_cpu_s(rep: dict) -> float | None:
+    runs = rep.get("runs") or []
+    if not runs or any("simulate_cpu_s" not in r for r in runs):
+        return None
+    return sum(r["simulate_cpu_s"] for r in runs)
+
+
 def _fmt(x: float | None, spec: str = ".1f") -> str:
     return "-" if x is None else format(x, spec)
 
@@ -174,16 +184,17 @@ def main(argv: list[str] | None = None) -> int:
                 sims = _sim_s(rep)
                 peak = max((r["peak_mb"] for r in rep["runs"]), default=None)
                 print(f"{f.relative_to(root)} [{k}] exit={rep.get('exit')} simulate="
-                      f"{_fmt(sims)} s peak={_fmt(peak, '.0f')} MB "
+                      f"{_fmt(sims)} s cpu={_fmt(_sim_cpu_s(rep))} s peak={_fmt(peak, '.0f')} MB "
                       f"{rep.get('error', '')}", flush=True)
     print()
-    head = "| file | simulate s | peak MB | batched / fallback | refusals |"
+    head = "| file | simulate s | CPU s | peak MB | batched / fallback | refusals |"
     if a.vs:
-        head = ("| file | simulate s (vs) | simulate s | ratio | peak MB (vs) | peak MB | "
-                "refusals (vs) | refusals |")
+        head = ("| file | simulate s (vs) | simulate s | ratio | CPU s (vs) | CPU s | CPU ratio | "
+                "peak MB (vs) | peak MB | refusals (vs) | refusals |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     tot = {k: 0.0 for k, _ in trees}
+    tot_cpu = {k: 0.0 for k, _ in trees}
     for f in map(str, files):
         cells = {}
         for k, _ in trees:
@@ -191,22 +202,29 @@ def main(argv: list[str] | None = None) -> int:
             sims = [s for s in map(_sim_s, reps) if s is not None]
             med = statistics.median(sims) if sims else None
             tot[k] += med or 0.0
+            cpus = [c for c in map(_sim_cpu_s, reps) if c is not None]
+            cpu = statistics.median(cpus) if cpus else None
+            tot_cpu[k] += cpu or 0.0
             runs = [r for rep in reps for r in rep["runs"]]
             peak = max((r["peak_mb"] for r in runs), default=None)
             refs = len({n for r in runs for n in r.get("refusals", {})})
             bat = sum(r.get("batch", {}).get("batched", 0) for r in runs[:1])
             fb = sum(r.get("batch", {}).get("fallback", 0) for r in runs[:1])
-            cells[k] = (med, peak, refs, f"{bat} / {fb}")
+            cells[k] = (med, peak, refs, f"{bat} / {fb}", cpu)
         name = str(Path(f).relative_to(root))
         if a.vs:
             v, t = cells["vs"], cells["this"]
             ratio = t[0] / v[0] if t[0] and v[0] else None
+            cpu_ratio = t[4] / v[4] if t[4] and v[4] else None
             print(f"| `{name}` | {_fmt(v[0])} | {_fmt(t[0])} | {_fmt(ratio, '.2f')} | "
+                  f"{_fmt(v[4])} | {_fmt(t[4])} | {_fmt(cpu_ratio, '.2f')} | "
                   f"{_fmt(v[1], '.0f')} | {_fmt(t[1], '.0f')} | {v[2]} | {t[2]} |")
         else:
             t = cells["this"]
-            print(f"| `{name}` | {_fmt(t[0])} | {_fmt(t[1], '.0f')} | {t[3]} | {t[2]} |")
+            print(f"| `{name}` | {_fmt(t[0])} | {_fmt(t[4])} | {_fmt(t[1], '.0f')} | {t[3]} | "
+                  f"{t[2]} |")
     print("total simulate s: " + ", ".join(f"{k} {v:.1f}" for k, v in tot.items()))
+    print("total simulate CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in tot_cpu.items()))
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0
