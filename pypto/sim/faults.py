@@ -62,4 +62,16 @@ def mark_partial_outputs(err: PyptoError, names: tuple[str, ...]) -> None:
         err.note = f"{err.note}\n{text}" if err.note else text
 
 
-__all__ = ["fault", "mark_partial_outputs", "region_name", "source_name"]
+def settle_failed_run(memory: Any, err: BaseException) -> None:
+    """A run stopped by `err`: its deferred fills land first (what the run wrote stays
+    what the device would hold), and a user-facing error names the Out / InOut arrays
+    the run simulated in place (those with no host copy to restore)."""
+    memory.flush_pending()
+    if isinstance(err, PyptoError):
+        mark_partial_outputs(err, tuple(
+            b.name for b in memory.buffer_list if b.kind == "param" and b.host is None
+            and b.direction in ("Out", "InOut")))
+
+
+__all__ = ["fault", "mark_partial_outputs", "region_name", "settle_failed_run",
+           "source_name"]

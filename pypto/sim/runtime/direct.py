@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pypto.errors import PyptoError
 from pypto.ir.nodes import Assign, CallFunc, For, FunctionKind, Return
 from pypto.ir.types import ScalarType
 from pypto.ops.numeric import _QUIET
 from pypto.sim.engine.values import FRAME, Stmt
-from pypto.sim.faults import mark_partial_outputs
+from pypto.sim.faults import settle_failed_run
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime.binding import QuickBinding, quick_binding
@@ -82,14 +81,8 @@ class DirectEntry:
             for step in self.steps:
                 if step(env) is not None:  # (a return)
                     break
-        except PyptoError as err:
-            memory.flush_pending()
-            mark_partial_outputs(err, tuple(
-                b.name for b in memory.buffer_list if b.kind == "param" and b.host is None
-                and b.direction in ("Out", "InOut")))
-            raise
-        except BaseException:
-            memory.flush_pending()
+        except BaseException as err:
+            settle_failed_run(memory, err)
             raise
         if memory.pending:
             memory.flush_pending()

@@ -16,7 +16,6 @@ from typing import Protocol
 
 import numpy as np
 
-from pypto.errors import PyptoError
 from pypto.ir.nodes import For, Program, Var
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
@@ -27,7 +26,7 @@ from pypto.sim.config import Settings
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, LaunchSite
 from pypto.sim.engine.values import UNDEF
-from pypto.sim.faults import mark_partial_outputs
+from pypto.sim.faults import settle_failed_run
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
@@ -209,14 +208,8 @@ class Executable:
                 rets = cf.call([bound.get(p[0], UNDEF) for p in cf.params], root)
             if run.comm is not None:  # the host's dispatches run; a rank's deferred waits
                 run.comm.finish()
-        except PyptoError as err:
-            memory.flush_pending()
-            mark_partial_outputs(err, tuple(
-                b.name for b in memory.buffer_list if b.kind == "param" and b.host is None
-                and b.direction in ("Out", "InOut")))
-            raise
-        except BaseException:
-            memory.flush_pending()
+        except BaseException as err:
+            settle_failed_run(memory, err)
             raise
         if memory.pending:
             memory.flush_pending()
