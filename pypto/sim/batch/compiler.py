@@ -24,6 +24,7 @@ from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.masks import Masked
+from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.placement import placed, placements
 from pypto.sim.batch.plan import BLOCK, Plan
@@ -63,6 +64,8 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
         # ops computed straight into the windows a later write fills (untraced)
         self.places = {} if self.settings.trace else placements(func, plan.alias)
+        # the window-write calls recorded for a merged write (`merged.merge_sites`)
+        self.merging: set[int] = set()
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
@@ -78,9 +81,14 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
     def s_if(self, s: If) -> Stmt:
         if self.settings.trace or not self.vary(s.cond):
             return super().s_if(s)
-        # a condition that differs per block: both branches, predicated (`predicate`)
+        # a condition that differs per block: both branches, predicated (`predicate`);
+        # their final writes of the same window made as one (`merged`)
+        sites = merge_sites(s, self.plan.alias, self.vary)
+        if sites is not None:
+            self.merging.update(id(e) for e in sites)
         return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),
-                          [r.name for r in s.results], lambda env: env[FRAME])
+                          [r.name for r in s.results], lambda env: env[FRAME],
+                          write_merged if sites is not None else None)
 
     def s_for(self, s: For) -> Stmt:
         ax = self.axes.get(id(s))
@@ -423,15 +431,21 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         # the operands of the fused op, evaluated before the write (pure: names, constants)
         uf = elementwise_ufunc(source) if into is not None else None
         fused_ops = list(source.args[:uf.arity]) if uf is not None else []
+        gathers = False
         if into is None and not tracing and isinstance(source, Call) and self.vary(source):
             # a row gather: the rows straight into the destination windows
             take = rows_into(source, shp, self.read_only)
             if take is not None:
                 into, fused_ops = take
+                gathers = True
         site: list = [None]
+        merging = id(e) in self.merging
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
             st = f.batch
+            if merging and st.merge is not None:  # (made with the other branch's: `merged`)
+                st.merge.append((into, gathers, site, shp, tgt, offs, fargs, src_of, st.pred))
+                return tgt
             if st.pred is not None:  # under a condition: only the blocks taking it write
                 masked_write(st, site, tgt, offs, src_of(), shp)
                 return tgt
