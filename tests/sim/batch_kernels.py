@@ -597,3 +597,28 @@ def merged_two_targets(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.
             else:
                 z[b * 8:b * 8 + 8, :] = pl.add(x[b * 8:b * 8 + 8, :], 1.0)
     return y, z
+
+
+# --- an elementwise chain computed in the windows it is written to (`placement`) ---------
+
+
+@pl.jit
+def placed_own_operand(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """The write's op reads the value it takes again (`row_sum(e)`): still placed."""
+    for r in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="own_operand"):
+            t = x[r:r + 8, :]
+            e = pl.exp(pl.row_expand_sub(t, pl.row_max(t)))
+            y[r:r + 8, :] = pl.row_expand_div(e, pl.row_sum(e))
+    return y
+
+
+@pl.jit
+def placed_older_value(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """The write's op reads a value its other operand overwrites first (`a`, under
+    `a + 1` computed in place before `row_sum(a)` is evaluated): nothing is placed."""
+    for r in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="older_value"):
+            a = pl.exp(x[r:r + 8, :])
+            y[r:r + 8, :] = pl.row_expand_mul(pl.add(a, 1.0), pl.row_sum(a))
+    return y
