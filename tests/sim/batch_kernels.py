@@ -622,3 +622,15 @@ def placed_older_value(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64,
             a = pl.exp(x[r:r + 8, :])
             y[r:r + 8, :] = pl.row_expand_mul(pl.add(a, 1.0), pl.row_sum(a))
     return y
+
+
+@pl.jit
+def gather_straight(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                    y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """The rows themselves: taken straight into y (`gathers.rows_into`)."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="straight"):
+            for k in pl.range(8):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[t0 + k:t0 + k + 1, :] = table[row:row + 1, :]
+    return y
