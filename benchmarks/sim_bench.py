@@ -5,12 +5,12 @@ loop over the same tiles the kernel uses, and the simulator (`kernel(x, y)`: che
 no trace; and with the full trace). The timings are interleaved round-robin (one call of
 each per round: sim, numpy, loop) and we report medians, so machine noise hits every
 column alike; the traced call runs in rounds of its own with numpy (`--traced-inline`:
-in the same rounds, as before h18); BLAS is pinned to one thread. Peer columns (Triton interpreter, Pallas interpret=True) are the
-figures peers measured on these machines with the same tilings, quoted for comparison.
-Then: cold start (import + compile + first run, each in a fresh process) and the cost
-per task of a 100 / 1,000 / 10,000-task kernel. `--quick` runs few repeats (CI); `--cpu`
-only compares the simulator's CPU time per call with the hand loop's (steadier than
-wall-clock time on a shared machine).
+in the same rounds, as before h18); BLAS is pinned to one thread. Peer columns (Triton
+interpreter, Pallas interpret=True) are the figures peers measured on these machines
+with the same tilings, quoted for comparison. Then: cold start (import + compile +
+first run, each in a fresh process) and the cost per task of a 100 / 1,000 / 10,000-task
+kernel. `--quick` runs few repeats (CI); `--cpu` only compares the simulator's CPU time
+per call with the hand loop's (steadier than wall-clock time on a shared machine).
 
     python benchmarks/sim_bench.py [--quick] [--cpu] [--traced-inline] [--only k1,k2]
                                     [--json out.json]

@@ -148,7 +148,7 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "merge", "pred", "shorts", "split", "undo",
+    __slots__ = ("blk", "bs", "log", "merge", "nb", "pred", "shorts", "split", "undo",
                  "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
