@@ -634,3 +634,20 @@ def gather_straight(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128],
                 row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
                 y[t0 + k:t0 + k + 1, :] = table[row:row + 1, :]
     return y
+
+
+# --- a row reduction of an elementwise op, a slice of the batch at a time (`ufuncs`) -------
+
+
+@pl.jit
+def chunked_sumsq(x: pl.Tensor[[520, 1024], pl.FP32], w: pl.Tensor[[1, 1024], pl.FP32],
+                  y: pl.Out[pl.Tensor[[520, 1], pl.FP32]],
+                  z: pl.Out[pl.Tensor[[520, 1], pl.FP32]]):
+    """65 blocks of 8 rows (2 MiB of products: sliced), a product with a row every block
+    shares (not sliced), a maximum of a difference."""
+    for r in pl.parallel(0, 520, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="sumsq"):
+            t = x[r:r + 8, :]
+            y[r:r + 8, :] = pl.row_sum(pl.mul(t, t))
+            z[r:r + 8, :] = pl.row_max(pl.sub(pl.col_expand_mul(t, w), t))
+    return y, z

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
+from pypto.errors import PyptoError
 from pypto.ops import numeric
 from pypto.sim import SimConfig, run_compiled
 from pypto.sim.runtime.switches import gc_paused
@@ -222,7 +223,7 @@ def test_a_call_ignores_fp_errors_and_restores_the_callers_state():
         r = _overflowing(x, y)  # (no FloatingPointError: ignored inside)
         assert r.batch_stats["batched"] == 1 and np.isinf(y).all()
         assert (np.geterr(), np.geterrcall(), np.getbufsize()) == before
-        with pytest.raises(Exception):
+        with pytest.raises(PyptoError):
             _overflowing(x, np.zeros((64, 31), np.float32))  # (a bad shape)
         assert (np.geterr(), np.geterrcall(), np.getbufsize()) == before
         np.setbufsize(8192)

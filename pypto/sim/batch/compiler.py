@@ -38,6 +38,7 @@ from pypto.sim.batch.state import (
     whole_windows,
 )
 from pypto.sim.batch.ufuncs import (
+    chunked_reduction,
     direct,
     dying_operands,
     elementwise_ufunc,
@@ -161,6 +162,9 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         if not op.batchable and op.extra.get("batched") is not None:
             return self.bbatched(e)
         if op.batchable:
+            c = self.bchunked(e) if not self.settings.trace else None
+            if c is not None:
+                return c
             c = self.bop(e)
             k = self._watched_divisor(e, op, list(range(len(e.args))))
             if k is not None and k < len(c.operands) and c.operands[k] is e.args[k]:
@@ -272,6 +276,39 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
             return r
 
         return Core("args", core, [e.args[i] for i in public] + mvalid + where)
+
+    def bchunked(self, e: Call) -> Core | None:
+        """A row reduction of an inline elementwise op, slice by slice of the batch
+        (`ufuncs.chunked_reduction`; untraced), or None. Its operands are the inner
+        op's: when the run-time values do not fit, the two cores run as usual."""
+        t = e.type
+        if not isinstance(t, ShapedType):
+            return None
+        chunked = chunked_reduction(e, t.dtype.np)
+        if chunked is None:
+            return None
+        inner = e.args[0]
+        ic, oc = self.core(inner), self.bop(e)
+        rest = [self.const(x) for x in oc.operands[1:]]  # (left at their defaults)
+        if ic is None or ic.kind != "args" or not oc.operands or oc.operands[0] is not inner \
+                or not all(ok for ok, _ in rest) or \
+                any(a is not b for a, b in zip(ic.operands, inner.args)):
+            return None  # (valid shapes or a placement among the operands)
+        inner_fn, outer_fn = ic.fn, oc.fn
+        defaults = [v for _, v in rest]
+        static = t.static_shape()
+        rank = len(t.shape)
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            r = chunked(args, st.nb, st.bs)
+            if r is None:
+                return outer_fn(f, [inner_fn(f, args), *defaults])
+            if static is None or r.shape[-rank:] != static or r.ndim != rank + st.nb:
+                raise Fallback("unexpected result shape")
+            return r
+
+        return Core("args", core, list(ic.operands))
 
     def bbatched(self, e: Call) -> Core:
         """An op whose registry entry computes a batch itself (its `batched` fact:
