@@ -283,7 +283,7 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
             if other(env) is not None:
                 raise Fallback("a signal under a condition")
             y_other = env.pop("$y", None)
-            if st.merge is not None:
+            if st.merge is not None and merge is not None:
                 recs, st.merge = st.merge, None
                 st.pred = None
                 merge(st, recs)

@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 
 try:  # (numpy >= 2: the error state is a context variable of "extobj" capsules)
-    from numpy._core._ufunc_config import _extobj_contextvar as _FP_STATE
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar as _FP_STATE,
+    )
     from numpy._core.umath import _make_extobj
 except ImportError:  # pragma: no cover - another numpy: np.errstate itself
     _FP_STATE = None
