@@ -426,10 +426,9 @@ def main(argv: list | None = None) -> int:
             # the columns compared (sim, numpy, loop) in rounds of their own, so that each
             # runs after one of the others; the traced call, which allocates its trace and
             # leaves the caches and the allocator to the call after it, in rounds of its
-            # own with numpy (its column: over the numpy call of those rounds)
+            # own with numpy (its median, in units of the first rounds' numpy call)
             t = interleaved({"sim": run_sim, "np": run_np, "loop": run_loop}, reps)
-            tt = interleaved({"trace": run_traced, "np": run_np}, reps)
-            t["trace"] = tt["trace"] * t["np"] / tt["np"]
+            t["trace"] = interleaved({"trace": run_traced, "np": run_np}, reps)["trace"]
         run_sim()
         out, ref = check()
         err = float(np.abs(out.astype(np.float64) - ref.astype(np.float64)).max())
