@@ -145,21 +145,6 @@ def proj_residual(a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[128, 256], pl.
 
 
 @pl.jit
-def body_partial_out(a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[128, 256], pl.FP32],
-                     r: pl.Tensor[[64, 256], pl.FP32],
-                     y: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
-    """Three of the four column tiles written: the last keeps the fresh buffer's residue
-    (the deferred fill, after the body, of what no launch wrote)."""
-    for ob in pl.range(3):
-        o0 = ob * 64
-        with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj3"):
-            acc = pl.matmul(a[:, :], b[:, o0:o0 + 64], out_dtype=pl.FP32)
-        with pl.at(level=pl.Level.CORE_GROUP, name_hint="residual3"):
-            y[:, o0:o0 + 64] = pl.add(acc, r[:, o0:o0 + 64])
-    return y
-
-
-@pl.jit
 def two_writers(x: pl.Tensor[[64, 256], pl.FP32], y: pl.Out[pl.Tensor[[64, 256], pl.FP32]],
                 z: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
     """Two launches per iteration writing two outputs; the second reads the first's."""

@@ -113,27 +113,6 @@ def test_a_loop_body_of_two_launches_batches_one_launch_at_a_time():
     assert np.array_equal(y, ref[3])
 
 
-def test_a_body_fills_its_fresh_output_only_where_no_launch_wrote(monkeypatch):
-    """The pl.Out buffer's fill waits for the body: none when the windows cover it, the
-    rest (the residue block by block leaves) when they do not."""
-    import pypto.sim.device.memory as memory
-    fills: list = []
-    real = memory.fill_residue
-    monkeypatch.setattr(memory, "fill_residue", lambda a, seed=0: (fills.append(a.shape),
-                                                                   real(a, seed)))
-    r, _ = _run(K.proj_residual)
-    assert r.batch_stats["batched"] == 2 and fills == []
-    r, (a, b, res, y) = _run(K.body_partial_out)
-    assert r.batch_stats["batched"] == 2, r.batch_refusals
-    assert np.allclose(y[:, :192], (a @ b)[:, :192] + res[:, :192], rtol=1e-5, atol=1e-4)
-    assert np.isnan(y[:, 192:]).all()
-    _, ref = _run(K.body_partial_out, batch=False)
-    assert np.array_equal(y.view(np.uint8), ref[3].view(np.uint8))
-    r, (x, y, z) = _run(K.two_writers)  # (the second launch reads y: filled first)
-    _, ref = _run(K.two_writers, batch=False)
-    assert np.array_equal(z, ref[2]) and np.array_equal(y, ref[1])
-
-
 def test_a_body_traces_its_tasks_in_program_order():
     r, _ = _run(K.proj_residual, trace=True)
     names = [t.name for t in r.trace.tasks]

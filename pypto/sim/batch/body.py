@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from pypto.sim.batch.fills import fill_unwritten
 from pypto.sim.batch.lattice import lattice_disjoint
 from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
 from pypto.sim.batch.plan import Plan
@@ -40,13 +39,11 @@ from pypto.sim.batch.run import (
     BatchCache,
     BatchedRegion,
     add_costs,
-    pending_args,
     prepare,
     run_batched,
     task_args,
 )
 from pypto.sim.batch.state import Aff, Fallback, Stack
-from pypto.sim.device.memory import PendingFill
 from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.values import Env
 from pypto.sim.faults import source_name
@@ -119,9 +116,8 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
     n_tasks = math.prod(bs)
     if run.work + shape.pre_work + n_tasks * m > run.settings.max_work:
         return False
-    # (a deferred pl.Out fill the launches only write through windows waits, as for one
-    # launch: `run.pending_args`; the others are done now)
-    kept = _pending_body(run.memory, launches) if run.memory.pending else []
+    if run.memory.pending:
+        run.memory.flush_pending()
     for ln in launches:
         if run.settings.check_ub:
             host.check_budget(ln.cf, ln.step.site.label, ln.step.site.span)
@@ -137,8 +133,8 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
                     s.array = np.array(s.array)
             args = [a.array if type(a) is Stack else a for a in ln.args]
             ln.rets, ln.frame = run_batched(fr, ln.region, args, bs, False,
-                                            ln.step.site.label, tid0 + k, n_tasks,
-                                            bool(kept), undo)
+                                            ln.step.site.label, tid0 + k, n_tasks, False,
+                                            undo)
             for o, out in enumerate(ln.outs):
                 if type(out) is Stack:
                     r = ln.rets[o]
@@ -152,10 +148,6 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
         run.work = w0
         run.memory.forget_views()
         return False
-    if kept:  # (only what no launch wrote: nothing when their windows tile the buffer)
-        wlog = [w for ln in launches for w in ln.frame.batch.wlog or ()]
-        fill_unwritten(run.memory, kept, wlog, launches[-1].frame.batch,
-                       launches[-1].region.covered)
     run.next_tid = tid0 + n_tasks * m
     last = _finish(fr, launches, bs, tid0, shape, env, (time.perf_counter() - t0) /
                    (n_tasks * m))
@@ -176,21 +168,6 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
             env[names[-1]] = tid0 + (n_tasks - 1) * m + k
     run.memory.forget_views()
     return True
-
-
-def _pending_body(memory: Any, launches: list[_Launch]) -> list[PendingFill]:
-    """The deferred fills that may wait until after the body: of buffers every launch
-    given them only writes through windows (`run.pending_args`, launch by launch: a
-    launch that may read one has it filled now, before any launch runs). Buffers no
-    launch is given stay pending, as the body's integer steps never look at them."""
-    kept: list[PendingFill] = []
-    for ln in launches:
-        args = [None if type(a) is Stack else a for a in ln.args]
-        for item in pending_args(memory.pending, ln.region, args, memory):
-            if not any(item is k for k in kept):
-                kept.append(item)
-    # (a launch after the one that kept it may have had it filled)
-    return [k for k in kept if any(k is p for p in memory.pending)]
 
 
 def _rank(ln: _Launch, o: int) -> int:

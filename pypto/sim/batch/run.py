@@ -263,7 +263,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
     run.work += pre_work + n_tasks
     tid0 = run.next_tid
     t0 = time.perf_counter() if run.trace is not None else 0.0
-    kept = pending_args(run.memory.pending, region, args, run.memory) \
+    kept = _pending_args(run.memory.pending, region, args, run.memory) \
         if run.memory.pending else None
     try:
         rets, f = run_batched(fr, region, args, bs, False, site.label, tid0, n_tasks,
@@ -330,7 +330,7 @@ def task_args(fr: TaskFrame, cf: CompiledFunction, args: list) -> list[tuple]:
     return out
 
 
-def pending_args(pending: list[PendingFill], region: BatchedRegion, args: list,
+def _pending_args(pending: list[PendingFill], region: BatchedRegion, args: list,
                   memory: Any) -> list[PendingFill]:
     """The deferred fills among this launch's arguments that may still wait until after
     the batched run (the region only writes them through windows); the other pending
@@ -394,5 +394,5 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
     return rets
 
 
-__all__ = ["BatchCache", "BatchedRegion", "Split", "add_costs", "launch_loop", "pending_args",
-           "prepare", "run_batched", "run_spmd", "task_args"]
+__all__ = ["BatchCache", "BatchedRegion", "Split", "add_costs", "launch_loop", "prepare",
+           "run_batched", "run_spmd", "task_args"]
