@@ -3,15 +3,17 @@
 For each kernel: one numpy call computing the same result (= 1.0), a hand-written numpy
 loop over the same tiles the kernel uses, and the simulator (`kernel(x, y)`: checks on,
 no trace; and with the full trace). The timings are interleaved round-robin (one call of
-each per round) and we report medians, so machine noise hits every column alike; BLAS is
-pinned to one thread. Peer columns (Triton interpreter, Pallas interpret=True) are the
-figures peers measured on these machines with the same tilings, quoted for comparison.
-Then: cold start (import + compile + first run, each in a fresh process) and the cost
-per task of a 100 / 1,000 / 10,000-task kernel. `--quick` runs few repeats (CI); `--cpu`
-only compares the simulator's CPU time per call with the hand loop's (steadier than
-wall-clock time on a shared machine).
+each per round: sim, numpy, loop) and we report medians, so machine noise hits every
+column alike; the traced call runs in rounds of its own with numpy (`--traced-inline`:
+in the same rounds, as before h18); BLAS is pinned to one thread. Peer columns (Triton
+interpreter, Pallas interpret=True) are the figures peers measured on these machines
+with the same tilings, quoted for comparison. Then: cold start (import + compile +
+first run, each in a fresh process) and the cost per task of a 100 / 1,000 / 10,000-task
+kernel. `--quick` runs few repeats (CI); `--cpu` only compares the simulator's CPU time
+per call with the hand loop's (steadier than wall-clock time on a shared machine).
 
-    python benchmarks/sim_bench.py [--quick] [--cpu] [--only k1,k2] [--json out.json]
+    python benchmarks/sim_bench.py [--quick] [--cpu] [--traced-inline] [--only k1,k2]
+                                    [--json out.json]
 """
 from __future__ import annotations
 
@@ -388,6 +390,9 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="few repeats (CI)")
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--only", help="comma-separated kernel keys: just the main table for those")
+    ap.add_argument("--traced-inline", action="store_true",
+                    help="time the traced call in the same rounds as sim, numpy and loop "
+                         "(the order before h18)")
     ap.add_argument("--cpu", action="store_true",
                     help="only the CPU-time check: thread time per call, sim and hand loop")
     args = ap.parse_args(argv)
@@ -414,8 +419,16 @@ def main(argv: list | None = None) -> int:
     for key, name, run_sim, run_traced, run_np, run_loop, check in cases():
         if only is not None and key not in only:
             continue
-        t = interleaved({"sim": run_sim, "trace": run_traced, "np": run_np, "loop": run_loop},
-                        reps)
+        if args.traced_inline:  # (the order before h18: the traced call in every round)
+            t = interleaved({"sim": run_sim, "trace": run_traced, "np": run_np,
+                             "loop": run_loop}, reps)
+        else:
+            # the columns compared (sim, numpy, loop) in rounds of their own, so that each
+            # runs after one of the others; the traced call, which allocates its trace and
+            # leaves the caches and the allocator to the call after it, in rounds of its
+            # own with numpy (its median, in units of the first rounds' numpy call)
+            t = interleaved({"sim": run_sim, "np": run_np, "loop": run_loop}, reps)
+            t["trace"] = interleaved({"trace": run_traced, "np": run_np}, reps)["trace"]
         run_sim()
         out, ref = check()
         err = float(np.abs(out.astype(np.float64) - ref.astype(np.float64)).max())

@@ -531,3 +531,123 @@ def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32]
                     acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
             y[b * 8:b * 8 + 8, :] = acc
     return y
+
+
+# --- both branches write the same window: one merged write (`pypto.sim.batch.merged`) ---
+
+
+@pl.jit
+def merged_gather(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                  x: pl.Tensor[[64, 128], pl.FP32], y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """Both branches write row t0 + k: the table's rows go straight into y, the other
+    branch's blocks (a value of their own, per block) overwrite theirs; which branch
+    writes first depends on how many blocks take it."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="merged_gather"):
+            for k in pl.range(8):
+                row = pl.read(ids, [t0 + k]) - 2
+                if row >= 0:
+                    r = pl.cast(row, pl.INDEX)
+                    y[t0 + k:t0 + k + 1, :] = table[r:r + 1, :]
+                else:
+                    y[t0 + k:t0 + k + 1, :] = pl.mul(x[t0 + k:t0 + k + 1, :], 3.0)
+    return y
+
+
+@pl.jit
+def merged_tiles(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                 y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """Whole tiles, each branch a computed value (a temporary each: no straight path)."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="merged_tiles"):
+            n = pl.read(lens, [b])
+            if n > 3:
+                t = pl.exp(x[b * 8:b * 8 + 8, :])
+                y[b * 8:b * 8 + 8, :] = pl.row_expand_mul(t, pl.row_sum(t))
+            else:
+                y[b * 8:b * 8 + 8, :] = pl.full([8, 64], dtype=pl.FP32, value=-1.0)
+    return y
+
+
+@pl.jit
+def merged_reads_target(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                        y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
+    """The else branch reads the window both branches write: not merged (it would read
+    what the first write wrote), two masked writes."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="reads_target"):
+            n = pl.read(lens, [b])
+            if n > 3:
+                y[b * 8:b * 8 + 8, :] = pl.mul(x[b * 8:b * 8 + 8, :], 2.0)
+            else:
+                y[b * 8:b * 8 + 8, :] = pl.add(y[b * 8:b * 8 + 8, :], 1.0)
+    return y
+
+
+@pl.jit
+def merged_two_targets(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                       y: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+                       z: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """The branches write different tensors: not merged."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="two_targets"):
+            n = pl.read(lens, [b])
+            if n > 3:
+                y[b * 8:b * 8 + 8, :] = pl.mul(x[b * 8:b * 8 + 8, :], 2.0)
+            else:
+                z[b * 8:b * 8 + 8, :] = pl.add(x[b * 8:b * 8 + 8, :], 1.0)
+    return y, z
+
+
+# --- an elementwise chain computed in the windows it is written to (`placement`) ---------
+
+
+@pl.jit
+def placed_own_operand(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """The write's op reads the value it takes again (`row_sum(e)`): still placed."""
+    for r in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="own_operand"):
+            t = x[r:r + 8, :]
+            e = pl.exp(pl.row_expand_sub(t, pl.row_max(t)))
+            y[r:r + 8, :] = pl.row_expand_div(e, pl.row_sum(e))
+    return y
+
+
+@pl.jit
+def placed_older_value(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """The write's op reads a value its other operand overwrites first (`a`, under
+    `a + 1` computed in place before `row_sum(a)` is evaluated): nothing is placed."""
+    for r in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="older_value"):
+            a = pl.exp(x[r:r + 8, :])
+            y[r:r + 8, :] = pl.row_expand_mul(pl.add(a, 1.0), pl.row_sum(a))
+    return y
+
+
+@pl.jit
+def gather_straight(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                    y: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    """The rows themselves: taken straight into y (`gathers.rows_into`)."""
+    for t0 in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="straight"):
+            for k in pl.range(8):
+                row = pl.cast(pl.read(ids, [t0 + k]), pl.INDEX)
+                y[t0 + k:t0 + k + 1, :] = table[row:row + 1, :]
+    return y
+
+
+# --- a row reduction of an elementwise op, a slice of the batch at a time (`ufuncs`) -------
+
+
+@pl.jit
+def chunked_sumsq(x: pl.Tensor[[520, 1024], pl.FP32], w: pl.Tensor[[1, 1024], pl.FP32],
+                  y: pl.Out[pl.Tensor[[520, 1], pl.FP32]],
+                  z: pl.Out[pl.Tensor[[520, 1], pl.FP32]]):
+    """65 blocks of 8 rows (2 MiB of products: sliced), a product with a row every block
+    shares (not sliced), a maximum of a difference."""
+    for r in pl.parallel(0, 520, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="sumsq"):
+            t = x[r:r + 8, :]
+            y[r:r + 8, :] = pl.row_sum(pl.mul(t, t))
+            z[r:r + 8, :] = pl.row_max(pl.sub(pl.col_expand_mul(t, w), t))
+    return y, z

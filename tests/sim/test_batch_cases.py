@@ -179,6 +179,25 @@ def test_a_gather_index_out_of_range_is_reported_by_block():
     assert ei.value.span.line == line and ei.value.span.file.endswith("batch_kernels.py")
 
 
+@pytest.mark.parametrize("bad", [None, -1, -(2 ** 31), 256])
+def test_rows_taken_straight_are_bounds_checked(bad):
+    """The first and last rows batch; a negative row or one past the table gives the
+    batch up and block by block reports it."""
+    ids, table = _gather_inputs()
+    ids[0], ids[63] = 0, 255
+    if bad is not None:
+        ids[21] = bad
+    y = np.zeros((64, 128), np.float32)
+    if bad is None:
+        r = K.gather_straight(ids, table, y)
+        assert r.batch_stats == {"batched": 1, "fallback": 0}, r.batch_refusals
+        assert np.array_equal(y, table[ids])
+        return
+    with pytest.raises(SimulationError) as ei:
+        K.gather_straight(ids, table, y)
+    assert f"out-of-bounds slice: window [{bad}:{bad + 1}, 0:128] of 'table'" in str(ei.value)
+
+
 def test_min_of_a_loop_variable_clamps_windows_batched():
     rng = np.random.default_rng(4)
     x = rng.standard_normal((100, 64)).astype(np.float32)

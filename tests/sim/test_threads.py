@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
+from pypto.errors import PyptoError
 from pypto.ops import numeric
 from pypto.sim import SimConfig, run_compiled
 from pypto.sim.runtime.switches import gc_paused
@@ -200,3 +201,30 @@ def test_fp_quiet_is_per_thread():
         t.join()
     assert seen == {"in the run": True, "other thread": False}
     assert not numeric.fp_quiet()
+
+
+@pl.jit
+def _overflowing(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    for r in pl.parallel(0, 64, 8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="overflow"):
+            y[r:r + 8, :] = pl.mul(x[r:r + 8, :], 1e30)
+    return y
+
+
+def test_a_call_ignores_fp_errors_and_restores_the_callers_state():
+    """The short path sets numpy's error state as np.errstate(all="ignore") would (the
+    caller's error callback and buffer size kept) and restores it, also when it fails."""
+    x = np.full((64, 32), 1e30, np.float32)
+    calls: list = []
+    with np.errstate(over="raise", invalid="call", call=lambda *a: calls.append(a)):
+        np.setbufsize(16384)
+        before = (np.geterr(), np.geterrcall(), np.getbufsize())
+        y = np.zeros_like(x)
+        r = _overflowing(x, y)  # (no FloatingPointError: ignored inside)
+        assert r.batch_stats["batched"] == 1 and np.isinf(y).all()
+        assert (np.geterr(), np.geterrcall(), np.getbufsize()) == before
+        with pytest.raises(PyptoError):
+            _overflowing(x, np.zeros((64, 31), np.float32))  # (a bad shape)
+        assert (np.geterr(), np.geterrcall(), np.getbufsize()) == before
+        np.setbufsize(8192)
+    assert not calls

@@ -24,6 +24,7 @@ from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.masks import Masked
+from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.placement import placed, placements
 from pypto.sim.batch.plan import BLOCK, Plan
@@ -37,6 +38,7 @@ from pypto.sim.batch.state import (
     whole_windows,
 )
 from pypto.sim.batch.ufuncs import (
+    chunked_reduction,
     direct,
     dying_operands,
     elementwise_ufunc,
@@ -63,6 +65,8 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
         # ops computed straight into the windows a later write fills (untraced)
         self.places = {} if self.settings.trace else placements(func, plan.alias)
+        # the window-write calls recorded for a merged write (`merged.merge_sites`)
+        self.merging: set[int] = set()
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
@@ -78,9 +82,14 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
     def s_if(self, s: If) -> Stmt:
         if self.settings.trace or not self.vary(s.cond):
             return super().s_if(s)
-        # a condition that differs per block: both branches, predicated (`predicate`)
+        # a condition that differs per block: both branches, predicated (`predicate`);
+        # their final writes of the same window made as one (`merged`)
+        sites = merge_sites(s, self.plan.alias, self.vary)
+        if sites is not None:
+            self.merging.update(id(e) for e in sites)
         return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),
-                          [r.name for r in s.results], lambda env: env[FRAME])
+                          [r.name for r in s.results], lambda env: env[FRAME],
+                          write_merged if sites is not None else None)
 
     def s_for(self, s: For) -> Stmt:
         ax = self.axes.get(id(s))
@@ -153,6 +162,9 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         if not op.batchable and op.extra.get("batched") is not None:
             return self.bbatched(e)
         if op.batchable:
+            c = self.bchunked(e) if not self.settings.trace else None
+            if c is not None:
+                return c
             c = self.bop(e)
             k = self._watched_divisor(e, op, list(range(len(e.args))))
             if k is not None and k < len(c.operands) and c.operands[k] is e.args[k]:
@@ -264,6 +276,39 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
             return r
 
         return Core("args", core, [e.args[i] for i in public] + mvalid + where)
+
+    def bchunked(self, e: Call) -> Core | None:
+        """A row reduction of an inline elementwise op, slice by slice of the batch
+        (`ufuncs.chunked_reduction`; untraced), or None. Its operands are the inner
+        op's: when the run-time values do not fit, the two cores run as usual."""
+        t = e.type
+        if not isinstance(t, ShapedType):
+            return None
+        chunked = chunked_reduction(e, t.dtype.np)
+        if chunked is None:
+            return None
+        inner = e.args[0]
+        ic, oc = self.core(inner), self.bop(e)
+        rest = [self.const(x) for x in oc.operands[1:]]  # (left at their defaults)
+        if ic is None or ic.kind != "args" or not oc.operands or oc.operands[0] is not inner \
+                or not all(ok for ok, _ in rest) or \
+                any(a is not b for a, b in zip(ic.operands, inner.args)):
+            return None  # (valid shapes or a placement among the operands)
+        inner_fn, outer_fn = ic.fn, oc.fn
+        defaults = [v for _, v in rest]
+        static = t.static_shape()
+        rank = len(t.shape)
+
+        def core(f: BatchFrame, args: list) -> Any:
+            st = f.batch
+            r = chunked(args, st.nb, st.bs)
+            if r is None:
+                return outer_fn(f, [inner_fn(f, args), *defaults])
+            if static is None or r.shape[-rank:] != static or r.ndim != rank + st.nb:
+                raise Fallback("unexpected result shape")
+            return r
+
+        return Core("args", core, list(ic.operands))
 
     def bbatched(self, e: Call) -> Core:
         """An op whose registry entry computes a batch itself (its `batched` fact:
@@ -423,15 +468,21 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         # the operands of the fused op, evaluated before the write (pure: names, constants)
         uf = elementwise_ufunc(source) if into is not None else None
         fused_ops = list(source.args[:uf.arity]) if uf is not None else []
+        gathers = False
         if into is None and not tracing and isinstance(source, Call) and self.vary(source):
             # a row gather: the rows straight into the destination windows
             take = rows_into(source, shp, self.read_only)
             if take is not None:
                 into, fused_ops = take
+                gathers = True
         site: list = [None]
+        merging = id(e) in self.merging
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
             st = f.batch
+            if merging and st.merge is not None:  # (made with the other branch's: `merged`)
+                st.merge.append((into, gathers, site, shp, tgt, offs, fargs, src_of, st.pred))
+                return tgt
             if st.pred is not None:  # under a condition: only the blocks taking it write
                 masked_write(st, site, tgt, offs, src_of(), shp)
                 return tgt

@@ -51,6 +51,7 @@ def rows_into(source: Call, shp: tuple, read_only: Callable[[Any], bool]
             not isinstance(t, ShapedType) or t.static_shape() != shp:
         return None
     site: list = [None]
+    geometry: list = [None]  # (strides, shape, lead, perm, contiguous, row order)
 
     def gather_rows_into(st: BatchState, tgt: Any, ops: list, offs: list) -> bool:
         table, roffs = ops
@@ -66,22 +67,32 @@ def rows_into(source: Call, shp: tuple, read_only: Callable[[Any], bool]
                 return False  # not whole rows
         nb = st.nb
         s0 = shp[0]
-        if rows.size and (int(_min(rows, None)) < 0 or
-                          int(_max(rows, None)) + s0 > table.shape[0]):
-            raise Fallback("out of bounds")  # (block by block reports it)
+        if rows.size:
+            if rows.dtype == np.int64:  # (negative rows are huge as unsigned: one pass)
+                if int(_max(rows.view(np.uint64), None)) + s0 > table.shape[0]:
+                    raise Fallback("out of bounds")  # (block by block reports it)
+            elif int(_min(rows, None)) < 0 or int(_max(rows, None)) + s0 > table.shape[0]:
+                raise Fallback("out of bounds")
         view = st.window_at(site, tgt, offs, shp, True)
         if view is None or view.shape[:nb] != st.bs:
             return False
         # the batch axes and the window's first, by stride: one C-contiguous block?
-        lead = sorted(range(nb + 1), key=lambda ax: -view.strides[ax])
-        perm = lead + list(range(nb + 1, view.ndim))
-        dest = view.transpose(perm)
-        if not dest.flags.c_contiguous:
+        # (decided once per geometry: the same windows call after call)
+        g = geometry[0]
+        if g is None or g[0] != view.strides or g[1] != view.shape:
+            lead = sorted(range(nb + 1), key=lambda ax: -view.strides[ax])
+            perm = lead + list(range(nb + 1, view.ndim))
+            ok = view.transpose(perm).flags.c_contiguous
+            g = geometry[0] = (view.strides, view.shape, lead, perm, ok,
+                               [ax for ax in lead if ax != nb])
+        _s, _sh, lead, perm, ok, order = g
+        if not ok:
             return False
+        dest = view.transpose(perm)
         if rows.shape != st.bs:
             rows = np.broadcast_to(rows, st.bs)
         if s0 == 1:  # (one row per window: the rows themselves, in destination order)
-            flat = rows.transpose([ax for ax in lead if ax != nb]).reshape(-1)
+            flat = rows.transpose(order).reshape(-1)
         else:
             flat = (rows[..., None] + np.arange(s0)).transpose(lead).reshape(-1)
         if st.undo is not None:

@@ -193,12 +193,16 @@ def _chain(src: Call, w: int, body: list, defs: dict, assigned: dict, uses: dict
             at = defs[name]
         cur = op
     # every placed value lives in the same windows: no other operand of an op of the
-    # chain may mention one (it would read them overwritten, or be read overwritten);
-    # cut the chain before the first op where one does, until none does
+    # chain may mention one (it would read them overwritten, or be read overwritten) -
+    # but the named value the op itself takes (`row_expand_div(e, row_sum(e))`): all
+    # operands are evaluated before the op writes, and until then the windows hold
+    # exactly that value (a ufunc whose operand overlaps its output computes as if on a
+    # copy); cut the chain before the first op where one does, until none does
     while steps:
         placed = {name for _, _, _, name in steps if name is not None}
-        bad = next((i for i, (op, k, _, _) in enumerate(steps)
-                    if any(_names(a) & placed for j, a in enumerate(op.args) if j != k)), None)
+        bad = next((i for i, (op, k, _, own) in enumerate(steps)
+                    if any(_names(a) & (placed - {own}) for j, a in enumerate(op.args)
+                           if j != k)), None)
         if bad is None:
             break
         steps = steps[:bad]

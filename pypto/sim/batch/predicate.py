@@ -250,9 +250,11 @@ def select(st: BatchState, a: Any, b: Any) -> Any:
 
 
 def predicated(then: Callable, other: Callable, cond: Callable, results: list[str],
-               frame_of: Callable) -> Callable:
+               frame_of: Callable, merge: Callable | None = None) -> Callable:
     """The closure of an `if` whose condition differs per block (see the module
-    docstring): `then` / `other` the compiled branches, `cond` the condition."""
+    docstring): `then` / `other` the compiled branches, `cond` the condition; with
+    `merge` (`merged.write_merged`), the branches' final writes of the same window,
+    recorded while they run, are made as one afterwards when no outer condition holds."""
 
     def run(env: dict) -> str | None:
         st: BatchState = frame_of(env).batch
@@ -269,6 +271,9 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
             return _plain(then, env, results)
         if not yes.any():
             return _plain(other, env, results)
+        saved = st.merge
+        # (an outer condition: its blocks only, so each branch writes its own)
+        st.merge = [] if merge is not None and outer is None else None
         try:
             st.pred = yes
             if then(env) is not None:
@@ -278,6 +283,10 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
             if other(env) is not None:
                 raise Fallback("a signal under a condition")
             y_other = env.pop("$y", None)
+            if st.merge is not None and merge is not None:
+                recs, st.merge = st.merge, None
+                st.pred = None
+                merge(st, recs)
             st.pred = yes
             if results:
                 if y_then is None or y_other is None:
@@ -286,6 +295,7 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
                     env[k] = select(st, a, b)
         finally:
             st.pred = outer
+            st.merge = saved
         return None
 
     return run

@@ -148,7 +148,8 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "nb", "pred", "shorts", "split", "undo", "wlog")
+    __slots__ = ("blk", "bs", "log", "merge", "nb", "pred", "shorts", "split", "undo",
+                 "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
                  undo: list | None = None, split: bool = False):
@@ -161,6 +162,9 @@ class BatchState:
         # inside a branch of a condition that differs per block: the blocks taking it
         # (a bool array over the batch axes; `pypto.sim.batch.predicate`)
         self.pred: np.ndarray | None = None
+        # while both branches of such a condition run: the window writes they record
+        # for one merged write instead of writing (`pypto.sim.batch.merged`)
+        self.merge: list | None = None
         # (view, its old contents) before every window write, when what the run wrote
         # must be undone after a later failure (a loop body of several launches)
         self.undo = undo
@@ -184,6 +188,7 @@ class BatchState:
         st.split = False  # (the new axis comes first: a split would cut the loop's)
         st.shorts = {}
         st.pred = None  # (no loop runs under a mask: `predicate`)
+        st.merge = None
         blk = self.blk
         st.blk = Aff(blk.base, (0,) + blk.d) if blk is not None else None
         return st

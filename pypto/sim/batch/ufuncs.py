@@ -4,7 +4,10 @@ fact), all giving the same bits as the impl:
 * `direct`: call the ufunc (or its reduce) without the impl's dispatch;
 * `reuse`: compute into an operand that dies at this op (no new array);
 * `fused`: compute a written value straight into the destination windows (no
-  temporary, no copy).
+  temporary, no copy);
+* `chunked_reduction`: a row reduction of an inline elementwise op
+  (`row_sum(pl.mul(t, t))`) computed a slice of the batch at a time, so that the
+  elementwise temporary stays in the cache between its two passes.
 
 Each applies only to float32 / float64 operands of the op's own dtype (where the impl
 is exactly the ufunc) and gives None / False when the run-time values are of another
@@ -14,6 +17,7 @@ whose tags the masks follow), and the ufunc computes every element as the impl d
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -178,6 +182,58 @@ def fused(source: Call, shp: tuple) -> Callable[[BatchState, Any, list, list], b
     return into_windows
 
 
+# a chunked reduction: past this temporary (bytes, more than a core's L2 holds), its
+# slices' temporaries of about CHUNK_BYTES each (Python calls cost less than the
+# temporary's trips through memory)
+CHUNK_OVER = 1 << 20
+CHUNK_BYTES = 1 << 18
+
+
+def chunked_reduction(e: Call, npdt: DTypeLike) -> Callable[[list, int, tuple], Any] | None:
+    """When `e` is a row reduction (a ufunc's reduce over the last axis) of an inline
+    elementwise ufunc op, both of float dtype `npdt`, `f(operands of the inner op, nb,
+    batch shape)` computes it slice by slice along the first batch axis - the same
+    elementwise values, each row reduced alone as before (a C-ordered row of the same
+    layout, `out=` a slice of the result): the same bits - or gives None when the
+    run-time operands do not fit (the caller computes the two ops as usual)."""
+    uf = get(e.op).ufunc
+    dt = _plain_float(npdt)
+    t = e.type
+    if uf is None or uf.reduce_axis != -1 or dt is None or not e.args or \
+            not isinstance(t, ShapedType) or not all(falsy_const(x) for x in e.args[1:]):
+        return None
+    inner = e.args[0]
+    iu = elementwise_ufunc(inner) if isinstance(inner, Call) else None
+    it = getattr(inner, "type", None)
+    if iu is None or len(inner.args) < iu.arity or \
+            not all(falsy_const(x) for x in inner.args[iu.arity:]) or \
+            not _one_rank(inner.args[:iu.arity]) or not isinstance(it, ShapedType) or \
+            _plain_float(it.dtype.np) != dt or it.static_shape() is None:
+        return None
+    red, ufunc, n = uf.fn.reduce, iu.fn, iu.arity
+    nd_t = np.ndarray
+
+    def run(args: list, nb: int, bs: tuple) -> Any:
+        shapes: list = []
+        if nb == 0 or not _operands_fit(args, n, dt, shapes) or not shapes:
+            return None
+        full = broadcast_shape(shapes)
+        rows = bs[0]
+        per = math.prod(full[1:]) * dt.itemsize
+        if len(full) <= nb or full[0] != rows or rows < 2 or per * rows <= CHUNK_OVER:
+            return None
+        step = max(1, CHUNK_BYTES // per)
+        out = np.empty(full[:-1] + (1,), dt)
+        rank = len(full)
+        for lo in range(0, rows, step):
+            part = [a[lo:lo + step] if type(a) is nd_t and a.ndim == rank and
+                    a.shape[0] == rows else a for a in args[:n]]
+            red(ufunc(*part), axis=-1, keepdims=True, out=out[lo:lo + step])
+        return out
+
+    return run
+
+
 def dying_operands(func: Function) -> dict[int, list[int]]:
     """Temporaries that die at their only use: {id(call): [operand index]} for a Var
     assigned once, at the top level of the region body, from an elementwise ufunc op (a
@@ -220,7 +276,10 @@ def broadcast_shape(shapes: list) -> tuple:
 
 
 __all__ = [
+    "CHUNK_BYTES",
+    "CHUNK_OVER",
     "broadcast_shape",
+    "chunked_reduction",
     "direct",
     "dying_operands",
     "elementwise_ufunc",

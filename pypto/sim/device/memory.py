@@ -111,11 +111,14 @@ class DeviceMemory:
         return self._by_uid.get(uid)
 
     def register(self, name: str, array: np.ndarray, direction: str | None,
-                 host: np.ndarray | None, kind: str) -> GlobalBuffer:
+                 host: np.ndarray | None, kind: str, root: np.ndarray | None = None
+                 ) -> GlobalBuffer:
+        """A new buffer of `array` (`root`: its root, when the caller has it)."""
         uid = self._uids
         self._uids += 1
         buf = GlobalBuffer(name, array, direction, host, uid, kind)
-        root = root_of(array)
+        if root is None:
+            root = root_of(array)
         key = id(root)
         # A per-iteration value (not the first of its name) goes when its array does. Only a
         # whole array: a view of one would be released while its root is still reachable.

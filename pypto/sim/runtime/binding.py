@@ -90,6 +90,7 @@ class QuickBinding:
         nd = np.ndarray
         shapes = []
         values = []
+        roots = []  # (each tensor argument's root, found once for both uses below)
         for p, v in zip(params, args):
             if type(p) is _Tensor:
                 if type(v) is not nd or v.dtype != p.dtype:
@@ -98,6 +99,7 @@ class QuickBinding:
                 if not flags.c_contiguous or (p.direction != "In" and not flags.writeable):
                     return None
                 shapes.append(v.shape)
+                roots.append(root_of(v))
             else:
                 x = p.value(v)
                 if x is _BAD:
@@ -112,7 +114,7 @@ class QuickBinding:
                 return None
         if self.n_arrays > 1:
             arrays = [v for p, v in zip(params, values) if type(p) is _Tensor]
-            if len({id(root_of(a)) for a in arrays}) < len(arrays):
+            if len({id(r) for r in roots}) < len(arrays):
                 return None
             for i in range(1, len(arrays)):
                 for j in range(i):
@@ -124,21 +126,24 @@ class QuickBinding:
         memory = run.memory
         register = memory.register
         bound: dict[str, Any] = {}
+        k = 0
         for p, v in zip(params, values):
             if type(p) is _Tensor:
                 act = p.action
                 keep = None
+                root = roots[k]
+                k += 1
                 if act == READ_VIEW:
                     dev = v.view()
                     dev.flags.writeable = False
                 elif act == COPY:
                     keep = v
-                    dev = np.array(v, dtype=v.dtype, copy=True, order="C")
+                    dev = root = np.array(v, dtype=v.dtype, copy=True, order="C")
                 else:
                     dev = v
                     if act != AS_IS:
                         memory.fill_fresh(dev, act == FILL_LATER)
-                register(p.name, dev, p.direction, keep, "param")
+                register(p.name, dev, p.direction, keep, "param", root)
                 bound[p.name] = dev
             else:
                 bound[p.name] = v

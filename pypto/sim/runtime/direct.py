@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from pypto.ir.nodes import Assign, CallFunc, For, FunctionKind, Return
 from pypto.ir.types import ScalarType
 from pypto.ops.numeric import _QUIET
@@ -30,7 +28,7 @@ from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime.binding import QuickBinding, quick_binding
 from pypto.sim.runtime.progress import unwatch, watch
-from pypto.sim.runtime.switches import pause_gc, resume_gc
+from pypto.sim.runtime.switches import fp_ignore, fp_restore, pause_gc, resume_gc
 
 if TYPE_CHECKING:
     from pypto.sim.runtime.executable import Executable
@@ -56,20 +54,21 @@ class DirectEntry:
         pause_gc()
         quiet = _QUIET
         quiet.depth += 1
+        fp = fp_ignore()  # (np.errstate(all="ignore"), without its layers)
         try:
-            with np.errstate(all="ignore"):
-                bound = self.binding.bind(run, args)
-                if bound is None:
-                    return None
-                watched = watch(run, self.name)  # a long run reports its progress
-                try:
-                    rets = self._body(run, bound)
-                except BaseException:
-                    unwatch(watched, failed=True)
-                    raise
-                unwatch(watched, failed=False)
-                return run, rets
+            bound = self.binding.bind(run, args)
+            if bound is None:
+                return None
+            watched = watch(run, self.name)  # a long run reports its progress
+            try:
+                rets = self._body(run, bound)
+            except BaseException:
+                unwatch(watched, failed=True)
+                raise
+            unwatch(watched, failed=False)
+            return run, rets
         finally:
+            fp_restore(fp)
             quiet.depth -= 1
             resume_gc()
 

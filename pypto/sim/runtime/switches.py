@@ -9,7 +9,11 @@
   ends a moment later, and then leave the GC off for good.)
 * numpy's floating-point error state is per thread: a run ignores fp errors in its own
   thread (`pypto.ops.numeric.quiet_fp`), and the flag telling op impls so is per
-  thread too.
+  thread too. The short path of a call sets the state `np.errstate(all="ignore")` would
+  set, itself (`fp_ignore` / `fp_restore`: the context variable numpy keeps it in, set
+  to the object errstate makes from the current one - remembered while the current one
+  stays the same): `np.errstate`'s Python layers cost ~8 us a call with the caches a
+  kernel's data leave. A numpy without that variable gets `np.errstate` itself.
 """
 from __future__ import annotations
 
@@ -17,6 +21,17 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+try:  # (numpy >= 2: the error state is a context variable of "extobj" capsules)
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar as _FP_STATE,
+    )
+    from numpy._core.umath import _make_extobj
+except ImportError:  # pragma: no cover - another numpy: np.errstate itself
+    _FP_STATE = None
 
 
 class _GcPause:
@@ -64,4 +79,32 @@ def resume_gc() -> None:
     _GC.leave()
 
 
-__all__ = ["gc_paused", "pause_gc", "resume_gc"]
+# ((the last state seen, the "ignore" state made from it),): errstate's extobj keeps
+# the current one's buffer size and error callback, so it is made from the current one;
+# one pair in one slot, replaced whole (threads never see a torn pair)
+_IGNORING: list = [None]
+
+
+def fp_ignore() -> Any:
+    """Ignore floating-point errors in this thread, as `np.errstate(all="ignore")`
+    entered; the token to give `fp_restore`."""
+    if _FP_STATE is None:  # pragma: no cover
+        e = np.errstate(all="ignore")
+        e.__enter__()
+        return e
+    cur = _FP_STATE.get()
+    pair = _IGNORING[0]
+    if pair is None or pair[0] is not cur:
+        pair = _IGNORING[0] = (cur, _make_extobj(all="ignore"))
+    return _FP_STATE.set(pair[1])
+
+
+def fp_restore(token: Any) -> None:
+    """Back to the floating-point error state before `fp_ignore` gave `token`."""
+    if _FP_STATE is None:  # pragma: no cover
+        token.__exit__(None, None, None)
+        return
+    _FP_STATE.reset(token)
+
+
+__all__ = ["fp_ignore", "fp_restore", "gc_paused", "pause_gc", "resume_gc"]
