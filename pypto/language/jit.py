@@ -21,6 +21,7 @@ from pypto.ir.span import Span
 from pypto.language.dsl import KernelOnlyError
 from pypto.language.enums import LINQU_LEVEL, Level, Role
 from pypto.language.kernels import (
+    EXTERN_MARKS,
     KIND_NAMES,
     ExternSpec,
     FunctionDef,
@@ -81,10 +82,10 @@ class JITFunction(KernelFunction):
         if self.kind is FunctionKind.INLINE:
             raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
                                   "kernels that call it and cannot be run on its own")
-        spec = extern_spec(self.fn)
+        spec = extern_spec(self.fn) if EXTERN_MARKS else None
         if spec is not None:
             raise not_simulatable(self.fn, spec, "run")
-        sim = _simulator()
+        sim = _TOOLCHAIN.get("sim") or _simulator()
         if not kwargs and self.bare_params is False and \
                 (config is None or (type(config) is sim.SimConfig and config.platform is None)):
             # sim speed: a kernel without bare-Tensor parameters has one specialisation

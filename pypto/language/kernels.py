@@ -82,8 +82,15 @@ def mark_extern(fn: Callable, spec: ExternSpec) -> None:
     _EXTERN[fn] = spec
 
 
+# non-empty when any live function is marked (sim speed: a call of a kernel tests this
+# before looking its function up, which makes a weak reference)
+EXTERN_MARKS: dict = _EXTERN.data  # type: ignore[attr-defined]
+
+
 def extern_spec(fn: Callable) -> ExternSpec | None:
     """The spec of `fn` when its body is hand-written C++, else None."""
+    if not EXTERN_MARKS:
+        return None
     try:
         return _EXTERN.get(fn)
     except TypeError:

@@ -44,7 +44,7 @@ class SimResult:
         self.zero_divisions: list[ZeroDivision] = list(run.divides.divisions) \
             if run.divides is not None else []
         #: oob_reads="warn": the reads past the end of a global tensor, else []
-        self.oob_reads: list[OobRead] = run.oob.reads()
+        self.oob_reads: list[OobRead] = run.oob.reads() if run.oob is not None else []
         self._batch = run.batch
         #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
         self.batch_refusals = MappingProxyType(batch_refusals)

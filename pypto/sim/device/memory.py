@@ -83,6 +83,10 @@ class PendingFill:
 class DeviceMemory:
     """The global buffers of one run and the fresh memory it allocates."""
 
+    # (slotted: one is made per call, and its attributes are read on every access)
+    __slots__ = ("__weakref__", "_by_uid", "_located", "_names", "_seed", "_uids",
+                 "_zero_fresh", "buffers", "on_release", "pending")
+
     def __init__(self, seed: int, zero_fresh: bool):
         self.buffers: dict[int, GlobalBuffer] = {}  # id(root array) -> live buffer
         self._by_uid: dict[int, GlobalBuffer] = {}  # uid -> live buffer, in registration order
@@ -130,6 +134,20 @@ class DeviceMemory:
         self._by_uid[uid] = buf
         self._located.clear()  # (a view located before it was a buffer's is one now)
         return buf
+
+    def register_params(self, params: list[tuple]) -> None:
+        """`register` of the parameters of a call, each (name, array, direction, host,
+        root), in order (the quick binding's: one call for all of them)."""
+        by_key, by_uid, names = self.buffers, self._by_uid, self._names
+        uid = self._uids
+        for name, array, direction, host, root in params:
+            buf = GlobalBuffer(name, array, direction, host, uid, "param")
+            names.add(name)
+            by_key[id(root)] = buf
+            by_uid[uid] = buf
+            uid += 1
+        self._uids = uid
+        self._located.clear()
 
     def _release(self, key: int, uid: int) -> None:
         buf = self._by_uid.pop(uid, None)

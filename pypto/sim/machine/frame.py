@@ -184,7 +184,9 @@ class TaskFrame:
             # boxes never mix them
             phase = self.interleaver.phase if self.interleaver is not None else 0
             key = (buf.uid, mode, blk, atomic, phase)
-            last = run.merged.get(key)
+            merged = run.merged
+            assert merged is not None  # (a traced run's)
+            last = merged.get(key)
             if last is None or last[0] is not rec or not last[1].grow(glo, ghi):
                 prev = last[1] if last is not None and last[0] is rec else None
                 axis = prev.row_axis(glo, ghi) if type(prev) is Access else -1
@@ -193,11 +195,11 @@ class TaskFrame:
                     rows = RowAccess(prev, axis)
                     rows.grow(glo, ghi)
                     rec.accesses[last[2]] = rows
-                    run.merged[key] = (rec, rows, last[2])
+                    merged[key] = (rec, rows, last[2])
                 else:
                     acc = Access(buf.name, mode, blk, glo, ghi, buf.uid, atomic, phase)
                     rec.accesses.append(acc)
-                    run.merged[key] = (rec, acc, len(rec.accesses) - 1)
+                    merged[key] = (rec, acc, len(rec.accesses) - 1)
         else:
             trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
                                                        buf.uid))

@@ -65,7 +65,9 @@ class Run:
         # checks=("uninit",): written-bitmaps of fresh memory, tested on every read
         self.uninit = UninitTracker(self.memory, settings.strict) \
             if settings.check_uninit else None
-        self.oob = OobLog()  # oob_reads="warn": the reads past the end of a tensor
+        # oob_reads="warn": the reads past the end of a tensor (made only then: nothing
+        # else notes such a read; `SimResult.oob_reads` is [] without it)
+        self.oob: OobLog | None = OobLog() if settings.warn_oob_reads else None
         # checks=("div",): integer divisions by zero
         self.divides = DivideLog(settings.strict) if settings.check_div else None
         self.batch = BatchStats()
@@ -73,9 +75,11 @@ class Run:
         # of the pld ops; `pypto.sim.cluster`), else None
         self.comm: Any = None
         # traced runs: the last access per (buffer, mode, block, atomic, phase), which
-        # the next one extends when their union is a box
+        # the next one extends when their union is a box (made only for them: an untraced
+        # run records no accesses)
         # (uid, mode, block, atomic, phase) -> (task, its last such access, its position)
-        self.merged: dict[tuple, tuple[TaskRecord, Access, int]] = {}
+        self.merged: dict[tuple, tuple[TaskRecord, Access, int]] | None = \
+            {} if self.trace is not None else None
 
     def new_tid(self) -> int:
         t = self.next_tid

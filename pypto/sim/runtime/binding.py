@@ -91,15 +91,27 @@ class QuickBinding:
         shapes = []
         values = []
         roots = []  # (each tensor argument's root, found once for both uses below)
+        # every tensor argument its own root and the owner of its memory: then distinct
+        # ones are distinct allocations, which cannot overlap (no pairwise check)
+        owners = True
         for p, v in zip(params, args):
             if type(p) is _Tensor:
-                if type(v) is not nd or v.dtype != p.dtype:
+                if type(v) is not nd:
+                    return None
+                dt = v.dtype
+                if dt is not p.dtype and dt != p.dtype:
                     return None
                 flags = v.flags
                 if not flags.c_contiguous or (p.direction != "In" and not flags.writeable):
                     return None
                 shapes.append(v.shape)
-                roots.append(root_of(v))
+                if v.base is None:
+                    roots.append(v)
+                    if not flags.owndata:
+                        owners = False
+                else:
+                    roots.append(root_of(v))
+                    owners = False
             else:
                 x = p.value(v)
                 if x is _BAD:
@@ -112,19 +124,21 @@ class QuickBinding:
             dyn = self._check_shapes(key)
             if dyn is None:
                 return None
-        if self.n_arrays > 1:
-            arrays = [v for p, v in zip(params, values) if type(p) is _Tensor]
-            if len({id(r) for r in roots}) < len(arrays):
-                return None
-            for i in range(1, len(arrays)):
-                for j in range(i):
-                    if np.may_share_memory(arrays[i], arrays[j]):
-                        return None
+        n = self.n_arrays
+        if n > 1:
+            if len({id(r) for r in roots}) < n:
+                return None  # (views of one array: the full path checks how they overlap)
+            if not owners:
+                arrays = [v for p, v in zip(params, values) if type(p) is _Tensor]
+                for i in range(1, n):
+                    for j in range(i):
+                        if np.may_share_memory(arrays[i], arrays[j]):
+                            return None
         # everything checked: upload, in parameter order (as `transfers._upload`)
         if dyn:
             run.dyn.update(dyn)
         memory = run.memory
-        register = memory.register
+        uploads = []
         bound: dict[str, Any] = {}
         k = 0
         for p, v in zip(params, values):
@@ -133,7 +147,7 @@ class QuickBinding:
                 keep = None
                 root = roots[k]
                 k += 1
-                if act == READ_VIEW:
+                if act == READ_VIEW:  # (a pl.In array the kernel never writes: guarded)
                     dev = v.view()
                     dev.flags.writeable = False
                 elif act == COPY:
@@ -143,10 +157,11 @@ class QuickBinding:
                     dev = v
                     if act != AS_IS:
                         memory.fill_fresh(dev, act == FILL_LATER)
-                register(p.name, dev, p.direction, keep, "param", root)
+                uploads.append((p.name, dev, p.direction, keep, root))
                 bound[p.name] = dev
             else:
                 bound[p.name] = v
+        memory.register_params(uploads)
         return bound
 
     def _check_shapes(self, key: tuple) -> dict[str, int] | None:

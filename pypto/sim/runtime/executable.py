@@ -149,7 +149,7 @@ class Executable:
                     except Exception:  # noqa: BLE001 - the general path reports it
                         d = None
                     self._direct = d
-        assert d is not True
+        assert d is not True and d is not False
         return d
 
     def run(self, args: tuple, kwargs: dict, run: Run | None = None) -> tuple[Run, tuple]:

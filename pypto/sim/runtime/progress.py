@@ -5,7 +5,8 @@ between): once a run has taken `delay` seconds (2 by default) its progress hook 
 called with a `Progress` snapshot every `every` seconds, and once more, with
 `done=True`, when the run ends. The hook is called from the monitor thread (the final
 call from the run's own thread); a run pays nothing for being watched but registering
-itself, and a run shorter than `delay` is never reported.
+itself (one tuple in a dict, taken out when it ends), and a run shorter than `delay` is
+never reported.
 
 The hook of a run is the one in effect in the thread that starts it: `on_progress(hook)`
 for the runs inside a `with` block (the workbench shows its bar this way), else the
@@ -74,13 +75,15 @@ def terminal_progress(p: Progress) -> None:
 
 
 class _Settings:
-    __slots__ = ("default", "delay", "every")
+    __slots__ = ("default", "delay", "every", "hooking")
 
     def __init__(self) -> None:
         off = os.environ.get("PYPTO_SIM_PROGRESS", "1").strip() in ("0", "off", "no")
         self.default: Hook | None = None if off else terminal_progress
         self.delay = 2.0
         self.every = 0.5
+        # (what a run registers)
+        self.hooking: tuple[Hook | None, float, float] = (self.default, self.delay, self.every)
 
 
 class _Local(threading.local):
@@ -93,32 +96,33 @@ _SETTINGS = _Settings()
 _LOCAL = _Local()
 
 
-# Held a moment to mark a run done or give it a lock of its own (its first report):
-# the reports of a run and its end are serialised by that lock, so no report comes
-# after the last, and a slow hook only holds up its own run's end.
-_REPORTING = threading.Lock()
-
-
 _RUN_NUMBERS = itertools.count(1)
+
+# What `watch` registers, one tuple per run: (the run, its name, (hook, delay, every), its
+# start). The monitor makes a `_Watch` of it only when the run has taken `delay` seconds:
+# a short run costs one tuple and two dict operations (sim speed, issue 17).
+Entry = tuple
 
 
 class _Watch:
-    """One run being watched."""
+    """One run being reported on (made by the monitor at its first report)."""
 
     __slots__ = ("count", "done", "every", "hook", "lock", "name", "next_at", "number", "run",
                  "t0")
 
-    def __init__(self, run: Watched, name: str, hook: Hook, delay: float, every: float):
+    def __init__(self, run: Watched, name: str, hook: Hook, t0: float, every: float):
         self.run = run
         self.number = next(_RUN_NUMBERS)
         self.name = name
         self.hook: Hook | None = hook
-        self.t0 = time.perf_counter()
-        self.next_at = self.t0 + delay
+        self.t0 = t0
+        self.next_at = t0
         self.every = every
         self.count = 0
         self.done = False
-        self.lock: threading.Lock | None = None  # made by its first report
+        # held while reporting; the run's end takes it too, so no report comes after the
+        # last and a slow hook only holds up its own run's end
+        self.lock = threading.Lock()
 
     def report(self, now: float, done: bool = False, failed: bool = False) -> None:
         hook = self.hook
@@ -139,7 +143,13 @@ class _Monitor:
     """The thread reporting on every watched run (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.active: dict[int, _Watch] = {}
+        self.active: dict[int, Entry] = {}  # id(entry) -> entry, the runs in progress
+        # id(entry) -> its _Watch, the runs reported on. The monitor puts a run's watch
+        # here before it looks whether the run is still active; `unwatch` takes the entry
+        # out of `active` before it looks here. So either the monitor sees the run ended
+        # (and drops the watch unreported), or `unwatch` finds the watch (and ends it
+        # under its lock): a run that was never reported ends with two dict operations.
+        self.reported: dict[int, _Watch] = {}
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
         self.idle = False  # asleep until a run starts (`wake`)
@@ -153,26 +163,31 @@ class _Monitor:
                 self.thread.start()
 
     def _loop(self) -> None:
+        active, reported = self.active, self.reported
         while True:
             # idle, it looks every 0.5 s (a run is first reported after 2 s by default);
             # a run asking for a report sooner wakes it (idle is raised before looking,
             # so a run starting meanwhile is seen)
             self.idle = True
-            if not self.active:
+            if not active:
                 self.wake.wait(0.5)
             self.wake.clear()
             self.idle = False
             time.sleep(0.05)
             now = time.perf_counter()
-            for w in list(self.active.values()):
+            for key, e in list(active.items()):
+                w = reported.get(key)
+                if w is None:
+                    run, name, (hook, delay, every), t0 = e
+                    if now < t0 + delay or hook is None:
+                        continue
+                    w = _Watch(run, name, hook, t0, every)
+                    reported[key] = w
+                    if active.get(key) is not e:  # it ended meanwhile: never reported
+                        reported.pop(key, None)
+                        continue
                 if now >= w.next_at:
-                    with _REPORTING:
-                        if w.done:
-                            continue
-                        if w.lock is None:
-                            w.lock = threading.Lock()
-                        lock = w.lock
-                    with lock:
+                    with w.lock:
                         if not w.done:
                             w.report(now)
                     w.next_at = now + w.every
@@ -186,36 +201,38 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_MONITOR.after_fork)
 
 
-def watch(run: Watched, name: str) -> _Watch | None:
-    """Start watching `run` (None when this thread's runs are not reported)."""
+def watch(run: Watched, name: str) -> Entry | None:
+    """Start watching `run` (None when this thread's runs are not reported): the token
+    to give `unwatch` when it ends."""
     stack = _LOCAL.stack
-    if stack:
-        hook, delay, every = stack[-1]
-    else:
-        hook, delay, every = _SETTINGS.default, _SETTINGS.delay, _SETTINGS.every
-    if hook is None:
+    hooking = stack[-1] if stack else _SETTINGS.hooking
+    if hooking[0] is None:
         return None
-    w = _Watch(run, name, hook, delay, every)
-    _MONITOR.active[id(w)] = w
-    if _MONITOR.thread is None:
-        _MONITOR.ensure()
-    elif delay < 0.5 and _MONITOR.idle:
-        _MONITOR.wake.set()
-    return w
+    e = (run, name, hooking, time.perf_counter())
+    monitor = _MONITOR
+    monitor.active[id(e)] = e
+    if monitor.thread is None:
+        monitor.ensure()
+    elif hooking[1] < 0.5 and monitor.idle:
+        monitor.wake.set()
+    return e
 
 
-def unwatch(w: _Watch | None, failed: bool) -> None:
-    """The run of `w` ended: its last report, if it was reported at all."""
+def unwatch(e: Entry | None, failed: bool) -> None:
+    """The run `watch` gave `e` for ended: its last report, if it was reported at all."""
+    if e is None:
+        return
+    key = id(e)
+    monitor = _MONITOR
+    monitor.active.pop(key, None)
+    w = monitor.reported.get(key)  # (after the pop: see `_Monitor.reported`)
     if w is None:
         return
-    _MONITOR.active.pop(id(w), None)
-    with _REPORTING:
-        w.done = True
-        lock = w.lock
-    if lock is not None:  # it was reported (or is being reported right now)
-        with lock:
-            if w.count:
-                w.report(time.perf_counter(), done=True, failed=failed)
+    monitor.reported.pop(key, None)
+    w.done = True  # (before taking the lock: a report waiting for it sees the end)
+    with w.lock:
+        if w.count:
+            w.report(time.perf_counter(), done=True, failed=failed)
 
 
 @contextmanager
@@ -239,6 +256,7 @@ def set_progress(hook: Hook | None = terminal_progress, *, delay: float = 2.0,
     _SETTINGS.default = hook
     _SETTINGS.delay = float(delay)
     _SETTINGS.every = float(every)
+    _SETTINGS.hooking = (hook, _SETTINGS.delay, _SETTINGS.every)
 
 
 def get_progress() -> Hook | None:
