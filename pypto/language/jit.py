@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, public_entry
+from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, PyptoError, public_entry
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.span import Span
 from pypto.language.dsl import KernelOnlyError
@@ -76,27 +76,31 @@ class JITFunction(KernelFunction):
         """The program after every pass (no caching of the simulator state)."""
         return self.compile(*args, **kwargs).program
 
-    @public_entry
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any):
         """Run the kernel on the simulator; `pl.Out` / `pl.InOut` arrays are filled in place."""
-        if self.kind is FunctionKind.INLINE:
-            raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into the "
-                                  "kernels that call it and cannot be run on its own")
-        spec = extern_spec(self.fn) if EXTERN_MARKS else None
-        if spec is not None:
-            raise not_simulatable(self.fn, spec, "run")
-        sim = _TOOLCHAIN.get("sim") or _simulator()
-        if not kwargs and self.bare_params is False and \
-                (config is None or (type(config) is sim.SimConfig and config.platform is None)):
-            # sim speed: a kernel without bare-Tensor parameters has one specialisation
-            # per platform; once compiled, go straight to the simulator
-            compiled = self._cache.get(_DEFAULT_KEY)
-            if compiled is not None:
-                return sim.run_compiled(compiled, args, kwargs, config)
-        platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
-        args = sim.host_args(args)  # torch CPU tensors: numpy views of their memory
-        compiled = self.compile(*args, platform=platform, **kwargs)
-        return sim.run_compiled(compiled, args, kwargs, config=config)
+        # (`public_entry`'s boundary written out: a call of a compiled kernel is a short
+        # path, one Python frame fewer)
+        try:
+            if self.kind is FunctionKind.INLINE:
+                raise KernelOnlyError(f"{self.__name__} is @pl.jit.inline: it is spliced into "
+                                      "the kernels that call it and cannot be run on its own")
+            spec = extern_spec(self.fn) if EXTERN_MARKS else None
+            if spec is not None:
+                raise not_simulatable(self.fn, spec, "run")
+            sim = _TOOLCHAIN.get("sim") or _simulator()
+            if not kwargs and self.bare_params is False and \
+                    (config is None or (type(config) is sim.SimConfig and config.platform is None)):
+                # sim speed: a kernel without bare-Tensor parameters has one specialisation
+                # per platform; once compiled, go straight to the simulator
+                compiled = self._cache.get(_DEFAULT_KEY)
+                if compiled is not None:
+                    return sim.run_compiled(compiled, args, kwargs, config)
+            platform = sim.config_platform(config)  # raises for real hardware (a2a3 / a5)
+            args = sim.host_args(args)  # torch CPU tensors: numpy views of their memory
+            compiled = self.compile(*args, platform=platform, **kwargs)
+            return sim.run_compiled(compiled, args, kwargs, config=config)
+        except PyptoError as err:
+            raise err.with_traceback(None) from None
 
 
 class InlineFunction(JITFunction):

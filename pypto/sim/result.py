@@ -24,14 +24,9 @@ class SimResult:
         self.platform: Platform = run.settings.platform
         self.config: SimConfig = run.settings.config
         self.returns = returns
-        self.device: dict[str, np.ndarray] = {}
-        self.outputs: dict[str, np.ndarray] = {}
-        device, outputs = self.device, self.outputs
-        for buf in run.memory.buffers_in_order():
-            a = buf.array
-            device.setdefault(buf.name, a)
-            if buf.direction == "Out" or buf.direction == "InOut":
-                outputs[buf.name] = a
+        self.device: dict[str, np.ndarray]
+        self.outputs: dict[str, np.ndarray]
+        self.device, self.outputs = run.memory.result_arrays()
         self.trace: Trace | None = run.trace
         self.tasks: list[TaskRecord] = self.trace.tasks if self.trace is not None else []
         self.task_count = run.next_tid

@@ -111,6 +111,22 @@ class DeviceMemory:
         while buffers are registered or released)."""
         return self._by_uid.values()
 
+    def result_arrays(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """What `SimResult` shows: the array of the first live buffer of each name, and of
+        each `Out` / `InOut` parameter, in registration order (one loop, no calls)."""
+        device: dict[str, np.ndarray] = {}
+        outputs: dict[str, np.ndarray] = {}
+        for buf in self._by_uid.values():
+            ref = buf._ref
+            a = buf._array if ref is None else ref()
+            assert a is not None, "a released buffer is not registered"
+            if buf.name not in device:
+                device[buf.name] = a
+            d = buf.direction
+            if d == "Out" or d == "InOut":
+                outputs[buf.name] = a
+        return device, outputs
+
     def by_uid(self, uid: int) -> GlobalBuffer | None:
         return self._by_uid.get(uid)
 

@@ -19,7 +19,8 @@ which binds it or reports what is wrong.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from time import perf_counter
+from typing import TYPE_CHECKING
 
 from pypto.ir.nodes import Assign, CallFunc, For, FunctionKind, Return
 from pypto.ir.types import ScalarType
@@ -29,8 +30,8 @@ from pypto.sim.faults import settle_failed_run
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime.binding import QuickBinding, quick_binding
-from pypto.sim.runtime.progress import unwatch, watch
-from pypto.sim.runtime.switches import fp_ignore, fp_restore
+from pypto.sim.runtime.progress import LOCAL, MONITOR, SETTINGS, unwatch, watch
+from pypto.sim.runtime.switches import FP_STATE, IGNORING, fp_ignore, fp_restore
 
 if TYPE_CHECKING:
     from pypto.sim.runtime.executable import Executable
@@ -50,6 +51,10 @@ class DirectEntry:
     def call(self, args: tuple) -> tuple[Run, tuple] | None:
         """(the run, the entry's returns), or None when the quick binding does not take
         these arguments (nothing was touched: the general path runs the call)."""
+        # (written out in one function, each step as cheap as it gets: with a kernel's
+        # data streaming through the caches, every Python call of this fixed path costs
+        # a few us; the general path's `switches.fp_ignore`, `progress.watch` and
+        # `progress.unwatch` are inlined in their common case)
         run = Run(self.settings, self.name)
         # As `Executable.run`: floating-point errors ignored once for the whole run. The
         # cyclic GC is not paused here: the pause is for traced runs, whose records pile
@@ -58,39 +63,58 @@ class DirectEntry:
         # a kernel's data leave.
         quiet = _QUIET
         quiet.depth += 1
-        fp = fp_ignore()  # (np.errstate(all="ignore"), without its layers)
+        state = FP_STATE  # (np.errstate(all="ignore"), without its layers)
+        if state is not None:
+            pair = IGNORING[0]
+            fp = state.set(pair[1]) if pair is not None and pair[0] is state.get() \
+                else fp_ignore()
+        else:  # pragma: no cover - another numpy
+            fp = fp_ignore()
         try:
-            bound = self.binding.bind(run, args)
-            if bound is None:
+            env = self.binding.bind(run, args)
+            if env is None:
                 return None
-            watched = watch(run, self.name)  # a long run reports its progress
+            # a long run reports its progress (`progress.watch`)
+            stack = LOCAL.stack
+            hooking = stack[-1] if stack else SETTINGS.hooking
+            monitor = MONITOR
+            if hooking[0] is None:
+                watched = None
+            elif monitor.thread is not None and hooking[1] >= 0.5:
+                watched = (run, self.name, hooking, perf_counter())
+                monitor.active[id(watched)] = watched
+            else:
+                watched = watch(run, self.name)
+            # the bound arguments are the environment (no parameter is named FRAME)
+            env[FRAME] = TaskFrame(run)
+            memory = run.memory
             try:
-                rets = self._body(run, bound)
+                try:
+                    for step in self.steps:
+                        if step(env) is not None:  # (a return)
+                            break
+                except BaseException as err:
+                    settle_failed_run(memory, err)
+                    raise
+                if memory.pending:
+                    memory.flush_pending()
             except BaseException:
-                unwatch(watched, failed=True)
+                if watched is not None:
+                    unwatch(watched, failed=True)
                 raise
-            unwatch(watched, failed=False)
-            return run, rets
+            # (nothing to copy back: the quick binding uses every Out / InOut array in
+            # place; an untraced run has no last writers to collect)
+            if watched is not None:  # (`progress.unwatch`: a report only if reported)
+                monitor.active.pop(id(watched), None)
+                if monitor.reported:
+                    unwatch(watched, failed=False)
+            return run, env.get("$ret", ())
         finally:
-            fp_restore(fp)
+            if state is not None:
+                state.reset(fp)
+            else:  # pragma: no cover
+                fp_restore(fp)
             quiet.depth -= 1
-
-    def _body(self, run: Run, env: dict[str, Any]) -> tuple:
-        # (the bound arguments are the environment: no parameter is named FRAME)
-        env[FRAME] = TaskFrame(run)
-        memory = run.memory
-        try:
-            for step in self.steps:
-                if step(env) is not None:  # (a return)
-                    break
-        except BaseException as err:
-            settle_failed_run(memory, err)
-            raise
-        if memory.pending:
-            memory.flush_pending()
-        # (nothing to copy back: the quick binding uses every Out / InOut array in place;
-        # an untraced run has no last writers to collect)
-        return env.get("$ret", ())
 
 
 def direct_entry(exe: Executable) -> DirectEntry | None:

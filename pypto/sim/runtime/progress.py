@@ -200,6 +200,10 @@ _MONITOR = _Monitor()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_MONITOR.after_fork)
 
+# (for the short path of a call, `pypto.sim.runtime.direct`, which inlines `watch` and
+# `unwatch` in their common case; a fork re-initialises the monitor in place)
+LOCAL, MONITOR, SETTINGS = _LOCAL, _MONITOR, _SETTINGS
+
 
 def watch(run: Watched, name: str) -> Entry | None:
     """Start watching `run` (None when this thread's runs are not reported): the token

@@ -85,6 +85,10 @@ def resume_gc() -> None:
 _IGNORING: list = [None]
 
 
+# (for the short path of a call, `pypto.sim.runtime.direct`, which inlines `fp_ignore`)
+FP_STATE, IGNORING = _FP_STATE, _IGNORING
+
+
 def fp_ignore() -> Any:
     """Ignore floating-point errors in this thread, as `np.errstate(all="ignore")`
     entered; the token to give `fp_restore`."""
