@@ -153,10 +153,22 @@ class DeviceMemory:
 
     def register_params(self, params: list[tuple]) -> None:
         """`register` of the parameters of a call, each (name, array, direction, host,
-        root), in order (the quick binding's: one call for all of them)."""
+        root, fill), in order - fill 0: none, 1: `fill_fresh` now, 2: deferred (the quick
+        binding's: one call for all of them)."""
         by_key, by_uid, names = self.buffers, self._by_uid, self._names
         uid = self._uids
-        for name, array, direction, host, root in params:
+        for name, array, direction, host, root, fill in params:
+            if fill:  # (`fill_fresh`, written out)
+                if self._zero_fresh:
+                    seed = None
+                else:
+                    seed = self._seed = self._seed + 1
+                if fill == 2:
+                    self.pending.append(PendingFill(array, seed))
+                elif seed is None:
+                    array.fill(0)
+                else:
+                    fill_residue(array, seed)
             buf = GlobalBuffer(name, array, direction, host, uid, "param")
             names.add(name)
             by_key[id(root)] = buf

@@ -126,7 +126,7 @@ class QuickBinding:
                 return None
         n = self.n_arrays
         if n > 1:
-            if len({id(r) for r in roots}) < n:
+            if len(set(map(id, roots))) < n:
                 return None  # (views of one array: the full path checks how they overlap)
             if not owners:
                 arrays = [v for p, v in zip(params, values) if type(p) is _Tensor]
@@ -137,7 +137,6 @@ class QuickBinding:
         # everything checked: upload, in parameter order (as `transfers._upload`)
         if dyn:
             run.dyn.update(dyn)
-        memory = run.memory
         uploads = []
         bound: dict[str, Any] = {}
         k = 0
@@ -147,6 +146,7 @@ class QuickBinding:
                 keep = None
                 root = roots[k]
                 k += 1
+                fill = 0
                 if act == READ_VIEW:  # (a pl.In array the kernel never writes: guarded)
                     dev = v.view()
                     dev.flags.writeable = False
@@ -155,13 +155,13 @@ class QuickBinding:
                     dev = root = np.array(v, dtype=v.dtype, copy=True, order="C")
                 else:
                     dev = v
-                    if act != AS_IS:
-                        memory.fill_fresh(dev, act == FILL_LATER)
-                uploads.append((p.name, dev, p.direction, keep, root))
+                    if act != AS_IS:  # (filled as `memory.fill_fresh` fills)
+                        fill = 2 if act == FILL_LATER else 1
+                uploads.append((p.name, dev, p.direction, keep, root, fill))
                 bound[p.name] = dev
             else:
                 bound[p.name] = v
-        memory.register_params(uploads)
+        run.memory.register_params(uploads)
         return bound
 
     def _check_shapes(self, key: tuple) -> dict[str, int] | None:
