@@ -143,6 +143,12 @@ class StmtCompiler(abc.ABC):
 
     def s_yield(self, s: Yield) -> Stmt:
         fns = [self.expr(v) for v in s.values]
+        if len(fns) == 1:  # (sim speed: the common case without a comprehension's call)
+            f0 = fns[0]
+
+            def yld1(env: Env) -> None:
+                env["$y"] = [f0(env)]
+            return yld1
 
         def yld(env: Env) -> None:
             env["$y"] = [f(env) for f in fns]
@@ -150,9 +156,16 @@ class StmtCompiler(abc.ABC):
 
     def s_return(self, s: Return) -> Stmt:
         fns = [self.expr(v) for v in s.values]
+        if len(fns) == 1:  # (sim speed: one value, as most entries return, without a
+            f0 = fns[0]    # generator's calls)
+
+            def ret1(env: Env) -> str:
+                env["$ret"] = (f0(env),)
+                return RETURN
+            return ret1
 
         def ret(env: Env) -> str:
-            env["$ret"] = tuple(f(env) for f in fns)
+            env["$ret"] = tuple([f(env) for f in fns])
             return RETURN
         return ret
 
