@@ -104,15 +104,43 @@ def test_a_loop_under_a_condition_still_refuses():
         "a loop under a condition that differs per block"
 
 
-def test_traced_runs_do_not_predicate_and_record_each_blocks_branch():
+def _traced(kernel, *args, batch: bool):
+    outs = [a.copy() for a in args]
+    r = kernel(*outs, config=SimConfig(trace=True, batch=batch))
+    return r, outs
+
+
+@pytest.mark.parametrize("name", ["guarded_rows", "guarded_keep", "guarded_nested"])
+def test_traced_runs_predicate_and_record_each_blocks_branch(name):
+    """A traced batch records, per block, only the branch the block took: the trace
+    (accesses, costs, sites, last writers) is the one block by block records."""
+    from test_speed_equivalence import canonical_trace
     ids, table = _ids(), _table()
-    r = K.guarded_rows(ids, table, np.zeros((64, 128), np.float32),
-                       config=SimConfig(trace=True))
-    assert r.batch_stats["batched"] == 0
-    assert r.batch_refusals["guarded_rows_guarded"] == \
-        "a condition differs per block (a traced run does not predicate)"
-    padding = [t for t in r.trace.tasks if not any(a.tensor == "table" for a in t.accesses)]
-    assert len(padding) == int(((ids.astype(np.int64) - 2) < 0).sum())
+    y = np.zeros((64, 128), np.float32)
+    kernel = getattr(K, name)
+    r1, out1 = _traced(kernel, ids, table, y, batch=True)
+    r0, out0 = _traced(kernel, ids, table, y, batch=False)
+    assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
+    assert all(_same(a, b) for a, b in zip(out0, out1))
+    assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+    if name == "guarded_rows":  # (one row per task: a padding row's reads no table row)
+        padding = [t for t in r1.trace.tasks
+                   if not any(a.tensor == "table" for a in t.accesses)]
+        assert len(padding) == int(((ids.astype(np.int64) - 2) < 0).sum())
+
+
+def test_traced_branch_costs_are_per_block():
+    """Blocks of one batch taking different branches get each branch's cycles."""
+    x = np.random.default_rng(9).standard_normal((64, 64)).astype(np.float32)
+    lens = np.array([0, 4, 5, 6, 7, 3, 9, 1], np.int32)
+    y = np.zeros((64, 64), np.float32)
+    r1, _ = _traced(K.guarded_choice, x, lens, y, batch=True)
+    r0, _ = _traced(K.guarded_choice, x, lens, y, batch=False)
+    assert r1.batch_stats["batched"] == 1
+    assert [t.cycles for t in r0.trace.tasks] == [t.cycles for t in r1.trace.tasks]
+    assert [t.block_cycles for t in r0.trace.tasks] == [t.block_cycles for t in r1.trace.tasks]
+    assert [t.op_counts for t in r0.trace.tasks] == [t.op_counts for t in r1.trace.tasks]
+    assert r0.trace.sites == r1.trace.sites
 
 
 def test_a_taken_blocks_invalid_row_is_reported_by_block():

@@ -76,9 +76,10 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         return super().body(stmts)
 
     def s_if(self, s: If) -> Stmt:
-        if self.settings.trace or not self.vary(s.cond):
+        if not self.vary(s.cond):
             return super().s_if(s)
-        # a condition that differs per block: both branches, predicated (`predicate`)
+        # a condition that differs per block: both branches, predicated (`predicate`;
+        # traced, each block records the branch it takes: `branch_trace`)
         return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),
                           [r.name for r in s.results], lambda env: env[FRAME])
 
@@ -399,7 +400,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 buf, origin = run.memory.locate(a)
                 nbytes = math.prod(shp) * a.itemsize
                 if buf is not None and st.log is not None and run.trace is not None:
-                    st.log.append((a, buf, origin, list(offs), shp, False, sid.of(run.trace),
+                    st.log.append((a, buf, origin, list(offs), shp, False, sid,
                                    ()))
                     note_gm(rec, f.costs, "gm_read", nbytes,
                             gm_cycles(platform, a, list(shp), nbytes))
@@ -433,7 +434,10 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
             st = f.batch
             if st.pred is not None:  # under a condition: only the blocks taking it write
-                masked_write(st, site, tgt, offs, src_of(), shp)
+                src = src_of()
+                masked_write(st, site, tgt, offs, src, shp)
+                if tracing:  # (the replay records it for the blocks of the mask only)
+                    _trace_write(f, tgt, offs, src)
                 return tgt
             if into is not None and into(st, tgt, fargs, offs):
                 return tgt
@@ -476,19 +480,23 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 if st.wlog is not None:
                     st.wlog.append((tgt, None, shp, los, st))
             if tracing:
-                run = f.run
-                buf, origin = run.memory.locate(tgt)
-                if buf is not None and st.log is not None and run.trace is not None:
-                    st.log.append((tgt, buf, origin, list(offs), shp, True, sid.of(run.trace),
-                                   ()))
-                    rec = f.rec
-                    if rec is not None:
-                        nbytes = math.prod(shp) * tgt.itemsize
-                        note_gm(rec, f.costs, "gm_write", nbytes,
-                                gm_cycles(platform, tgt, list(shp), nbytes))
-                        if from_cube:
-                            note_drain(platform, rec, f.costs, shp, src.itemsize)
+                _trace_write(f, tgt, offs, src)
             return tgt
+
+        def _trace_write(f: BatchFrame, tgt: Any, offs: list, src: Any) -> None:
+            run = f.run
+            st = f.batch
+            buf, origin = run.memory.locate(tgt)
+            if buf is not None and st.log is not None and run.trace is not None:
+                st.log.append((tgt, buf, origin, list(offs), shp, True, sid,
+                               ()))
+                rec = f.rec
+                if rec is not None:
+                    nbytes = math.prod(shp) * tgt.itemsize
+                    note_gm(rec, f.costs, "gm_write", nbytes,
+                            gm_cycles(platform, tgt, list(shp), nbytes))
+                    if from_cube:
+                        note_drain(platform, rec, f.costs, shp, src.itemsize)
 
         return Core("write", core, [target, offset, fused_ops, source])
 

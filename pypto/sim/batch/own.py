@@ -167,7 +167,7 @@ class OwnCores:
                 if param is None:  # a tile of the region: an on-chip copy
                     note_onchip_copy(platform, f.costs, nbytes)
                 elif st.log is not None and f.run.trace is not None:
-                    st.log.append((param, None, None, offs, shp, False, sid.of(f.run.trace),
+                    st.log.append((param, None, None, offs, shp, False, sid,
                                    ()))
                     note_gm(rec, f.costs, "gm_read", nbytes,
                             gm_cycles(platform, a[(0,) * nb], list(shp), nbytes))
@@ -249,7 +249,7 @@ class OwnCores:
             tgt[(slice(None),) * nb + tuple(slice(o, o + d) for o, d in zip(offs, shp))] = src
             rec = f.rec
             if tracing and rec is not None and st.log is not None and f.run.trace is not None:
-                st.log.append((param, None, None, offs, shp, True, sid.of(f.run.trace), ()))
+                st.log.append((param, None, None, offs, shp, True, sid, ()))
                 nbytes = math.prod(shp) * tgt.itemsize
                 note_gm(rec, f.costs, "gm_write", nbytes,
                         gm_cycles(platform, tgt[(0,) * nb], list(shp), nbytes))

@@ -54,6 +54,7 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit
+from pypto.sim.batch.branch_trace import enter, leave
 from pypto.sim.batch.scalars import int_scalar
 from pypto.sim.batch.state import Aff, BatchState, Fallback, lo_at
 
@@ -119,8 +120,7 @@ class PredicateAnalysis:
         """Analyse the branches of `s`, whose condition differs per block, as they run
         predicated (or refuse)."""
         if not self.predicate:
-            raise self.refuse("a condition differs per block (a traced run does not "
-                              "predicate)")
+            raise self.refuse("a condition differs per block (not predicated here)")
         inside: dict[str, int] = {}
         assigned: set[str] = set()
         for n in walk(s):
@@ -255,7 +255,8 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
     docstring): `then` / `other` the compiled branches, `cond` the condition."""
 
     def run(env: dict) -> str | None:
-        st: BatchState = frame_of(env).batch
+        f = frame_of(env)
+        st: BatchState = f.batch
         c = cond(env)
         if not isinstance(c, np.ndarray):  # (the same in every block after all)
             return _plain(then if c else other, env, results)
@@ -270,14 +271,8 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
         if not yes.any():
             return _plain(other, env, results)
         try:
-            st.pred = yes
-            if then(env) is not None:
-                raise Fallback("a signal under a condition")
-            y_then = env.pop("$y", None)
-            st.pred = no
-            if other(env) is not None:
-                raise Fallback("a signal under a condition")
-            y_other = env.pop("$y", None)
+            y_then = _branch(then, env, f, st, yes)
+            y_other = _branch(other, env, f, st, no)
             st.pred = yes
             if results:
                 if y_then is None or y_other is None:
@@ -289,6 +284,21 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
         return None
 
     return run
+
+
+def _branch(branch: Callable, env: dict, f: Any, st: BatchState, pred: np.ndarray) -> Any:
+    """Run one branch for the blocks of `pred`; what it yields. A traced run logs and
+    counts the branch for those blocks only (`branch_trace`)."""
+    st.pred = pred
+    saved = enter(f, st, pred)
+    done = False
+    try:
+        if branch(env) is not None:
+            raise Fallback("a signal under a condition")
+        done = True
+    finally:
+        leave(f, st, pred, saved, done)
+    return env.pop("$y", None)
 
 
 def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:

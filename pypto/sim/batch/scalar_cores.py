@@ -135,7 +135,7 @@ class ScalarCores:
                 buf, origin = run.memory.locate(a)
                 if buf is not None and run.trace is not None:
                     st.log.append((a, buf, origin, offs, (1,) * a.ndim, False,
-                                   sid.of(run.trace), ()))
+                                   sid, ()))
             return out
 
         return Core("args", core, [e.args[0], e.args[1]])
