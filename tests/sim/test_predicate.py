@@ -96,12 +96,50 @@ def test_a_condition_under_a_condition_ands_the_masks():
     assert _same(y, y2)
 
 
-def test_a_loop_under_a_condition_still_refuses():
-    x = np.ones((64, 64), np.float32)
-    r = K.guarded_loop(x, np.arange(8, dtype=np.int32), np.zeros((64, 64), np.float32))
-    assert r.batch_stats["batched"] == 0
-    assert r.batch_refusals["guarded_loop_loop_under"] == \
-        "a loop under a condition that differs per block"
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_loop_under_a_condition_runs_batched_when_every_block_agrees(trace):
+    """A condition over a loop cannot run predicated: batched when every block takes the
+    same branch, else given up for block by block (the same values and trace)."""
+    from test_speed_equivalence import canonical_trace
+    x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    for lens, batched in ((np.full(8, 5, np.int32), 1), (np.arange(8, dtype=np.int32), 0)):
+        runs = []
+        for batch in (True, False):
+            y = np.zeros((64, 64), np.float32)
+            r = K.guarded_loop(x, lens, y, config=SimConfig(trace=trace, batch=batch))
+            runs.append((r, y))
+        (r1, y1), (r0, y0) = runs
+        assert r1.batch_stats == {"batched": batched, "fallback": 1 - batched}
+        assert _same(y0, y1)
+        if trace:
+            assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+
+
+@pytest.mark.parametrize("n", [8, 3, 0])
+def test_a_bound_check_over_a_loop_with_a_predicated_condition_inside(n):
+    x = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32)
+    lens = np.array([0, 4, 5, 2, 7, 3, 1, 1], np.int32)
+    y = np.zeros((64, 64), np.float32)
+    r = K.agreed_guard(x, lens, n, y)
+    assert r.batch_stats == {"batched": int(n in (8, 0)), "fallback": int(n == 3)}
+    y2 = np.zeros_like(y)
+    K.agreed_guard(x, lens, n, y2, config=BLOCK_BY_BLOCK)
+    assert _same(y, y2)
+
+
+@pytest.mark.parametrize("lens,batched", [([5] * 8, 1), ([2] * 8, 1), ([0] * 8, 1),
+                                           (list(range(8)), 0)])
+def test_a_condition_over_a_condition_over_a_loop(lens, batched):
+    """The outer `if` cannot run predicated either (a branch holds one that cannot): both
+    run when every block agrees on each."""
+    x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
+    lens = np.array(lens, np.int32)
+    y = np.zeros((64, 64), np.float32)
+    r = K.agreed_under_mask(x, lens, y)
+    assert r.batch_stats == {"batched": batched, "fallback": 1 - batched}
+    y2 = np.zeros_like(y)
+    K.agreed_under_mask(x, lens, y2, config=BLOCK_BY_BLOCK)
+    assert _same(y, y2)
 
 
 def _traced(kernel, *args, batch: bool):

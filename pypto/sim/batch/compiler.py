@@ -27,7 +27,14 @@ from pypto.sim.batch.masks import Masked
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.placement import placed, placements
 from pypto.sim.batch.plan import BLOCK, Plan
-from pypto.sim.batch.predicate import clip, compare, is_compare, masked_write, predicated
+from pypto.sim.batch.predicate import (
+    agreed_if,
+    clip,
+    compare,
+    is_compare,
+    masked_write,
+    predicated,
+)
 from pypto.sim.batch.scalar_cores import ScalarCores
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
 from pypto.sim.batch.state import (
@@ -78,6 +85,10 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
     def s_if(self, s: If) -> Stmt:
         if not self.vary(s.cond):
             return super().s_if(s)
+        if id(s) in self.plan.agreed:  # (branches that cannot run predicated)
+            return agreed_if(self.body(s.then_body), self.body(s.else_body),
+                             self.expr(s.cond), [r.name for r in s.results],
+                             lambda env: env[FRAME])
         # a condition that differs per block: both branches, predicated (`predicate`;
         # traced, each block records the branch it takes: `branch_trace`)
         return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),

@@ -115,6 +115,7 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         # conditions that differ per block run predicated (`predicate`: untraced runs)
         self.predicate = predicate
         self.under = 0
+        self.agreed: set[int] = set()
         # how often each name occurs (its definition included), and each loop carry's
         # initial value: a local tile written per block must die at the write
         self.uses: dict[str, int] = {}
@@ -544,7 +545,7 @@ def plan_of(an: Any) -> Plan | str:
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
                 vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias),
-                stacked=set(an.stacked))
+                stacked=set(an.stacked), agreed=set(an.agreed))
     syms = [p for p in varying if p in an.params or p == BLOCK]
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]

@@ -55,6 +55,7 @@ from pypto.ir.types import ScalarType
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit
 from pypto.sim.batch.branch_trace import enter, leave
+from pypto.sim.batch.own import NotBatchable
 from pypto.sim.batch.scalars import int_scalar
 from pypto.sim.batch.state import Aff, BatchState, Fallback, lo_at
 
@@ -105,6 +106,9 @@ class PredicateAnalysis:
     uses: dict[str, int]
     predicate: bool
     under: int  # predicated branches being analysed
+    # the `if`s (by id) whose branches cannot run predicated: they run batched only when
+    # every block takes the same branch (`agreed_if`), else the batch is given up
+    agreed: set
 
     def body(self, stmts: tuple) -> None:
         raise NotImplementedError
@@ -118,9 +122,25 @@ class PredicateAnalysis:
 
     def predicated_if(self, s: If) -> None:
         """Analyse the branches of `s`, whose condition differs per block, as they run
-        predicated (or refuse)."""
+        predicated; when they cannot (a loop in a branch, say), as they run when every
+        block takes the same branch (`agreed`, checked at run time), or refuse."""
         if not self.predicate:
             raise self.refuse("a condition differs per block (not predicated here)")
+        before = {k: v.copy() if isinstance(v, (dict, set, list)) else v
+                  for k, v in vars(self).items()}
+        try:
+            self._predicated(s)
+        except NotBatchable:
+            if self.under:  # (under a mask no branch runs for all blocks)
+                raise
+            # the analysis restarts at the `if`, its branches analysed as uniform code
+            vars(self).clear()
+            vars(self).update(before)
+            self.agreed.add(id(s))
+            self.body(s.then_body)
+            self.body(s.else_body)
+
+    def _predicated(self, s: If) -> None:
         inside: dict[str, int] = {}
         assigned: set[str] = set()
         for n in walk(s):
@@ -286,6 +306,31 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
     return run
 
 
+def agreed_if(then: Callable, other: Callable, cond: Callable, results: list[str],
+              frame_of: Callable) -> Callable:
+    """The closure of an `if` whose condition differs per block but whose branches
+    cannot run predicated (`PredicateAnalysis.agreed`): when every block takes the same
+    branch, it runs as if the condition were uniform (exactly what each block runs block
+    by block); otherwise the batch is given up (`Fallback`: block by block from the
+    start)."""
+
+    def run(env: dict) -> str | None:
+        c = cond(env)
+        if not isinstance(c, np.ndarray):
+            return _plain(then if c else other, env, results)
+        st: BatchState = frame_of(env).batch
+        if st.pred is not None:  # (the analysis keeps these out of predicated branches)
+            raise Fallback("a condition over a loop under a condition")
+        if c.all():
+            return _plain(then, env, results)
+        if not c.any():
+            return _plain(other, env, results)
+        raise Fallback("blocks take different branches of a condition the batch cannot "
+                       "predicate")
+
+    return run
+
+
 def _branch(branch: Callable, env: dict, f: Any, st: BatchState, pred: np.ndarray) -> Any:
     """Run one branch for the blocks of `pred`; what it yields. A traced run logs and
     counts the branch for those blocks only (`branch_trace`)."""
@@ -312,5 +357,5 @@ def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
     return None
 
 
-__all__ = ["COMPARES", "PredicateAnalysis", "clip", "compare", "is_compare", "masked_write",
-           "predicated", "select"]
+__all__ = ["COMPARES", "PredicateAnalysis", "agreed_if", "clip", "compare", "is_compare",
+           "masked_write", "predicated", "select"]
