@@ -569,3 +569,37 @@ def agreed_under_mask(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.I
                         acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
                     y[b * 8:b * 8 + 8, :] = acc
     return y
+
+
+@pl.jit
+def guarded_stage(ids: pl.Tensor[[64, 8], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                  y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
+    """Rows gathered into a staging tile under a per-row condition (the padding rows
+    keep the tile's zeros), the tile then written whole: each block's tile, written
+    under the mask of the blocks taking the branch."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage"):
+            stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)
+            for k in pl.range(8):
+                raw = pl.read(ids, [t, k])
+                if raw >= 2:
+                    r = pl.cast(raw, pl.INDEX)
+                    stage[k:k + 1, :] = table[r:r + 1, :]
+            y[t * 8:t * 8 + 8, :] = stage
+    return y
+
+
+@pl.jit
+def guarded_stage_uniform(ids: pl.Tensor[[64, 8], pl.INT32],
+                          y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
+    """A uniform value written into a tile under a condition per block: not predicated
+    (the tile would stay one for all blocks), so batched only when the blocks agree."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_uniform"):
+            stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)
+            for k in pl.range(8):
+                raw = pl.read(ids, [t, k])
+                if raw >= 2:
+                    stage[k:k + 1, :] = pl.full([1, 128], dtype=pl.FP32, value=1.0)
+            y[t * 8:t * 8 + 8, :] = stage
+    return y

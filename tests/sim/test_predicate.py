@@ -192,3 +192,36 @@ def test_a_taken_blocks_invalid_row_is_reported_by_block():
     line = next(i for i, t in enumerate(inspect.getsource(K).splitlines(), 1)
                 if "pl.mul(table[r:r + 1, :], 2.0)" in t)
     assert ei.value.span.line == line
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_rows_staged_into_a_tile_under_a_condition(trace):
+    """The gather of pypto-lib's sparse attention: `if raw >= 0: stage[k] = kv[raw]`
+    in a loop; the tile write runs masked, batched, the values and trace block by
+    block's."""
+    from test_speed_equivalence import canonical_trace
+    ids = np.random.default_rng(12).integers(0, 256, (64, 8)).astype(np.int32)
+    ids[np.random.default_rng(13).random((64, 8)) < 0.3] = 1  # padding
+    table = _table()
+    runs = []
+    for batch in (True, False):
+        y = np.zeros((512, 128), np.float32)
+        r = K.guarded_stage(ids, table, y, config=SimConfig(trace=trace, batch=batch))
+        runs.append((r, y))
+    (r1, y1), (r0, y0) = runs
+    assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
+    want = np.where((ids >= 2)[..., None], table[ids], np.float32(0.0)).reshape(512, 128)
+    assert _same(y1, want.astype(np.float32)) and _same(y0, y1)
+    if trace:
+        assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+
+
+def test_a_uniform_value_written_into_a_tile_under_a_condition_needs_agreement():
+    for ids, batched in ((np.full((64, 8), 5, np.int32), 1),
+                         (np.random.default_rng(1).integers(0, 4, (64, 8)).astype(np.int32), 0)):
+        y = np.zeros((512, 128), np.float32)
+        r = K.guarded_stage_uniform(ids, y)
+        assert r.batch_stats == {"batched": batched, "fallback": 1 - batched}
+        y2 = np.zeros_like(y)
+        K.guarded_stage_uniform(ids, y2, config=BLOCK_BY_BLOCK)
+        assert _same(y, y2)

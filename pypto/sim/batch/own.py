@@ -60,6 +60,7 @@ class OwnAnalysis:
     resolve: Callable
     is_var: Callable
     valid_ok: Callable
+    merge_uses: Callable  # (predicate.PredicateAnalysis)
 
     def stack_window(self, e: Call, src: Any, a: dict, extras: list) -> bool:
         """A window at uniform offsets of a varying tensor: of a parameter that is each
@@ -104,9 +105,12 @@ class OwnAnalysis:
         axes). Only when the tile dies at the write (nothing else reads the old value,
         which block by block would see the write in place)."""
         def dies(v: Any) -> bool:
+            # (under a mask, the other branches' yields of the old tile keep it for the
+            # blocks outside the mask, which the masked write leaves alone)
             if isinstance(v, Call):
                 return True
-            if not isinstance(v, Var) or self.uses.get(v.name, 0) != 2:
+            if not isinstance(v, Var) or \
+                    self.uses.get(v.name, 0) != 2 + self.merge_uses(v.name):
                 return False
             init = self.inits.get(v.name)
             return init is None or dies(init)
@@ -213,7 +217,13 @@ class OwnCores:
                 full = np.empty(lead + tgt.shape[tgt.ndim - rank:], tgt.dtype)
                 full[...] = tgt
                 tgt = full
-            tgt[(slice(None),) * nb + tuple(slice(o, o + d) for o, d in zip(offs, shp))] = src
+            box = (slice(None),) * nb + tuple(slice(o, o + d) for o, d in zip(offs, shp))
+            pred = st.pred
+            if pred is None:
+                tgt[box] = src
+            else:  # under a condition: the blocks taking it only (the others keep theirs)
+                view = tgt[box]
+                view[pred] = np.broadcast_to(src, view.shape)[pred]
             if tracing and f.rec is not None:
                 note_onchip_copy(platform, f.costs, math.prod(shp) * src.itemsize)
             return tgt

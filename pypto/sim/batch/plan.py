@@ -116,6 +116,7 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         self.predicate = predicate
         self.under = 0
         self.agreed: set[int] = set()
+        self.others: list = []
         # how often each name occurs (its definition included), and each loop carry's
         # initial value: a local tile written per block must die at the write
         self.uses: dict[str, int] = {}
@@ -291,6 +292,11 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
             vo = self.is_var(a[off_n])
             t = self.resolve(tgt)
             shape = static_shape(getattr(src, "type", None))
+            if self.under and t is None and not (vs or vo):
+                # (under a mask a tile write makes the tile each block's own: only a
+                # varying value's write does, `local_write`)
+                raise NotBatchable("a write of a uniform value into a tile under a "
+                                   "condition that differs per block")
             if vs or vo:
                 if t is None:
                     if not vo:

@@ -109,6 +109,7 @@ class PredicateAnalysis:
     # the `if`s (by id) whose branches cannot run predicated: they run batched only when
     # every block takes the same branch (`agreed_if`), else the batch is given up
     agreed: set
+    others: list  # per predicated `if` being analysed: the branch not being analysed
 
     def body(self, stmts: tuple) -> None:
         raise NotImplementedError
@@ -154,10 +155,24 @@ class PredicateAnalysis:
                               "is used after it")
         self.under += 1
         try:
+            self.others.append(s.else_body)
             self.body(s.then_body)
+            self.others[-1] = s.then_body
             self.body(s.else_body)
         finally:
             self.under -= 1
+            self.others.pop()
+
+    def merge_uses(self, name: str) -> int:
+        """How often `name` is yielded by the other branch of the predicated `if`s being
+        analysed: a tile written in place under a mask is still the other blocks' value
+        there (`OwnAnalysis.local_write`)."""
+        n = 0
+        for other in self.others:
+            for s in other:
+                if isinstance(s, Yield):
+                    n += sum(1 for v in s.values if isinstance(v, Var) and v.name == name)
+        return n
 
     def predicated_stmt(self, s: Any) -> None:
         """Refuse the statements a predicated branch cannot run for all blocks."""
@@ -172,12 +187,15 @@ class PredicateAnalysis:
 
     def predicated_call(self, op: OpDef, a: dict, resolve: Callable[[Any], Any]) -> None:
         """Refuse the ops a predicated branch cannot run for all blocks: writes that
-        are not window writes into a tensor parameter, reads of a per-iteration tensor."""
+        are not window writes into a tensor parameter or a tile of the region, reads of a
+        per-iteration tensor. (A tile write is each block's own, masked:
+        `OwnAnalysis.local_write` decides.)"""
         rd, wr = op.window_read, op.window_write
         if rd is not None and self.is_var(a[rd.tensor]):
             raise self.refuse("a window of a per-iteration tensor under a condition")
-        if wr is not None and (self.is_var(a[wr.tensor]) or resolve(a[wr.tensor]) is None):
-            raise self.refuse("a write into a tile under a condition that differs per block")
+        if wr is not None and resolve(a[wr.tensor]) is not None and self.is_var(a[wr.tensor]):
+            raise self.refuse("a write into a per-iteration tensor under a condition that "
+                              "differs per block")
         if op.role is Role.ELEMENT_WRITE or (op.writes is not None and wr is None):
             raise self.refuse(f"{op.name} under a condition that differs per block")
 
