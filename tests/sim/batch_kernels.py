@@ -521,7 +521,8 @@ def guarded_nested(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], 
 @pl.jit
 def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
                  y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """A loop under the condition: batched when every block takes the same branch."""
+    """A counted loop under the condition: runs predicated (its bounds are the same in
+    every block)."""
     for b in pl.parallel(8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="loop_under"):
             n = pl.read(lens, [b])
@@ -536,14 +537,15 @@ def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32]
 @pl.jit
 def agreed_guard(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
                  n: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """A bound check over a loop (`if b < n`: the branch cannot run predicated): batched
-    when every block takes the same branch, else block by block; inside the loop a
-    condition per block runs predicated."""
+    """A bound check (`if b < n`) over a branch that cannot run predicated (a uniform
+    value written into a tile): batched when every block takes the same branch, else
+    block by block; a condition per block inside it runs predicated."""
     for b in pl.parallel(8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="agreed"):
             if b < n:
                 m = pl.read(lens, [b])
                 acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
+                acc[0:4, :] = pl.full([4, 64], dtype=pl.FP32, value=1.0)
                 for k in pl.range(4):
                     if m > k:
                         acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
@@ -556,8 +558,9 @@ def agreed_guard(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32]
 @pl.jit
 def agreed_under_mask(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
                       y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """A loop under a condition under a condition that differs per block: a predicated
-    branch never runs for all blocks, so both run only when the blocks agree."""
+    """A branch that cannot run predicated under a condition under a condition that
+    differs per block: a predicated branch never runs for all blocks, so both run only
+    when the blocks agree."""
     for b in pl.parallel(8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="under_mask"):
             n = pl.read(lens, [b])
@@ -565,9 +568,8 @@ def agreed_under_mask(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.I
                 y[b * 8:b * 8 + 8, :] = x[b * 8:b * 8 + 8, :]
                 if n > 3:
                     acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
-                    for k in pl.range(2):
-                        acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
-                    y[b * 8:b * 8 + 8, :] = acc
+                    acc[0:4, :] = pl.full([4, 64], dtype=pl.FP32, value=1.0)
+                    y[b * 8:b * 8 + 8, :] = pl.add(acc, x[b * 8:b * 8 + 8, :])
     return y
 
 

@@ -97,12 +97,12 @@ def test_a_condition_under_a_condition_ands_the_masks():
 
 
 @pytest.mark.parametrize("trace", [False, True])
-def test_a_loop_under_a_condition_runs_batched_when_every_block_agrees(trace):
-    """A condition over a loop cannot run predicated: batched when every block takes the
-    same branch, else given up for block by block (the same values and trace)."""
+def test_a_counted_loop_under_a_condition_runs_predicated(trace):
+    """Its bounds are the same in every block: the loop runs for all blocks under the
+    mask (the same values, trace and loop work as block by block)."""
     from test_speed_equivalence import canonical_trace
     x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
-    for lens, batched in ((np.full(8, 5, np.int32), 1), (np.arange(8, dtype=np.int32), 0)):
+    for lens, batched in ((np.full(8, 5, np.int32), 1), (np.arange(8, dtype=np.int32), 1)):
         runs = []
         for batch in (True, False):
             y = np.zeros((64, 64), np.float32)
@@ -116,7 +116,7 @@ def test_a_loop_under_a_condition_runs_batched_when_every_block_agrees(trace):
 
 
 @pytest.mark.parametrize("n", [8, 3, 0])
-def test_a_bound_check_over_a_loop_with_a_predicated_condition_inside(n):
+def test_a_bound_check_that_needs_agreement_with_a_predicated_condition_inside(n):
     x = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32)
     lens = np.array([0, 4, 5, 2, 7, 3, 1, 1], np.int32)
     y = np.zeros((64, 64), np.float32)
@@ -129,9 +129,9 @@ def test_a_bound_check_over_a_loop_with_a_predicated_condition_inside(n):
 
 @pytest.mark.parametrize("lens,batched", [([5] * 8, 1), ([2] * 8, 1), ([0] * 8, 1),
                                            (list(range(8)), 0)])
-def test_a_condition_over_a_condition_over_a_loop(lens, batched):
-    """The outer `if` cannot run predicated either (a branch holds one that cannot): both
-    run when every block agrees on each."""
+def test_a_condition_over_a_condition_that_needs_agreement(lens, batched):
+    """A branch that cannot run predicated under a condition under another: the outer
+    `if` cannot run predicated either: both run when every block agrees on each."""
     x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
     lens = np.array(lens, np.int32)
     y = np.zeros((64, 64), np.float32)

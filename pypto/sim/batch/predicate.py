@@ -175,13 +175,15 @@ class PredicateAnalysis:
         return n
 
     def predicated_stmt(self, s: Any) -> None:
-        """Refuse the statements a predicated branch cannot run for all blocks."""
-        if isinstance(s, (For, While)):
-            raise self.refuse("a loop under a condition that differs per block")
+        """Refuse the statements a predicated branch cannot run for all blocks. (A
+        counted loop runs for all blocks, its bounds the same in every block: the
+        analysis of `For` refuses others.)"""
+        if isinstance(s, While):
+            raise self.refuse("a while loop under a condition that differs per block")
         if isinstance(s, (Return, Break, Continue)):
             raise self.refuse("a return / break / continue under a condition that differs "
                               "per block")
-        if isinstance(s, Scope) or not isinstance(s, (Assign, If, Yield)):
+        if isinstance(s, Scope) or not isinstance(s, (Assign, For, If, Yield)):
             raise self.refuse(f"a {type(s).__name__} statement under a condition that "
                               "differs per block")
 
@@ -351,15 +353,19 @@ def agreed_if(then: Callable, other: Callable, cond: Callable, results: list[str
 
 def _branch(branch: Callable, env: dict, f: Any, st: BatchState, pred: np.ndarray) -> Any:
     """Run one branch for the blocks of `pred`; what it yields. A traced run logs and
-    counts the branch for those blocks only (`branch_trace`)."""
+    counts the branch for those blocks only (`branch_trace`); its loops count their
+    iterations for those blocks only, as block by block (`SimConfig.max_work`)."""
     st.pred = pred
     saved = enter(f, st, pred)
+    mult = f.work_mult
+    f.work_mult = mult // max(1, pred.size) * int(np.count_nonzero(pred))
     done = False
     try:
         if branch(env) is not None:
             raise Fallback("a signal under a condition")
         done = True
     finally:
+        f.work_mult = mult
         leave(f, st, pred, saved, done)
     return env.pop("$y", None)
 
