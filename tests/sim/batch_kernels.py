@@ -537,15 +537,15 @@ def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32]
 @pl.jit
 def agreed_guard(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
                  n: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """A bound check (`if b < n`) over a branch that cannot run predicated (a uniform
-    value written into a tile): batched when every block takes the same branch, else
+    """A bound check (`if b < n`) over a branch that cannot run predicated (an element
+    written into a tile): batched when every block takes the same branch, else
     block by block; a condition per block inside it runs predicated."""
     for b in pl.parallel(8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="agreed"):
             if b < n:
                 m = pl.read(lens, [b])
                 acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
-                acc[0:4, :] = pl.full([4, 64], dtype=pl.FP32, value=1.0)
+                pl.write(acc, [0, 0], 1.0)
                 for k in pl.range(4):
                     if m > k:
                         acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
@@ -568,7 +568,7 @@ def agreed_under_mask(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.I
                 y[b * 8:b * 8 + 8, :] = x[b * 8:b * 8 + 8, :]
                 if n > 3:
                     acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
-                    acc[0:4, :] = pl.full([4, 64], dtype=pl.FP32, value=1.0)
+                    pl.write(acc, [0, 0], 1.0)
                     y[b * 8:b * 8 + 8, :] = pl.add(acc, x[b * 8:b * 8 + 8, :])
     return y
 
@@ -594,8 +594,8 @@ def guarded_stage(ids: pl.Tensor[[64, 8], pl.INT32], table: pl.Tensor[[256, 128]
 @pl.jit
 def guarded_stage_uniform(ids: pl.Tensor[[64, 8], pl.INT32],
                           y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
-    """A uniform value written into a tile under a condition per block: not predicated
-    (the tile would stay one for all blocks), so batched only when the blocks agree."""
+    """A uniform value written into a tile under a condition per block: the tile
+    becomes each block's own, written for the blocks taking the branch."""
     for t in pl.parallel(64):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_uniform"):
             stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)

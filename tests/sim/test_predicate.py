@@ -216,12 +216,19 @@ def test_rows_staged_into_a_tile_under_a_condition(trace):
         assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
 
 
-def test_a_uniform_value_written_into_a_tile_under_a_condition_needs_agreement():
-    for ids, batched in ((np.full((64, 8), 5, np.int32), 1),
-                         (np.random.default_rng(1).integers(0, 4, (64, 8)).astype(np.int32), 0)):
-        y = np.zeros((512, 128), np.float32)
-        r = K.guarded_stage_uniform(ids, y)
-        assert r.batch_stats == {"batched": batched, "fallback": 1 - batched}
-        y2 = np.zeros_like(y)
-        K.guarded_stage_uniform(ids, y2, config=BLOCK_BY_BLOCK)
-        assert _same(y, y2)
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_uniform_value_written_into_a_tile_under_a_condition(trace):
+    """The tile becomes each block's own, the blocks of the mask write theirs."""
+    from test_speed_equivalence import canonical_trace
+    for ids in (np.full((64, 8), 5, np.int32),
+                np.random.default_rng(1).integers(0, 4, (64, 8)).astype(np.int32)):
+        runs = []
+        for batch in (True, False):
+            y = np.zeros((512, 128), np.float32)
+            r = K.guarded_stage_uniform(ids, y, config=SimConfig(trace=trace, batch=batch))
+            runs.append((r, y))
+        (r1, y1), (r0, y0) = runs
+        assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
+        assert _same(y0, y1)
+        if trace:
+            assert canonical_trace(r0.trace) == canonical_trace(r1.trace)

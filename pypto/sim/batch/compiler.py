@@ -65,6 +65,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         super().__init__(host, func)
         self.plan = plan
         self.in_region = True
+        self.masked = 0  # predicated branches being compiled
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
@@ -90,9 +91,15 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                              self.expr(s.cond), [r.name for r in s.results],
                              lambda env: env[FRAME])
         # a condition that differs per block: both branches, predicated (`predicate`;
-        # traced, each block records the branch it takes: `branch_trace`)
-        return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),
-                          [r.name for r in s.results], lambda env: env[FRAME])
+        # traced, each block records the branch it takes: `branch_trace`); a tile
+        # written in them is each block's own (`blocal_write`)
+        self.masked += 1
+        try:
+            then, other = self.body(s.then_body), self.body(s.else_body)
+        finally:
+            self.masked -= 1
+        return predicated(then, other, self.expr(s.cond), [r.name for r in s.results],
+                          lambda env: env[FRAME])
 
     def s_for(self, s: For) -> Stmt:
         ax = self.axes.get(id(s))
@@ -139,7 +146,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
             elif wr is not None:
                 tgt = a[wr.tensor]
                 local = not (isinstance(tgt, Var) and tgt.name in self.plan.alias)
-                if local and (self.vary(tgt) or self.vary(a[wr.source])):
+                if local and (self.vary(tgt) or self.vary(a[wr.source]) or self.masked):
                     return self.blocal_write(e, tgt, a[wr.source], a[wr.offset])
                 if self.vary(tgt):
                     return self.bstack_write(e, tgt, a[wr.source], a[wr.offset])

@@ -211,6 +211,8 @@ class OwnCores:
                 raise Fallback("out of bounds")
             lead = broadcast_shape([tgt.shape[:tgt.ndim - rank] or (1,) * nb,
                                     src.shape[:src.ndim - rank] or (1,) * nb])
+            if st.pred is not None:  # (the blocks of the mask write theirs only)
+                lead = st.bs
             own = tgt.ndim == rank + nb and tgt.shape[:nb] == lead and tgt.flags.writeable \
                 and all(k == 1 or sd != 0 for k, sd in zip(lead, tgt.strides))
             if not own:

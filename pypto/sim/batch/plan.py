@@ -293,10 +293,9 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
             t = self.resolve(tgt)
             shape = static_shape(getattr(src, "type", None))
             if self.under and t is None and not (vs or vo):
-                # (under a mask a tile write makes the tile each block's own: only a
-                # varying value's write does, `local_write`)
-                raise NotBatchable("a write of a uniform value into a tile under a "
-                                   "condition that differs per block")
+                # (under a mask a tile write makes the tile each block's own: the
+                # blocks outside it keep the old one)
+                return self.local_write(tgt, src, a, off_n)
             if vs or vo:
                 if t is None:
                     if not vo:

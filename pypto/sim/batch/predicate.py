@@ -42,6 +42,7 @@ from pypto.ir.nodes import (
     Break,
     Call,
     Continue,
+    Eval,
     For,
     If,
     Return,
@@ -183,6 +184,8 @@ class PredicateAnalysis:
         if isinstance(s, (Return, Break, Continue)):
             raise self.refuse("a return / break / continue under a condition that differs "
                               "per block")
+        if isinstance(s, Eval) and isinstance(s.expr, Call):
+            return  # (an imperative write: the op's analysis decides, `predicated_call`)
         if isinstance(s, Scope) or not isinstance(s, (Assign, For, If, Yield)):
             raise self.refuse(f"a {type(s).__name__} statement under a condition that "
                               "differs per block")
@@ -193,7 +196,7 @@ class PredicateAnalysis:
         per-iteration tensor. (A tile write is each block's own, masked:
         `OwnAnalysis.local_write` decides.)"""
         rd, wr = op.window_read, op.window_write
-        if rd is not None and self.is_var(a[rd.tensor]):
+        if rd is not None and resolve(a[rd.tensor]) is not None and self.is_var(a[rd.tensor]):
             raise self.refuse("a window of a per-iteration tensor under a condition")
         if wr is not None and resolve(a[wr.tensor]) is not None and self.is_var(a[wr.tensor]):
             raise self.refuse("a write into a per-iteration tensor under a condition that "
