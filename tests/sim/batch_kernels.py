@@ -605,3 +605,17 @@ def guarded_stage_uniform(ids: pl.Tensor[[64, 8], pl.INT32],
                     stage[k:k + 1, :] = pl.full([1, 128], dtype=pl.FP32, value=1.0)
             y[t * 8:t * 8 + 8, :] = stage
     return y
+
+
+@pl.jit
+def guarded_assemble(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                     y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """An imperative write (`pl.assemble`, an Eval statement) of a window of a block's
+    own tile under a condition per block."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="guarded_assemble"):
+            n = pl.read(lens, [b])
+            t = pl.exp(x[b * 8:b * 8 + 8, :])
+            if n > 3:
+                pl.assemble(y, t[0:4, :], [b * 8, 0])
+    return y

@@ -232,3 +232,22 @@ def test_a_uniform_value_written_into_a_tile_under_a_condition(trace):
         assert _same(y0, y1)
         if trace:
             assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_an_imperative_write_of_a_tiles_window_under_a_condition(trace):
+    from test_speed_equivalence import canonical_trace
+    x = np.random.default_rng(14).standard_normal((64, 64)).astype(np.float32)
+    lens = np.array([0, 4, 5, 2, 7, 3, 1, 9], np.int32)
+    runs = []
+    for batch in (True, False):
+        y = np.zeros((64, 64), np.float32)
+        r = K.guarded_assemble(x, lens, y, config=SimConfig(trace=trace, batch=batch))
+        runs.append((r, y))
+    (r1, y1), (r0, y0) = runs
+    assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
+    assert _same(y0, y1)
+    rows = np.repeat(lens > 3, 8) & (np.arange(64) % 8 < 4)
+    assert _same(y1[rows], np.exp(x[rows]))
+    if trace:
+        assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
