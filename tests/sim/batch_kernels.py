@@ -619,3 +619,20 @@ def guarded_assemble(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.IN
             if n > 3:
                 pl.assemble(y, t[0:4, :], [b * 8, 0])
     return y
+
+
+@pl.jit
+def tile_flags(x: pl.Tensor[[64, 64], pl.FP32], mask: pl.Tensor[[8, 4], pl.INT32],
+               y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """A flag read from each block's own tile (a row of a mask) at the same index decides
+    per block (pypto-lib's `pl.read(m_mask_row, [0, sb])`)."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tile_flags"):
+            row = mask[b:b + 1, :]
+            acc = x[b * 8:b * 8 + 8, :]
+            for k in pl.unroll(1, 4):
+                flag = pl.read(row, [0, k])
+                if flag > 3:
+                    acc = pl.add(acc, 1.0)
+            y[b * 8:b * 8 + 8, :] = acc
+    return y

@@ -251,3 +251,20 @@ def test_an_imperative_write_of_a_tiles_window_under_a_condition(trace):
     assert _same(y1[rows], np.exp(x[rows]))
     if trace:
         assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_flag_of_each_blocks_own_tile_decides(trace):
+    from test_speed_equivalence import canonical_trace
+    x = np.random.default_rng(15).standard_normal((64, 64)).astype(np.float32)
+    mask = np.random.default_rng(16).integers(0, 8, (8, 4)).astype(np.int32)
+    runs = []
+    for batch in (True, False):
+        y = np.zeros((64, 64), np.float32)
+        r = K.tile_flags(x, mask, y, config=SimConfig(trace=trace, batch=batch))
+        runs.append((r, y))
+    (r1, y1), (r0, y0) = runs
+    assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
+    assert _same(y0, y1)
+    if trace:
+        assert canonical_trace(r0.trace) == canonical_trace(r1.trace)

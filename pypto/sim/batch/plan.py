@@ -322,6 +322,12 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
                 if t is not None:
                     self.accesses.append(Access(t, [None], None, False))
                 return True
+            if opdef.role is Role.ELEMENT_READ and vargs[0] and not any(vargs[1:]) and \
+                    int_result(e) and self.resolve(e.args[0]) is None and \
+                    self.view_of(e.args[0]) is None:
+                # an integer of each block's own tile at the same index (a mask row's
+                # flag, say): one element per block (`ScalarCores.bread`)
+                return True
             if any(vargs):
                 raise NotBatchable(f"varying {op}")
             self.opaque(e.args[0], opdef.role is Role.ELEMENT_WRITE, op)
