@@ -86,7 +86,9 @@ def leave(f: Any, st: BatchState, pred: np.ndarray, saved: tuple | None,
         return
     log, costs, rec = saved
     if done:
-        log.append(MaskedLog(pred, st.log))
+        items = st.log
+        assert items is not None
+        log.append(MaskedLog(pred, items))
         st.masked.append((pred, f.rec))
     st.log, f.costs, f.rec = log, costs, rec
 
