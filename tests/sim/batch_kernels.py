@@ -636,3 +636,24 @@ def tile_flags(x: pl.Tensor[[64, 64], pl.FP32], mask: pl.Tensor[[8, 4], pl.INT32
                     acc = pl.add(acc, 1.0)
             y[b * 8:b * 8 + 8, :] = acc
     return y
+
+
+@pl.jit
+def guarded_stage_two(ids: pl.Tensor[[64, 8], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                      y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
+    """Both branches write rows of one staging tile (pypto-lib's gather of window and
+    compressed rows): each writes its own blocks' rows, the other blocks' are left."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_two"):
+            stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)
+            for k in pl.range(8):
+                raw = pl.read(ids, [t, k])
+                if raw >= 128:
+                    r = pl.cast(raw - 128, pl.INDEX)
+                    stage[k:k + 1, :] = table[r:r + 1, :]
+                else:
+                    if raw >= 2:
+                        r2 = pl.cast(raw, pl.INDEX)
+                        stage[k:k + 1, :] = pl.mul(table[r2:r2 + 1, :], 2.0)
+            y[t * 8:t * 8 + 8, :] = stage
+    return y

@@ -268,3 +268,21 @@ def test_a_flag_of_each_blocks_own_tile_decides(trace):
     assert _same(y0, y1)
     if trace:
         assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_both_branches_write_rows_of_one_tile(trace):
+    from test_speed_equivalence import canonical_trace
+    ids = np.random.default_rng(17).integers(0, 256, (64, 8)).astype(np.int32)
+    ids[np.random.default_rng(18).random((64, 8)) < 0.2] = 0  # padding
+    table = _table()
+    runs = []
+    for batch in (True, False):
+        y = np.zeros((512, 128), np.float32)
+        r = K.guarded_stage_two(ids, table, y, config=SimConfig(trace=trace, batch=batch))
+        runs.append((r, y))
+    (r1, y1), (r0, y0) = runs
+    assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
+    assert _same(y0, y1)
+    if trace:
+        assert canonical_trace(r0.trace) == canonical_trace(r1.trace)

@@ -165,14 +165,16 @@ class PredicateAnalysis:
             self.others.pop()
 
     def merge_uses(self, name: str) -> int:
-        """How often `name` is yielded by the other branch of the predicated `if`s being
-        analysed: a tile written in place under a mask is still the other blocks' value
-        there (`OwnAnalysis.local_write`)."""
+        """How often `name` occurs in the other branch of each predicated `if` being
+        analysed. A tile written in place under a mask changes the blocks of the mask
+        only; the other branches run for other blocks, so whatever they do with the old
+        tile (yield it, read it, write their own blocks of it) sees it unchanged
+        (`OwnAnalysis.local_write`)."""
         n = 0
         for other in self.others:
-            for s in other:
-                if isinstance(s, Yield):
-                    n += sum(1 for v in s.values if isinstance(v, Var) and v.name == name)
+            for x in walk(other):
+                if isinstance(x, Var) and x.name == name:
+                    n += 1
         return n
 
     def predicated_stmt(self, s: Any) -> None:
