@@ -1,5 +1,5 @@
 """Conditions that differ per block: both branches for all blocks, predicated
-(issue 17, untraced runs).
+(issue 17; traced runs too: `pypto.sim.batch.branch_trace`).
 
 pypto-lib's regions guard work with conditions on per-block values: `if row >= 0:`
 (a token id read from a tensor, -1 for padding), `if t < num_tokens:`. Block by block
@@ -15,15 +15,20 @@ invalid for it. Batched, such an `if` runs as follows:
 * otherwise both branches run for all blocks, each under its mask (`BatchState.pred`):
   window reads and element reads of a block that does not take the branch are moved
   to an index inside the tensor (their data are read, never used: `clip`); window
-  writes into the region's tensors write only the blocks that take the branch
+  writes into the region's tensors, and into its tiles (each block's own,
+  `OwnCores.blocal_write`), write only the blocks that take the branch
   (`masked_write`); the values the branches yield are chosen per block (`select`).
 
 What keeps this equal to block by block, checked statically (`PredicateAnalysis`): a
 predicated branch holds only assignments of values (ops, window reads, integer
-arithmetic), window writes into tensor parameters and nested conditions - no loops,
-calls, element writes, writes into tiles or into a previous launch's tensors (which
-block by block only the taken blocks would change), no break / continue / return - and
-nothing it assigns is used after the `if` except through its results. At run time
+arithmetic), counted loops (their bounds the same in every block), window writes into
+tensor parameters (also as `Eval` statements) or into tiles of the region whose old
+value dies there (but for the other branches, whose blocks it keeps: `merge_uses`),
+and nested conditions - no while loops, calls, element writes, in-place writers,
+writes into a previous launch's tensors (which block by block only the taken blocks
+would change), no break / continue / return - and nothing it assigns is used after the
+`if` except through its results. An `if` whose branches cannot run so runs only when
+every block takes the same branch (`agreed_if`; a mix gives the batch up). At run time
 anything else gives up the batch (`Fallback`): a partial tile under a mask, a taken
 block's window outside its tensor (the block-by-block rerun reports it), an error on
 the data a not-taken block read (a division by zero, say). The footprints of all
