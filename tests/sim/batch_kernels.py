@@ -521,7 +521,8 @@ def guarded_nested(ids: pl.Tensor[[64], pl.INT32], table: pl.Tensor[[256, 128], 
 @pl.jit
 def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
                  y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """A loop under the condition: refused (block by block)."""
+    """A counted loop under the condition: runs predicated (its bounds are the same in
+    every block)."""
     for b in pl.parallel(8):
         with pl.at(level=pl.Level.CORE_GROUP, name_hint="loop_under"):
             n = pl.read(lens, [b])
@@ -530,6 +531,131 @@ def guarded_loop(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32]
                 for k in pl.range(2):
                     acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
             y[b * 8:b * 8 + 8, :] = acc
+    return y
+
+
+@pl.jit
+def agreed_guard(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                 n: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """A bound check (`if b < n`) over a branch that cannot run predicated (an element
+    written into a tile): batched when every block takes the same branch, else
+    block by block; a condition per block inside it runs predicated."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="agreed"):
+            if b < n:
+                m = pl.read(lens, [b])
+                acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
+                pl.write(acc, [0, 0], 1.0)
+                for k in pl.range(4):
+                    if m > k:
+                        acc = pl.add(acc, x[b * 8:b * 8 + 8, :])
+                y[b * 8:b * 8 + 8, :] = acc
+            else:
+                y[b * 8:b * 8 + 8, :] = pl.full([8, 64], dtype=pl.FP32, value=-1.0)
+    return y
+
+
+@pl.jit
+def agreed_under_mask(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                      y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """A branch that cannot run predicated under a condition under a condition that
+    differs per block: a predicated branch never runs for all blocks, so both run only
+    when the blocks agree."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="under_mask"):
+            n = pl.read(lens, [b])
+            if n > 1:
+                y[b * 8:b * 8 + 8, :] = x[b * 8:b * 8 + 8, :]
+                if n > 3:
+                    acc = pl.full([8, 64], dtype=pl.FP32, value=0.0)
+                    pl.write(acc, [0, 0], 1.0)
+                    y[b * 8:b * 8 + 8, :] = pl.add(acc, x[b * 8:b * 8 + 8, :])
+    return y
+
+
+@pl.jit
+def guarded_stage(ids: pl.Tensor[[64, 8], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                  y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
+    """Rows gathered into a staging tile under a per-row condition (the padding rows
+    keep the tile's zeros), the tile then written whole: each block's tile, written
+    under the mask of the blocks taking the branch."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage"):
+            stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)
+            for k in pl.range(8):
+                raw = pl.read(ids, [t, k])
+                if raw >= 2:
+                    r = pl.cast(raw, pl.INDEX)
+                    stage[k:k + 1, :] = table[r:r + 1, :]
+            y[t * 8:t * 8 + 8, :] = stage
+    return y
+
+
+@pl.jit
+def guarded_stage_uniform(ids: pl.Tensor[[64, 8], pl.INT32],
+                          y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
+    """A uniform value written into a tile under a condition per block: the tile
+    becomes each block's own, written for the blocks taking the branch."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_uniform"):
+            stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)
+            for k in pl.range(8):
+                raw = pl.read(ids, [t, k])
+                if raw >= 2:
+                    stage[k:k + 1, :] = pl.full([1, 128], dtype=pl.FP32, value=1.0)
+            y[t * 8:t * 8 + 8, :] = stage
+    return y
+
+
+@pl.jit
+def guarded_assemble(x: pl.Tensor[[64, 64], pl.FP32], lens: pl.Tensor[[8], pl.INT32],
+                     y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """An imperative write (`pl.assemble`, an Eval statement) of a window of a block's
+    own tile under a condition per block."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="guarded_assemble"):
+            n = pl.read(lens, [b])
+            t = pl.exp(x[b * 8:b * 8 + 8, :])
+            if n > 3:
+                pl.assemble(y, t[0:4, :], [b * 8, 0])
+    return y
+
+
+@pl.jit
+def tile_flags(x: pl.Tensor[[64, 64], pl.FP32], mask: pl.Tensor[[8, 4], pl.INT32],
+               y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """A flag read from each block's own tile (a row of a mask) at the same index decides
+    per block (pypto-lib's `pl.read(m_mask_row, [0, sb])`)."""
+    for b in pl.parallel(8):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tile_flags"):
+            row = mask[b:b + 1, :]
+            acc = x[b * 8:b * 8 + 8, :]
+            for k in pl.unroll(1, 4):
+                flag = pl.read(row, [0, k])
+                if flag > 3:
+                    acc = pl.add(acc, 1.0)
+            y[b * 8:b * 8 + 8, :] = acc
+    return y
+
+
+@pl.jit
+def guarded_stage_two(ids: pl.Tensor[[64, 8], pl.INT32], table: pl.Tensor[[256, 128], pl.FP32],
+                      y: pl.Out[pl.Tensor[[512, 128], pl.FP32]]):
+    """Both branches write rows of one staging tile (pypto-lib's gather of window and
+    compressed rows): each writes its own blocks' rows, the other blocks' are left."""
+    for t in pl.parallel(64):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_two"):
+            stage = pl.full([8, 128], dtype=pl.FP32, value=0.0)
+            for k in pl.range(8):
+                raw = pl.read(ids, [t, k])
+                if raw >= 128:
+                    r = pl.cast(raw - 128, pl.INDEX)
+                    stage[k:k + 1, :] = table[r:r + 1, :]
+                else:
+                    if raw >= 2:
+                        r2 = pl.cast(raw, pl.INDEX)
+                        stage[k:k + 1, :] = pl.mul(table[r2:r2 + 1, :], 2.0)
+            y[t * 8:t * 8 + 8, :] = stage
     return y
 
 

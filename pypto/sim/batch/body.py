@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.sim.batch.branch_trace import block_costs
 from pypto.sim.batch.lattice import lattice_disjoint
 from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
 from pypto.sim.batch.plan import Plan
@@ -38,7 +39,6 @@ from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.run import (
     BatchCache,
     BatchedRegion,
-    add_costs,
     prepare,
     run_batched,
     task_args,
@@ -214,8 +214,7 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 trace.add_task(rec)
                 task = TaskFrame(run, rec, site.label, 0)
                 logs[k].run(task, idx, args)
-                add_costs(rec, f.rec)
-                task.costs = dict(f.costs)
+                task.costs = block_costs(f, rec, idx)
                 task.close_block()
                 rec.seconds = dt
                 trace.finish_task(rec, memory)

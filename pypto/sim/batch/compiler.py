@@ -28,7 +28,14 @@ from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.placement import placed, placements
 from pypto.sim.batch.plan import BLOCK, Plan
-from pypto.sim.batch.predicate import clip, compare, is_compare, masked_write, predicated
+from pypto.sim.batch.predicate import (
+    agreed_if,
+    clip,
+    compare,
+    is_compare,
+    masked_write,
+    predicated,
+)
 from pypto.sim.batch.scalar_cores import ScalarCores
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
 from pypto.sim.batch.state import (
@@ -60,6 +67,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         super().__init__(host, func)
         self.plan = plan
         self.in_region = True
+        self.masked = 0  # predicated branches being compiled
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
@@ -80,16 +88,26 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         return super().body(stmts)
 
     def s_if(self, s: If) -> Stmt:
-        if self.settings.trace or not self.vary(s.cond):
+        if not self.vary(s.cond):
             return super().s_if(s)
-        # a condition that differs per block: both branches, predicated (`predicate`);
-        # their final writes of the same window made as one (`merged`)
-        sites = merge_sites(s, self.plan.alias, self.vary)
+        if id(s) in self.plan.agreed:  # (branches that cannot run predicated)
+            return agreed_if(self.body(s.then_body), self.body(s.else_body),
+                             self.expr(s.cond), [r.name for r in s.results],
+                             lambda env: env[FRAME])
+        # a condition that differs per block: both branches, predicated (`predicate`;
+        # traced, each block records the branch it takes: `branch_trace`); a tile
+        # written in them is each block's own (`blocal_write`). Untraced, their final
+        # writes of the same window are made as one (`merged`: it records no accesses)
+        sites = None if self.settings.trace else merge_sites(s, self.plan.alias, self.vary)
         if sites is not None:
             self.merging.update(id(e) for e in sites)
-        return predicated(self.body(s.then_body), self.body(s.else_body), self.expr(s.cond),
-                          [r.name for r in s.results], lambda env: env[FRAME],
-                          write_merged if sites is not None else None)
+        self.masked += 1
+        try:
+            then, other = self.body(s.then_body), self.body(s.else_body)
+        finally:
+            self.masked -= 1
+        return predicated(then, other, self.expr(s.cond), [r.name for r in s.results],
+                          lambda env: env[FRAME], write_merged if sites is not None else None)
 
     def s_for(self, s: For) -> Stmt:
         ax = self.axes.get(id(s))
@@ -136,7 +154,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
             elif wr is not None:
                 tgt = a[wr.tensor]
                 local = not (isinstance(tgt, Var) and tgt.name in self.plan.alias)
-                if local and (self.vary(tgt) or self.vary(a[wr.source])):
+                if local and (self.vary(tgt) or self.vary(a[wr.source]) or self.masked):
                     return self.blocal_write(e, tgt, a[wr.source], a[wr.offset])
                 if self.vary(tgt):
                     return self.bstack_write(e, tgt, a[wr.source], a[wr.offset])
@@ -444,7 +462,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 buf, origin = run.memory.locate(a)
                 nbytes = math.prod(shp) * a.itemsize
                 if buf is not None and st.log is not None and run.trace is not None:
-                    st.log.append((a, buf, origin, list(offs), shp, False, sid.of(run.trace),
+                    st.log.append((a, buf, origin, list(offs), shp, False, sid,
                                    ()))
                     note_gm(rec, f.costs, "gm_read", nbytes,
                             gm_cycles(platform, a, list(shp), nbytes))
@@ -484,7 +502,10 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 st.merge.append((into, gathers, site, shp, tgt, offs, fargs, src_of, st.pred))
                 return tgt
             if st.pred is not None:  # under a condition: only the blocks taking it write
-                masked_write(st, site, tgt, offs, src_of(), shp)
+                src = src_of()
+                masked_write(st, site, tgt, offs, src, shp)
+                if tracing:  # (the replay records it for the blocks of the mask only)
+                    _trace_write(f, tgt, offs, src)
                 return tgt
             if into is not None and into(st, tgt, fargs, offs):
                 return tgt
@@ -527,19 +548,23 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 if st.wlog is not None:
                     st.wlog.append((tgt, None, shp, los, st))
             if tracing:
-                run = f.run
-                buf, origin = run.memory.locate(tgt)
-                if buf is not None and st.log is not None and run.trace is not None:
-                    st.log.append((tgt, buf, origin, list(offs), shp, True, sid.of(run.trace),
-                                   ()))
-                    rec = f.rec
-                    if rec is not None:
-                        nbytes = math.prod(shp) * tgt.itemsize
-                        note_gm(rec, f.costs, "gm_write", nbytes,
-                                gm_cycles(platform, tgt, list(shp), nbytes))
-                        if from_cube:
-                            note_drain(platform, rec, f.costs, shp, src.itemsize)
+                _trace_write(f, tgt, offs, src)
             return tgt
+
+        def _trace_write(f: BatchFrame, tgt: Any, offs: list, src: Any) -> None:
+            run = f.run
+            st = f.batch
+            buf, origin = run.memory.locate(tgt)
+            if buf is not None and st.log is not None and run.trace is not None:
+                st.log.append((tgt, buf, origin, list(offs), shp, True, sid,
+                               ()))
+                rec = f.rec
+                if rec is not None:
+                    nbytes = math.prod(shp) * tgt.itemsize
+                    note_gm(rec, f.costs, "gm_write", nbytes,
+                            gm_cycles(platform, tgt, list(shp), nbytes))
+                    if from_cube:
+                        note_drain(platform, rec, f.costs, shp, src.itemsize)
 
         return Core("write", core, [target, offset, fused_ops, source])
 

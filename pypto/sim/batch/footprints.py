@@ -36,6 +36,9 @@ class Plan:
     # varying tensor parameters the region writes in place (each iteration's own tensor,
     # `body.Stack`: the batched loop body makes them writable first)
     stacked: set = field(default_factory=set)
+    # the `if`s (by id) whose condition differs per block and whose branches run only
+    # when every block takes the same one (`predicate.agreed_if`)
+    agreed: set = field(default_factory=set)
 
     def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
         """Why the footprints of the blocks on some written tensor may overlap, or None

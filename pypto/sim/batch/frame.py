@@ -3,6 +3,8 @@ per task, or block, once the run succeeded) and its batched values are shaped by
 `BatchState`."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from pypto.sim.batch.state import BatchState
@@ -27,7 +29,7 @@ class BatchFrame(TaskFrame):
             self.costs = dict.fromkeys(rec.cycles, 0.0)
 
     def record(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
-               ext: tuple, write: bool, site: int, atomic: bool = False) -> None:
+               ext: tuple, write: bool, site: Any, atomic: bool = False) -> None:
         log = self.batch.log
         assert log is not None
         log.append((a, buf, origin, lo, ext, write, site, (atomic,)))

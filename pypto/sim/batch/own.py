@@ -60,6 +60,7 @@ class OwnAnalysis:
     resolve: Callable
     is_var: Callable
     valid_ok: Callable
+    merge_uses: Callable  # (predicate.PredicateAnalysis)
 
     def stack_window(self, e: Call, src: Any, a: dict, extras: list) -> bool:
         """A window at uniform offsets of a varying tensor: of a parameter that is each
@@ -104,9 +105,12 @@ class OwnAnalysis:
         axes). Only when the tile dies at the write (nothing else reads the old value,
         which block by block would see the write in place)."""
         def dies(v: Any) -> bool:
+            # (under a mask, the other branches' yields of the old tile keep it for the
+            # blocks outside the mask, which the masked write leaves alone)
             if isinstance(v, Call):
                 return True
-            if not isinstance(v, Var) or self.uses.get(v.name, 0) != 2:
+            if not isinstance(v, Var) or \
+                    self.uses.get(v.name, 0) != 2 + self.merge_uses(v.name):
                 return False
             init = self.inits.get(v.name)
             return init is None or dies(init)
@@ -167,7 +171,7 @@ class OwnCores:
                 if param is None:  # a tile of the region: an on-chip copy
                     note_onchip_copy(platform, f.costs, nbytes)
                 elif st.log is not None and f.run.trace is not None:
-                    st.log.append((param, None, None, offs, shp, False, sid.of(f.run.trace),
+                    st.log.append((param, None, None, offs, shp, False, sid,
                                    ()))
                     note_gm(rec, f.costs, "gm_read", nbytes,
                             gm_cycles(platform, a[(0,) * nb], list(shp), nbytes))
@@ -207,13 +211,21 @@ class OwnCores:
                 raise Fallback("out of bounds")
             lead = broadcast_shape([tgt.shape[:tgt.ndim - rank] or (1,) * nb,
                                     src.shape[:src.ndim - rank] or (1,) * nb])
+            if st.pred is not None:  # (the blocks of the mask write theirs only)
+                lead = st.bs
             own = tgt.ndim == rank + nb and tgt.shape[:nb] == lead and tgt.flags.writeable \
                 and all(k == 1 or sd != 0 for k, sd in zip(lead, tgt.strides))
             if not own:
                 full = np.empty(lead + tgt.shape[tgt.ndim - rank:], tgt.dtype)
                 full[...] = tgt
                 tgt = full
-            tgt[(slice(None),) * nb + tuple(slice(o, o + d) for o, d in zip(offs, shp))] = src
+            box = (slice(None),) * nb + tuple(slice(o, o + d) for o, d in zip(offs, shp))
+            pred = st.pred
+            if pred is None:
+                tgt[box] = src
+            else:  # under a condition: the blocks taking it only (the others keep theirs)
+                view = tgt[box]
+                view[pred] = np.broadcast_to(src, view.shape)[pred]
             if tracing and f.rec is not None:
                 note_onchip_copy(platform, f.costs, math.prod(shp) * src.itemsize)
             return tgt
@@ -249,7 +261,7 @@ class OwnCores:
             tgt[(slice(None),) * nb + tuple(slice(o, o + d) for o, d in zip(offs, shp))] = src
             rec = f.rec
             if tracing and rec is not None and st.log is not None and f.run.trace is not None:
-                st.log.append((param, None, None, offs, shp, True, sid.of(f.run.trace), ()))
+                st.log.append((param, None, None, offs, shp, True, sid, ()))
                 nbytes = math.prod(shp) * tgt.itemsize
                 note_gm(rec, f.costs, "gm_write", nbytes,
                         gm_cycles(platform, tgt[(0,) * nb], list(shp), nbytes))

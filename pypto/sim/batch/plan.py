@@ -115,6 +115,8 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         # conditions that differ per block run predicated (`predicate`: untraced runs)
         self.predicate = predicate
         self.under = 0
+        self.agreed: set[int] = set()
+        self.others: list = []
         # how often each name occurs (its definition included), and each loop carry's
         # initial value: a local tile written per block must die at the write
         self.uses: dict[str, int] = {}
@@ -290,6 +292,10 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
             vo = self.is_var(a[off_n])
             t = self.resolve(tgt)
             shape = static_shape(getattr(src, "type", None))
+            if self.under and t is None and not (vs or vo):
+                # (under a mask a tile write makes the tile each block's own: the
+                # blocks outside it keep the old one)
+                return self.local_write(tgt, src, a, off_n)
             if vs or vo:
                 if t is None:
                     if not vo:
@@ -315,6 +321,12 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
                 t = self.resolve(e.args[0])
                 if t is not None:
                     self.accesses.append(Access(t, [None], None, False))
+                return True
+            if opdef.role is Role.ELEMENT_READ and vargs[0] and not any(vargs[1:]) and \
+                    int_result(e) and self.resolve(e.args[0]) is None and \
+                    self.view_of(e.args[0]) is None:
+                # an integer of each block's own tile at the same index (a mask row's
+                # flag, say): one element per block (`ScalarCores.bread`)
                 return True
             if any(vargs):
                 raise NotBatchable(f"varying {op}")
@@ -544,7 +556,7 @@ def plan_of(an: Any) -> Plan | str:
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
                 vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias),
-                stacked=set(an.stacked))
+                stacked=set(an.stacked), agreed=set(an.agreed))
     syms = [p for p in varying if p in an.params or p == BLOCK]
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]

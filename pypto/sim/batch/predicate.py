@@ -1,5 +1,5 @@
 """Conditions that differ per block: both branches for all blocks, predicated
-(issue 17, untraced runs).
+(issue 17; traced runs too: `pypto.sim.batch.branch_trace`).
 
 pypto-lib's regions guard work with conditions on per-block values: `if row >= 0:`
 (a token id read from a tensor, -1 for padding), `if t < num_tokens:`. Block by block
@@ -15,15 +15,20 @@ invalid for it. Batched, such an `if` runs as follows:
 * otherwise both branches run for all blocks, each under its mask (`BatchState.pred`):
   window reads and element reads of a block that does not take the branch are moved
   to an index inside the tensor (their data are read, never used: `clip`); window
-  writes into the region's tensors write only the blocks that take the branch
+  writes into the region's tensors, and into its tiles (each block's own,
+  `OwnCores.blocal_write`), write only the blocks that take the branch
   (`masked_write`); the values the branches yield are chosen per block (`select`).
 
 What keeps this equal to block by block, checked statically (`PredicateAnalysis`): a
 predicated branch holds only assignments of values (ops, window reads, integer
-arithmetic), window writes into tensor parameters and nested conditions - no loops,
-calls, element writes, writes into tiles or into a previous launch's tensors (which
-block by block only the taken blocks would change), no break / continue / return - and
-nothing it assigns is used after the `if` except through its results. At run time
+arithmetic), counted loops (their bounds the same in every block), window writes into
+tensor parameters (also as `Eval` statements) or into tiles of the region whose old
+value dies there (but for the other branches, whose blocks it keeps: `merge_uses`),
+and nested conditions - no while loops, calls, element writes, in-place writers,
+writes into a previous launch's tensors (which block by block only the taken blocks
+would change), no break / continue / return - and nothing it assigns is used after the
+`if` except through its results. An `if` whose branches cannot run so runs only when
+every block takes the same branch (`agreed_if`; a mix gives the batch up). At run time
 anything else gives up the batch (`Fallback`): a partial tile under a mask, a taken
 block's window outside its tensor (the block-by-block rerun reports it), an error on
 the data a not-taken block read (a division by zero, say). The footprints of all
@@ -42,6 +47,7 @@ from pypto.ir.nodes import (
     Break,
     Call,
     Continue,
+    Eval,
     For,
     If,
     Return,
@@ -54,6 +60,8 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, Unit
+from pypto.sim.batch.branch_trace import enter, leave
+from pypto.sim.batch.own import NotBatchable
 from pypto.sim.batch.scalars import int_scalar
 from pypto.sim.batch.state import Aff, BatchState, Fallback, lo_at
 
@@ -104,6 +112,10 @@ class PredicateAnalysis:
     uses: dict[str, int]
     predicate: bool
     under: int  # predicated branches being analysed
+    # the `if`s (by id) whose branches cannot run predicated: they run batched only when
+    # every block takes the same branch (`agreed_if`), else the batch is given up
+    agreed: set
+    others: list  # per predicated `if` being analysed: the branch not being analysed
 
     def body(self, stmts: tuple) -> None:
         raise NotImplementedError
@@ -117,10 +129,25 @@ class PredicateAnalysis:
 
     def predicated_if(self, s: If) -> None:
         """Analyse the branches of `s`, whose condition differs per block, as they run
-        predicated (or refuse)."""
+        predicated; when they cannot (a loop in a branch, say), as they run when every
+        block takes the same branch (`agreed`, checked at run time), or refuse."""
         if not self.predicate:
-            raise self.refuse("a condition differs per block (a traced run does not "
-                              "predicate)")
+            raise self.refuse("a condition differs per block (not predicated here)")
+        before = {k: v.copy() if isinstance(v, (dict, set, list)) else v
+                  for k, v in vars(self).items()}
+        try:
+            self._predicated(s)
+        except NotBatchable:
+            if self.under:  # (under a mask no branch runs for all blocks)
+                raise
+            # the analysis restarts at the `if`, its branches analysed as uniform code
+            vars(self).clear()
+            vars(self).update(before)
+            self.agreed.add(id(s))
+            self.body(s.then_body)
+            self.body(s.else_body)
+
+    def _predicated(self, s: If) -> None:
         inside: dict[str, int] = {}
         assigned: set[str] = set()
         for n in walk(s):
@@ -134,30 +161,53 @@ class PredicateAnalysis:
                               "is used after it")
         self.under += 1
         try:
+            self.others.append(s.else_body)
             self.body(s.then_body)
+            self.others[-1] = s.then_body
             self.body(s.else_body)
         finally:
             self.under -= 1
+            self.others.pop()
+
+    def merge_uses(self, name: str) -> int:
+        """How often `name` occurs in the other branch of each predicated `if` being
+        analysed. A tile written in place under a mask changes the blocks of the mask
+        only; the other branches run for other blocks, so whatever they do with the old
+        tile (yield it, read it, write their own blocks of it) sees it unchanged
+        (`OwnAnalysis.local_write`)."""
+        n = 0
+        for other in self.others:
+            for x in walk(other):
+                if isinstance(x, Var) and x.name == name:
+                    n += 1
+        return n
 
     def predicated_stmt(self, s: Any) -> None:
-        """Refuse the statements a predicated branch cannot run for all blocks."""
-        if isinstance(s, (For, While)):
-            raise self.refuse("a loop under a condition that differs per block")
+        """Refuse the statements a predicated branch cannot run for all blocks. (A
+        counted loop runs for all blocks, its bounds the same in every block: the
+        analysis of `For` refuses others.)"""
+        if isinstance(s, While):
+            raise self.refuse("a while loop under a condition that differs per block")
         if isinstance(s, (Return, Break, Continue)):
             raise self.refuse("a return / break / continue under a condition that differs "
                               "per block")
-        if isinstance(s, Scope) or not isinstance(s, (Assign, If, Yield)):
+        if isinstance(s, Eval) and isinstance(s.expr, Call):
+            return  # (an imperative write: the op's analysis decides, `predicated_call`)
+        if isinstance(s, Scope) or not isinstance(s, (Assign, For, If, Yield)):
             raise self.refuse(f"a {type(s).__name__} statement under a condition that "
                               "differs per block")
 
     def predicated_call(self, op: OpDef, a: dict, resolve: Callable[[Any], Any]) -> None:
         """Refuse the ops a predicated branch cannot run for all blocks: writes that
-        are not window writes into a tensor parameter, reads of a per-iteration tensor."""
+        are not window writes into a tensor parameter or a tile of the region, reads of a
+        per-iteration tensor. (A tile write is each block's own, masked:
+        `OwnAnalysis.local_write` decides.)"""
         rd, wr = op.window_read, op.window_write
-        if rd is not None and self.is_var(a[rd.tensor]):
+        if rd is not None and resolve(a[rd.tensor]) is not None and self.is_var(a[rd.tensor]):
             raise self.refuse("a window of a per-iteration tensor under a condition")
-        if wr is not None and (self.is_var(a[wr.tensor]) or resolve(a[wr.tensor]) is None):
-            raise self.refuse("a write into a tile under a condition that differs per block")
+        if wr is not None and resolve(a[wr.tensor]) is not None and self.is_var(a[wr.tensor]):
+            raise self.refuse("a write into a per-iteration tensor under a condition that "
+                              "differs per block")
         if op.role is Role.ELEMENT_WRITE or (op.writes is not None and wr is None):
             raise self.refuse(f"{op.name} under a condition that differs per block")
 
@@ -257,7 +307,8 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
     recorded while they run, are made as one afterwards when no outer condition holds."""
 
     def run(env: dict) -> str | None:
-        st: BatchState = frame_of(env).batch
+        f = frame_of(env)
+        st: BatchState = f.batch
         c = cond(env)
         if not isinstance(c, np.ndarray):  # (the same in every block after all)
             return _plain(then if c else other, env, results)
@@ -275,14 +326,8 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
         # (an outer condition: its blocks only, so each branch writes its own)
         st.merge = [] if merge is not None and outer is None else None
         try:
-            st.pred = yes
-            if then(env) is not None:
-                raise Fallback("a signal under a condition")
-            y_then = env.pop("$y", None)
-            st.pred = no
-            if other(env) is not None:
-                raise Fallback("a signal under a condition")
-            y_other = env.pop("$y", None)
+            y_then = _branch(then, env, f, st, yes)
+            y_other = _branch(other, env, f, st, no)
             if st.merge is not None and merge is not None:
                 recs, st.merge = st.merge, None
                 st.pred = None
@@ -301,6 +346,50 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
     return run
 
 
+def agreed_if(then: Callable, other: Callable, cond: Callable, results: list[str],
+              frame_of: Callable) -> Callable:
+    """The closure of an `if` whose condition differs per block but whose branches
+    cannot run predicated (`PredicateAnalysis.agreed`): when every block takes the same
+    branch, it runs as if the condition were uniform (exactly what each block runs block
+    by block); otherwise the batch is given up (`Fallback`: block by block from the
+    start)."""
+
+    def run(env: dict) -> str | None:
+        c = cond(env)
+        if not isinstance(c, np.ndarray):
+            return _plain(then if c else other, env, results)
+        st: BatchState = frame_of(env).batch
+        if st.pred is not None:  # (the analysis keeps these out of predicated branches)
+            raise Fallback("a condition over a loop under a condition")
+        if c.all():
+            return _plain(then, env, results)
+        if not c.any():
+            return _plain(other, env, results)
+        raise Fallback("blocks take different branches of a condition the batch cannot "
+                       "predicate")
+
+    return run
+
+
+def _branch(branch: Callable, env: dict, f: Any, st: BatchState, pred: np.ndarray) -> Any:
+    """Run one branch for the blocks of `pred`; what it yields. A traced run logs and
+    counts the branch for those blocks only (`branch_trace`); its loops count their
+    iterations for those blocks only, as block by block (`SimConfig.max_work`)."""
+    st.pred = pred
+    saved = enter(f, st, pred)
+    mult = f.work_mult
+    f.work_mult = mult // max(1, pred.size) * int(np.count_nonzero(pred))
+    done = False
+    try:
+        if branch(env) is not None:
+            raise Fallback("a signal under a condition")
+        done = True
+    finally:
+        f.work_mult = mult
+        leave(f, st, pred, saved, done)
+    return env.pop("$y", None)
+
+
 def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
     r = branch(env)
     if r is not None:
@@ -312,5 +401,5 @@ def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
     return None
 
 
-__all__ = ["COMPARES", "PredicateAnalysis", "clip", "compare", "is_compare", "masked_write",
-           "predicated", "select"]
+__all__ = ["COMPARES", "PredicateAnalysis", "agreed_if", "clip", "compare", "is_compare",
+           "masked_write", "predicated", "select"]

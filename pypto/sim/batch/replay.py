@@ -8,7 +8,9 @@ each of 2,048 heads x 16 rows: what one access costs per block is what matters. 
 log is compiled once per batched run (`Replay`): the offsets that vary become one
 integer matrix (every block's offsets are one matrix-vector product), a window's
 origin is folded into its offsets, and a view that is not a window (through a reshape)
-has its geometry taken once (`view_frame`), leaving a memoised lookup per block.
+has its geometry taken once (`view_frame`), leaving a memoised lookup per block. The
+accesses of a predicated branch are replayed for the blocks that took it only
+(`pypto.sim.batch.branch_trace`).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from operator import add
 
 import numpy as np
 
+from pypto.sim.batch.branch_trace import MaskedLog
 from pypto.sim.batch.state import Aff, LoggedAccess, StackRead, lo_at
 from pypto.sim.device.views import box_at, view_frame
 from pypto.sim.machine.frame import TaskFrame
@@ -69,13 +72,25 @@ class _Step:
             self.frame = view_frame(a, buf.array, self.ext)
 
 
+class _Branch:
+    """The accesses of a predicated branch (`branch_trace.MaskedLog`)."""
+
+    __slots__ = ("pred", "replay")
+
+    def __init__(self, item: MaskedLog, nb: int):
+        self.pred = item.pred
+        self.replay = Replay(item.items, nb)
+
+
 class Replay:
     """A batched run's access log compiled for `run` (see the module docstring)."""
 
     def __init__(self, items: list[LoggedAccess], nb: int):
         rows: list = []
         cols: list = []
-        self.steps = [_Step(item, rows, cols, nb) for item in items]
+        # (a predicated branch's accesses: replayed for the blocks that took it only)
+        self.steps = [_Branch(item, nb) if type(item) is MaskedLog else
+                      _Step(item, rows, cols, nb) for item in items]
         self.base = np.asarray(rows, dtype=np.int64)
         self.coef = np.asarray(cols, dtype=np.int64).reshape(len(rows), nb)
 
@@ -86,6 +101,10 @@ class Replay:
             if len(self.base) else []
         record_box = fr.record_box
         for st in self.steps:
+            if type(st) is _Branch:
+                if st.pred[idx]:
+                    st.replay.run(fr, idx, args)
+                continue
             if st.generic:
                 a, buf, origin = st.a, st.buf, st.origin
                 if type(a) is StackRead:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from pypto.ops.numeric import _QUIET
+from pypto.sim.batch.branch_trace import add_costs, block_costs
 from pypto.sim.batch.compiler import BatchCompiler
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
@@ -86,8 +87,9 @@ class BatchCache:
         with self._lock:
             if key in self.regions:
                 return self.regions[key]
-            # (untraced, conditions that differ per block run predicated)
-            plan = analyze(cf.func, set(varying), predicate=not host.settings.trace)
+            # (conditions that differ per block run predicated; traced, each block
+            # records the branch it takes: `branch_trace`)
+            plan = analyze(cf.func, set(varying), predicate=True)
             region = None
             if isinstance(plan, Plan):
                 region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
@@ -214,18 +216,6 @@ def _partial(exc: BaseException | None) -> Partial | None:
 
 
 
-def add_costs(rec: TaskRecord, proto: TaskRecord) -> None:
-    rec.units |= proto.units
-    oc = rec.op_counts
-    for k, v in proto.op_counts.items():
-        oc[k] = oc.get(k, 0) + v
-    by = rec.bytes
-    for k, v in proto.bytes.items():
-        by[k] = by.get(k, 0) + v
-    rec.flops += proto.flops
-    rec.vector_elements += proto.vector_elements
-
-
 class Split:
     """`launch_loop`'s answer when the first `n` iterations of the outermost loop could
     run batched but a later one has a partial tile (`state.Partial`)."""
@@ -307,8 +297,7 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             trace.add_task(rec)
             task = TaskFrame(run, rec, site.label, 0)
             log.run(task, idx)
-            add_costs(rec, f.rec)
-            task.costs = dict(f.costs)
+            task.costs = block_costs(f, rec, idx)
             task.close_block()
             rec.seconds = dt
             trace.finish_task(rec, run.memory)
@@ -388,8 +377,7 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
         for b in range(n):
             task.block = b
             log.run(task, (b,))
-            add_costs(rec, f.rec)
-            task.costs = dict(f.costs)
+            task.costs = block_costs(f, rec, (b,))
             task.close_block()
     return rets
 

@@ -102,6 +102,8 @@ class ScalarCores:
                 masks.refuse(st, a)
                 raise Fallback("a tagged source")
             offs = list(offset) if isinstance(offset, (list, tuple)) else [offset]
+            if len(offs) == a.ndim - st.nb:  # each block's own tile, the same index
+                return _tile_element(st, a, offs)
             if len(offs) != a.ndim:
                 raise Fallback("a flat element index")
             if (a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64:
@@ -135,10 +137,25 @@ class ScalarCores:
                 buf, origin = run.memory.locate(a)
                 if buf is not None and run.trace is not None:
                     st.log.append((a, buf, origin, offs, (1,) * a.ndim, False,
-                                   sid.of(run.trace), ()))
+                                   sid, ()))
             return out
 
         return Core("args", core, [e.args[0], e.args[1]])
+
+
+def _tile_element(st: Any, a: np.ndarray, offs: list) -> np.ndarray:
+    """The integer at the uniform index `offs` of each block's tile `a` (leading batch
+    axes): one int64 per block, as block by block reads it (a tile holds no GM: nothing
+    is traced)."""
+    if not all(type(o) is int or isinstance(o, np.integer) for o in offs):
+        raise Fallback("a varying index into a varying tile")
+    if not ((a.dtype.kind in "iu" and a.dtype.itemsize <= 4) or a.dtype == np.int64):
+        raise Fallback("a read of other integers from a varying tile")
+    rank = len(offs)
+    if any(not 0 <= int(o) < d for o, d in zip(offs, a.shape[a.ndim - rank:])):
+        raise Fallback("out of bounds")
+    w = a[(slice(None),) * st.nb + tuple(int(o) for o in offs)]
+    return np.broadcast_to(w, st.bs).astype(np.int64)
 
 
 __all__ = ["ScalarCores"]

@@ -148,8 +148,8 @@ class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
 
-    __slots__ = ("blk", "bs", "log", "merge", "nb", "pred", "shorts", "split", "undo",
-                 "wlog")
+    __slots__ = ("blk", "bs", "log", "masked", "merge", "nb", "pred", "shorts", "split",
+                 "undo", "wlog")
 
     def __init__(self, bs: tuple, spmd: bool, trace: bool, wlog: bool,
                  undo: list | None = None, split: bool = False):
@@ -171,6 +171,9 @@ class BatchState:
         self.blk = Aff(0, (1,)) if spmd else None
         # traced runs: the accesses, replayed per task (or block) afterwards
         self.log: list[LoggedAccess] | None = [] if trace else None
+        # traced runs: (mask, counts) of each predicated branch that ran, added to the
+        # blocks of its mask (`pypto.sim.batch.branch_trace`)
+        self.masked: list[tuple] = []
         # the window writes into buffers whose fill waits for this run
         # (pypto.sim.batch.fills)
         self.wlog: list[WindowWrite] | None = [] if wlog else None
@@ -184,6 +187,7 @@ class BatchState:
         st.nb = self.nb + 1
         st.undo = self.undo
         st.log = self.log
+        st.masked = self.masked
         st.wlog = self.wlog
         st.split = False  # (the new axis comes first: a split would cut the loop's)
         st.shorts = {}

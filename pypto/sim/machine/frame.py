@@ -156,9 +156,10 @@ class TaskFrame:
     # -- access recording (traced runs) ----------------------------------------------------
 
     def record(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
-               ext: tuple, write: bool, site: int, atomic: bool = False) -> None:
+               ext: tuple, write: bool, site: Any, atomic: bool = False) -> None:
         """A traced access of the window [lo, lo + ext) of `a`, a view of `buf` at
-        `origin` (None: a view that is not a window, e.g. through a reshape)."""
+        `origin` (None: a view that is not a window, e.g. through a reshape); `site` the
+        op's `SiteId` (or its number in the trace)."""
         if origin is None:
             # its box in the buffer, exact when it is one (else the enclosing box), so
             # accesses of disjoint parts through a reshape stay disjoint (the race check)
@@ -169,13 +170,18 @@ class TaskFrame:
         self.record_box(a, buf, origin, lo, ext, glo, ghi, write, site, atomic)
 
     def record_box(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
-                   ext: tuple, glo: tuple, ghi: tuple, write: bool, site: int,
+                   ext: tuple, glo: tuple, ghi: tuple, write: bool, site: Any,
                    atomic: bool = False) -> None:
         """`record` of an access whose box [glo, ghi) in `buf` is known (a batched run's
         replay computes the boxes of a whole log at once)."""
         run = self.run
         trace = run.trace
         assert trace is not None
+        if type(site) is not int:
+            # (numbered at its first recorded access: a batched run logs its sites in
+            # program order and numbers them as it replays them, block after block,
+            # so they are numbered in the order block by block meets them)
+            site = site.of(trace)
         mode = "W" if write else "R"
         blk = -1 if self.block is None else self.block
         rec = self.rec

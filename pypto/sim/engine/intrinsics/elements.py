@@ -64,7 +64,7 @@ def element_read(fc: Compiler, e: Call, target: str | None) -> Expr:
             buf, origin = fr.run.memory.locate(arr)
             if buf is not None:
                 fr.record(arr, buf, origin, idx, (1,) * len(idx), False,
-                          site.of(fr.run.trace))
+                          site)
         return cast(v) if cast is not None else v
 
     return run
@@ -90,7 +90,7 @@ def element_write(fc: Compiler, e: Call, target: str | None) -> Expr:
         if tracing:
             buf, origin = fr.run.memory.locate(arr)
             if buf is not None:
-                fr.record(arr, buf, origin, idx, (1,) * len(idx), True, site.of(fr.run.trace))
+                fr.record(arr, buf, origin, idx, (1,) * len(idx), True, site)
         return arr
 
     return run

@@ -221,7 +221,7 @@ def _trace_read(fr: TaskFrame, a: np.ndarray, off: list[int], ext: list[int],
     buf, origin = run.memory.locate(a)
     nbytes = math.prod(ext) * a.itemsize
     if buf is not None:
-        fr.record(a, buf, origin, tuple(off), tuple(ext), False, site.of(run.trace))
+        fr.record(a, buf, origin, tuple(off), tuple(ext), False, site)
         note_gm(rec, fr.costs, "gm_read", nbytes,
                 gm_cycles(run.settings.platform, a, ext, nbytes))
     else:  # a tile read from another tile: an on-chip copy

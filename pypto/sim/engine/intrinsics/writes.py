@@ -132,7 +132,7 @@ def _writer(fc: Compiler, e: Call, *, target: Any, source: Any, offset: Any, ato
             buf, origin = run_.memory.locate(tgt)
             rec = fr.rec
             if buf is not None:
-                fr.record(tgt, buf, origin, tuple(off), tuple(ext), True, site.of(run_.trace),
+                fr.record(tgt, buf, origin, tuple(off), tuple(ext), True, site,
                           atomic_add)
                 if in_region and rec is not None:
                     nbytes = math.prod(ext) * tgt.itemsize
