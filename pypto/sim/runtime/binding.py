@@ -7,7 +7,10 @@ the scalar parameters. For an entry whose parameters are tensors (static dims or
 uploads it with what was decided once per executable: which parameters are read
 through a read-only view, copied, filled or used as they are, and - per combination
 of argument shapes - what the dynamic dims are and that the sizes pass. It binds
-exactly what `transfers.bind_arguments` binds for that call; anything else (keyword
+exactly what `transfers.bind_arguments` binds for that call (arrays that are their own
+roots and own their memory are distinct allocations: only the others are checked pairwise
+for overlap; a `pl.In` array the kernel never writes is bound as a read-only view, as
+there); anything else (keyword
 arguments, another type or layout, shapes the kernel does not declare, a bad scalar)
 gives None before anything was touched, and the full path binds or reports it.
 """
