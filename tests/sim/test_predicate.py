@@ -31,6 +31,17 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
+def _both_ways(kernel, args: tuple, out_shape: tuple, trace: bool) -> list:
+    """The kernel run batched, then block by block (traced or not), each into a fresh
+    zeroed fp32 output: [(result, output)] in that order."""
+    runs = []
+    for batch in (True, False):
+        y = np.zeros(out_shape, np.float32)
+        r = kernel(*args, y, config=SimConfig(trace=trace, batch=batch))
+        runs.append((r, y))
+    return runs
+
+
 def test_padding_rows_batch_and_read_nothing_invalid():
     ids, table = _ids(), _table()
     y = np.empty((64, 128), np.float32)
@@ -103,12 +114,7 @@ def test_a_counted_loop_under_a_condition_runs_predicated(trace):
     from test_speed_equivalence import canonical_trace
     x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
     for lens, batched in ((np.full(8, 5, np.int32), 1), (np.arange(8, dtype=np.int32), 1)):
-        runs = []
-        for batch in (True, False):
-            y = np.zeros((64, 64), np.float32)
-            r = K.guarded_loop(x, lens, y, config=SimConfig(trace=trace, batch=batch))
-            runs.append((r, y))
-        (r1, y1), (r0, y0) = runs
+        (r1, y1), (r0, y0) = _both_ways(K.guarded_loop, (x, lens), (64, 64), trace)
         assert r1.batch_stats == {"batched": batched, "fallback": 1 - batched}
         assert _same(y0, y1)
         if trace:
@@ -203,12 +209,7 @@ def test_rows_staged_into_a_tile_under_a_condition(trace):
     ids = np.random.default_rng(12).integers(0, 256, (64, 8)).astype(np.int32)
     ids[np.random.default_rng(13).random((64, 8)) < 0.3] = 1  # padding
     table = _table()
-    runs = []
-    for batch in (True, False):
-        y = np.zeros((512, 128), np.float32)
-        r = K.guarded_stage(ids, table, y, config=SimConfig(trace=trace, batch=batch))
-        runs.append((r, y))
-    (r1, y1), (r0, y0) = runs
+    (r1, y1), (r0, y0) = _both_ways(K.guarded_stage, (ids, table), (512, 128), trace)
     assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
     want = np.where((ids >= 2)[..., None], table[ids], np.float32(0.0)).reshape(512, 128)
     assert _same(y1, want.astype(np.float32)) and _same(y0, y1)
@@ -222,12 +223,7 @@ def test_a_uniform_value_written_into_a_tile_under_a_condition(trace):
     from test_speed_equivalence import canonical_trace
     for ids in (np.full((64, 8), 5, np.int32),
                 np.random.default_rng(1).integers(0, 4, (64, 8)).astype(np.int32)):
-        runs = []
-        for batch in (True, False):
-            y = np.zeros((512, 128), np.float32)
-            r = K.guarded_stage_uniform(ids, y, config=SimConfig(trace=trace, batch=batch))
-            runs.append((r, y))
-        (r1, y1), (r0, y0) = runs
+        (r1, y1), (r0, y0) = _both_ways(K.guarded_stage_uniform, (ids,), (512, 128), trace)
         assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
         assert _same(y0, y1)
         if trace:
@@ -239,12 +235,7 @@ def test_an_imperative_write_of_a_tiles_window_under_a_condition(trace):
     from test_speed_equivalence import canonical_trace
     x = np.random.default_rng(14).standard_normal((64, 64)).astype(np.float32)
     lens = np.array([0, 4, 5, 2, 7, 3, 1, 9], np.int32)
-    runs = []
-    for batch in (True, False):
-        y = np.zeros((64, 64), np.float32)
-        r = K.guarded_assemble(x, lens, y, config=SimConfig(trace=trace, batch=batch))
-        runs.append((r, y))
-    (r1, y1), (r0, y0) = runs
+    (r1, y1), (r0, y0) = _both_ways(K.guarded_assemble, (x, lens), (64, 64), trace)
     assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
     assert _same(y0, y1)
     rows = np.repeat(lens > 3, 8) & (np.arange(64) % 8 < 4)
@@ -258,12 +249,7 @@ def test_a_flag_of_each_blocks_own_tile_decides(trace):
     from test_speed_equivalence import canonical_trace
     x = np.random.default_rng(15).standard_normal((64, 64)).astype(np.float32)
     mask = np.random.default_rng(16).integers(0, 8, (8, 4)).astype(np.int32)
-    runs = []
-    for batch in (True, False):
-        y = np.zeros((64, 64), np.float32)
-        r = K.tile_flags(x, mask, y, config=SimConfig(trace=trace, batch=batch))
-        runs.append((r, y))
-    (r1, y1), (r0, y0) = runs
+    (r1, y1), (r0, y0) = _both_ways(K.tile_flags, (x, mask), (64, 64), trace)
     assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
     assert _same(y0, y1)
     if trace:
@@ -276,12 +262,7 @@ def test_both_branches_write_rows_of_one_tile(trace):
     ids = np.random.default_rng(17).integers(0, 256, (64, 8)).astype(np.int32)
     ids[np.random.default_rng(18).random((64, 8)) < 0.2] = 0  # padding
     table = _table()
-    runs = []
-    for batch in (True, False):
-        y = np.zeros((512, 128), np.float32)
-        r = K.guarded_stage_two(ids, table, y, config=SimConfig(trace=trace, batch=batch))
-        runs.append((r, y))
-    (r1, y1), (r0, y0) = runs
+    (r1, y1), (r0, y0) = _both_ways(K.guarded_stage_two, (ids, table), (512, 128), trace)
     assert r1.batch_stats == {"batched": 1, "fallback": 0}, dict(r1.batch_refusals)
     assert _same(y0, y1)
     if trace:
