@@ -41,8 +41,8 @@ from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
 from pypto.sim.batch.state import (
     Fallback,
     gather_index,
-    lo_at,
     whole_windows,
+    write_each_block,
 )
 from pypto.sim.batch.ufuncs import (
     chunked_reduction,
@@ -529,24 +529,7 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 if st.wlog is not None:
                     st.wlog.append((tgt, list(offs), shp, None, st))
             else:
-                sb = src.ndim == srank + nb
-                los = []
-                for idx in st.indices():
-                    lo = lo_at(offs, idx)
-                    if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, tgt.shape)):
-                        raise Fallback("out of bounds")
-                    los.append(lo)
-                if len(set(los)) != len(los):
-                    raise Fallback("blocks write the same window")
-                for idx, lo in zip(st.indices(), los):
-                    part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
-                        if sb else src
-                    box = tuple(slice(o, o + s) for o, s in zip(lo, shp))
-                    if st.undo is not None:
-                        st.undo.append((tgt[box], tgt[box].copy()))
-                    tgt[box] = part
-                if st.wlog is not None:
-                    st.wlog.append((tgt, None, shp, los, st))
+                write_each_block(st, tgt, offs, src, shp, list(st.indices()))
             if tracing:
                 _trace_write(f, tgt, offs, src)
             return tgt

@@ -63,7 +63,7 @@ from pypto.ops.registry import OpDef, Unit
 from pypto.sim.batch.branch_trace import enter, leave
 from pypto.sim.batch.own import NotBatchable
 from pypto.sim.batch.scalars import int_scalar
-from pypto.sim.batch.state import Aff, BatchState, Fallback, lo_at
+from pypto.sim.batch.state import Aff, BatchState, Fallback, write_each_block
 
 COMPARES: dict[str, Callable] = {
     "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
@@ -116,16 +116,11 @@ class PredicateAnalysis:
     # every block takes the same branch (`agreed_if`), else the batch is given up
     agreed: set
     others: list  # per predicated `if` being analysed: the branch not being analysed
-
-    def body(self, stmts: tuple) -> None:
-        raise NotImplementedError
-
-    def is_var(self, e: Any) -> bool:
-        raise NotImplementedError
-
-    def refuse(self, why: str) -> Exception:
-        """The analyzer's refusal (`plan.NotBatchable`) saying `why`."""
-        raise NotImplementedError
+    # (the analyzer's own, `plan._Analyzer`: analyse statements; a loop variable?; its
+    # refusal, a `plan.NotBatchable` saying why)
+    body: Callable[[tuple], None]
+    is_var: Callable[[Any], bool]
+    refuse: Callable[[str], Exception]
 
     def predicated_if(self, s: If) -> None:
         """Analyse the branches of `s`, whose condition differs per block, as they run
@@ -255,25 +250,8 @@ def masked_write(st: BatchState, site: list, tgt: Any, offs: list, src: Any, shp
         if st.wlog is not None:  # (the deferred fill skips the windows of the mask)
             st.wlog.append((tgt, list(offs), shp, pred, st))
         return
-    taken = [tuple(int(i) for i in idx) for idx in np.argwhere(pred)]
-    los = []
-    for idx in taken:
-        lo = lo_at(offs, idx)
-        if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, tgt.shape)):
-            raise Fallback("out of bounds")
-        los.append(lo)
-    if len(set(los)) != len(los):
-        raise Fallback("blocks write the same window")
-    per_block = src.ndim == srank + nb
-    for idx, lo in zip(taken, los):
-        part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
-            if per_block else src
-        box = tuple(slice(o, o + s) for o, s in zip(lo, shp))
-        if st.undo is not None:
-            st.undo.append((tgt[box], tgt[box].copy()))
-        tgt[box] = part
-    if st.wlog is not None:
-        st.wlog.append((tgt, None, shp, los, st))
+    write_each_block(st, tgt, offs, src, shp,
+                     [tuple(int(i) for i in idx) for idx in np.argwhere(pred)])
 
 
 def select(st: BatchState, a: Any, b: Any) -> Any:

@@ -94,6 +94,33 @@ def lo_at(lo: Any, idx: tuple) -> tuple:
     return tuple(int(at(o, idx)) for o in lo)
 
 
+def write_each_block(st: BatchState, tgt: np.ndarray, offs: list, src: np.ndarray,
+                     shp: tuple, blocks: list) -> None:
+    """Write `src` (one window per block, or one for all) into the windows `offs + shp`
+    of `tgt` of `blocks` (block indices), one window after another: the writes whose
+    windows make no single strided view. Every window is checked to lie inside `tgt` and
+    to be its block's own before anything is written (else `Fallback`: block by block
+    reports or makes it)."""
+    los = []
+    for idx in blocks:
+        lo = lo_at(offs, idx)
+        if any(o < 0 or o + s > d for o, s, d in zip(lo, shp, tgt.shape)):
+            raise Fallback("out of bounds")
+        los.append(lo)
+    if len(set(los)) != len(los):
+        raise Fallback("blocks write the same window")
+    per_block = src.ndim == len(shp) + st.nb
+    for idx, lo in zip(blocks, los):
+        part = src[tuple(i if n > 1 else 0 for i, n in zip(idx, src.shape))] \
+            if per_block else src
+        box = tuple(slice(o, o + s) for o, s in zip(lo, shp))
+        if st.undo is not None:
+            st.undo.append((tgt[box], tgt[box].copy()))
+        tgt[box] = part
+    if st.wlog is not None:
+        st.wlog.append((tgt, None, shp, los, st))
+
+
 def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple:
     """The index of every block's window `offs + shp` of an array of shape `ashape`
     (its result: the batch axes, then the window's); raises Fallback when a window
