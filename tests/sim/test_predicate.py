@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import warnings
 
-import batch_kernels as K
+import branch_kernels as K
 import numpy as np
 import pytest
 
