@@ -10,8 +10,11 @@ output file, environment and working directory) that runs `pypto.cli.main([FILE,
 ARGS...])` exactly as `python -m pypto.cli FILE ARGS` would, and reports through the
 same harness records. What it inherits is the imported modules and nothing a file
 could observe but timing: no kernel was compiled or run in the zygote, its random
-generators are reseeded in the child (`random`, numpy's global state; torch's default
-generator starts at its fixed seed in any fresh process), and torch was imported
+generators are reseeded in the child (`random`, numpy's global state, and torch's
+default generator when a fresh process would draw it anew: torch 2.13 seeds it from
+the OS in every process, older releases start it at one fixed seed; an unseeded
+pypto-lib input generator thus draws other inputs in each child, as it does cold),
+and torch was imported
 without running an op, so its thread pools start in the child. Python's hash seed is
 the zygote's for all its children (a fresh process draws its own).
 
@@ -32,6 +35,9 @@ import traceback
 from typing import Any
 
 import pypto.cli as cli
+
+# the seed torch releases before 2.x's OS-drawn default start their generator at
+_TORCH_FIXED_SEED = 67280421310721
 
 PRELOAD = ("numpy", "ml_dtypes", "torch", "pypto.language", "pypto.compile", "pypto.sim",
            "pypto.golden", "pypto.cli")
@@ -70,6 +76,9 @@ def _child(req: dict[str, Any], fds: tuple[int, int]) -> None:
         np = sys.modules.get("numpy")
         if np is not None:
             np.random.seed()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.initial_seed() != _TORCH_FIXED_SEED:
+            torch.seed()  # (this torch seeds each process from the OS: so does the child)
         sys.argv = [cli.__file__, *req["argv"]]
         code = cli.main(list(req["argv"]))
     except SystemExit as exc:

@@ -11,6 +11,7 @@ import time
 import pytest
 from scale_kernels import write
 
+from pypto import zygote
 from pypto.scale import warm
 from pypto.scale.corpus import CorpusFile
 from pypto.scale.runfile import FileOptions, run_file
@@ -24,7 +25,10 @@ PROBE = textwrap.dedent('''\
             "cwd": os.getcwd(), "argv": sys.argv[1:], "path": sys.path[:2],
             "threads": os.environ.get("PYPTO_GOLDEN_NUM_THREADS"),
             "preloaded": "pypto.compile" in sys.modules,
-            "np": float(np.random.rand()), "py": random.random()}
+            "np": float(np.random.rand()), "py": random.random(),
+            # (the name in pieces: a file naming that module is one the runner may start warm)
+            "tseed": (sys.modules["tor" + "ch"].initial_seed()
+                      if "tor" + "ch" in sys.modules else None)}
     print("PROBE " + json.dumps(info))
     sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
     ''')
@@ -72,6 +76,13 @@ def test_a_warm_child_is_a_fresh_process_of_its_own(tmp_path, show_output):
     assert a["threads"] == "3"
     # the random generators are reseeded per child, as in fresh processes
     assert a["np"] != b["np"] and a["py"] != b["py"]
+    if a["tseed"] is not None:  # (torch preloaded by the zygote)
+        fresh = subprocess.run([sys.executable, "-c", "import torch; "
+                                "print(torch.initial_seed())"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        fixed = int(fresh) == zygote._TORCH_FIXED_SEED
+        # torch's seed as a fresh process has it: the fixed one, or drawn per process
+        assert (a["tseed"] == b["tseed"] == int(fresh)) if fixed else (a["tseed"] != b["tseed"])
 
 
 def test_a_file_without_torch_runs_cold_when_torch_is_preloaded(tmp_path, show_output):
