@@ -82,7 +82,7 @@ def estimated_us(result: Any) -> float | None:
     trace = getattr(getattr(result, "sim", None), "trace", None)
     if trace is None:
         return None
-    return float(trace.totals()["est_us_serial"])
+    return float(trace.est_us_serial())
 
 
 def over_budget(result: Any) -> list[str]:

@@ -127,3 +127,45 @@ def test_an_input_no_task_wrote_keeps_no_writer_table_of_its_own():
     w.writable_events()[0, 0] = 1
     assert w.events.strides != (0, 0) and w.events[0, 0] == 1 and w.events[0, 1] == 0
     assert r.trace.writers["y"].events.flags.writeable  # written by tasks: a real table
+
+
+def test_edges_are_derived_when_first_read_and_are_those_of_finishing_order(monkeypatch):
+    # a run whose edges nobody reads (the golden harness's: it reads costs and last
+    # writers) builds no box index at all
+    r, *_ = _run()
+    tr = r.trace
+    assert tr._boxes == {} and tr._pending
+    est = tr.est_us_serial()
+    assert est > 0 and tr._boxes == {} and tr._pending
+    # reading them derives them once, in the order the tasks finished, with the buffers
+    # that died along the way dropped where they died (not before: their tasks' edges
+    # need them)
+    edges = tr.edges
+    assert not tr._pending and edges is tr.edges
+    assert tr.totals()["est_us_serial"] == est
+    eager = Trace(tr.platform, tr.program)
+    for item in _pending_of(monkeypatch):
+        if type(item) is int:
+            eager.forget(type("Buf", (), {"uid": item})())
+            continue
+        eager.tasks.append(item)
+        eager._shapes = tr._shapes
+        eager._pending.append(item)
+        eager.edges  # noqa: B018 - derived after every task: the eager order
+    assert [(e.src, e.dst, e.kind, e.tensor) for e in eager.edges] == \
+        [(e.src, e.dst, e.kind, e.tensor) for e in edges]
+    assert len(edges) < len(tr.dependencies())
+
+
+def _pending_of(monkeypatch):
+    """What a fresh run of the kernel hands its trace to derive edges from, in order."""
+    seen: list = []
+    finish, forget = Trace.finish_task, Trace.forget
+    monkeypatch.setattr(Trace, "finish_task", lambda self, rec, mem: (
+        finish(self, rec, mem), seen.append(rec)))
+    monkeypatch.setattr(Trace, "forget", lambda self, buf: (
+        forget(self, buf), seen.append(buf.uid)))
+    _run()
+    monkeypatch.undo()
+    assert any(type(i) is int for i in seen)  # buffers died between tasks
+    return seen
