@@ -38,6 +38,20 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _region_seconds(sim) -> dict:
+    """Host seconds per region name (its tasks' `seconds`, summed) of a traced run:
+    {name: [tasks, seconds, blocks]}."""
+    out: dict = {}
+    trace = getattr(sim, "trace", None)
+    for t in getattr(trace, "tasks", None) or ():
+        if t.kind in ("at", "spmd"):
+            g = out.setdefault(t.name, [0, 0.0, 0])
+            g[0] += 1
+            g[1] += t.seconds
+            g[2] += t.blocks
+    return out
+
+
 def _one(path: Path, cache: Path, profile: str | None = None) -> int:
     """Run one file in this process (the child side), print one JSON line."""
     import pypto.cli as cli
@@ -74,7 +88,8 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
         row.update(
             batch=dict(getattr(sim, "batch_stats", None) or {}),
             refusals=dict(getattr(sim, "batch_refusals", None) or {}),
-            tasks=len(sim.trace.tasks) if getattr(sim, "trace", None) is not None else None)
+            tasks=len(sim.trace.tasks) if getattr(sim, "trace", None) is not None else None,
+            regions=_region_seconds(sim))
         return sim
 
     def cached(real):
@@ -159,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--profile", help="with --one: cProfile the simulate stage into this "
                                       "file (.N per run)")
+    ap.add_argument("--regions", type=int, default=0, metavar="N",
+                    help="after the table: the N costliest regions over all files (host "
+                         "seconds of their tasks, this tree's first run) and, for each that "
+                         "ran block by block, why (batch_refusals)")
     a = ap.parse_args(argv)
     cache = Path(a.cache).resolve()
     cache.mkdir(parents=True, exist_ok=True)
@@ -225,9 +244,31 @@ def main(argv: list[str] | None = None) -> int:
                   f"{t[2]} |")
     print("total simulate s: " + ", ".join(f"{k} {v:.1f}" for k, v in tot.items()))
     print("total simulate CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in tot_cpu.items()))
+    if a.regions:
+        _print_regions(results, root, a.regions)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0
+
+
+def _print_regions(results: dict, root: Path, n: int) -> None:
+    """The costliest regions of this tree's first runs, with their refusal reasons (a
+    region is named `<entry>_<name_hint>` in `batch_refusals`)."""
+    rows = []
+    for f, by_tree in results.items():
+        runs = [r for rep in by_tree["this"][:1] for r in rep["runs"]]
+        for run in runs:
+            refusals = run.get("refusals", {})
+            for name, (tasks, secs, blocks) in run.get("regions", {}).items():
+                why = next((v for k, v in refusals.items()
+                            if k == name or k.endswith("_" + name)), "")
+                rows.append((secs, str(Path(f).relative_to(root)), name, tasks, blocks, why))
+    rows.sort(reverse=True)
+    print(f"\nthe {n} costliest regions (host s of their tasks, traced):")
+    print("| s | file | region | tasks | blocks | refusal |")
+    print("|---|---|---|---|---|---|")
+    for secs, f, name, tasks, blocks, why in rows[:n]:
+        print(f"| {secs:.2f} | `{f}` | {name} | {tasks} | {blocks} | {why or 'batched'} |")
 
 
 if __name__ == "__main__":
