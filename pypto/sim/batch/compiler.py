@@ -35,6 +35,7 @@ from pypto.sim.batch.predicate import (
     is_compare,
     masked_write,
     predicated,
+    untaken_if,
 )
 from pypto.sim.batch.scalar_cores import ScalarCores
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
@@ -89,6 +90,12 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
 
     def s_if(self, s: If) -> Stmt:
         if not self.vary(s.cond):
+            gone = self.plan.untaken.get(id(s))
+            if gone is not None:  # (a branch the batch cannot run: taking it gives up)
+                k, why = gone
+                return untaken_if(None if k == 0 else self.body(s.then_body),
+                                  None if k == 1 else self.body(s.else_body),
+                                  self.expr(s.cond), [r.name for r in s.results], why)
             return super().s_if(s)
         if id(s) in self.plan.agreed:  # (branches that cannot run predicated)
             return agreed_if(self.body(s.then_body), self.body(s.else_body),
