@@ -157,3 +157,44 @@ def tail_branch(x: pl.Tensor[[64, 64], pl.FP32], rows: pl.Scalar[pl.INDEX],
                 y[r:r + 16, 0:16] = pl.transpose(t, axis1=0, axis2=1)
             y[r:r + 16, 16:64] = x[r:r + 16, 16:64]
     return y
+
+
+# --- loops whose bounds differ per block by the same amount -----------------------------------
+
+
+@pl.jit
+def shifted_rows(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """Each block walks its own 8 rows in steps of 4: `pl.range(t0, t0 + 8, 4)`."""
+    with pl.spmd(8, name_hint="shifted_rows"):
+        t0 = pl.tile.get_block_idx() * 8
+        for t in pl.range(t0, t0 + 8, 4):
+            y[t:t + 4, :] = pl.add(x[t:t + 4, :], 1.0)
+    return y
+
+
+@pl.jit
+def shifted_rows_guarded(x: pl.Tensor[[64, 64], pl.FP32], rows: pl.Scalar[pl.INDEX],
+                         y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
+    """The rows past `rows` are left alone (a condition that differs per block inside
+    the shifted loop), the sum of a row's halves carried through an inner loop."""
+    for b in pl.spmd(16, name_hint="shifted_guarded"):
+        token_block = b // 2
+        half = b % 2
+        t0 = token_block * 8
+        for t in pl.range(t0, t0 + 8, 1):
+            if t < rows:
+                acc = pl.full([1, 32], dtype=pl.FP32, value=0.0)
+                for k in pl.range(2):
+                    acc = pl.add(acc, x[t:t + 1, k * 32:k * 32 + 32])
+                y[t:t + 1, half * 32:half * 32 + 32] = pl.mul(acc, 2.0)
+    return y
+
+
+@pl.jit
+def uneven_rows(x: pl.Tensor[[64, 64], pl.FP32], y: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
+    """Block `b` runs `b` iterations: the trip counts differ (NOT batched)."""
+    with pl.spmd(8, name_hint="uneven_rows"):
+        b = pl.tile.get_block_idx()
+        for t in pl.range(b * 8, b * 9, 1):
+            y[t:t + 1, :] = pl.add(x[t:t + 1, :], 1.0)
+    return y

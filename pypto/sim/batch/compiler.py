@@ -39,6 +39,7 @@ from pypto.sim.batch.predicate import (
 )
 from pypto.sim.batch.scalar_cores import ScalarCores
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
+from pypto.sim.batch.shifted import shifted_loop
 from pypto.sim.batch.state import (
     Fallback,
     gather_index,
@@ -117,6 +118,8 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                           lambda env: env[FRAME], write_merged if sites is not None else None)
 
     def s_for(self, s: For) -> Stmt:
+        if self.vary(s.start) or self.vary(s.stop):  # (the same trips per block: `shifted`)
+            return shifted_loop(self, s)
         ax = self.axes.get(id(s))
         if ax is None:
             return super().s_for(s)

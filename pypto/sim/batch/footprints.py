@@ -53,13 +53,12 @@ class Plan:
             for k, n in enumerate(bs):
                 if n <= 1:
                     continue
-                ok = False
-                for sym, _axis, coef, width, terms in self.separators.get(t, ()):
-                    if isinstance(sym, tuple):  # (the block index split: `split_terms`)
-                        more = split_terms(sym, coef, sym_deltas, bs, k)
-                        if more is not None and lattice_disjoint(terms, width, more):
-                            ok = True
-                            break
+                seps = self.separators.get(t, ())
+                ok = split_separated(seps, sym_deltas, bs, k)
+                for sym, _axis, coef, width, terms in seps:
+                    if ok:
+                        break
+                    if isinstance(sym, tuple):
                         continue
                     d = sym_deltas.get(sym)
                     if d is None or d[k] == 0:
@@ -68,13 +67,33 @@ class Plan:
                     # would move the footprint without separating it)
                     if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
                         continue
-                    if lattice_disjoint(terms, width, [(coef * d[k], n)]):
-                        ok = True
-                        break
+                    ok = lattice_disjoint(terms, width, [(coef * d[k], n)])
                 if not ok:
                     return f"the windows of '{source_name(t)}' may overlap from block to block " \
                            f"(batch axis {k})"
         return None
+
+
+def split_separated(seps: list, sym_deltas: dict, bs: tuple, k: int) -> bool:
+    """Are the blocks along batch axis `k` kept apart by the quotient and remainder of
+    the block index (separators over a `lattice.QUOTIENT` symbol)? Two blocks differ in
+    their quotient or, with the same quotient, in their remainder: some axis must
+    keep the cells of different quotients apart (whatever the remainder), and some
+    axis (maybe another: rows by token, columns by head) those of different remainders
+    at one quotient."""
+    for q in {sep[0] for sep in seps if isinstance(sep[0], tuple)}:
+        by_q = by_r = False
+        for sym, _axis, coef, width, terms in seps:
+            if sym != q:
+                continue
+            qr = split_terms(q, coef, sym_deltas, bs, k)
+            if qr is None:
+                return False
+            by_q = by_q or lattice_disjoint(terms + [qr[1]], width, [qr[0]])
+            by_r = by_r or lattice_disjoint(terms, width, [qr[1]])
+        if by_q and by_r:
+            return True
+    return False
 
 
 def split_terms(q: tuple, coef: tuple, sym_deltas: dict, bs: tuple, k: int) -> list | None:
@@ -91,4 +110,4 @@ def split_terms(q: tuple, coef: tuple, sym_deltas: dict, bs: tuple, k: int) -> l
     return [(coef[0], nq), (coef[1], c)]
 
 
-__all__ = ["Access", "Plan", "split_terms"]
+__all__ = ["Access", "Plan", "split_separated", "split_terms"]

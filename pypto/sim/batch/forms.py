@@ -13,6 +13,7 @@ from pypto.ir.transform import walk
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.lattice import QUOTIENT
+from pypto.sim.batch.own import NotBatchable
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
@@ -23,6 +24,7 @@ from pypto.sim.batch.scalars import (
 )
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
+SHIFTED = "#i"  # (after a loop variable's name) the iteration of a loop of shifted bounds
 
 
 class AffineForms:
@@ -32,7 +34,23 @@ class AffineForms:
     forms: dict
     varying: set
     params: set
+    loops: dict
     is_var: Any
+    mark: Any
+
+    def shifted_loop(self, s: For) -> None:
+        """A counted loop whose bounds differ per block by the same amount (`for t in
+        pl.range(t0, t0 + 64, 16)` with `t0` a block's): the same trips in every block,
+        the variable varying, at `start + step * i` (`i` the symbol ("u", var#i) of a
+        loop of known range, `SHIFTED`); else refuse."""
+        a, z, c = self.form(s.start), self.form(s.stop), int_const(s.step)
+        if a is None or z is None or not c or a[1] != z[1]:
+            raise NotBatchable("loop bounds differ per block")
+        name = s.var.name
+        self.mark(name, True)
+        index = name + SHIFTED
+        self.loops[index] = (0, 1, max(0, -((a[0] - z[0]) // c)))
+        self.forms[name] = (a[0], {**a[1], ("u", index): c})
 
     def form(self, e: Any) -> Any:
         """The affine form (const, {symbol: coef}) of an integer scalar expression."""
@@ -105,4 +123,4 @@ def fixed_ints(an: Any) -> set[str]:
             if int_scalar(p.var) and p.var.name not in an.varying and p.var.name not in bound}
 
 
-__all__ = ["BLOCK", "AffineForms", "fixed_ints"]
+__all__ = ["BLOCK", "SHIFTED", "AffineForms", "fixed_ints"]

@@ -27,12 +27,14 @@ def lattice_disjoint(terms: list, width: int, own: list | tuple = ()) -> bool:
     all smaller ones plus a cell (a mixed radix). The unbounded terms (`n` None, any
     integer) move the cells by multiples of the gcd `g` of their coefficients; so do
     the bounded terms of `terms` whose coefficient is a multiple of `g`, and the span of
-    the others plus a cell must stay under `g`."""
+    the others plus a cell must stay under `g`. (A term of `terms` with coefficient 0
+    moves nothing; one of `own` separates nothing.)"""
     g = 0
     for c, n in terms:
         if n is None:
             g = math.gcd(g, abs(c))
-    radix = [(abs(c), n) for c, n in terms if n is not None and n > 1 and (g == 0 or c % g)]
+    radix = [(abs(c), n) for c, n in terms
+             if c and n is not None and n > 1 and (g == 0 or c % g)]
     radix += [(abs(c), n) for c, n in own if n is not None and n > 1]
     if any(n is None for _, n in own):
         return False

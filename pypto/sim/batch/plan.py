@@ -428,8 +428,9 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
         elif isinstance(s, (For, While)):
             if isinstance(s, For):
                 if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
-                    raise NotBatchable("loop bounds differ per block")
-                self.bind_loop(s)
+                    self.shifted_loop(s)
+                else:
+                    self.bind_loop(s)
             for it, init in zip(s.iter_args, s.inits):
                 self.mark(it.name, self.is_var(init))
                 if self.tile_view(init):
