@@ -35,9 +35,11 @@ from pypto.sim.batch.predicate import (
     is_compare,
     masked_write,
     predicated,
+    untaken_if,
 )
 from pypto.sim.batch.scalar_cores import ScalarCores
 from pypto.sim.batch.scalars import SCALAR, index_symbol, per_block_scalar
+from pypto.sim.batch.shifted import shifted_loop
 from pypto.sim.batch.state import (
     Fallback,
     gather_index,
@@ -89,6 +91,12 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
 
     def s_if(self, s: If) -> Stmt:
         if not self.vary(s.cond):
+            gone = self.plan.untaken.get(id(s))
+            if gone is not None:  # (a branch the batch cannot run: taking it gives up)
+                k, why = gone
+                return untaken_if(None if k == 0 else self.body(s.then_body),
+                                  None if k == 1 else self.body(s.else_body),
+                                  self.expr(s.cond), [r.name for r in s.results], why)
             return super().s_if(s)
         if id(s) in self.plan.agreed:  # (branches that cannot run predicated)
             return agreed_if(self.body(s.then_body), self.body(s.else_body),
@@ -110,6 +118,8 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                           lambda env: env[FRAME], write_merged if sites is not None else None)
 
     def s_for(self, s: For) -> Stmt:
+        if self.vary(s.start) or self.vary(s.stop):  # (the same trips per block: `shifted`)
+            return shifted_loop(self, s)
         ax = self.axes.get(id(s))
         if ax is None:
             return super().s_for(s)

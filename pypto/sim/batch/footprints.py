@@ -27,7 +27,9 @@ class Plan:
     accesses: list = field(default_factory=list)
     # tensor -> [(symbol, axis, coef, width, terms)]: along `axis`, every access of the
     # tensor sits at `const + coef * symbol + sum(c * t for c, n in terms)` with the loop
-    # indices t in range(n), inside a cell `width` wide
+    # indices t in range(n) (any integer where n is None), inside a cell `width` wide;
+    # or with the quotient `q` of the block index (`lattice.split_block`) as the symbol,
+    # at `const + cq * q + cr * r + ...` (coef the pair (cq, cr), r the remainder)
     separators: dict = field(default_factory=dict)
     returns: list = field(default_factory=list)  # per returned value: the parameter it is
     vreturns: list = field(default_factory=list)  # per returned value: does it vary
@@ -39,6 +41,9 @@ class Plan:
     # the `if`s (by id) whose condition differs per block and whose branches run only
     # when every block takes the same one (`predicate.agreed_if`)
     agreed: set = field(default_factory=set)
+    # the `if`s (by id) of a uniform condition with a branch that cannot run batched:
+    # id -> (0 then / 1 else, why); taking it gives the batch up (`predicate.uniform_if`)
+    untaken: dict = field(default_factory=dict)
 
     def separated(self, sym_deltas: dict, bs: tuple) -> str | None:
         """Why the footprints of the blocks on some written tensor may overlap, or None
@@ -48,8 +53,13 @@ class Plan:
             for k, n in enumerate(bs):
                 if n <= 1:
                     continue
-                ok = False
-                for sym, _axis, coef, width, terms in self.separators.get(t, ()):
+                seps = self.separators.get(t, ())
+                ok = split_separated(seps, sym_deltas, bs, k)
+                for sym, _axis, coef, width, terms in seps:
+                    if ok:
+                        break
+                    if isinstance(sym, tuple):
+                        continue
                     d = sym_deltas.get(sym)
                     if d is None or d[k] == 0:
                         continue
@@ -57,13 +67,47 @@ class Plan:
                     # would move the footprint without separating it)
                     if any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
                         continue
-                    if lattice_disjoint(terms + [(coef * d[k], n)], width):
-                        ok = True
-                        break
+                    ok = lattice_disjoint(terms, width, [(coef * d[k], n)])
                 if not ok:
                     return f"the windows of '{source_name(t)}' may overlap from block to block " \
                            f"(batch axis {k})"
         return None
 
 
-__all__ = ["Access", "Plan"]
+def split_separated(seps: list, sym_deltas: dict, bs: tuple, k: int) -> bool:
+    """Are the blocks along batch axis `k` kept apart by the quotient and remainder of
+    the block index (separators over a `lattice.QUOTIENT` symbol)? Two blocks differ in
+    their quotient or, with the same quotient, in their remainder: some axis must
+    keep the cells of different quotients apart (whatever the remainder), and some
+    axis (maybe another: rows by token, columns by head) those of different remainders
+    at one quotient."""
+    for q in {sep[0] for sep in seps if isinstance(sep[0], tuple)}:
+        by_q = by_r = False
+        for sym, _axis, coef, width, terms in seps:
+            if sym != q:
+                continue
+            qr = split_terms(q, coef, sym_deltas, bs, k)
+            if qr is None:
+                return False
+            by_q = by_q or lattice_disjoint(terms + [qr[1]], width, [qr[0]])
+            by_r = by_r or lattice_disjoint(terms, width, [qr[1]])
+        if by_q and by_r:
+            return True
+    return False
+
+
+def split_terms(q: tuple, coef: tuple, sym_deltas: dict, bs: tuple, k: int) -> list | None:
+    """The lattice terms of the quotient and remainder of the block index `q[1]` (`q`
+    its quotient by `q[2]`, the index plus `q[3]` divided) over a batch whose axis `k`
+    steps the index by one from zero (an SPMD batch: block `i` has index `i`); None
+    when the index moves otherwise."""
+    d = sym_deltas.get(q[1])
+    if d is None or d[k] != 1 or any(d[j] != 0 for j in range(len(bs)) if j != k and bs[j] > 1):
+        return None
+    _, _, c, add = q
+    n = bs[k]
+    nq = (n - 1 + add) // c - add // c + 1
+    return [(coef[0], nq), (coef[1], c)]
+
+
+__all__ = ["Access", "Plan", "split_separated", "split_terms"]

@@ -60,24 +60,44 @@ class OwnAnalysis:
     resolve: Callable
     is_var: Callable
     valid_ok: Callable
+    tile_view: Callable
+    view_of: Callable
     merge_uses: Callable  # (predicate.PredicateAnalysis)
 
     def stack_window(self, e: Call, src: Any, a: dict, extras: list) -> bool:
         """A window at uniform offsets of a varying tensor: of a parameter that is each
         iteration's own tensor (a fresh result of an earlier launch of a batched loop
-        body, `body.Stack`) or of a tensor of the region, whole windows only; the result
-        varies."""
+        body, `body.Stack`) or of a value of the region (a named one or an op's result),
+        whole windows only; the result varies. A window of an on-chip tile is a view of
+        the tile's storage (`intrinsics.windows`): admitted while nothing writes into
+        it in place (`tile_views`)."""
         rd = get(e.op).window_read
         assert rd is not None
         p = self.resolve(src)
-        if (p is not None and p not in self.varying) or not isinstance(src, Var) or \
-                isinstance(getattr(src, "type", None), TileType):
+        if (p is not None and p not in self.varying) or \
+                not isinstance(src, (Var, Call)) or self.view_of(src) is not None:
             raise NotBatchable("window of a varying value")
+        if p is not None and not isinstance(src, Var):
+            raise NotBatchable("window of a varying tensor written in the same expression")
         if self.is_var(a[rd.offset]) or any(not falsy_const(x) for x in extras) or \
                 const_ints(a[rd.shape]) is None or not self.valid_ok(e.type):
             raise NotBatchable("window of a varying tensor at varying offsets or with a "
                                "valid shape")
+        if isinstance(getattr(src, "type", None), TileType) and \
+                not self.valid_ok(getattr(src, "type", None)):
+            raise NotBatchable("window of a partially valid varying tile")
         return True
+
+    def in_place_target(self, t: Any) -> None:
+        """Refuse an in-place write into `t` when `t` is a view of a tile's storage (a
+        window of it, or what carries one): block by block the write reaches the tile
+        through the view; batched, the view is not tracked."""
+        seen = set()
+        while t is not None and id(t) not in seen:
+            seen.add(id(t))
+            if self.tile_view(t):
+                raise NotBatchable("an in-place write into a window of a tile")
+            t = self.inits.get(t.name) if isinstance(t, Var) else None
 
     def stack_write(self, tgt: Any, src: Any, a: dict, off_n: str) -> bool:
         """A window write at uniform offsets into a varying tensor: only into a parameter
@@ -115,6 +135,7 @@ class OwnAnalysis:
             init = self.inits.get(v.name)
             return init is None or dies(init)
 
+        self.in_place_target(tgt)
         shape = static_shape(getattr(src, "type", None))
         tshape = static_shape(getattr(tgt, "type", None))
         if self.is_var(a[off_n]) or not dies(tgt) or not falsy_const(a.get("atomic")) or \
@@ -136,18 +157,22 @@ class OwnCores:
     cube_vars: Any
     const: Callable
 
-    def bstack_window(self, e: Call, src: Var, shape: Any, offset: Any) -> Core:
+    def bstack_window(self, e: Call, src: Any, shape: Any, offset: Any) -> Core:
         """A window at uniform offsets of a tensor each iteration has its own of (a
-        `body.Stack` parameter): the same window of every iteration's tensor, one slice
-        past the batch axes. The trace records it as a read of that iteration's tensor
-        (`StackRead`: the replay finds the array the iteration's task was passed)."""
+        `body.Stack` parameter) or of a varying value of the region: the same window of
+        every block's, one slice past the batch axes. The trace records a read of a
+        Stack as a read of that iteration's tensor (`StackRead`: the replay finds the
+        array the iteration's task was passed), a window of a tensor of the region as an
+        on-chip copy; a window of an on-chip tile is a view of its storage, no copy and
+        no cost, as block by block (`intrinsics.windows`)."""
         _, shp_v = self.const(shape)
         shp = tuple(int(d) for d in shp_v)
         out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
         tracing = self.settings.trace
         platform = self.settings.platform
         sid = SiteId(e.span, e.op)
-        param = self.stack_param(src)
+        param = self.stack_param(src) if isinstance(src, Var) else None
+        of_tile = isinstance(getattr(src, "type", None), TileType)
 
         rank = len(shp)
 
@@ -162,6 +187,10 @@ class OwnCores:
             if any(o < 0 or o + d > n for o, d, n in zip(offs, shp, a.shape[lead:])):
                 raise Fallback("a window past its tensor")
             w = a[(slice(None),) * lead + tuple(slice(o, o + d) for o, d in zip(offs, shp))]
+            if of_tile:
+                if out_static is not None and w.shape[lead:] != out_static:
+                    raise Fallback("reshape")
+                return w
             w = w.copy()
             if out_static is not None and w.shape[lead:] != out_static:
                 raise Fallback("reshape")

@@ -46,6 +46,7 @@ from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.sim.batch.footprints import Access, Plan
+from pypto.sim.batch.forms import BLOCK, AffineForms, fixed_ints
 from pypto.sim.batch.lattice import axis_separator
 from pypto.sim.batch.own import NotBatchable, OwnAnalysis, static_shape
 from pypto.sim.batch.predicate import PredicateAnalysis, is_compare
@@ -61,8 +62,6 @@ from pypto.sim.batch.scalars import (
 )
 from pypto.sim.engine.intrinsics.common import falsy_const
 from pypto.sim.faults import source_name
-
-BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 
 # ops whose result differs per block in ways the batch cannot express
 UNSAFE = frozenset((Role.TASK_JOIN, Role.BARRIER, Role.SUBBLOCK_INDEX, Role.LANE_SHARD,
@@ -90,7 +89,7 @@ def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
-class _Analyzer(OwnAnalysis, PredicateAnalysis):
+class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
     def __init__(self, func: Function, varying: set, predicate: bool = False):
         self.func = func
         self.params = {p.var.name for p in func.params}
@@ -116,11 +115,15 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         self.predicate = predicate
         self.under = 0
         self.agreed: set[int] = set()
+        self.untaken: dict[int, tuple] = {}
         self.others: list = []
         # how often each name occurs (its definition included), and each loop carry's
         # initial value: a local tile written per block must die at the write
         self.uses: dict[str, int] = {}
         self.inits: dict[str, Any] = {}
+        # values that are views of a varying tile's storage (its windows, and what
+        # carries them): nothing may write into them in place (`in_place_target`)
+        self.tile_views: set[str] = set()
         for n in walk(func.body):
             if isinstance(n, Var):
                 self.uses[n.name] = self.uses.get(n.name, 0) + 1
@@ -148,6 +151,22 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
             return False
         return True
 
+    def tile_view(self, e: Any) -> bool:
+        """Is `e` a view of an on-chip tile's storage (a window of a tile, see
+        `OwnAnalysis.in_place_target`)?"""
+        if isinstance(e, Var):
+            return e.name in self.tile_views
+        if isinstance(e, Call):
+            try:
+                op = get(e.op)
+            except KeyError:
+                return False
+            rd = op.window_read
+            if rd is not None:
+                src = dict(zip(op.params, e.args)).get(rd.tensor)
+                return isinstance(getattr(src, "type", None), TileType)
+        return False
+
     def is_var(self, e: Any) -> bool:
         if isinstance(e, Var):
             return e.name in self.varying
@@ -167,44 +186,6 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         if v and name not in self.varying:
             self.varying.add(name)
             self.changed = True
-
-    def form(self, e: Any) -> Any:
-        """The affine form (const, {symbol: coef}) of an integer scalar expression."""
-        if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
-            return (e.value, {})
-        if isinstance(e, int) and not isinstance(e, bool):
-            return (e, {})
-        if isinstance(e, Var):
-            f = self.forms.get(e.name)
-            if f is not None:
-                return f
-            if e.name in self.varying:
-                return (0, {e.name: 1}) if e.name in self.params else None
-            return (0, {("u", e.name): 1})  # a uniform unknown
-        if isinstance(e, Call):
-            op = get(e.op)
-            if op.role is Role.BLOCK_INDEX:
-                return (0, {BLOCK: 1})
-            sym = index_symbol(op)
-            if sym in AFFINE_SYMBOLS:
-                a, b = self.form(e.args[0]), self.form(e.args[1])
-                if a is None or b is None:
-                    return None
-                if sym == "*":
-                    if not a[1]:
-                        a, b = b, a
-                    if b[1]:
-                        return None
-                    k = b[0]
-                    return (a[0] * k, {s: c * k for s, c in a[1].items()})
-                sign = 1 if sym == "+" else -1
-                coefs = dict(a[1])
-                for s, c in b[1].items():
-                    coefs[s] = coefs.get(s, 0) + sign * c
-                return (a[0] + sign * b[0], {s: c for s, c in coefs.items() if c})
-        if not self.is_var(e):
-            return (0, {("u", id(e)): 1})
-        return None
 
     def resolve(self, e: Any) -> str | None:
         if isinstance(e, Var):
@@ -249,6 +230,10 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         a = dict(zip(opdef.params, e.args))
         if self.under:
             self.predicated_call(opdef, a, self.resolve)
+        if opdef.matmul is not None and opdef.matmul.acc is not None:
+            self.in_place_target(a.get(opdef.matmul.acc))
+        if opdef.writes is not None:
+            self.in_place_target(a.get(opdef.writes))
         rd, wr = opdef.window_read, opdef.window_write
         if rd is not None:
             src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
@@ -431,6 +416,8 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
                 r = self.resolve(v)
                 if r is not None:
                     self.alias[name] = r
+                if self.tile_view(v):
+                    self.tile_views.add(name)
                 vp = self.view_of(v)
                 if vp is not None:
                     self.views[name] = vp
@@ -441,10 +428,13 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
         elif isinstance(s, (For, While)):
             if isinstance(s, For):
                 if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
-                    raise NotBatchable("loop bounds differ per block")
-                self.bind_loop(s)
+                    self.shifted_loop(s)
+                else:
+                    self.bind_loop(s)
             for it, init in zip(s.iter_args, s.inits):
                 self.mark(it.name, self.is_var(init))
+                if self.tile_view(init):
+                    self.tile_views.update((it.name, *(r.name for r in s.results)))
                 r = self.resolve(init)
                 if r is not None:
                     self.alias[it.name] = r
@@ -459,6 +449,8 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
                 if ys is not None and i < len(ys.values):
                     y = ys.values[i]
                     self.mark(it.name, self.is_var(y))
+                    if self.tile_view(y):
+                        self.tile_views.update((it.name, s.results[i].name))
                     r = self.resolve(y)
                     if (r is not None and r != self.alias.get(it.name)) or \
                             self.view_of(y) != self.views.get(it.name):
@@ -478,14 +470,18 @@ class _Analyzer(OwnAnalysis, PredicateAnalysis):
             if self.is_var(s.cond):
                 self.predicated_if(s)
             else:
-                self.body(s.then_body)
-                self.body(s.else_body)
+                self.uniform_if(s)
             for i, r in enumerate(s.results):
                 got: set[tuple[str | None, str | None]] = set()
-                for br in (s.then_body, s.else_body):
+                gone = self.untaken.get(id(s), (None,))[0]
+                for k, br in enumerate((s.then_body, s.else_body)):
+                    if k == gone:
+                        continue  # (taking it gives the batch up: it yields nothing)
                     ys = _last_yield(br)
                     if ys is not None and i < len(ys.values):
                         self.mark(r.name, self.is_var(ys.values[i]))
+                        if self.tile_view(ys.values[i]):
+                            self.tile_views.add(r.name)
                         got.add((self.resolve(ys.values[i]), self.view_of(ys.values[i])))
                 if len(got) > 1 and any(p or q for p, q in got):
                     raise NotBatchable("the branches of an if yield different tensors")
@@ -556,8 +552,11 @@ def plan_of(an: Any) -> Plan | str:
     read_written = any(not a.write and a.tensor in written for a in an.accesses)
     plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
                 vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias),
-                stacked=set(an.stacked), agreed=set(an.agreed))
+                stacked=set(an.stacked), agreed=set(an.agreed), untaken=dict(an.untaken))
     syms = [p for p in varying if p in an.params or p == BLOCK]
+    # (an integer parameter the region never rebinds is one value for all blocks and
+    # accesses: a term of a single step)
+    loops = {**{p: (0, 1, 1) for p in fixed_ints(an)}, **an.loops}
     for t in written:
         accs = [a for a in an.accesses if a.tensor == t]
         if any(a.ext is None or any(f is None for f in a.forms) for a in accs):
@@ -566,7 +565,7 @@ def plan_of(an: Any) -> Plan | str:
         rank = len(accs[0].forms)
         for sym in syms:
             for ax in range(rank):
-                sep = axis_separator(accs, rank, sym, ax, an.loops)
+                sep = axis_separator(accs, rank, sym, ax, loops)
                 if sep is not None:
                     seps.append(sep)
         plan.separators[t] = seps

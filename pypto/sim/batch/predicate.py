@@ -115,6 +115,9 @@ class PredicateAnalysis:
     # the `if`s (by id) whose branches cannot run predicated: they run batched only when
     # every block takes the same branch (`agreed_if`), else the batch is given up
     agreed: set
+    # the branches (id of the `if`, 0 then / 1 else) of uniform conditions that cannot
+    # run batched: taking one gives the batch up (`uniform_if`)
+    untaken: dict
     others: list  # per predicated `if` being analysed: the branch not being analysed
     # (the analyzer's own, `plan._Analyzer`: analyse statements; a loop variable?; its
     # refusal, a `plan.NotBatchable` saying why)
@@ -141,6 +144,26 @@ class PredicateAnalysis:
             self.agreed.add(id(s))
             self.body(s.then_body)
             self.body(s.else_body)
+
+    def uniform_if(self, s: If) -> None:
+        """Analyse the branches of `s`, whose condition is the same in every block. A
+        branch that cannot run batched (a tail tile's path, say, which the full tiles
+        never take) is left out: the batch runs while no run takes it and gives up
+        where one does (`untaken_if`: block by block from the start). Both refusing
+        refuses the region."""
+        why = None
+        for k, br in enumerate((s.then_body, s.else_body)):
+            before = {n: v.copy() if isinstance(v, (dict, set, list)) else v
+                      for n, v in vars(self).items()}
+            try:
+                self.body(br)
+            except NotBatchable as exc:
+                if why is not None:
+                    raise
+                vars(self).clear()
+                vars(self).update(before)
+                why = str(exc)
+                self.untaken[id(s)] = (k, why)
 
     def _predicated(self, s: If) -> None:
         inside: dict[str, int] = {}
@@ -368,6 +391,22 @@ def _branch(branch: Callable, env: dict, f: Any, st: BatchState, pred: np.ndarra
     return env.pop("$y", None)
 
 
+def untaken_if(then: Callable | None, other: Callable | None, cond: Callable,
+               results: list[str], why: str) -> Callable:
+    """The closure of an `if` whose condition is the same in every block and one of
+    whose branches (None here) cannot run batched (`PredicateAnalysis.uniform_if`):
+    taking it gives the batch up (`Fallback`: the region runs block by block from the
+    start, which takes it as it always did)."""
+
+    def run(env: dict) -> str | None:
+        branch = then if cond(env) else other
+        if branch is None:
+            raise Fallback(f"a branch the batch cannot run: {why}")
+        return _plain(branch, env, results)
+
+    return run
+
+
 def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
     r = branch(env)
     if r is not None:
@@ -380,4 +419,4 @@ def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
 
 
 __all__ = ["COMPARES", "PredicateAnalysis", "agreed_if", "clip", "compare", "is_compare",
-           "masked_write", "predicated", "select"]
+           "masked_write", "predicated", "select", "untaken_if"]
