@@ -17,6 +17,7 @@ import numpy as np
 from pypto.ir.nodes import Call, For, Function, If, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
+from pypto.ops.numeric import ValidArray
 from pypto.ops.registry import get
 from pypto.sim.batch import mask_windows, masks
 from pypto.sim.batch.codegen import Core, generate, generate_call
@@ -52,7 +53,6 @@ from pypto.sim.batch.ufuncs import (
     fused,
     reuse,
 )
-from pypto.ops.numeric import ValidArray
 from pypto.sim.device.fill import pad_scalar
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
@@ -247,7 +247,7 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         # tagged tiles in the batch: the rules of `masks`, and the valid shape the op's
         # type declares (`FnCompiler._typed_valid`; its entries are more operands)
         mkind = masks.kind_of(e)
-        mvalid = list(t.valid_shape) if declares_valid(t) else []
+        mvalid = list(t.valid_shape or ()) if declares_valid(t) else []
         nv = len(mvalid)
         # computed in the destination windows (`placement`): the write's target and
         # offsets are two more operands
@@ -275,6 +275,7 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
 
         def charge(f: BatchFrame, args: list, r: Any) -> None:
             # (the cost of one block, all blocks': it depends on the tiles' shapes only)
+            assert acct is not None
             nb = f.batch.nb
             z = (0,) * nb
             args = [a.data if type(a) is Masked else a for a in args]

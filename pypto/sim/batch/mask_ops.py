@@ -18,12 +18,11 @@ costs of these ops depend on the tile's shape only).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-import math
 
 from pypto.ir.nodes import Call, Function
 from pypto.ir.transform import walk
@@ -112,7 +111,9 @@ class TaggedCores:
         npdt = t.dtype.np
         public = [i for i, p in enumerate(opdef.params) if not p.startswith("_")
                   and i < len(e.args)]
-        acct = self.accountant(e, opdef, public) if self.settings.trace else None
+        # (set_validshape is metadata: the intrinsic charges nothing, `intrinsics.alloc`)
+        acct = self.accountant(e, opdef, public) if self.settings.trace and \
+            opdef.name != "set_validshape" else None
         fn: Callable
         if opdef.name == "set_validshape":
             fn = _set_valid
@@ -145,7 +146,9 @@ class TaggedCores:
         """`plain` (`OwnCores.blocal_write`'s core of the write `e` into a tile of the
         region) taking a tagged source too: its valid part per block
         (`mask_windows.local_write`), an on-chip copy of that many bytes."""
-        source = e.args[get(e.op).params.index(get(e.op).window_write.source)]
+        w = get(e.op).window_write
+        assert w is not None
+        source = e.args[get(e.op).params.index(w.source)]
         shp = tuple(source.type.static_shape())
         fn = plain.fn
         tracing = self.settings.trace
@@ -167,7 +170,8 @@ class TaggedCores:
 
 
 def _set_valid(st: BatchState, args: list) -> Any:
-    """`with_valid(plain(x), (rows, cols))` in every block."""
+    """`with_valid(plain(x), (rows, cols))` in every block (`intrinsics.alloc`: a valid
+    shape outside the tile faults there, so here it gives the batch up)."""
     x, rows, cols = args[:3]
     data = as_masked(x).data if tagged(x) else x
     if not isinstance(data, np.ndarray) or data.ndim < 2:
@@ -175,12 +179,13 @@ def _set_valid(st: BatchState, args: list) -> Any:
     shape = data.shape[-2:]
     if type(rows) is int and type(cols) is int:
         v = (rows, cols)
-        if rows < 0 or cols < 0:
-            raise Fallback("a negative valid extent")
+        if not (0 <= rows <= shape[0] and 0 <= cols <= shape[1]):
+            raise Fallback("a valid shape outside the tile")
         return data if v == shape else uniform(data, v)
     vals = [_per_block(st, rows), _per_block(st, cols)]
-    if any(np.any(np.asarray(x) < 0) for x in vals):
-        raise Fallback("a negative valid extent")
+    if any(np.any(np.asarray(x) < 0) or np.any(np.asarray(x) > s)
+           for x, s in zip(vals, shape)):
+        raise Fallback("a valid shape outside the tile")
     tags = {}
     for idx in np.ndindex(*st.bs):
         v = (_at(vals[0], idx), _at(vals[1], idx))

@@ -44,7 +44,7 @@ def extents(st: BatchState, m: Masked, shp: tuple) -> list[tuple[np.ndarray | No
                                           if idx not in tagged)
     if len(groups) == 1:
         return [(None, next(iter(groups)))]
-    out = []
+    out: list[tuple[np.ndarray | None, tuple]] = []
     for ext, blocks in groups.items():
         mask = np.zeros(st.bs, dtype=bool)
         for idx in blocks:
@@ -267,6 +267,7 @@ def local_write(st: BatchState, tgt: Any, offs: list, src: Masked, shp: tuple) -
         return tgt, groups
     data = np.broadcast_to(src.data, st.bs + shp) if src.data.ndim == rank + nb else src.data
     for mask, ext in groups:
+        assert mask is not None
         box = tuple(slice(o, o + e) for o, e in zip(offs, ext))
         cut = tuple(slice(0, e) for e in ext)
         for idx in zip(*np.nonzero(mask)):

@@ -226,9 +226,9 @@ def declared(st: BatchState, r: Any, valid: list, rank: int) -> Any:
         if r.every is not None:
             return r  # (every block carries a valid shape of its own)
         r = None  # (a tag without a valid shape: as untagged, but for a whole one)
-    elif type(r) is Masked:
-        if len(r.tags) == math.prod(st.bs) and all(t is not None for t in r.tags.values()):
-            return r
+    elif type(r) is Masked and len(r.tags) == math.prod(st.bs) and \
+            all(t is not None for t in r.tags.values()):
+        return r
     if all(type(x) is int for x in valid):  # the same in every block
         v = tuple(valid)
         if len(v) != rank or v == shape:

@@ -48,7 +48,7 @@ from pypto.ops.registry import get
 from pypto.sim.batch import mask_ops, masks
 from pypto.sim.batch.footprints import Access, Plan
 from pypto.sim.batch.lattice import axis_separator
-from pypto.sim.batch.own import NotBatchable, OwnAnalysis, static_shape
+from pypto.sim.batch.own import NotBatchable, OwnAnalysis
 from pypto.sim.batch.predicate import PredicateAnalysis, is_compare
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,

@@ -1,0 +1,90 @@
+"""Kernels of tiles with valid shapes that run batched (`pypto.sim.batch.masks`,
+`mask_windows`, `mask_ops`), traced too; `test_speed_equivalence.py` runs each of them
+batched and block by block. Written the way pypto-lib's DeepSeek hc_pre writes them."""
+from __future__ import annotations
+
+import pypto.language as pl
+
+
+@pl.jit
+def row_gates(x: pl.Tensor[[16, 512], pl.FP32], w: pl.Tensor[[8, 512], pl.FP32],
+              y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+    """hc_pre's gate: one block per row; its 8-row windows hold one valid row (those of
+    the last blocks reach past the tensor, their valid row does not), dotted with the
+    weight rows by row sums, the sums assembled into a column, transposed into a row of
+    which the valid part is stored."""
+    for task in pl.spmd(16, name_hint="row_gates"):
+        dot = pl.tile.full([8, 8], dtype=pl.FP32, value=0.0)
+        for kb in pl.range(2):
+            k0 = kb * 256
+            xc = pl.load(x, [task, k0], [8, 256], valid_shape=[1, 256],
+                         target_memory=pl.MemorySpace.Vec)
+            w0 = pl.load(w, [0, k0], [8, 256], valid_shape=[1, 256],
+                         target_memory=pl.MemorySpace.Vec)
+            w1 = pl.load(w, [1, k0], [8, 256], valid_shape=[1, 256],
+                         target_memory=pl.MemorySpace.Vec)
+            tmp = pl.tile.create([8, 256], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+            c0 = pl.row_sum(pl.mul(xc, w0), tmp)
+            c1 = pl.row_sum(pl.mul(xc, w1), tmp)
+            r0 = pl.set_validshape(pl.reshape(c0, [1, 8]), 1, 1)
+            r1 = pl.set_validshape(pl.reshape(c1, [1, 8]), 1, 1)
+            v = pl.tile.full([8, 8], dtype=pl.FP32, value=0.0)
+            v0 = pl.tile.assemble(v, r0, [0, 0])
+            v1 = pl.tile.assemble(v0, r1, [1, 0])
+            dot = pl.add(dot, v1)
+        row = pl.transpose(dot, axis1=0, axis2=1)
+        pl.store(pl.set_validshape(row, 1, 8), [task, 0], y)
+    return y
+
+
+@pl.jit
+def gate_softmax(m: pl.Tensor[[32, 16], pl.FP32], inv: pl.Tensor[[32, 1], pl.FP32],
+                 y: pl.Out[pl.Tensor[[32, 4], pl.FP32]]):
+    """comb_sinkhorn's softmax: 8-wide tiles of which 4 columns are valid, padded with
+    the minimum before a row max and with zeros after it; the valid columns stored."""
+    for ob in pl.spmd(4, name_hint="gate_softmax"):
+        t0 = ob * 8
+        g = pl.load(m, [t0, 4], [8, 8], valid_shape=[8, 4], target_memory=pl.MemorySpace.Vec)
+        iv = pl.load(inv, [t0, 0], [8, 1], target_memory=pl.MemorySpace.Vec)
+        row = pl.mul(pl.row_expand_mul(g, iv), 0.5)
+        row_p = pl.fillpad(row, pad_value=pl.PadValue.min)
+        tmp = pl.create_tile([8, 8], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        e = pl.exp(pl.row_expand_sub(row_p, pl.row_max(row_p, tmp)))
+        soft = pl.add(pl.row_expand_div(e, pl.row_sum(e, tmp)), 1e-6)
+        eff = pl.fillpad(pl.set_validshape(soft, 8, 4), pad_value=pl.PadValue.zero)
+        out = pl.div(eff, pl.add(eff, 1.0))
+        pl.store(pl.set_validshape(out, 8, 4), [t0, 0], y)
+    return y
+
+
+@pl.jit
+def tail_valid_rows(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[100, 64], pl.FP32]],
+                    z: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """A valid shape set per block (each column's last tile has 4 rows, so the batch
+    does not split): its valid part is stored, and assembled into a zeroed tile that is
+    stored whole - traced, each block's accesses and copies are its own extent's."""
+    for c in pl.parallel(0, 64, 32):
+        for r in pl.parallel(0, 112, 16):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail_valid"):
+                rows = pl.min(16, 100 - r)
+                t = pl.load(x, [r, c], [16, 32], valid_shape=[rows, 32],
+                            target_memory=pl.MemorySpace.Vec)
+                s = pl.set_validshape(pl.exp(t), rows, 32)
+                pl.store(s, [r, c], y)
+                v = pl.tile.full([16, 32], dtype=pl.FP32, value=0.0)
+                v = pl.tile.assemble(v, s, [0, 0])
+                pl.store(v, [r, c], z)
+    return y, z
+
+
+@pl.jit
+def tail_fillpad(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[7, 64], pl.FP32]]):
+    """The pad of the last tile (the maximum) replaced by zeros before a column sum."""
+    for b in pl.parallel(7):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail_fill"):
+            r = b * 16
+            rows = pl.min(16, 100 - r)
+            t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64],
+                         pad_value=pl.PadValue.max)
+            y[b:b + 1, :] = pl.col_sum(pl.fillpad(t, pad_value=pl.PadValue.zero))
+    return y
