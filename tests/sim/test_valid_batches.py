@@ -55,7 +55,8 @@ def test_a_softmax_of_valid_columns_batches(trace):
     m, inv = _x((32, 16), 2), _x((32, 1), 3)
     r, (_, _, y) = _both(V.gate_softmax, [m, inv, np.zeros((32, 4), np.float32)], trace)
     assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
-    row = m[:, 4:8] * inv * np.float32(0.5)
+    scaled = m[:, 4:8] * inv * np.float32(0.5)
+    row = scaled + m[0:1, 8:12]
     e = np.exp(row - row.max(axis=1, keepdims=True))
     soft = e / e.sum(axis=1, keepdims=True) + np.float32(1e-6)
     assert np.allclose(y, soft / (soft + 1), rtol=1e-5)
@@ -115,3 +116,13 @@ def test_a_declared_valid_shape_tags_an_untagged_result():
     assert r.tags == {(0,): (2, 2), (1,): (1, 1), (2,): (2, 2)}
     # clipped to the shape it is whole: untagged (`with_valid`)
     assert declared(st, uniform(data, None), [5, 2], 2) is data
+
+
+@pytest.mark.parametrize("trace", [True, False])
+def test_products_of_partial_tiles_batch(trace):
+    x, w = _x((40, 512), 6), _x((32, 512), 7)
+    r, (_, _, y) = _both(V.tail_linear, [x, w, np.zeros((48, 32), np.float32)], trace)
+    assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
+    assert np.allclose(y[:40, :24], x @ w[:24].T, rtol=1e-3, atol=1e-3)
+    # the weight's pad rows and the last tile's pad rows: zeros, written whole
+    assert not y[:, 24:].any() and not y[40:].any()

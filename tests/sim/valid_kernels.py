@@ -46,7 +46,9 @@ def gate_softmax(m: pl.Tensor[[32, 16], pl.FP32], inv: pl.Tensor[[32, 1], pl.FP3
         t0 = ob * 8
         g = pl.load(m, [t0, 4], [8, 8], valid_shape=[8, 4], target_memory=pl.MemorySpace.Vec)
         iv = pl.load(inv, [t0, 0], [8, 1], target_memory=pl.MemorySpace.Vec)
-        row = pl.mul(pl.row_expand_mul(g, iv), 0.5)
+        base = pl.load(m, [0, 8], [1, 8], target_memory=pl.MemorySpace.Vec)
+        scaled = pl.mul(pl.row_expand_mul(g, iv), 0.5)
+        row = pl.add(scaled, pl.col_expand(scaled, base))
         row_p = pl.fillpad(row, pad_value=pl.PadValue.min)
         tmp = pl.create_tile([8, 8], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
         e = pl.exp(pl.row_expand_sub(row_p, pl.row_max(row_p, tmp)))
@@ -87,4 +89,26 @@ def tail_fillpad(x: pl.Tensor[[100, 64], pl.FP32], y: pl.Out[pl.Tensor[[7, 64], 
             t = pl.slice(x, [16, 64], [r, 0], valid_shape=[rows, 64],
                          pad_value=pl.PadValue.max)
             y[b:b + 1, :] = pl.col_sum(pl.fillpad(t, pad_value=pl.PadValue.zero))
+    return y
+
+
+@pl.jit
+def tail_linear(x: pl.Tensor[[40, 512], pl.FP32], w: pl.Tensor[[32, 512], pl.FP32],
+                y: pl.Out[pl.Tensor[[48, 32], pl.FP32]]):
+    """hc_pre's linear: 16-row tiles over 40 rows (the last has 8 valid) times 24 valid
+    rows of a 32-row weight, K in two chunks accumulated; the products carry no valid
+    shape (their operands' tiles are of other shapes), so they are stored whole."""
+    for task in pl.spmd(3, name_hint="tail_linear"):
+        t0 = task * 16
+        rows = pl.min(16, 40 - t0)
+        acc = pl.create_tensor([16, 32], dtype=pl.FP32)
+        for kb in pl.range(2):
+            k0 = kb * 256
+            xc = pl.slice(x, [16, 256], [t0, k0], valid_shape=[rows, 256])
+            wc = pl.slice(w, [32, 256], [0, k0], valid_shape=[24, 256])
+            if kb == 0:
+                acc = pl.matmul(xc, wc, b_trans=True, out_dtype=pl.FP32)
+            else:
+                acc = pl.matmul_acc(acc, xc, wc, b_trans=True)
+        y = pl.assemble(y, acc, [t0, 0])
     return y

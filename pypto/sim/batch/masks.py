@@ -288,10 +288,28 @@ def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
     return out
 
 
+# the float products (`ops.matmul._mm`: each operand cast, transposed when asked, then
+# np.matmul - numpy's rule for the result's tag; matmul_acc adds the accumulator first)
+PRODUCTS = frozenset(("matmul", "matmul_acc"))
+
+# ops whose impl broadcasts a vector to the shape of its first operand (a fresh, untagged
+# array: `ops.reduce._broadcast_vector`), which then takes the valid shape its type declares
+EXPANDS = frozenset(("row_expand", "col_expand"))
+
+
 def kind_of(e: Any) -> tuple | None:
-    """("elementwise", arity) or ("reduce", axis) when the op of call `e` is one the
-    rules here cover (its impl is its registry ufunc, or a reduction with it), else None."""
-    uf = get(e.op).ufunc
+    """("elementwise", arity), ("reduce", axis) or ("expand", 2) when the op of call `e`
+    is one the rules here cover (its impl is its registry ufunc, a reduction with it, or
+    a broadcast of a vector: `EXPANDS`), else None."""
+    op = get(e.op)
+    if op.name in EXPANDS:
+        return ("expand", 2)
+    if op.name in PRODUCTS:
+        public = [p for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
+        return ("matmul",) + tuple(public.index(p) if p in public else None
+                                   for p in ("acc", "lhs", "rhs", "a_trans", "b_trans",
+                                             "init_cond"))
+    uf = op.ufunc
     if uf is None:
         return None
     if uf.reduce_axis is not None:
@@ -315,7 +333,12 @@ def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarr
         refuse(st, args)
         raise Fallback("a tagged operand of an op without a mask rule")
     args = [as_masked(a) for a in args]
-    if kind[0] == "elementwise":
+    if kind[0] == "expand":  # (a fresh array: untagged, but for its type's valid shape)
+        r = compute([a.data if type(a) is Masked else a for a in args])
+    elif kind[0] == "matmul":
+        r = _product_tags(args, kind, compute([a.data if type(a) is Masked else a
+                                               for a in args]), rank, st.bs)
+    elif kind[0] == "elementwise":
         r = elementwise(args, kind[1],
                         compute([a.data if type(a) is Masked else a for a in args]), rank,
                         st.bs)
@@ -325,6 +348,30 @@ def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarr
             refuse(st, args)
         r = reduce(lambda d: compute([d] + list(args[1:])), x, kind[1], rank)
     return declared(st, r, valid, rank) if valid else r
+
+
+def _product_tags(args: list, kind: tuple, r: np.ndarray, rank: int, bs: tuple) -> Any:
+    """The tags of a product `r` (`kind`: its operands' positions): numpy's rule over the
+    operands as `_mm` passes them to np.matmul - a transposed operand keeps its tag only
+    when its tile is square (swapaxes keeps the shape), and only an operand of the
+    result's tile shape passes its valid shape on; then matmul_acc's `acc + product`."""
+    _, acc, lhs, rhs, a_trans, b_trans, init = kind
+    shape = r.shape[-rank:]
+    ops: list[Masked | None] = []
+    for k, tk in ((lhs, a_trans), (rhs, b_trans)):
+        a = args[k] if k is not None else None
+        if type(a) is not Masked:
+            ops.append(None)
+            continue
+        tile = a.data.shape[-rank:]
+        trans = tk is not None and bool(args[tk])
+        keep = tile == shape and (not trans or tile[0] == tile[1])
+        ops.append(Masked(r, {}, a.every if keep else None) if a.every is not BY_BLOCK else
+                   Masked(r, {i: (v if keep else None) for i, v in a.tags.items()}))
+    prod = elementwise(ops, 2, r, rank, bs) if any(o is not None for o in ops) else r
+    if acc is None or (init is not None and bool(args[init])):
+        return prod
+    return elementwise([args[acc], prod], 2, r, rank, bs)
 
 
 def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
