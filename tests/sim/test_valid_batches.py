@@ -126,3 +126,10 @@ def test_products_of_partial_tiles_batch(trace):
     assert np.allclose(y[:40, :24], x @ w[:24].T, rtol=1e-3, atol=1e-3)
     # the weight's pad rows and the last tile's pad rows: zeros, written whole
     assert not y[:, 24:].any() and not y[40:].any()
+
+
+def test_a_reciprocal_keeps_the_valid_columns():
+    m = _x((32, 16), 8)
+    r, (_, y) = _both(V.gate_sigmoid, [m, np.zeros((32, 4), np.float32)], True)
+    assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
+    assert np.allclose(y, 1 / (1 + np.exp(-m[:, :4])) + np.float32(1e-6), rtol=1e-6)

@@ -112,3 +112,14 @@ def tail_linear(x: pl.Tensor[[40, 512], pl.FP32], w: pl.Tensor[[32, 512], pl.FP3
                 acc = pl.matmul_acc(acc, xc, wc, b_trans=True)
         y = pl.assemble(y, acc, [t0, 0])
     return y
+
+
+@pl.jit
+def gate_sigmoid(m: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 4], pl.FP32]]):
+    """split_pre_post's gate: a sigmoid by `recip` of 4 valid columns of 8."""
+    for ob in pl.spmd(4, name_hint="gate_sigmoid"):
+        t0 = ob * 8
+        g = pl.load(m, [t0, 0], [8, 8], valid_shape=[8, 4], target_memory=pl.MemorySpace.Vec)
+        sig = pl.recip(pl.add(pl.exp(pl.neg(g)), 1.0))
+        pl.store(pl.set_validshape(pl.add(sig, 1e-6), 8, 4), [t0, 0], y)
+    return y

@@ -292,6 +292,10 @@ def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
 # np.matmul - numpy's rule for the result's tag; matmul_acc adds the accumulator first)
 PRODUCTS = frozenset(("matmul", "matmul_acc"))
 
+# unary ops whose impl is a numpy ufunc of their first operand alone (`ops.elementwise`'s
+# high-precision family: the flag and the scratch tile change nothing in the simulator)
+UNARIES = frozenset(("recip", "log", "rsqrt"))
+
 # ops whose impl broadcasts a vector to the shape of its first operand (a fresh, untagged
 # array: `ops.reduce._broadcast_vector`), which then takes the valid shape its type declares
 EXPANDS = frozenset(("row_expand", "col_expand"))
@@ -304,6 +308,8 @@ def kind_of(e: Any) -> tuple | None:
     op = get(e.op)
     if op.name in EXPANDS:
         return ("expand", 2)
+    if op.name in UNARIES:
+        return ("elementwise", 1)
     if op.name in PRODUCTS:
         public = [p for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
         return ("matmul",) + tuple(public.index(p) if p in public else None
