@@ -133,3 +133,12 @@ def test_a_reciprocal_keeps_the_valid_columns():
     r, (_, y) = _both(V.gate_sigmoid, [m, np.zeros((32, 4), np.float32)], True)
     assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
     assert np.allclose(y, 1 / (1 + np.exp(-m[:, :4])) + np.float32(1e-6), rtol=1e-6)
+
+
+def test_a_chain_into_a_partial_write_is_not_computed_in_its_windows():
+    x = _x((112, 64), 9)
+    r, (_, y) = _both(V.tail_chain, [x, np.full((112, 64), 7, np.float32)], False)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    assert np.array_equal(y[:100], x[:100] * np.float32(2) + x[:100])
+    # the last tiles' rows past their valid ones: the output's residue (NaN), untouched
+    assert np.isnan(y[100:]).all()

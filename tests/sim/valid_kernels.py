@@ -123,3 +123,17 @@ def gate_sigmoid(m: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 4], p
         sig = pl.recip(pl.add(pl.exp(pl.neg(g)), 1.0))
         pl.store(pl.set_validshape(pl.add(sig, 1e-6), 8, 4), [t0, 0], y)
     return y
+
+
+@pl.jit
+def tail_chain(x: pl.Tensor[[112, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
+    """A chain written into its windows whose last op meets a partial tile: the write
+    keeps the rows past the valid ones, so no op of the chain may be computed in the
+    destination windows (`mask_ops.untagged_places`)."""
+    for c in pl.parallel(0, 64, 32):
+        for r in pl.parallel(0, 112, 16):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail_chain"):
+                rows = pl.min(16, 100 - r)
+                t = pl.slice(x, [16, 32], [r, c], valid_shape=[rows, 32])
+                y[r:r + 16, c:c + 32] = pl.add(pl.mul(x[r:r + 16, c:c + 32], 2.0), t)
+    return y

@@ -24,7 +24,7 @@ from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
-from pypto.sim.batch.mask_ops import TaggedCores, may_tag, reshaped
+from pypto.sim.batch.mask_ops import TaggedCores, reshaped, untagged_places
 from pypto.sim.batch.masks import Masked, as_masked, declares_valid, tagged, written_extent
 from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
@@ -74,8 +74,8 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
         # ops computed straight into the windows a later write fills (untraced; not
         # where a tile may be partial: its write keeps what lies outside its valid part)
-        self.places = {} if self.settings.trace or may_tag(func) else \
-            placements(func, plan.alias)
+        self.places = {} if self.settings.trace else \
+            untagged_places(func, placements(func, plan.alias))
         # the window-write calls recorded for a merged write (`merged.merge_sites`)
         self.merging: set[int] = set()
 
