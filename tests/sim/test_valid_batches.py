@@ -142,3 +142,22 @@ def test_a_chain_into_a_partial_write_is_not_computed_in_its_windows():
     assert np.array_equal(y[:100], x[:100] * np.float32(2) + x[:100])
     # the last tiles' rows past their valid ones: the output's residue (NaN), untouched
     assert np.isnan(y[100:]).all()
+
+
+def test_an_int8_product_of_partial_tiles_batches():
+    rng = np.random.default_rng(10)
+    q = rng.integers(-8, 8, (16, 128)).astype(np.int8)
+    w = rng.integers(-8, 8, (128, 64)).astype(np.int8)
+    r, (_, _, y) = _both(V.int_linear, [q, w, np.zeros((16, 64), np.int32)], True)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    assert np.array_equal(y[:4], q[:4].astype(np.int32) @ w.astype(np.int32))
+    assert not y[4:].any()  # (the pad rows)
+
+
+def test_narrow_floats_with_a_valid_shape_batch():
+    import ml_dtypes
+    x = _x((64, 64), 11).astype(ml_dtypes.bfloat16)
+    r, (_, y) = _both(V.bf16_rows, [x, np.zeros((64, 64), ml_dtypes.bfloat16)], True)
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    want = ((x.astype(np.float32) + 1).astype(ml_dtypes.bfloat16).astype(np.float32) * 0.5)
+    assert np.allclose(y.astype(np.float32), want, rtol=1e-2)

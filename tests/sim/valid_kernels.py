@@ -137,3 +137,34 @@ def tail_chain(x: pl.Tensor[[112, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], 
                 t = pl.slice(x, [16, 32], [r, c], valid_shape=[rows, 32])
                 y[r:r + 16, c:c + 32] = pl.add(pl.mul(x[r:r + 16, c:c + 32], 2.0), t)
     return y
+
+
+@pl.jit
+def int_linear(q: pl.Tensor[[16, 128], pl.INT8], w: pl.Tensor[[128, 64], pl.INT8],
+               y: pl.Out[pl.Tensor[[16, 64], pl.INT32]]):
+    """The indexer's int8 projection: 4 valid rows of a 16-row tile (the same in every
+    block), times each block's columns of the weight, accumulated in int32."""
+    for ot in pl.spmd(2, name_hint="int_linear"):
+        o0 = ot * 32
+        acc = pl.create_tensor([16, 32], dtype=pl.INT32)
+        for kb in pl.range(2):
+            k0 = kb * 64
+            qt = pl.slice(q, [16, 64], [0, k0], valid_shape=[4, 64])
+            wt = w[k0:k0 + 64, o0:o0 + 32]
+            if kb == 0:  # noqa: SIM108 - a run-time branch of the kernel
+                acc = pl.matmul(qt, wt, out_dtype=pl.INT32)
+            else:
+                acc = pl.matmul_acc(acc, qt, wt)
+        y[0:16, o0:o0 + 32] = acc
+    return y
+
+
+@pl.jit
+def bf16_rows(x: pl.Tensor[[64, 64], pl.BF16], y: pl.Out[pl.Tensor[[64, 64], pl.BF16]]):
+    """Narrow floats with a valid shape: 8-row windows of 2 valid rows, scaled and
+    stored (their valid rows only)."""
+    for t in pl.spmd(32, name_hint="bf16_rows"):
+        r0 = t * 2
+        xt = pl.load(x, [r0, 0], [8, 64], valid_shape=[2, 64], target_memory=pl.MemorySpace.Vec)
+        pl.store(pl.mul(pl.add(xt, 1.0), 0.5), [r0, 0], y)
+    return y

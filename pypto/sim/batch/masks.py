@@ -332,10 +332,12 @@ def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarr
           args: list, valid: list | None, rank: int) -> Any:
     """An op of `kind` (`kind_of`) with tagged operands: `compute` gives its result on
     plain arrays (the data); the result's tags follow the rules of the module docstring.
-    Any other op, or integers (whose division is not the bare ufunc), stops the batch."""
-    if kind is None or any(tagged(a) and np.dtype(a.dtype if type(a) is ValidArray
-                                                  else a.data.dtype).kind != "f"
-                           for a in args):
+    Any other op, or an elementwise op or reduction of integers (whose division is not
+    the bare ufunc), stops the batch. (Narrow floats - bf16 - widen by `astype`, which
+    keeps a tag: numpy's rule holds for them; products cast any operand so.)"""
+    if kind is None or (kind[0] in ("elementwise", "reduce") and any(
+            tagged(a) and np.dtype(a.dtype if type(a) is ValidArray
+                                   else a.data.dtype).kind in "iub" for a in args)):
         refuse(st, args)
         raise Fallback("a tagged operand of an op without a mask rule")
     args = [as_masked(a) for a in args]
