@@ -253,17 +253,21 @@ def test_a_clamped_tail_window_runs_by_itself_after_the_batch():
     assert np.array_equal(y[:100], x + np.float32(1.0))  # (the last tile's 4 valid rows)
 
 
-def test_partial_tiles_of_an_inner_loop_split_the_inner_nests_when_traced():
+def test_partial_tiles_of_an_inner_loop_run_in_the_batch_traced_too():
     x = np.random.default_rng(7).standard_normal((64, 100)).astype(np.float32)
-    r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32),
-                                         trace=True)
-    # traced, partial tiles are not batched (their costs differ per task): the whole nest
-    # cannot split (each row of tiles ends in a partial one), so the outer loop runs
-    # sequentially and each inner nest batches its first three tiles
-    assert r.batch_stats == {"batched": 2, "fallback": 1}
-    assert "partial tiles" in r.batch_refusals["tail_columns_cols"]
+    # the partial tiles run in the batch with masks (`masks`): one batch; traced, the
+    # blocks are grouped by the extent of their valid part, each group's accesses and
+    # costs its own (`mask_windows`), so every task's trace is its block-by-block one
+    r, r2, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32),
+                                          trace=True)
+    assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
     assert np.array_equal(y, np.exp(x))
-    # untraced, the partial tiles run in the batch with masks (`masks`): one batch
+    assert [(a.lo, a.hi) for a in r.trace.tasks[3].accesses if a.tensor == "x"] == \
+        [((0, 96), (32, 100))]
+    assert [(t.loops, [(a.tensor, a.mode, a.lo, a.hi) for a in t.accesses], t.block_cycles)
+            for t in r.trace.tasks] == \
+        [(t.loops, [(a.tensor, a.mode, a.lo, a.hi) for a in t.accesses], t.block_cycles)
+         for t in r2.trace.tasks]
     r, _, (y,) = _same_as_block_by_block(K.tail_columns, x, np.zeros((64, 100), np.float32))
     assert r.batch_stats == {"batched": 1, "fallback": 0} and not r.batch_refusals
     assert np.array_equal(y, np.exp(x))

@@ -17,13 +17,15 @@ import numpy as np
 from pypto.ir.nodes import Call, For, Function, If, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
+from pypto.ops.numeric import ValidArray
 from pypto.ops.registry import get
-from pypto.sim.batch import masks
+from pypto.sim.batch import mask_windows, masks
 from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
-from pypto.sim.batch.masks import Masked
+from pypto.sim.batch.mask_ops import TaggedCores, reshaped, untagged_places
+from pypto.sim.batch.masks import Masked, as_masked, declares_valid, tagged, written_extent
 from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.placement import placed, placements
@@ -43,7 +45,6 @@ from pypto.sim.batch.shifted import shifted_loop
 from pypto.sim.batch.state import (
     Fallback,
     gather_index,
-    whole_windows,
     write_each_block,
 )
 from pypto.sim.batch.ufuncs import (
@@ -62,7 +63,7 @@ from pypto.sim.engine.values import FRAME, Env, Expr, Stmt, pad_mode
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
 
 
-class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
+class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
     """Compiles a region for batched execution under a `Plan`; see the module docstring."""
 
     def __init__(self, host: Host, func: Function, plan: Plan):
@@ -73,8 +74,10 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
-        # ops computed straight into the windows a later write fills (untraced)
-        self.places = {} if self.settings.trace else placements(func, plan.alias)
+        # ops computed straight into the windows a later write fills (untraced; not
+        # where a tile may be partial: its write keeps what lies outside its valid part)
+        self.places = {} if self.settings.trace else \
+            untagged_places(func, placements(func, plan.alias))
         # the window-write calls recorded for a merged write (`merged.merge_sites`)
         self.merging: set[int] = set()
 
@@ -165,7 +168,8 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 tgt = a[wr.tensor]
                 local = not (isinstance(tgt, Var) and tgt.name in self.plan.alias)
                 if local and (self.vary(tgt) or self.vary(a[wr.source]) or self.masked):
-                    return self.blocal_write(e, tgt, a[wr.source], a[wr.offset])
+                    return self.tagged_local(e, self.blocal_write(e, tgt, a[wr.source],
+                                                                  a[wr.offset]))
                 if self.vary(tgt):
                     return self.bstack_write(e, tgt, a[wr.source], a[wr.offset])
                 src = a[wr.source]
@@ -187,6 +191,9 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
             return self.bper_block(e)
         if op.role is Role.RESHAPE:
             return self.breshape(e)
+        c = self.tagged_core(e)  # (set_validshape, transpose, fillpad: `mask_ops`)
+        if c is not None:
+            return c
         if not op.batchable and op.extra.get("batched") is not None:
             return self.bbatched(e)
         if op.batchable:
@@ -247,15 +254,14 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         nd_t = np.ndarray
         into = None if tracing else reuse(e, npdt, static, self.dying.get(id(e), []))
         fast = direct(e, npdt)
-        # partial tiles in the batch (untraced): the rules of `masks`, with the valid
-        # shape the op's type declares when it differs per block
-        mkind = None if tracing else masks.kind_of(e)
-        mvalid = list(t.valid_shape) if not tracing and t.valid_shape is not None and \
-            self.vary(list(t.valid_shape)) else []
+        # tagged tiles in the batch: the rules of `masks`, and the valid shape the op's
+        # type declares (`FnCompiler._typed_valid`; its entries are more operands)
+        mkind = masks.kind_of(e)
+        mvalid = list(t.valid_shape or ()) if declares_valid(t) else []
         nv = len(mvalid)
         # computed in the destination windows (`placement`): the write's target and
         # offsets are two more operands
-        place = self.places.get(id(e))
+        place = None if nv else self.places.get(id(e))
         into_place = placed(e, npdt) if place is not None else None
         where = [place[0], place[1]] if place is not None and into_place is not None else []
 
@@ -277,31 +283,40 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 raise Fallback("unexpected result shape")
             return r
 
+        def charge(f: BatchFrame, args: list, r: Any) -> None:
+            # (the cost of one block, all blocks': it depends on the tiles' shapes only)
+            assert acct is not None
+            nb = f.batch.nb
+            z = (0,) * nb
+            args = [a.data if type(a) is Masked else a for a in args]
+            r = r.data if type(r) is Masked else r
+            acct(f.rec, f.costs,
+                 [a[z] if k in shaped and a.ndim == ranks[k] + nb else a
+                  for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
+
         def core(f: BatchFrame, args: list) -> Any:
             if into_place is not None:
                 args, (tgt, offs) = args[:-2], args[-2:]
+            valid = None
             if nv:
                 args, valid = args[:-nv], args[-nv:]
             for a in args:
-                if type(a) is Masked:
-                    return masks.apply(f.batch, mkind, lambda xs: compute(f, xs), args,
-                                       valid if nv else None, rank)
+                if type(a) is Masked or type(a) is ValidArray:
+                    r = masks.apply(f.batch, mkind, lambda xs: compute(f, xs), args, valid,
+                                    rank)
+                    if acct is not None and f.rec is not None:
+                        charge(f, args, r)
+                    return r
             if into_place is not None:
                 r = into_place(f.batch, tgt, offs, args)
                 if r is not None:
                     return r
-            if into is not None:
-                r = into(args, f.batch.nb)
-                if r is not None:
-                    return r
-            r = compute(f, args)
-            if acct is not None and f.rec is not None:
-                nb = f.batch.nb
-                z = (0,) * nb
-                acct(f.rec, f.costs,
-                     [a[z] if k in shaped and a.ndim == ranks[k] + nb else a
-                      for k, a in enumerate(args)], r[z] if r.ndim == rank + nb else r)
-            return r
+            r = into(args, f.batch.nb) if into is not None else None
+            if r is None:
+                r = compute(f, args)
+                if acct is not None and f.rec is not None:
+                    charge(f, args, r)
+            return masks.declared(f.batch, r, valid, rank) if valid is not None else r
 
         return Core("args", core, [e.args[i] for i in public] + mvalid + where)
 
@@ -310,8 +325,9 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         (`ufuncs.chunked_reduction`; untraced), or None. Its operands are the inner
         op's: when the run-time values do not fit, the two cores run as usual."""
         t = e.type
-        if not isinstance(t, ShapedType):
-            return None
+        if not isinstance(t, ShapedType) or declares_valid(t) or \
+                declares_valid(getattr(e.args[0], "type", None) if e.args else None):
+            return None  # (a result tagged by its type: the two ops as usual)
         chunked = chunked_reduction(e, t.dtype.np)
         if chunked is None:
             return None
@@ -384,18 +400,21 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         def core(f: BatchFrame, args: list) -> Any:
             x = args[0]
             nb = f.batch.nb
-            if type(x) is not np.ndarray:
-                masks.refuse(f.batch, x)
-                raise Fallback("a tagged or non-array operand")
-            if x.ndim == in_rank + nb:
-                r = x.reshape(x.shape[:nb] + static)
-            elif x.ndim == in_rank:
-                r = x.reshape(static)
+            d = as_masked(x).data if tagged(x) else x
+            if type(d) is not np.ndarray:
+                raise Fallback("a non-array operand")
+            if d.ndim == in_rank + nb:
+                r = d.reshape(d.shape[:nb] + static)
+            elif d.ndim == in_rank:
+                r = d.reshape(static)
             else:
                 raise Fallback("unexpected operand rank")
             if acct is not None and f.rec is not None:
-                acct(f.rec, f.costs, [x], r)
-            return r
+                z = (0,) * nb
+                acct(f.rec, f.costs, [d[z] if d.ndim > in_rank else d],
+                     r[z] if r.ndim > len(static) else r)
+            # (a tag is kept when the shape is, else only its class: `mask_ops`)
+            return reshaped(f.batch, x, r, len(static)) if tagged(x) else r
 
         return Core("args", core, [e.args[0]])
 
@@ -404,9 +423,8 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
     def bwindow(self, e: Call, src: Any, shape: Any, offset: Any, opname: str,
                 valid: Any = None, clamp: Any = None, pad: Any = None) -> Core:
         """A window read at varying offsets: all blocks' windows as one strided view. With
-        a valid shape or clamp, partial tiles are `masks.Masked` (untraced); traced, only
-        while every block's window is whole and inside the tensor (`whole_windows`),
-        else the batch stops (`Partial`) naming the blocks whose tile is partial."""
+        a valid shape or clamp, partial tiles are `masks.Masked` (`mask_windows.read`;
+        traced, each block's valid part is its access)."""
         _, shp_v = self.const(shape)
         shp = tuple(int(d) for d in shp_v)
         out_static = e.type.static_shape() if isinstance(e.type, ShapedType) else None
@@ -439,17 +457,18 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                                    "a condition")
                 vals = valid_f(env) if valid_f is not None else None
                 clamped = bool(clamp_f(env)) if clamp_f is not None else False
-                if tracing:
-                    whole_windows(st, a.shape, offs, shp, vals, clamped)
-                else:
-                    if vals is not None and (not isinstance(vals, (list, tuple)) or
-                                             len(vals) != len(shp)):
-                        raise Fallback("a valid shape of another rank")
-                    m = masks.read(st, a, offs, shp, vals, clamped, pad_scalar(a.dtype, pad_of))
-                    if m is not None:
-                        if out_static is not None and out_static != shp:
-                            masks.refuse(st, m)
-                        return m
+                if vals is not None and (not isinstance(vals, (list, tuple)) or
+                                         len(vals) != len(shp)):
+                    raise Fallback("a valid shape of another rank")
+                m = mask_windows.read(st, a, offs, shp, vals, clamped,
+                                      pad_scalar(a.dtype, pad_of))
+                if m is not None:
+                    if out_static is not None and out_static != shp:
+                        masks.refuse(st, m)
+                    if tracing and f.rec is not None:  # (the valid parts are the accesses)
+                        mask_windows.charge(f, mask_windows.extents(st, m, shp),
+                                            lambda ext: note(f, a, offs, ext))
+                    return m
             nb = st.nb
             try:
                 w = st.window_at(site, a, offs, shp, False)
@@ -466,19 +485,24 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 if math.prod(out_static) != math.prod(shp):
                     raise Fallback("reshape")
                 w = w.reshape(w.shape[:nb] + out_static)
-            rec = f.rec
-            if tracing and rec is not None:
-                run = f.run
-                buf, origin = run.memory.locate(a)
-                nbytes = math.prod(shp) * a.itemsize
-                if buf is not None and st.log is not None and run.trace is not None:
-                    st.log.append((a, buf, origin, list(offs), shp, False, sid,
-                                   ()))
-                    note_gm(rec, f.costs, "gm_read", nbytes,
-                            gm_cycles(platform, a, list(shp), nbytes))
-                else:
-                    note_onchip_copy(platform, f.costs, nbytes)
+            if tracing and f.rec is not None:
+                note(f, a, offs, shp)
             return w
+
+        def note(f: BatchFrame, a: np.ndarray, offs: list, ext: tuple) -> None:
+            """The trace's access and cost of all blocks' reads of extent `ext`."""
+            run = f.run
+            st = f.batch
+            rec = f.rec
+            assert rec is not None
+            buf, origin = run.memory.locate(a)
+            nbytes = math.prod(ext) * a.itemsize
+            if buf is not None and st.log is not None and run.trace is not None:
+                st.log.append((a, buf, origin, list(offs), ext, False, sid, ()))
+                note_gm(rec, f.costs, "gm_read", nbytes,
+                        gm_cycles(platform, a, list(ext), nbytes))
+            else:
+                note_onchip_copy(platform, f.costs, nbytes)
 
         return Core("window", core, [src, offset])
 
@@ -491,13 +515,15 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
         sid = SiteId(e.span, opname)
         from_cube = (isinstance(source, Var) and source.name in self.cube_vars) or \
             (isinstance(source, Call) and is_cube(source))
+        # (not for a source its type tags: its write keeps what lies outside the valid part)
         into = None if tracing or not isinstance(source, Call) or not self.vary(source) \
-            else fused(source, shp)
+            or declares_valid(source.type) else fused(source, shp)
         # the operands of the fused op, evaluated before the write (pure: names, constants)
         uf = elementwise_ufunc(source) if into is not None else None
         fused_ops = list(source.args[:uf.arity]) if uf is not None else []
         gathers = False
-        if into is None and not tracing and isinstance(source, Call) and self.vary(source):
+        if into is None and not tracing and isinstance(source, Call) and self.vary(source) \
+                and not declares_valid(source.type):
             # a row gather: the rows straight into the destination windows
             take = rows_into(source, shp, self.read_only)
             if take is not None:
@@ -505,28 +531,39 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
                 gathers = True
         site: list = [None]
         merging = id(e) in self.merging
+        # the footprint the plan proved disjoint: the valid part a source's type declares
+        bound = written_extent(source.type) or shp
+        whole = bound == shp
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
             st = f.batch
+            if not whole and (merging or st.pred is not None):
+                raise Fallback("a partial tile written under a condition")
             if merging and st.merge is not None:  # (made with the other branch's: `merged`)
                 st.merge.append((into, gathers, site, shp, tgt, offs, fargs, src_of, st.pred))
                 return tgt
             if st.pred is not None:  # under a condition: only the blocks taking it write
                 src = src_of()
+                if tagged(src):
+                    raise Fallback("a tagged tile written under a condition")
                 masked_write(st, site, tgt, offs, src, shp)
                 if tracing:  # (the replay records it for the blocks of the mask only)
-                    _trace_write(f, tgt, offs, src)
+                    _trace_write(f, tgt, offs, src, shp)
                 return tgt
             if into is not None and into(st, tgt, fargs, offs):
                 return tgt
             src = src_of()
-            if type(src) is Masked and type(tgt) is np.ndarray and len(offs) == tgt.ndim and \
-                    src.data.shape[-srank:] == shp:
-                masks.write(st, tgt, offs, src, shp)  # (each block's valid part)
+            if tagged(src) and type(tgt) is np.ndarray and len(offs) == tgt.ndim and \
+                    as_masked(src).data.shape[-srank:] == shp:
+                m = as_masked(src)  # (each block's valid part)
+                groups = mask_windows.write(st, tgt, offs, m, shp, bound)
+                if tracing:
+                    mask_windows.charge(f, groups, lambda ext: _trace_write(f, tgt, offs, m.data,
+                                                                            ext))
                 return tgt
-            if type(tgt) is not np.ndarray or type(src) is not np.ndarray:
+            if type(tgt) is not np.ndarray or type(src) is not np.ndarray or not whole:
                 masks.refuse(st, src)
-                raise Fallback("a tagged value")
+                raise Fallback("a tagged value, or a whole tile where a partial one was due")
             nb = st.nb
             if len(offs) != tgt.ndim or src.shape[-srank:] != shp or \
                     src.ndim not in (srank, srank + nb):
@@ -541,23 +578,23 @@ class BatchCompiler(OwnCores, ScalarCores, FnCompiler):
             else:
                 write_each_block(st, tgt, offs, src, shp, list(st.indices()))
             if tracing:
-                _trace_write(f, tgt, offs, src)
+                _trace_write(f, tgt, offs, src, shp)
             return tgt
 
-        def _trace_write(f: BatchFrame, tgt: Any, offs: list, src: Any) -> None:
+        def _trace_write(f: BatchFrame, tgt: Any, offs: list, src: Any, ext: tuple) -> None:
             run = f.run
             st = f.batch
             buf, origin = run.memory.locate(tgt)
             if buf is not None and st.log is not None and run.trace is not None:
-                st.log.append((tgt, buf, origin, list(offs), shp, True, sid,
+                st.log.append((tgt, buf, origin, list(offs), ext, True, sid,
                                ()))
                 rec = f.rec
                 if rec is not None:
-                    nbytes = math.prod(shp) * tgt.itemsize
+                    nbytes = math.prod(ext) * tgt.itemsize
                     note_gm(rec, f.costs, "gm_write", nbytes,
-                            gm_cycles(platform, tgt, list(shp), nbytes))
+                            gm_cycles(platform, tgt, list(ext), nbytes))
                     if from_cube:
-                        note_drain(platform, rec, f.costs, shp, src.itemsize)
+                        note_drain(platform, rec, f.costs, ext, src.itemsize)
 
         return Core("write", core, [target, offset, fused_ops, source])
 

@@ -1,9 +1,11 @@
 """Partial tiles inside a batch: each block's valid extents carried beside the data.
 
 Block by block, a window read with a valid shape short of the window (the last tile of
-a `valid_shape=[pl.min(T, n - r), ...]` loop, a clamped window at the end of a tensor)
-is a `ValidArray`: the valid part copied, the rest of the tile the pad value, the valid
-extents as its tag. What each op then does with the tag is numpy's and the impl's:
+a `valid_shape=[pl.min(T, n - r), ...]` loop, a clamped window at the end of a tensor,
+an 8-row window of which one row is valid) is a `ValidArray`: the valid part copied,
+the rest of the tile the pad value, the valid extents as its tag (`set_validshape`
+tags a value the same way). What each op then does with the tag is numpy's and the
+impl's:
 
 * an elementwise ufunc op computes every element; its result is tagged like the first
   tagged operand (numpy wraps the result in that operand's class), with that operand's
@@ -14,13 +16,16 @@ extents as its tag. What each op then does with the tag is numpy's and the impl'
   it (`FnCompiler._typed_valid`);
 * a window write writes the valid part only.
 
-A `Masked` value is a batched tile of which some blocks are such partial tiles: the
-data of all blocks (computed as block by block computes each), and per block whether it
-is tagged and its valid extents. The functions here apply the rules above to all blocks
-at once; every other op meeting a `Masked` operand stops the batch with `Partial`, and
-the launch splits as before (the whole tiles batched, the rest block by block).
-Untraced runs only: a traced batch applies the same costs to every task, and the bytes a
-partial tile moves differ.
+A `Masked` value is a batched tile of which some blocks are such tagged tiles: the data
+of all blocks (computed as block by block computes each), and per block whether it is
+tagged and its valid extents - or, when every block carries the same tag (a valid shape
+that is a constant or a uniform value: every block moves the same bytes), that one tag
+(`every`). A uniform `ValidArray` operand (a window of a weight read at the same offsets
+in every block) counts as tagged that way in every block. The functions here apply the
+rules above to all blocks at once; windows and writes are `mask_windows`, the other ops
+with a rule (`set_validshape`, `reshape`, `transpose`, `fillpad`) `mask_ops`. Every
+other op meeting a `Masked` operand stops the batch with `Partial`, and the launch
+splits as before (the whole tiles batched, the rest block by block).
 """
 from __future__ import annotations
 
@@ -30,25 +35,81 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.types import ShapedType
+from pypto.ir.nodes import Const
+from pypto.ir.types import ShapedType, Type
+from pypto.ops.numeric import ValidArray
 from pypto.ops.registry import get
 from pypto.sim.batch.state import BatchState, Fallback, Partial
-from pypto.sim.device.fill import fill_outside
 from pypto.sim.engine.intrinsics.common import falsy_const
+
+BY_BLOCK: Any = object()  # `Masked.every` when the blocks' tags differ (see `tags`)
 
 
 class Masked:
-    """A batched tile some of whose blocks are partial (see the module docstring):
-    `data` (batch axes, then the tile's) and `tags`, for the blocks that are a
-    `ValidArray` block by block (by block index): their valid extents, or None when the
-    tag carries none. A block not in `tags` is a plain, whole tile. (Partial tiles are
-    few - a loop's last tiles - so each op looks at them one by one.)"""
+    """A batched tile some of whose blocks are tagged (see the module docstring):
+    `data` (batch axes, then the tile's) and either `every`, the tag of every block (a
+    tuple of valid extents, or None for a tag without a valid shape), or, when `every`
+    is BY_BLOCK, `tags`: for the blocks that are a `ValidArray` block by block (by block
+    index), their valid extents or None. A block not in `tags` is a plain, whole tile.
+    (Per-block partial tiles are few - a loop's last tiles - so each op looks at them one
+    by one.)"""
 
-    __slots__ = ("data", "tags")
+    __slots__ = ("data", "every", "tags")
 
-    def __init__(self, data: np.ndarray, tags: dict):
+    def __init__(self, data: np.ndarray, tags: dict, every: Any = BY_BLOCK):
         self.data = data
         self.tags = tags
+        self.every = every
+
+    def by_block(self, bs: tuple) -> dict:
+        """The tags per block (every block's, for a tag that is the same in all)."""
+        if self.every is BY_BLOCK:
+            return self.tags
+        return {idx: self.every for idx in np.ndindex(*bs)}
+
+
+def uniform(data: np.ndarray, tag: tuple | None) -> Masked:
+    """`data` with the same tag in every block."""
+    return Masked(data, {}, tag)
+
+
+def tagged(a: Any) -> bool:
+    """Is `a` a tagged operand (a `Masked` value, or a uniform `ValidArray`)?"""
+    return type(a) is Masked or type(a) is ValidArray
+
+
+def as_masked(a: Any) -> Any:
+    """A uniform `ValidArray` as a `Masked` of the same tag in every block (others as
+    they are)."""
+    if type(a) is ValidArray:
+        return uniform(a.view(np.ndarray), a.valid)
+    return a
+
+
+def declares_valid(t: Type | None) -> bool:
+    """Does the type `t` declare a valid shape that may be short of its shape?"""
+    if not isinstance(t, ShapedType) or t.valid_shape is None:
+        return False
+    return not all(v == d or (isinstance(v, Const) and v.value == d)
+                   for v, d in zip(t.valid_shape, t.shape))
+
+
+def written_extent(t: Type | None) -> tuple | None:
+    """The extents a write of a value of type `t` may write at most, when its type
+    declares a constant valid shape short of its static shape (its valid part; at run
+    time the write checks that no block writes more), else its static shape (None when
+    it has none)."""
+    if not isinstance(t, ShapedType):
+        return None
+    shape = t.static_shape()
+    if shape is None or t.valid_shape is None:
+        return shape
+    out = []
+    for v, d in zip(t.valid_shape, shape):
+        if isinstance(v, Const):
+            v = v.value
+        out.append(max(1, min(v, d)) if type(v) is int else d)
+    return tuple(out)
 
 
 def _cell(a: np.ndarray, idx: tuple) -> tuple:
@@ -57,7 +118,9 @@ def _cell(a: np.ndarray, idx: tuple) -> tuple:
 
 
 def partial_blocks(bs: tuple, v: Masked) -> np.ndarray:
-    """The blocks of `v` that are partial tiles (a bool array over the batch axes)."""
+    """The blocks of `v` that are tagged (a bool array over the batch axes)."""
+    if v.every is not BY_BLOCK:
+        return np.ones(bs, dtype=bool)
     m = np.zeros(bs, dtype=bool)
     for idx in v.tags:
         m[idx] = True
@@ -83,91 +146,36 @@ def _at(v: Any, idx: tuple) -> int:
     return v if type(v) is int else int(v[_cell(v, idx)] if v.ndim else v)
 
 
-def _leading_whole(bs: tuple, short: list) -> int:
-    """How many leading iterations of batch axis 0 have no block in `short`."""
-    return min((idx[0] for idx in short), default=bs[0])
-
-
-def _after(bs: tuple, k: int) -> Any:
-    """The block indices from iteration `k` of batch axis 0 on."""
-    for idx in np.ndindex(*((bs[0] - k,) + bs[1:])):
-        yield (idx[0] + k,) + idx[1:]
-
-
-def read(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clamp: bool,
-         pad: Any) -> Masked | None:
-    """All blocks' windows `offs + shp` of `a` with valid shape `valid` (entries per
-    block) and `clamp`, as block by block reads each: None when every block's tile is
-    whole (the caller's strided view), else a `Masked`. Raises Fallback where block by
-    block faults (a valid part outside the tensor: the rerun reports it)."""
-    bs = st.bs
-    los = [_per_block(st, o) for o in offs]
-    ext: list = []
-    short: np.ndarray = np.zeros(bs, dtype=bool)
-    for ax, s in enumerate(shp):
-        e: Any = s
-        if valid is not None:
-            v = _per_block(st, valid[ax])
-            e = min(s, v) if type(v) is int else np.minimum(v, s)
-        lo = los[ax]
-        d = a.shape[ax]
-        if clamp:
-            e = np.maximum(0, np.minimum(e, d - np.asarray(lo)))
-        if type(e) is int and type(lo) is int:  # (a whole axis at one offset: no numpy)
-            if lo < 0 or lo + e > d or e < 0:
-                raise Fallback("out of bounds")
-            if e < s:
-                short |= True
-        else:
-            lo = np.asarray(lo)
-            if (lo < 0).any() or (lo + e > d).any() or np.any(np.asarray(e) < 0):
-                raise Fallback("out of bounds")
-            short |= np.asarray(e) < s
-        ext.append(e)
-    if not short.any():
-        return None
-    if st.split:
-        # whole tiles first (a loop's short last tile): they run batched without masks,
-        # the rest batched with them (`runtime.launch._split`)
-        rows = np.asarray(short.reshape(bs[0], -1).any(axis=1))
-        if not rows[0]:
-            raise Partial(short.copy())
-    partial = [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(short))]
-    tags = {idx: tuple(_at(e, idx) for e in ext) for idx in partial}
-    out = np.empty(bs + tuple(shp), dtype=a.dtype)
-    inside = np.ones(bs, dtype=bool)
-    for lo, s, d in zip(los, shp, a.shape):
-        inside &= np.asarray(lo) + s <= d
-    k = _leading_whole(bs, [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(~inside))])
-    if k:  # the blocks whose whole window is inside the tensor: one strided view
-        sub = st if k == bs[0] else BatchState((k,) + bs[1:], False, False, False)
-        view = sub.window(a, offs, shp, False)
-        if view is None:
-            k = 0
-        else:
-            out[:k] = view
-    for idx in _after(bs, k):
-        e = tags.get(idx, shp)
-        origin = [_at(x, idx) for x in los]
-        out[idx][tuple(slice(0, x) for x in e)] = \
-            a[tuple(slice(o, o + x) for o, x in zip(origin, e))]
-    for idx, e in tags.items():
-        fill_outside(out[idx], e, pad)
-    return Masked(out, tags)
-
-
-def elementwise(args: list, n: int, r: np.ndarray, rank: int) -> Any:
+def elementwise(args: list, n: int, r: np.ndarray, rank: int, bs: tuple = ()) -> Any:
     """The tags of an elementwise ufunc op's result `r` (over operands `args[:n]`): per
     block, the first tagged operand's, its valid shape when its tile shape is the
     result's."""
     shape = r.shape[-rank:]
     tags: dict = {}
-    for a in reversed(args[:n]):
-        if type(a) is Masked:
-            same = a.data.shape[-rank:] == shape
-            for idx, v in a.tags.items():
-                tags[idx] = v if same else None
+    for a in args[:n]:
+        if not tagged(a):
+            continue
+        a = as_masked(a)
+        same = a.data.shape[-rank:] == shape
+        if a.every is not BY_BLOCK:  # (tagged in every block: the blocks left take it)
+            tag = a.every if same else None
+            if not tags:
+                return uniform(r, tag)
+            for idx in np.ndindex(*bs):
+                tags.setdefault(idx, tag)
+            break
+        for idx, v in a.tags.items():
+            tags.setdefault(idx, v if same else None)
     return Masked(r, tags) if tags else r
+
+
+def _reduced_tag(v: tuple | None, ax: int, full: int, shape: tuple) -> tuple | None:
+    """The tag of a reduction's result along tile axis `ax` (`ops.reduce._valid_part`)."""
+    if v is None:
+        return None
+    v = tuple(min(int(x), s) for x, s in zip(v, shape[:ax] + (full,) + shape[ax + 1:]))
+    kept = v[:ax] + (1,) + v[ax + 1:]
+    return kept if kept != shape else None
 
 
 def reduce(impl: Callable, x: Masked, axis: int, rank: int) -> Any:
@@ -177,6 +185,18 @@ def reduce(impl: Callable, x: Masked, axis: int, rank: int) -> Any:
     data = x.data
     full = data.shape[axis]
     ax = rank + axis  # the tile axis
+
+    def part(n: int) -> np.ndarray:
+        cut = [slice(None)] * data.ndim
+        cut[axis] = slice(0, n)
+        return impl(data[tuple(cut)])
+
+    if x.every is not BY_BLOCK:
+        v = x.every
+        n = min(int(v[ax]), full) if v is not None else full
+        r = part(n) if 0 < n < full else impl(data)
+        tag = _reduced_tag(v, ax, full, r.shape[-rank:])
+        return uniform(r, tag) if tag is not None else r
     r = impl(data)
     shape = r.shape[-rank:]
     parts: dict[int, Any] = {}
@@ -184,37 +204,62 @@ def reduce(impl: Callable, x: Masked, axis: int, rank: int) -> Any:
     for idx, v in x.tags.items():
         if v is None:
             continue  # (no valid shape: reduced whole, untagged)
-        n = v[ax]
+        n = min(int(v[ax]), full)
         if 0 < n < full:
             rv = parts.get(n)
             if rv is None:
-                cut = [slice(None)] * data.ndim
-                cut[axis] = slice(0, n)
-                rv = parts[n] = impl(data[tuple(cut)])
+                rv = parts[n] = part(n)
             r[_cell(r, idx)] = rv[_cell(rv, idx)]
-        kept = v[:ax] + (1,) + v[ax + 1:]
-        if kept != shape:
+        kept = _reduced_tag(v, ax, full, shape)
+        if kept is not None:
             tags[idx] = kept
     return Masked(r, tags) if tags else r
 
 
 def declared(st: BatchState, r: Any, valid: list, rank: int) -> Any:
     """`FnCompiler._typed_valid` for all blocks: a result without a valid shape of its own
-    takes the one its type declares (`valid`, entries per block), when short of it."""
+    takes the one its type declares (`valid`, entries per block), when it differs from
+    the shape (clipped to it; a clipped one that is whole leaves the result untagged)."""
     data = r.data if type(r) is Masked else r
     shape = data.shape[-rank:]
-    if type(r) is Masked and len(r.tags) == math.prod(st.bs) and \
+    if type(r) is Masked and r.every is not BY_BLOCK:
+        if r.every is not None:
+            return r  # (every block carries a valid shape of its own)
+        r = None  # (a tag without a valid shape: as untagged, but for a whole one)
+    elif type(r) is Masked and len(r.tags) == math.prod(st.bs) and \
             all(t is not None for t in r.tags.values()):
-        return r  # (every block carries a valid shape of its own)
+        return r
+    if all(type(x) is int for x in valid):  # the same in every block
+        v = tuple(valid)
+        if len(v) != rank or v == shape:
+            return r if r is not None else uniform(data, None)
+        m = tuple(min(a, b) for a, b in zip(v, shape))
+        if m == shape:  # (`with_valid` of a whole shape: untagged)
+            if type(r) is not Masked:
+                return data
+            tags = {idx: t for idx, t in r.tags.items() if t is not None}
+            return Masked(data, tags) if tags else data
+        if type(r) is not Masked:
+            return uniform(data, m)
+        return Masked(data, {idx: (t if t is not None else m)
+                             for idx in np.ndindex(*st.bs)
+                             for t in (r.tags.get(idx, m),)})
+    if r is None:
+        r = uniform(data, None)
     vals = [_per_block(st, x) for x in valid]
     short = _short_blocks(st, vals, shape)
-    if not short:
+    tags = r.by_block(st.bs) if type(r) is Masked else {}
+    if not short and not any(t is None for t in tags.values()):
         return r
-    tags = dict(r.tags) if type(r) is Masked else {}
+    tags = dict(tags)
     for idx in short:
         if tags.get(idx) is None:  # (untagged, or a tag without a valid shape)
             tags[idx] = tuple(min(_at(v, idx), s) for v, s in zip(vals, shape))
-    return Masked(data, tags)
+    for idx in [i for i, t in tags.items() if t is None]:
+        v = tuple(_at(x, idx) for x in vals)
+        if v != shape:  # (not short, so clipped whole: untagged)
+            del tags[idx]
+    return Masked(data, tags) if tags else data
 
 
 def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
@@ -243,44 +288,34 @@ def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
     return out
 
 
-def write(st: BatchState, tgt: np.ndarray, offs: list, src: Masked, shp: tuple) -> None:
-    """Write each block's valid part of `src` into its window `offs` of `tgt` (block by
-    block: the valid part only, checked against the tensor; a fault raises Fallback and
-    the rerun reports it). Logs undo copies and deferred-fill boxes like any write."""
-    bs = st.bs
-    los = [_per_block(st, o) for o in offs]
-    exts = {idx: v for idx, v in src.tags.items() if v is not None and v != shp}
-    data = np.broadcast_to(src.data, bs + tuple(shp))
-    k = _leading_whole(bs, list(exts))
-    scalar = BatchState((), False, False, False)
-    if k:  # the leading whole tiles: one strided view (bounds-checked there)
-        sub = st if k == bs[0] else BatchState((k,) + bs[1:], False, False, False)
-        view = sub.window(tgt, offs, shp, True)
-        if view is None:
-            k = 0
-        else:
-            if st.undo is not None:
-                st.undo.append((view, view.copy()))
-            view[...] = data[:k]
-            if st.wlog is not None:
-                st.wlog.append((tgt, list(offs), shp, None, sub))
-    for idx in _after(bs, k):
-        e = exts.get(idx, shp)
-        lo = [_at(x, idx) for x in los]
-        if any(o < 0 or o + x > d for o, x, d in zip(lo, e, tgt.shape)):
-            raise Fallback("out of bounds")
-        box = tuple(slice(o, o + x) for o, x in zip(lo, e))
-        if st.undo is not None:
-            st.undo.append((tgt[box], tgt[box].copy()))
-        tgt[box] = data[idx][tuple(slice(0, x) for x in e)]
-        if st.wlog is not None:
-            st.wlog.append((tgt, lo, tuple(e), None, scalar))
+# the float products (`ops.matmul._mm`: each operand cast, transposed when asked, then
+# np.matmul - numpy's rule for the result's tag; matmul_acc adds the accumulator first)
+PRODUCTS = frozenset(("matmul", "matmul_acc"))
+
+# unary ops whose impl is a numpy ufunc of their first operand alone (`ops.elementwise`'s
+# high-precision family: the flag and the scratch tile change nothing in the simulator)
+UNARIES = frozenset(("recip", "log", "rsqrt"))
+
+# ops whose impl broadcasts a vector to the shape of its first operand (a fresh, untagged
+# array: `ops.reduce._broadcast_vector`), which then takes the valid shape its type declares
+EXPANDS = frozenset(("row_expand", "col_expand"))
 
 
 def kind_of(e: Any) -> tuple | None:
-    """("elementwise", arity) or ("reduce", axis) when the op of call `e` is one the
-    rules here cover (its impl is its registry ufunc, or a reduction with it), else None."""
-    uf = get(e.op).ufunc
+    """("elementwise", arity), ("reduce", axis) or ("expand", 2) when the op of call `e`
+    is one the rules here cover (its impl is its registry ufunc, a reduction with it, or
+    a broadcast of a vector: `EXPANDS`), else None."""
+    op = get(e.op)
+    if op.name in EXPANDS:
+        return ("expand", 2)
+    if op.name in UNARIES:
+        return ("elementwise", 1)
+    if op.name in PRODUCTS:
+        public = [p for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
+        return ("matmul",) + tuple(public.index(p) if p in public else None
+                                   for p in ("acc", "lhs", "rhs", "a_trans", "b_trans",
+                                             "init_cond"))
+    uf = op.ufunc
     if uf is None:
         return None
     if uf.reduce_axis is not None:
@@ -295,15 +330,26 @@ def kind_of(e: Any) -> tuple | None:
 
 def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarray],
           args: list, valid: list | None, rank: int) -> Any:
-    """An op of `kind` (`kind_of`) with `Masked` operands: `compute` gives its result on
+    """An op of `kind` (`kind_of`) with tagged operands: `compute` gives its result on
     plain arrays (the data); the result's tags follow the rules of the module docstring.
-    Any other op, or integers (whose division is not the bare ufunc), stops the batch."""
-    if kind is None or any(type(a) is Masked and a.data.dtype.kind != "f" for a in args):
+    Any other op, or an elementwise op or reduction of integers (whose division is not
+    the bare ufunc), stops the batch. (Narrow floats - bf16 - widen by `astype`, which
+    keeps a tag: numpy's rule holds for them; products cast any operand so.)"""
+    if kind is None or (kind[0] in ("elementwise", "reduce") and any(
+            tagged(a) and np.dtype(a.dtype if type(a) is ValidArray
+                                   else a.data.dtype).kind in "iub" for a in args)):
         refuse(st, args)
-    assert kind is not None
-    if kind[0] == "elementwise":
+        raise Fallback("a tagged operand of an op without a mask rule")
+    args = [as_masked(a) for a in args]
+    if kind[0] == "expand":  # (a fresh array: untagged, but for its type's valid shape)
+        r = compute([a.data if type(a) is Masked else a for a in args])
+    elif kind[0] == "matmul":
+        r = _product_tags(args, kind, compute([a.data if type(a) is Masked else a
+                                               for a in args]), rank, st.bs)
+    elif kind[0] == "elementwise":
         r = elementwise(args, kind[1],
-                        compute([a.data if type(a) is Masked else a for a in args]), rank)
+                        compute([a.data if type(a) is Masked else a for a in args]), rank,
+                        st.bs)
     else:
         x = args[0]
         if type(x) is not Masked or any(type(a) is Masked for a in args[1:]):
@@ -312,11 +358,38 @@ def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarr
     return declared(st, r, valid, rank) if valid else r
 
 
+def _product_tags(args: list, kind: tuple, r: np.ndarray, rank: int, bs: tuple) -> Any:
+    """The tags of a product `r` (`kind`: its operands' positions): numpy's rule over the
+    operands as `_mm` passes them to np.matmul - a transposed operand keeps its tag only
+    when its tile is square (swapaxes keeps the shape), and only an operand of the
+    result's tile shape passes its valid shape on; then matmul_acc's `acc + product`."""
+    _, acc, lhs, rhs, a_trans, b_trans, init = kind
+    shape = r.shape[-rank:]
+    ops: list[Masked | None] = []
+    for k, tk in ((lhs, a_trans), (rhs, b_trans)):
+        a = args[k] if k is not None else None
+        if type(a) is not Masked:
+            ops.append(None)
+            continue
+        tile = a.data.shape[-rank:]
+        trans = tk is not None and bool(args[tk])
+        keep = tile == shape and (not trans or tile[0] == tile[1])
+        ops.append(Masked(r, {}, a.every if keep else None) if a.every is not BY_BLOCK else
+                   Masked(r, {i: (v if keep else None) for i, v in a.tags.items()}))
+    prod = elementwise(ops, 2, r, rank, bs) if any(o is not None for o in ops) else r
+    if acc is None or (init is not None and bool(args[init])):
+        return prod
+    return elementwise([args[acc], prod], 2, r, rank, bs)
+
+
 def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
     """`v` in the batch with one more axis in front, `n` long (`loop_axis`)."""
     data = v.data.reshape((1,) + v.data.shape) if v.data.ndim == rank + nb else v.data
+    if v.every is not BY_BLOCK:
+        return uniform(data, v.every)
     return Masked(data, {(k,) + idx: t for idx, t in v.tags.items() for k in range(n)})
 
 
-__all__ = ["Masked", "apply", "declared", "elementwise", "kind_of", "lift", "partial_blocks",
-           "read", "reduce", "refuse", "write"]
+__all__ = ["BY_BLOCK", "Masked", "apply", "as_masked", "declared", "declares_valid",
+           "elementwise", "kind_of", "lift", "partial_blocks", "reduce", "refuse", "tagged",
+           "uniform", "written_extent"]

@@ -140,8 +140,8 @@ class OwnAnalysis:
         tshape = static_shape(getattr(tgt, "type", None))
         if self.is_var(a[off_n]) or not dies(tgt) or not falsy_const(a.get("atomic")) or \
                 not falsy_const(a.get("shapes")) or shape is None or tshape is None or \
-                len(shape) != len(tshape) or not self.valid_ok(getattr(src, "type", None)) \
-                or not self.valid_ok(getattr(tgt, "type", None)):
+                len(shape) != len(tshape) or not self.valid_ok(getattr(tgt, "type", None)):
+            # (a partial source writes its valid part: `mask_ops.TaggedCores.tagged_local`)
             raise NotBatchable("a varying write into a local tile")
         self.is_var(src)
         return True

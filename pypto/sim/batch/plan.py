@@ -45,10 +45,11 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
+from pypto.sim.batch import mask_ops, masks
 from pypto.sim.batch.footprints import Access, Plan
 from pypto.sim.batch.forms import BLOCK, AffineForms, fixed_ints
 from pypto.sim.batch.lattice import axis_separator
-from pypto.sim.batch.own import NotBatchable, OwnAnalysis, static_shape
+from pypto.sim.batch.own import NotBatchable, OwnAnalysis
 from pypto.sim.batch.predicate import PredicateAnalysis, is_compare
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
@@ -136,10 +137,11 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
         return NotBatchable(why)
 
     def valid_ok(self, t: Type | None) -> bool:
-        """May a varying value of type `t` run batched as a whole tile? Yes when its type
-        declares no valid shape, or one whose every extent is the tile's own or the name
-        of a window's valid extent: those windows check, per run, that every block's is
-        whole (`state.Partial`), so in a batch that runs the name holds the full extent."""
+        """May a value of type `t` be the operand of an op without a mask rule (`masks`)?
+        Yes when its type declares no valid shape, or one whose every extent is the
+        tile's own or the name of a window's valid extent: a partial tile there is a
+        `masks.Masked` value, which such an op refuses per run (`state.Partial`), so in a
+        batch that runs the name holds the full extent."""
         if not _has_valid(t):
             return True
         assert isinstance(t, ShapedType) and t.valid_shape is not None
@@ -261,8 +263,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                     raise NotBatchable("varying window with a computed valid shape")
             if t is not None:
                 self.accesses.append(Access(t, self.offsets(a[off_n]), shape, False))
-            if (voff or vvalid) and not self.valid_ok(e.type):
-                raise NotBatchable("varying window with a valid shape")
+            # (a partial tile is a `masks.Masked` value: each block's valid part)
             return voff or vvalid
         if wr is not None:
             tgt_n, src_n, off_n = wr.tensor, wr.source, wr.offset
@@ -276,7 +277,9 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
             vs = self.is_var(src)
             vo = self.is_var(a[off_n])
             t = self.resolve(tgt)
-            shape = static_shape(getattr(src, "type", None))
+            # (a tile whose type declares a constant valid shape writes its valid part:
+            # that is its footprint, checked per run by `BatchCompiler.bwrite`)
+            shape = masks.written_extent(getattr(src, "type", None))
             if self.under and t is None and not (vs or vo):
                 # (under a mask a tile write makes the tile each block's own: the
                 # blocks outside it keep the old one)
@@ -288,8 +291,8 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                     raise NotBatchable("a varying write into a local tile")
                 if not falsy_const(a.get("atomic")) or not falsy_const(a.get("shapes")):
                     raise NotBatchable("atomic / reshaping write")
-                if shape is None or not self.valid_ok(getattr(src, "type", None)):
-                    raise NotBatchable("write of a dynamic or partially valid tile")
+                if shape is None:  # (a partial tile writes its valid part: `mask_windows`)
+                    raise NotBatchable("write of a tile of a dynamic shape")
                 tt = self.ptypes.get(t)
                 if tt is None or len(tt.shape) != len(shape):
                     raise NotBatchable("write of a value of another rank")
@@ -347,16 +350,21 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
         if per_block_scalar(opdef, e):
             return True
         if opdef.role is Role.RESHAPE:
+            # (a tagged operand: its tag is kept or dropped, `mask_ops.reshaped`)
             if any(vargs[1:]) or not isinstance(e.type, ShapedType) or \
-                    e.type.static_shape() is None or _has_valid(e.type) or \
-                    _has_valid(getattr(e.args[0], "type", None)):
+                    e.type.static_shape() is None or _has_valid(e.type):
                 raise NotBatchable("a varying reshape to a dynamic or partially valid shape")
             return True
         if is_compare(opdef, e):
             return True  # (one bool per block: a condition, `predicate`)
+        if mask_ops.admits(opdef, e, vargs):
+            return True  # (set_validshape, transpose, fillpad: `mask_ops`)
         if not opdef.batchable and opdef.extra.get("batched") is None:
             raise NotBatchable(f"varying operand of {op}")
-        if not isinstance(e.type, ShapedType) or not self.valid_ok(e.type):
+        # an op with a mask rule takes tagged operands and is tagged by its type
+        # (`masks.apply`, `masks.declared`)
+        ruled = masks.kind_of(e) is not None
+        if not isinstance(e.type, ShapedType) or not (ruled or self.valid_ok(e.type)):
             raise NotBatchable(f"{op} with a valid shape")
         rank = len(e.type.shape)
         for x, v in zip(e.args, vargs):
@@ -364,7 +372,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
             if isinstance(t, ScalarType) and v:
                 raise NotBatchable("a varying scalar operand")
             if isinstance(t, ShapedType):
-                if not self.valid_ok(t):
+                if not (ruled or self.valid_ok(t)):
                     raise NotBatchable(f"{op} of a partially valid operand")
                 if v and len(t.shape) != rank:
                     raise NotBatchable(f"{op} of operands of different ranks")

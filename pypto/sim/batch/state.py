@@ -151,26 +151,6 @@ def gather_index(st: BatchState, offs: list, shp: tuple, ashape: tuple) -> tuple
     return tuple(index)
 
 
-def whole_windows(st: BatchState, ashape: tuple, offs: list, shp: tuple, valid: Any,
-                  clamp: bool) -> None:
-    """Raise `Partial` unless every block's window `offs + shp` of an array of shape
-    `ashape` is a whole tile: its valid shape (`valid`, entries per block) covers the
-    window and, clamped, the window stays inside the array."""
-    bs = st.bs
-    short = np.zeros(bs, dtype=bool)
-    if valid is not None:
-        if not isinstance(valid, (list, tuple)) or len(valid) != len(shp):
-            raise Fallback("a valid shape of another rank")
-        for v, s in zip(valid, shp):
-            short |= np.asarray(st.materialize(v)) < s
-    if clamp:
-        for o, s, d in zip(offs, shp, ashape):
-            lo = np.asarray(st.materialize(o))
-            short |= (lo < 0) | (lo + s > d)
-    if short.any():
-        raise Partial(short)
-
-
 class BatchState:
     """One batched run: its batch shape (one leading axis per batch axis), the block
     index of an SPMD batch, and what it logs."""
@@ -345,4 +325,4 @@ class BatchState:
 
 
 __all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "StackRead",
-           "WindowWrite", "at", "gather_index", "lo_at", "whole_windows"]
+           "WindowWrite", "at", "gather_index", "lo_at"]
