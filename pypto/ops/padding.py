@@ -101,8 +101,9 @@ def _runtime_pad(v: Any) -> str:
     return "max" if v > 0 else "min"
 
 
+# untagged: the result is fully valid, a plain array (the batch's tag rules read this)
 defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, view=View.WINDOW,
-      names=_names("fillpad"))(_fillpad)
+      names=_names("fillpad"), untagged=True)(_fillpad)
 
 
 def _fillpad_inplace(tile, pad_value=None):

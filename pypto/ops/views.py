@@ -64,9 +64,11 @@ def _transpose(x, axis1, axis2):
     return like(t, shape=tuple(shape), valid_shape=None)
 
 
+# untagged: the impl's result is a fresh base-class array whatever its operand's valid
+# shape (the batch's tag rules read this: `pypto.sim.batch.mask_ops`)
 defop("transpose", unit=Unit.VECTOR,
       impl=lambda x, axis1, axis2: np.ascontiguousarray(np.swapaxes(x, axis1, axis2)),
-      names=_names("transpose"))(_transpose)
+      names=_names("transpose"), untagged=True)(_transpose)
 
 
 def _dim(x, axis):

@@ -172,6 +172,21 @@ def test_batchable_fact_stacks_leading_axes(name):
     assert _same_bits(whole, np.stack(parts))
 
 
+def test_untagged_fact_is_the_impl():
+    # an op declaring `untagged` makes a plain array of a partially valid operand
+    from pypto.ops.numeric import with_valid
+
+    tagged = [n for n, op in all_ops().items() if op.extra.get("untagged")]
+    assert sorted(tagged) == ["fillpad", "transpose"]
+    x = with_valid(np.arange(32, dtype=np.float32).reshape(4, 8), (2, 5))
+    assert getattr(x, "valid", None) == (2, 5)
+    t = all_ops()["transpose"].impl(x, 0, 1)
+    f = all_ops()["fillpad"].impl(x)
+    assert type(t) is np.ndarray and type(f) is np.ndarray
+    np.testing.assert_array_equal(t, np.arange(32, dtype=np.float32).reshape(4, 8).T)
+    assert f[1, 4] == 12 and f[1, 5] == 0 and f[2, 0] == 0
+
+
 def test_views_are_meta_or_windows():
     for name, op in all_ops().items():
         if op.view is View.ALIAS:

@@ -160,6 +160,5 @@ def test_the_branch_not_taken_batches_the_taken_one_gives_up(trace):
     r, (_, _, yb), (_, _, yk) = _both(K.tail_branch, [x, 8, np.zeros((64, 64), np.float32)],
                                       trace)
     assert r.batch_stats == {"batched": 0, "fallback": 1}
-    for t in range(4):
-        want[t * 16:t * 16 + 16, :16] = (x[t * 16:t * 16 + 16, :16] * np.float32(2.0)).T
+    want[::16, 0] = 7.0
     assert _same(yb, want) and _same(yk, want)

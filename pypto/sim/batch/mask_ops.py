@@ -78,6 +78,14 @@ def _tags(n: Call) -> bool:
     return False
 
 
+def _untagged(name: str) -> bool:
+    """Does op `name` always make an untagged result (the registry's `untagged` fact)?"""
+    try:
+        return bool(get(name).extra.get("untagged"))
+    except KeyError:
+        return False
+
+
 def may_be_tagged(func: Function) -> Callable[[Any], bool]:
     """`f(e)`: may the value of expression `e` in region `func` be a tagged tile? (A
     forward closure over the region's assignments, loop carries and branch results:
@@ -88,8 +96,7 @@ def may_be_tagged(func: Function) -> Callable[[Any], bool]:
         if isinstance(e, Var):
             return e.name in names
         if isinstance(e, Call):
-            return _tags(e) or (e.op not in ("transpose", "fillpad") and
-                                any(may(a) for a in e.args))
+            return _tags(e) or (not _untagged(e.op) and any(may(a) for a in e.args))
         return False
 
     def mark(targets: Any, v: bool) -> bool:
