@@ -268,7 +268,7 @@ def _print_regions(results: dict, root: Path, n: int) -> None:
     print("| s | file | region | tasks | blocks | refusal |")
     print("|---|---|---|---|---|---|")
     for secs, f, name, tasks, blocks, why in rows[:n]:
-        print(f"| {secs:.2f} | `{f}` | {name} | {tasks} | {blocks} | {why or 'batched'} |")
+        print(f"| {secs:.2f} | `{f}` | {name} | {tasks} | {blocks} | {why or '(no refusal)'} |")
 
 
 if __name__ == "__main__":
