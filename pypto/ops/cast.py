@@ -28,6 +28,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.types import ScalarType
+from pypto.ops.cast_fast import narrow
 from pypto.ops.numeric import is_float_np
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dtype_arg, like, py_value, shaped, type_of
@@ -221,6 +222,9 @@ def cast_array(x: Any, dt: DType, mode: str = "round") -> np.ndarray:
     if src_float and a.dtype.itemsize < target.itemsize and \
             _dtype_name(a.dtype) != "float8_e8m0fnu":
         return a.astype(target)  # widening float conversions are exact
+    fast = narrow(a, target, mode, lambda v: _round_to_float(v.astype(np.float64), target, mode))
+    if fast is not None:
+        return fast
     if not src_float and a.dtype.itemsize > 4 and a.size and np.abs(a).max() > 2 ** 53:
         # 64-bit integers beyond 2**53: go through Python ints to stay exact.
         vals = np.array([float(int(v)) for v in a.reshape(-1)]).reshape(a.shape)
