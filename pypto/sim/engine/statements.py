@@ -104,12 +104,12 @@ class StmtCompiler(abc.ABC):
         if len(targets) == 1:
             name = targets[0].name
             if isinstance(v, Call):
-                vf = self.call(v, target=name)
+                st = self.call_assign(v, name)
                 self.note_cube(name, v)
-            else:
-                vf = self.expr(v)
-                if isinstance(v, Var) and v.name in self.cube_vars:
-                    self.cube_vars.add(name)
+                return st
+            vf = self.expr(v)
+            if isinstance(v, Var) and v.name in self.cube_vars:
+                self.cube_vars.add(name)
 
             def assign(env: Env) -> None:
                 env[name] = vf(env)
@@ -122,6 +122,14 @@ class StmtCompiler(abc.ABC):
             for n, x in zip(names, vals):
                 env[n] = x
         return assign_many
+
+    def call_assign(self, e: Call, target: str) -> Stmt:
+        """The statement `target = e` of the op call `e`."""
+        vf = self.call(e, target=target)
+
+        def assign(env: Env) -> None:
+            env[target] = vf(env)
+        return assign
 
     def note_cube(self, name: str, v: Call) -> None:
         """`name` is assigned the result of `v`: a cube result stays in L0C."""

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Call, Var
+from pypto.ir.nodes import Call, ListExpr, Var
 from pypto.ir.span import Span
 from pypto.sim.engine.function import Compiler
 from pypto.sim.engine.intrinsics.common import SiteId
@@ -16,6 +16,15 @@ from pypto.sim.machine.frame import TaskFrame
 
 def _element_index(fr: TaskFrame, a: np.ndarray, offset: Any, span: Span | None, tname: str,
                    what: str, check: bool) -> tuple[int, ...]:
+    if type(offset) is list and len(offset) == a.ndim:  # (the common case, quickly)
+        t = tuple(map(int, offset))
+        if not check:
+            return t
+        for i, d in zip(t, a.shape):
+            if not 0 <= i < d:
+                break  # (the general path below reports it)
+        else:
+            return t
     idx = offset if isinstance(offset, (list, tuple)) else [offset]
     idx = [int(i) for i in idx]
     if len(idx) == 1 and a.ndim != 1:
@@ -37,6 +46,19 @@ def _element_index(fr: TaskFrame, a: np.ndarray, offset: Any, span: Span | None,
     return tuple(idx)
 
 
+def _offsets(fc: Compiler, offset: Any) -> Expr:
+    """The closure of an element access's offsets (a list display of one or two is
+    evaluated without a comprehension's frame)."""
+    if isinstance(offset, ListExpr) and len(offset.items) in (1, 2):
+        fns = [fc.expr(i) for i in offset.items]
+        if len(fns) == 1:
+            f0 = fns[0]
+            return lambda env: [f0(env)]
+        f0, f1 = fns
+        return lambda env: [f0(env), f1(env)]
+    return fc.expr(offset)
+
+
 def _name(x: Any) -> str:
     return source_name(x.name) if isinstance(x, Var) else "<temporary>"
 
@@ -44,7 +66,7 @@ def _name(x: Any) -> str:
 def element_read(fc: Compiler, e: Call, target: str | None) -> Expr:
     """pl.read: one element of a tensor (the tensor is its first argument)."""
     src, offset = e.args[0], e.args[1]
-    src_f, off_f = fc.expr(src), fc.expr(offset)
+    src_f, off_f = fc.expr(src), _offsets(fc, offset)
     span = e.span
     tname = _name(src)
     cast = fc.caster(e.type, "pl.read")
@@ -73,7 +95,7 @@ def element_read(fc: Compiler, e: Call, target: str | None) -> Expr:
 def element_write(fc: Compiler, e: Call, target: str | None) -> Expr:
     """pl.write: one element of a tensor, in place (`dst, offset, value`)."""
     dst, offset, value = e.args[0], e.args[1], e.args[2]
-    dst_f, off_f, val_f = fc.expr(dst), fc.expr(offset), fc.expr(value)
+    dst_f, off_f, val_f = fc.expr(dst), _offsets(fc, offset), fc.expr(value)
     span = e.span
     tname = _name(dst)
     st = fc.settings
