@@ -1,7 +1,9 @@
-"""The op call closures written per call-site shape (`pypto.sim.engine.opcall`) are
-indistinguishable from the general closures (`FnCompiler.op_call` behind its guard):
-the same outputs, traces and faults for every kernel of the equivalence suite, and the
-same faults (a missing variable, a failing impl, a division by zero) in isolation."""
+"""The op call closures written per call-site shape (`pypto.sim.engine.opcall`) and the
+statement lists written out as Python (`pypto.sim.engine.bodygen`) are
+indistinguishable from the general closures (`FnCompiler.op_call` behind its guard, a
+sequence of statement closures): the same outputs, traces and faults for every kernel
+of the equivalence suite, and the same faults (a missing variable, a failing impl, a
+division by zero) in isolation."""
 from __future__ import annotations
 
 import warnings
@@ -12,6 +14,7 @@ import pytest
 import pypto.language as pl
 from pypto.errors import SimulationError
 from pypto.sim import SimConfig, entry
+from pypto.sim.engine import statements
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.opcall import CONST, EXPR, VAR, ResultShapeError, op_closure
 from pypto.sim.engine.values import FRAME
@@ -82,8 +85,10 @@ def test_scalar_loop_values(trace):
         assert task.op_counts["scalar"] > 0 and task.op_counts["vector"] > 0
 
 
-def _without_quick(monkeypatch):
+def _general_closures(monkeypatch):
+    """Compile as before the written code: general op closures, sequences of closures."""
     monkeypatch.setattr(FnCompiler, "quick_op_call", lambda self, e, op, store=None: None)
+    monkeypatch.setattr(statements, "written_body", lambda fc, stmts: None)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -101,7 +106,7 @@ def test_written_closures_equal_general_ones(kernel, monkeypatch):
         entry._table(compiled).by_config.clear()
         r0, out0, err0 = _run(compiled, args, batch=False, trace=trace)
         with monkeypatch.context() as m:
-            _without_quick(m)
+            _general_closures(m)
             entry._table(compiled).by_config.clear()
             r1, out1, err1 = _run(compiled, args, batch=False, trace=trace)
         entry._table(compiled).by_config.clear()
