@@ -28,6 +28,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.types import ScalarType
+from pypto.ops.cast_fast import narrow
 from pypto.ops.numeric import is_float_np
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dtype_arg, like, py_value, shaped, type_of
@@ -221,6 +222,9 @@ def cast_array(x: Any, dt: DType, mode: str = "round") -> np.ndarray:
     if src_float and a.dtype.itemsize < target.itemsize and \
             _dtype_name(a.dtype) != "float8_e8m0fnu":
         return a.astype(target)  # widening float conversions are exact
+    fast = narrow(a, target, mode, lambda v: _round_to_float(v.astype(np.float64), target, mode))
+    if fast is not None:
+        return fast
     if not src_float and a.dtype.itemsize > 4 and a.size and np.abs(a).max() > 2 ** 53:
         # 64-bit integers beyond 2**53: go through Python ints to stay exact.
         vals = np.array([float(int(v)) for v in a.reshape(-1)]).reshape(a.shape)
@@ -232,17 +236,31 @@ _INT64 = np.dtype(np.int64)
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
 
 
+# np_name of a target dtype -> how a Python integer casts into it: None (unchanged), the
+# (lo, hi) it saturates to, or False (not a plain integer dtype: the general path)
+_SCALAR_INT_TARGET: dict[str, tuple | bool | None] = {}
+
+
+def _scalar_int_target(target_type: DType) -> tuple | bool | None:
+    target = target_type.np
+    r = _SCALAR_INT_TARGET[target_type.np_name] = \
+        _int_bounds(_INT64, target) if target.kind in "iu" and not _is_sub_byte(target) \
+        else False
+    return r
+
+
 def _cast_impl(x, target_type, mode="round"):
-    m = mode if isinstance(mode, str) else MODE_NAMES.get(int(mode), "round")
     tx = type(x)
     if (tx is int or tx is bool) and _INT64_MIN <= x <= _INT64_MAX:
         # a Python integer into an integer dtype (scalar index arithmetic in loops): the
         # int64 -> target saturation below, without building 0-d arrays (~10 us)
-        target = target_type.np
-        if target.kind in "iu" and not _is_sub_byte(target):
-            bounds = _int_bounds(_INT64, target)
+        bounds = _SCALAR_INT_TARGET.get(target_type.np_name, True)
+        if bounds is True:
+            bounds = _scalar_int_target(target_type)
+        if bounds is not False:
             x = int(x)
             return x if bounds is None else min(max(x, bounds[0]), bounds[1])
+    m = mode if isinstance(mode, str) else MODE_NAMES.get(int(mode), "round")
     if isinstance(x, (bool, int, float, np.generic)):
         if isinstance(x, (float, np.floating)):
             src = np.asarray(x, dtype=np.float64)

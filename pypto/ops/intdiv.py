@@ -27,6 +27,7 @@ import numpy as np
 from pypto.ops.cast import _saturate_float_to_int
 
 _I64 = np.iinfo(np.int64)
+_I64_MIN, _I64_MAX = int(_I64.min), int(_I64.max)
 
 
 def is_int_array(x: Any) -> bool:
@@ -85,6 +86,9 @@ def true_quotient(a: Any, b: Any) -> Any:
 
 def scalar_quotient(a: Any, b: Any, floor: bool) -> Any:
     """Scalar `a / b` (`floor`: `a // b`) by the rules above."""
+    if floor and type(a) is int and type(b) is int and b > 0:  # (index arithmetic)
+        q = a // b
+        return q if _I64_MIN <= q <= _I64_MAX else min(max(q, _I64_MIN), _I64_MAX)
     if _is_int_value(a) and _is_int_value(b):
         a, b = int(a), int(b)
         if b == 0:

@@ -99,9 +99,11 @@ def _mm(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool) -> np.nd
         return _product(lhs, rhs, a_trans, b_trans, np.float32)
     k = lhs.shape[-2] if a_trans and lhs.ndim >= 2 else lhs.shape[-1]
     acc = _exact_float_acc(lhs.dtype, rhs.dtype, k) or np.int64
+    prod = _product(lhs, rhs, a_trans, b_trans, acc)
+    if acc is np.float32:  # exact integers within +-2**24: int32 holds them as they are
+        return prod.astype(np.int32)
     # the int64 accumulation wraps to int32; an exact float result is that same integer
-    return _product(lhs, rhs, a_trans, b_trans, acc).astype(np.int64, copy=False) \
-        .astype(np.int32)
+    return prod.astype(np.int64, copy=False).astype(np.int32)
 
 
 # Widened operands above this many bytes are multiplied a slice of batch axes at a time.

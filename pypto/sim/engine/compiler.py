@@ -48,16 +48,13 @@ from pypto.sim.checks.divide import zero_at
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
 from pypto.sim.engine.group import compile_group
 from pypto.sim.engine.intrinsics import intrinsic
+from pypto.sim.engine.opcall import CONST, EXPR, VAR, ResultShapeError, op_closure
 from pypto.sim.engine.statements import StmtCompiler
 from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt, flatten_deps, scalar_caster
 from pypto.sim.faults import source_name
 from pypto.sim.trace.costs import Accountant, accountant
 
 _CHECKED_UNITS = (Unit.VECTOR, Unit.CUBE, Unit.MTE)  # ops whose operands the uninit check reads
-
-
-class ResultShapeError(Exception):
-    """An impl returned a result of another size than its type rule declared."""
 
 
 class FnCompiler(StmtCompiler):
@@ -269,10 +266,60 @@ class FnCompiler(StmtCompiler):
         if factory is not None:
             fn = factory(self, e, target)
         else:
+            if op is not None and not (self.settings.check_uninit and op.unit in _CHECKED_UNITS):
+                quick = self.quick_op_call(e, op)
+                if quick is not None:  # (guarded itself)
+                    return quick
             fn = self.op_call(e)
             if self.settings.check_uninit and op is not None and op.unit in _CHECKED_UNITS:
                 fn = _uninit_checked(e, op, fn)
         return self.guard(fn, e)
+
+    def call_assign(self, e: Call, target: str) -> Stmt:
+        """The statement `target = e`: a registry op's call assigns its result itself
+        (one frame less per statement) where calls compile the plain way (a subclass
+        compiling calls its own way keeps the general statement)."""
+        if type(self).call is FnCompiler.call and not self.settings.check_uninit:
+            try:
+                op: OpDef | None = get(e.op)
+            except KeyError:
+                op = None
+            if op is not None and intrinsic(op) is None:
+                quick = self.quick_op_call(e, op, target)
+                if quick is not None:
+                    return quick
+        return super().call_assign(e, target)
+
+    def quick_op_call(self, e: Call, op: OpDef, store: str | None = None) -> Expr | None:
+        """The guarded closure of the registry op call `e` written for its shape
+        (`pypto.sim.engine.opcall`; with `store`, the statement assigning its result to
+        that variable), or None where `op_call` builds it (no impl)."""
+        impl = op.impl
+        if impl is None:
+            return None
+        public = [i for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
+        k = self._watched_divisor(e, op, public)
+        divisor = None
+        if k is not None:
+            ok, d = self.const(e.args[public[k]])
+            # (a constant divisor other than 0 and not an array never divides by zero:
+            # `zero_at` of it is None whatever the result)
+            if not (ok and not isinstance(d, (np.ndarray, list, str, bytes)) and d != 0):
+                divisor = (k, zero_at, _zero_division(e, op, e.args[public[k]]))
+        operands: list[tuple[str, Any, Span | None]] = []
+        for i in public:
+            a = e.args[i]
+            ok, v = self.const(a)
+            if ok:
+                operands.append((CONST, v, None))
+            elif isinstance(a, Var):
+                operands.append((VAR, a.name, a.span))
+            else:
+                operands.append((EXPR, self.expr(a), None))
+        cast = self.caster(e.type, f"pl op '{e.op}'")
+        acct = self.accountant(e, op, public) if self.settings.trace else None
+        return op_closure(operands, impl, op.wants_ctx, cast, self._typed_valid(e.type), acct,
+                          e.span, e.op, divisor, store)
 
     def guard(self, fn: Expr, e: Call) -> Expr:
         """`fn` with the failures of an impl turned into faults naming the op."""

@@ -29,6 +29,7 @@ from pypto.ir.nodes import (
 from pypto.ir.nodes import Stmt as IRStmt
 from pypto.ir.options import SplitMode
 from pypto.ops.registry import Unit, get
+from pypto.sim.engine.bodygen import written_body
 from pypto.sim.engine.nest_work import sure_inner_work
 from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
 
@@ -60,7 +61,13 @@ class StmtCompiler(abc.ABC):
     # -- statements -------------------------------------------------------------------
 
     def body(self, stmts: tuple) -> Stmt:
-        return self.sequence([self.stmt(s) for s in stmts])
+        written = written_body(self, stmts)  # (loops and ifs written out as Python)
+        return written if written is not None else self.sequence([self.stmt(s) for s in stmts])
+
+    def plain(self, method: str) -> bool:
+        """Is statement method `method` (s_for, s_if) this class's as defined here (not
+        one a subclass compiles its own way)?"""
+        return getattr(type(self), method) is getattr(StmtCompiler, method)
 
     def sequence(self, fns: list[Stmt]) -> Stmt:
         """The closure running the compiled statements `fns` in order."""
@@ -104,12 +111,12 @@ class StmtCompiler(abc.ABC):
         if len(targets) == 1:
             name = targets[0].name
             if isinstance(v, Call):
-                vf = self.call(v, target=name)
+                st = self.call_assign(v, name)
                 self.note_cube(name, v)
-            else:
-                vf = self.expr(v)
-                if isinstance(v, Var) and v.name in self.cube_vars:
-                    self.cube_vars.add(name)
+                return st
+            vf = self.expr(v)
+            if isinstance(v, Var) and v.name in self.cube_vars:
+                self.cube_vars.add(name)
 
             def assign(env: Env) -> None:
                 env[name] = vf(env)
@@ -122,6 +129,14 @@ class StmtCompiler(abc.ABC):
             for n, x in zip(names, vals):
                 env[n] = x
         return assign_many
+
+    def call_assign(self, e: Call, target: str) -> Stmt:
+        """The statement `target = e` of the op call `e`."""
+        vf = self.call(e, target=target)
+
+        def assign(env: Env) -> None:
+            env[target] = vf(env)
+        return assign
 
     def note_cube(self, name: str, v: Call) -> None:
         """`name` is assigned the result of `v`: a cube result stays in L0C."""
@@ -176,7 +191,7 @@ class StmtCompiler(abc.ABC):
         return lambda env: CONTINUE
 
     def s_for(self, s: For) -> Stmt:
-        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        bounds = self.loop_bounds(s)
         var = s.var.name
         self._carry_cube(s)
         self.loop_vars.append(var)
@@ -187,29 +202,10 @@ class StmtCompiler(abc.ABC):
         iters = [v.name for v in s.iter_args]
         inits = [self.expr(i) for i in s.inits]
         results = [v.name for v in s.results]
-        span = s.span
-        inner = sure_inner_work(s, self.expr)
+        trips = self.loop_trips(s, bounds)
 
         def loop(env: Env) -> str | None:
-            a, b, c = int(start(env)), int(stop(env)), int(step(env))
-            if c == 0:
-                raise env[FRAME].fault("loop step is 0", span)
-            rng = range(a, b, c)
-            n = max(0, -((a - b) // c))  # not len(rng): that overflows past 2**63 trips
-            if n:
-                fr = env[FRAME]
-                run = fr.run
-                more = n * fr.work_mult
-                limit = run.settings.max_work
-                if run.work + more > limit:  # before it runs
-                    raise fr.over_work(span, f"a loop of {n:,} iterations", more)
-                if inner is not None:  # and the loops it is sure to run, with it
-                    each = inner(env)
-                    if run.work + more * (1 + each) > limit:
-                        raise fr.over_work(span, f"a loop nest of {n:,} iterations running "
-                                                 f"{each:,} inner loop iterations each",
-                                           more * (1 + each))
-                run.work += more
+            rng = trips(env)
             if iters:
                 carried = [f(env) for f in inits]
                 for i in rng:
@@ -241,6 +237,42 @@ class StmtCompiler(abc.ABC):
         if not self.in_region and s.kind is not LoopKind.SPMD:
             return self.loop_nest(s, loop)
         return loop
+
+    def loop_bounds(self, s: For) -> tuple[Expr, Expr, Expr]:
+        """The closures of the start, stop and step of loop `s`."""
+        return self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+
+    def loop_trips(self, s: For, bounds: tuple[Expr, Expr, Expr]) -> Callable[[Env], range]:
+        """The closure giving the iterations of loop `s` (its `bounds` compiled) as it
+        starts: a step of 0 is a fault, and the run's work grows by its trips (and the
+        inner loop trips they are sure to run), checked against `max_work` first."""
+        start, stop, step = bounds
+        span = s.span
+        inner = sure_inner_work(s, self.expr)
+
+        def trips(env: Env) -> range:
+            a, b, c = int(start(env)), int(stop(env)), int(step(env))
+            if c == 0:
+                raise env[FRAME].fault("loop step is 0", span)
+            rng = range(a, b, c)
+            n = max(0, -((a - b) // c))  # not len(rng): that overflows past 2**63 trips
+            if n:
+                fr = env[FRAME]
+                run = fr.run
+                more = n * fr.work_mult
+                limit = run.settings.max_work
+                if run.work + more > limit:  # before it runs
+                    raise fr.over_work(span, f"a loop of {n:,} iterations", more)
+                if inner is not None:  # and the loops it is sure to run, with it
+                    each = inner(env)
+                    if run.work + more * (1 + each) > limit:
+                        raise fr.over_work(span, f"a loop nest of {n:,} iterations running "
+                                                 f"{each:,} inner loop iterations each",
+                                           more * (1 + each))
+                run.work += more
+            return rng
+
+        return trips
 
     def s_while(self, s: While) -> Stmt:
         cond = self.expr(s.cond)

@@ -1,0 +1,164 @@
+"""The closure of one op call site, written as Python source for its shape.
+
+The general closure of an op call (`FnCompiler.op_call` wrapped in `FnCompiler.guard`)
+costs a frame per operand (each a closure reading the environment), a list of the
+operands, the guard's frame, and a test per optional step (cast, valid-shape tag, cost)
+on every call; a block-by-block loop of scalar index arithmetic pays them thousands of
+times per block. For each *shape* of call site — the kinds of its operands (a variable,
+a constant, any other expression), whether the impl takes the task frame, which of the
+optional steps apply — this module writes the equivalent function once:
+
+    def make(impl, cast, tag, acct, span, op, x0, x1):
+        def run(env):
+            try:
+                try:
+                    a0 = env[x0]          # a variable operand, read in place
+                except KeyError:
+                    raise undefined(env, x0, span) from None
+                a1 = x1(env)              # any other operand: its closure
+                r = cast(impl(a0, a1))
+                fr = env[FRAME]
+                rec = fr.rec
+                if rec is not None:
+                    acct(rec, fr.costs, [a0, a1], r)
+                return r
+            except PyptoError: ...        # the guard's clauses, as FnCompiler.guard
+        return run
+
+and binds it per site (`make(...)`): the same steps in the same order, the same faults
+(a missing variable, an impl's failure named after the op) as the general closure.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pypto.errors import PyptoError
+from pypto.ir.span import Span
+from pypto.sim.engine.values import FRAME, Env, Expr
+
+VAR, CONST, EXPR = "var", "const", "expr"
+
+SHAPE_NOTE = ("this is a bug in pypto's op implementation or type rule, not in the "
+              "kernel")
+ZERO_HINT = "guard the divisor; its value is only known at run time"
+
+
+class ResultShapeError(Exception):
+    """An impl returned a result of another size than its type rule declared."""
+
+
+def undefined(env: Env, name: str, span: Span | None) -> Exception:
+    """The fault of reading variable `name` before it has a value."""
+    return env[FRAME].fault(f"variable '{name}' is used before it has a value", span)
+
+
+def failed(env: Env, op: str, span: Span | None, exc: Exception) -> Exception:
+    """The fault of op `op`'s impl failing with `exc` (not a ZeroDivisionError nor a
+    ResultShapeError, which have faults of their own)."""
+    return env[FRAME].fault(f"pl op '{op}' failed while simulating: "
+                            f"{type(exc).__name__}: {exc}", span)
+
+
+def divides_by_zero(env: Env, op: str, span: Span | None) -> Exception:
+    return env[FRAME].fault(f"pl op '{op}' divides by zero", span, hint=ZERO_HINT)
+
+
+def bad_shape(env: Env, exc: Exception, span: Span | None) -> Exception:
+    return env[FRAME].fault(str(exc), span, note=SHAPE_NOTE)
+
+
+_GLOBALS = {
+    "FRAME": FRAME, "PyptoError": PyptoError, "ResultShapeError": ResultShapeError,
+    "undefined": undefined, "failed": failed, "divides_by_zero": divides_by_zero,
+    "bad_shape": bad_shape,
+}
+
+# (operand kinds, takes the frame, cast, tag, cost, the operand whose zeros are watched,
+# assigns its result)
+Shape = tuple[tuple[str, ...], bool, bool, bool, bool, int, bool]
+_MAKERS: dict[Shape, Callable[..., Expr]] = {}
+
+
+def _source(shape: Shape) -> str:
+    kinds, ctx, cast, tag, acct, watched, store = shape
+    n = len(kinds)
+    xs = [f"x{i}" for i in range(n)]
+    lines = [f"def make(impl, cast, tag, acct, span, vspans, op, zero_at, found, target"
+             f"{''.join(', ' + x for x in xs)}):",
+             "    def run(env):",
+             "        try:"]
+    body: list[str] = []
+    args = []
+    for i, k in enumerate(kinds):
+        if k == VAR:
+            body += ["try:",
+                     f"    a{i} = env[x{i}]",
+                     "except KeyError:",
+                     f"    raise undefined(env, x{i}, vspans[{i}]) from None"]
+            args.append(f"a{i}")
+        elif k == EXPR:
+            body.append(f"a{i} = x{i}(env)")
+            args.append(f"a{i}")
+        else:
+            args.append(f"x{i}")
+    arglist = ", ".join(args)
+    if ctx:
+        body += ["fr = env[FRAME]", "fr.span = span",
+                 f"r = impl({arglist}{', ' if args else ''}ctx=fr)"]
+    else:
+        body.append(f"r = impl({arglist})")
+    if cast:
+        body.append("r = cast(r)")
+    if tag:
+        body.append("r = tag(env, r)")
+    if acct:
+        if not ctx:
+            body.append("fr = env[FRAME]")
+        body += ["rec = fr.rec", "if rec is not None:",
+                 f"    acct(rec, fr.costs, [{arglist}], r)"]
+    if watched >= 0:
+        body += [f"at = zero_at({args[watched]}, r)", "if at is not None:",
+                 "    found(env[FRAME], at)"]
+    body += ["env[target] = r", "return None"] if store else ["return r"]
+    lines += ["            " + b for b in body]
+    lines += [
+        "        except PyptoError:",
+        "            raise",
+        "        except RecursionError:",
+        "            raise",
+        "        except ResultShapeError as exc:",
+        "            raise bad_shape(env, exc, span) from None",
+        "        except ZeroDivisionError:",
+        "            raise divides_by_zero(env, op, span) from None",
+        "        except Exception as exc:",
+        "            raise failed(env, op, span, exc) from exc",
+        "    return run",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def op_closure(operands: list[tuple[str, Any, Span | None]], impl: Callable[..., Any],
+               ctx: bool, cast: Callable[[Any], Any] | None,
+               tag: Callable[[Env, Any], Any] | None, acct: Callable[..., None] | None,
+               span: Span | None, op: str,
+               divisor: tuple[int, Callable, Callable] | None = None,
+               store: str | None = None) -> Expr:
+    """The guarded closure of one op call: `operands` are (kind, what, span) with kind
+    VAR (what: the variable's name), CONST (its value) or EXPR (its closure);
+    `divisor` (checks=("div",)): (k, zero_at, found): after the cost, `found(frame, at)`
+    where `zero_at(operand k, result)` finds a zero divisor. With `store`, the closure
+    is the statement assigning the result to that variable (it returns None)."""
+    watched, zero_at, found = divisor if divisor is not None else (-1, None, None)
+    shape: Shape = (tuple(k for k, _, _ in operands), ctx, cast is not None, tag is not None,
+                    acct is not None, watched, store is not None)
+    make = _MAKERS.get(shape)
+    if make is None:
+        ns: dict[str, Any] = dict(_GLOBALS)
+        exec(compile(_source(shape), f"<pypto op call {len(_MAKERS)}>", "exec"), ns)
+        make = _MAKERS[shape] = ns["make"]
+    return make(impl, cast, tag, acct, span, tuple(s for _, _, s in operands), op, zero_at,
+                found, store, *(w for _, w, _ in operands))
+
+
+__all__ = ["CONST", "EXPR", "VAR", "ResultShapeError", "op_closure"]
