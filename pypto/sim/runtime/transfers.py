@@ -387,7 +387,8 @@ def copy_back(run: Run) -> None:
                                       f"{exc}", tensor=buf.name,
                                       hint="pass a writable, C-ordered numpy array") from None
         if trace is not None:
-            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writer, buf.array.shape,
+            # (its writes, made into the table when the trace's reader first asks)
+            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writes, buf.array.shape,
                                                           trace))
 
 

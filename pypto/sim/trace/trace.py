@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from pypto.platform import Platform
 from pypto.sim.device.memory import DeviceMemory, GlobalBuffer
 from pypto.sim.trace.access import Access, RowAccess
 from pypto.sim.trace.index import BoxIndex
+from pypto.sim.trace.writers import WriteLog
 
 COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
 
@@ -57,12 +59,31 @@ class TaskRecord:
     vector_elements: int = 0
     cycles: dict = field(default_factory=lambda: {p: 0.0 for p in PIPES})
     block_cycles: list = field(default_factory=list)  # per block: max over pipes
-    accesses: list = field(default_factory=list)  # Access
     args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi)
     seconds: float = 0.0  # host time spent simulating it
     # (variable, value) of the orchestration loops around its launch, outermost first:
     # which iteration launched it (the workbench names an element's writer by them)
     loops: tuple = ()
+    # the accesses (`accesses`) so far; a batched task's are its run's log and its row in
+    # it (`_lazy`, expanded when first read: most runs never read them)
+    _accesses: list = field(default_factory=list, repr=False, compare=False)
+    _lazy: Any = field(default=None, repr=False, compare=False)
+    # while the task runs: its last access per (buffer, mode, block, atomic, phase), which
+    # the next one extends when their union is a box -> (that access, its position)
+    _merge: dict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def accesses(self) -> list:
+        """The task's accesses (`Access` / `RowAccess`), in the order it made them."""
+        if self._lazy is not None:
+            lazy, self._lazy = self._lazy, None
+            lazy.expand(self)
+        return self._accesses
+
+    @accesses.setter
+    def accesses(self, accesses: list) -> None:
+        self._lazy = None
+        self._accesses = list(accesses)
 
     @property
     def source(self) -> str:
@@ -121,27 +142,48 @@ class LastWriter:
     `task` / `block` / `site` are int32 arrays of the tensor's shape (-1: never written by
     a task, i.e. uploaded data or residue; task -2: written by orchestration code)."""
 
-    def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: Trace):
+    def __init__(self, tensor: str, events: np.ndarray | WriteLog | None, shape: tuple,
+                 trace: Trace):
         self.tensor = tensor
-        # A tensor no task wrote shares one read-only zero: a table of its own would cost
-        # 4 bytes per element of address space (which a capped run counts even while the
-        # pages are untouched) for every input weight of a large model.
-        self.events = events if events is not None else np.broadcast_to(np.int32(0), shape)
+        # the table, or the buffer's writes that make it (applied when first read)
+        self._events = events
+        self._shape = shape
         self.trace = trace
         self._cache: dict = {}
+
+    @property
+    def events(self) -> np.ndarray:
+        """Per element: the id of the write event (`Trace.write_events`) that wrote it."""
+        e = self._events
+        if isinstance(e, np.ndarray):
+            return e
+        if isinstance(e, WriteLog):
+            t = e.table()
+        else:
+            # A tensor no task wrote shares one read-only zero: a table of its own would
+            # cost 4 bytes per element of address space (which a capped run counts even
+            # while the pages are untouched) for every input weight of a large model.
+            t = np.broadcast_to(np.int32(0), self._shape)
+        self._events = t
+        return t
+
+    @events.setter
+    def events(self, events: np.ndarray) -> None:
+        self._events = events
+        self._cache.clear()
 
     def writable_events(self) -> np.ndarray:
         """`events` as an array of its own, for a writer recorded after the run."""
         if not self.events.flags.writeable:
             self.events = np.zeros(self.events.shape, np.int32)
-            self._cache.clear()
         return self.events
 
     def _table(self, i: int) -> np.ndarray:
         a = self._cache.get(i)
         if a is None:
+            events = self.events  # (first: applying the writes numbers their events)
             table = np.asarray([e[i] for e in self.trace.write_events], dtype=np.int32)
-            a = self._cache[i] = table[self.events]
+            a = self._cache[i] = table[events]
         return a
 
     @property
@@ -292,11 +334,21 @@ class Trace:
         when the edges are first read. The shapes of the buffers it touched are taken
         now, while they are alive."""
         shapes = self._shapes
-        for a in rec.accesses:
+        rec._merge = None  # (what its accesses merged into: the task is over)
+        for a in rec._accesses:  # (a batched task's: `note_shapes` at its run's end)
             if a.uid not in shapes:
                 buf = memory.by_uid(a.uid)
                 shapes[a.uid] = buf.array.shape if buf is not None else None
         self._pending.append(rec)
+
+    def note_shapes(self, uids: Any, memory: DeviceMemory) -> None:
+        """The shapes of the buffers `uids` (those a batched run's tasks accessed), taken
+        while they are alive (`finish_task`)."""
+        shapes = self._shapes
+        for uid in uids:
+            if uid not in shapes:
+                buf = memory.by_uid(uid)
+                shapes[uid] = buf.array.shape if buf is not None else None
 
     def forget(self, buf: GlobalBuffer) -> None:
         """A buffer is gone (its array died): nothing can touch it again, so no later task
