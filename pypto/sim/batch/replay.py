@@ -1,27 +1,42 @@
-"""Replaying a batched run's access log into the trace, block after block.
+"""A batched run's access log in the trace: kept compiled, expanded per task when read.
 
 A traced batched run logs each access once for all blocks (the offsets as `Aff`s or
-per-block integer arrays); the trace must then hold every block's accesses exactly as
-block-by-block execution records them, so the log is replayed per block through
-`TaskFrame.record_box`. A traced DeepSeek decode replays ~6,000 logged accesses for
-each of 2,048 heads x 16 rows: what one access costs per block is what matters. So the
-log is compiled once per batched run (`Replay`): the offsets that vary become one
-integer matrix (every block's offsets are one matrix-vector product), a window's
-origin is folded into its offsets, and a view that is not a window (through a reshape)
-has its geometry taken once (`view_frame`), leaving a memoised lookup per block. The
-accesses of a predicated branch are replayed for the blocks that took it only
-(`pypto.sim.batch.branch_trace`).
+per-block integer arrays); the trace must then hold every block's accesses and last
+writers exactly as block-by-block execution records them. The log is compiled once per
+batched run (`Replay`): the offsets that vary become one integer matrix (every block's
+offsets are one matrix-vector product), a window's origin is folded into its offsets,
+and a view that is not a window (through a reshape) has its geometry taken once
+(`view_frame`), leaving a memoised lookup per block.
+
+Most traced runs never read a task's accesses or the last-writer tables (the golden
+harness reads its tasks' costs; the accesses only for the race check, the edges, a
+diagnosis), and replaying every logged access per block cost a prefill kernel more than
+its batched bodies. So the replay is deferred (`BatchTrace`): per task only what must
+happen in order is done then - the source sites are numbered in the order block by
+block meets them, the reads of a `Stack` parameter find the array that task was passed,
+offsets held in per-block arrays are read - and each task keeps its row (its block
+index); its accesses are made from the compiled log when first read
+(`TaskRecord.accesses`), and the run's writes become one entry in the write log of each
+buffer it wrote (`WriteLog`), applied to the table when that is read. A multi-card run
+(whose window accesses its communication runtime checks as they happen) replays at
+once (`Replay.run`). The accesses of a predicated branch are recorded for the blocks
+that took it only (`pypto.sim.batch.branch_trace`).
 """
 from __future__ import annotations
 
-from operator import add
+from collections.abc import Callable, Iterator
+from operator import add, mul
+from typing import Any
 
 import numpy as np
 
 from pypto.sim.batch.branch_trace import MaskedLog
 from pypto.sim.batch.state import Aff, LoggedAccess, StackRead, lo_at
-from pypto.sim.device.views import box_at, view_frame
+from pypto.sim.device.memory import DeviceMemory
+from pypto.sim.device.views import box_at, strided_geometry, view_frame
 from pypto.sim.machine.frame import TaskFrame
+from pypto.sim.trace.trace import TaskRecord, Trace
+from pypto.sim.trace.writers import WriteLog
 
 
 class _Step:
@@ -35,9 +50,13 @@ class _Step:
         "ext",
         "frame",
         "generic",
+        "geom",
+        "name",
         "origin",
         "parts",
+        "sid",
         "site",
+        "uid",
         "write",
     )
 
@@ -46,10 +65,14 @@ class _Step:
         self.a, self.buf, self.origin = a, buf, origin
         self.ext = tuple(int(e) for e in ext)
         self.write, self.site = write, site
+        self.sid = site if type(site) is int else -1  # its number in the trace, once met
         self.atomic = bool(rest[0]) if rest else False
         self.frame: tuple | None = None
+        self.geom: tuple | None = None
         self.generic = type(a) is StackRead or \
             any(not (type(o) is Aff or isinstance(o, (int, np.integer))) for o in lo)
+        self.uid = -1 if self.generic else buf.uid
+        self.name = "" if self.generic else buf.name
         self.parts: list = []
         self.const: tuple | None = None
         if self.generic:  # per-block arrays, a Stack's own tensor: the plain path
@@ -69,7 +92,20 @@ class _Step:
         if all(type(p) is tuple for p in self.parts):
             self.const = tuple(p[1] for p in self.parts)
         if origin is None:
-            self.frame = view_frame(a, buf.array, self.ext)
+            self.frame = f = view_frame(a, buf.array, self.ext)
+            # (where a write's elements lie, for the last-writer table)
+            self.geom = f[2:4] if len(f) == 6 else strided_geometry(a, buf.array)
+
+    def box(self, vals: list) -> tuple:
+        """(box lo, box hi, window offsets) of a plain step in the block of `vals`."""
+        lo = self.const if self.const is not None else \
+            tuple(vals[p] if type(p) is int else p[1] for p in self.parts)
+        if self.origin is None:
+            assert self.frame is not None
+            glo, ghi = box_at(self.frame, lo)
+            return glo, ghi, lo
+        # the origin is folded in: these are the box's corner
+        return lo, tuple(map(add, lo, self.ext)), lo
 
 
 class _Branch:
@@ -82,8 +118,13 @@ class _Branch:
         self.replay = Replay(item.items, nb)
 
 
+# what a deferred task row holds of one generic step (or None: not a global buffer):
+# (uid, name, box lo, box hi, window offsets, the view's write geometry or None)
+_Generic = tuple
+
+
 class Replay:
-    """A batched run's access log compiled for `run` (see the module docstring)."""
+    """A batched run's access log, compiled (see the module docstring)."""
 
     def __init__(self, items: list[LoggedAccess], nb: int):
         rows: list = []
@@ -93,12 +134,19 @@ class Replay:
                       _Step(item, rows, cols, nb) for item in items]
         self.base = np.asarray(rows, dtype=np.int64)
         self.coef = np.asarray(cols, dtype=np.int64).reshape(len(rows), nb)
+        self._unnumbered: list | None = None  # (see `_number_sites`)
+
+    def vals(self, idx: tuple) -> list:
+        """The varying offsets of block `idx`."""
+        return (self.base + self.coef @ np.asarray(idx, dtype=np.int64)).tolist() \
+            if len(self.base) else []
+
+    # -- at once (a multi-card run) -------------------------------------------------------
 
     def run(self, fr: TaskFrame, idx: tuple, args: list | None = None) -> None:
         """Record block `idx`'s accesses; `args`: the arrays this task was passed (for
         the reads of a `Stack` parameter, `StackRead`)."""
-        vals = (self.base + self.coef @ np.asarray(idx, dtype=np.int64)).tolist() \
-            if len(self.base) else []
+        vals = self.vals(idx)
         record_box = fr.record_box
         for st in self.steps:
             if type(st) is _Branch:
@@ -116,17 +164,228 @@ class Replay:
                 fr.record(a, buf, origin, lo_at(st.const, idx), st.ext, st.write, st.site,
                           st.atomic)
                 continue
-            lo = st.const if st.const is not None else \
-                tuple(vals[p] if type(p) is int else p[1] for p in st.parts)
-            if st.origin is None:
-                assert st.frame is not None
-                glo, ghi = box_at(st.frame, lo)
-            else:  # the origin is folded in: these are the box's corner
-                glo = lo
-                ghi = tuple(map(add, glo, st.ext))
-                # (the window's own offsets matter to a write through a view only)
+            glo, ghi, lo = st.box(vals)
+            # (the window's own offsets matter to a write through a view only)
             record_box(st.a, st.buf, st.origin, lo, st.ext, glo, ghi, st.write, st.site,
-                       st.atomic)
+                       st.atomic, st.frame)
+
+    # -- deferred ------------------------------------------------------------------------
+
+    def _number_sites(self, trace: Trace, idx: tuple, args: list | None,
+                      memory: DeviceMemory) -> None:
+        """Number the sites of the steps block `idx` is the first to reach, in the order
+        it reaches them (as the replay block after block would)."""
+        todo = self._unnumbered
+        if todo is None:
+            todo = []
+            for st, preds in self._walk_all(()):
+                if st.sid >= 0:
+                    continue
+                if preds:
+                    mask = np.broadcast_to(True, np.broadcast_shapes(*(p.shape for p in preds)))
+                    for p in preds:
+                        mask = mask & p
+                    if not mask.any():  # (a branch no block takes numbers nothing)
+                        continue
+                todo.append((st, preds))
+        keep = []
+        for st, preds in todo:
+            if st.sid >= 0:
+                continue
+            if all(p[idx] for p in preds) and (
+                    type(st.a) is not StackRead or
+                    memory.locate(_stack_array(st, args))[0] is not None):
+                site = st.site
+                st.sid = site if type(site) is int else site.of(trace)
+            else:
+                keep.append((st, preds))
+        self._unnumbered = keep
+
+    def _walk_all(self, preds: tuple) -> Iterator[tuple[_Step, tuple]]:
+        """Every step with the predicates of the branches around it."""
+        for st in self.steps:
+            if type(st) is _Branch:
+                yield from st.replay._walk_all(preds + (st.pred,))
+            else:
+                yield st, preds
+
+    def prepare(self, trace: Trace, memory: DeviceMemory, idx: tuple, args: list | None,
+                into: BatchTrace) -> list[_Generic | None]:
+        """What must be done for block `idx` now: its sites numbered, its generic steps'
+        boxes (and the buffers the block writes registered with `into`)."""
+        self._number_sites(trace, idx, args, memory)
+        gen: list = []
+        self._prepare(idx, args, memory, gen, into)
+        return gen
+
+    def _prepare(self, idx: tuple, args: list | None, memory: DeviceMemory, gen: list,
+                 into: BatchTrace) -> None:
+        for st in self.steps:
+            if type(st) is _Branch:
+                if st.pred[idx]:
+                    st.replay._prepare(idx, args, memory, gen, into)
+                continue
+            if not st.generic:
+                if st.write:
+                    into.writes_to(st.buf)
+                continue
+            a, buf, origin = st.a, st.buf, st.origin
+            if type(a) is StackRead:
+                a = _stack_array(st, args)
+                buf, origin = memory.locate(a)
+                if buf is None:
+                    gen.append(None)
+                    continue
+            lo = lo_at(st.const, idx)
+            geom = None
+            if origin is None:
+                frame = view_frame(a, buf.array, st.ext)
+                glo, ghi = box_at(frame, lo)
+                if st.write:
+                    geom = frame[2:4] if len(frame) == 6 else strided_geometry(a, buf.array)
+            else:
+                glo = tuple(map(add, origin, lo))
+                ghi = tuple(map(add, glo, st.ext))
+            into.touches(buf)
+            if st.write:
+                into.writes_to(buf)
+            gen.append((buf.uid, buf.name, glo, ghi, lo, geom))
+
+    def accesses(self, idx: tuple, gen: Iterator) -> Iterator[tuple]:
+        """(step, uid, name, box lo, box hi, window offsets, write geometry) of every
+        access block `idx` makes, in order (`gen`: its generic steps', from `prepare`)."""
+        vals = self.vals(idx)
+        for st in self.steps:
+            if type(st) is _Branch:
+                if st.pred[idx]:
+                    yield from st.replay.accesses(idx, gen)
+                continue
+            if st.generic:
+                g = next(gen)
+                if g is not None:
+                    yield (st, *g)
+                continue
+            glo, ghi, lo = st.box(vals)
+            yield st, st.uid, st.name, glo, ghi, lo, st.geom
+
+    def release(self) -> None:
+        """Drop the arrays the log held (the deferred rows need their numbers only)."""
+        for st in self.steps:
+            if type(st) is _Branch:
+                st.replay.release()
+            else:
+                st.a = st.a if type(st.a) is StackRead else None
+                st.buf = None
+        self._unnumbered = None
 
 
-__all__ = ["Replay"]
+def _stack_array(st: _Step, args: list | None) -> Any:
+    assert args is not None and type(st.a) is StackRead
+    return args[st.a.index]
+
+
+class BatchTrace:
+    """The accesses and writes of one traced batched run's tasks, kept as the compiled
+    logs and a row per task block: (log, task id, block index, block number, the
+    generic steps' boxes). See the module docstring."""
+
+    def __init__(self, trace: Trace, memory: DeviceMemory):
+        self.trace = trace
+        self.memory: DeviceMemory | None = memory
+        self.rows: list[tuple] = []
+        self._written: set[int] = set()
+        self._touched: set[int] = set()
+        self._replays: list[Replay] = []
+
+    def add(self, log: Replay, rec: TaskRecord, idx: tuple, block: int,
+            args: list | None = None) -> None:
+        """Block `idx` of the batch, task `rec`'s block `block` (the run's blocks in
+        order); `args`: the arrays the task was passed."""
+        if all(r is not log for r in self._replays):  # (a few: a body's launches)
+            self._replays.append(log)
+            for st, _ in log._walk_all(()):
+                if not st.generic:
+                    self.touches(st.buf)
+        assert self.memory is not None  # (not closed)
+        gen = log.prepare(self.trace, self.memory, idx, args, self)
+        row = (log, rec.id, idx, block, gen)
+        self.rows.append(row)
+        lazy = rec._lazy
+        if lazy is None:
+            rec._lazy = _Deferred([row])
+        else:
+            lazy.rows.append(row)
+
+    def touches(self, buf: Any) -> None:
+        uid = buf.uid
+        if uid not in self._touched:
+            self._touched.add(uid)
+            assert self.memory is not None
+            self.trace.note_shapes((uid,), self.memory)
+
+    def writes_to(self, buf: Any) -> None:
+        """A block writes `buf`: the run's writes go into its write log (once)."""
+        uid = buf.uid
+        if uid in self._written:
+            return
+        self._written.add(uid)
+        log = buf.writes
+        if log is None:
+            log = buf.writes = WriteLog(buf.array.shape, self.trace)
+        log.pending.append(_BatchWrites(self, uid))
+        if len(log.pending) > WriteLog.LIMIT:
+            log.table()
+
+    def close(self) -> None:
+        """The run's tasks are all added: its logs keep numbers only."""
+        for log in self._replays:
+            log.release()
+        self._replays = []
+        self.memory = None  # (the trace outlives the run's memory)
+
+
+class _Deferred:
+    """A batched task's accesses, made from its rows when first read."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: list):
+        self.rows = rows
+
+    def expand(self, rec: TaskRecord) -> None:
+        for log, _, idx, block, gen in self.rows:
+            for st, uid, name, glo, ghi, _, _ in log.accesses(idx, iter(gen)):
+                rec.add_access(name, uid, st.write, block, st.atomic, 0, glo, ghi)
+        rec._merge = None
+
+
+class _BatchWrites:
+    """A batched run's writes of one buffer, for its `WriteLog`."""
+
+    __slots__ = ("batch", "uid")
+
+    def __init__(self, batch: BatchTrace, uid: int):
+        self.batch = batch
+        self.uid = uid
+
+    def apply(self, t: np.ndarray, event: Callable[[int, int, int], int]) -> None:
+        uid = self.uid
+        flat = None
+        for log, tid, idx, block, gen in self.batch.rows:
+            for st, u, _, glo, ghi, lo, geom in log.accesses(idx, iter(gen)):
+                if not st.write or u != uid:
+                    continue
+                ev = event(tid, block, st.sid)
+                if geom is None:
+                    t[tuple(map(slice, glo, ghi))] = ev
+                else:
+                    if flat is None:
+                        flat = t.reshape(-1)
+                    first, strides = geom
+                    isz = t.itemsize
+                    np.lib.stride_tricks.as_strided(
+                        flat[first + sum(map(mul, lo, strides)):], shape=st.ext,
+                        strides=tuple(s * isz for s in strides))[...] = ev
+
+
+__all__ = ["BatchTrace", "Replay"]

@@ -21,12 +21,12 @@ from pypto.errors import SimulationError
 from pypto.ir.span import Span
 from pypto.platform import Platform
 from pypto.sim.device.memory import GlobalBuffer
-from pypto.sim.device.views import box_at, strided_like, view_frame
+from pypto.sim.device.views import box_at, strided_geometry, view_frame
 from pypto.sim.faults import fault
 from pypto.sim.machine.interleave import Interleaver
 from pypto.sim.machine.run import Run
 from pypto.sim.machine.sync import CoreSync
-from pypto.sim.trace.access import Access, RowAccess
+from pypto.sim.trace.access import Access
 from pypto.sim.trace.costs import Costs
 from pypto.sim.trace.trace import TaskRecord
 from pypto.sim.trace.writers import WriteLog
@@ -168,16 +168,18 @@ class TaskFrame:
         if origin is None:
             # its box in the buffer, exact when it is one (else the enclosing box), so
             # accesses of disjoint parts through a reshape stay disjoint (the race check);
-            # the view's geometry is taken once per view and window shape
+            # a task takes a view's geometry once per view and window shape
             views = self.views
             if views is None:
-                views = self.views = {}
+                views = self.views = {} if self.rec is not None else None
             key = (id(a), ext)
-            got = views.get(key)
+            got = views.get(key) if views is not None else None
             if got is None or got[0] is not a:
-                if len(views) >= 256:  # (it holds the views: a loop may make many)
-                    views.clear()
-                got = views[key] = (a, view_frame(a, buf.array, ext))
+                got = (a, view_frame(a, buf.array, ext))
+                if views is not None:
+                    if len(views) >= 256:  # (it holds the views: a loop may make many)
+                        views.clear()
+                    views[key] = got
             frame = got[1]
             glo, ghi = box_at(frame, lo)
             self.record_box(a, buf, None, lo, ext, glo, ghi, write, site, atomic, frame)
@@ -203,35 +205,9 @@ class TaskFrame:
         blk = -1 if self.block is None else self.block
         rec = self.rec
         if rec is not None:
-            # the race check keeps atomic-add writes and syncall phases apart, so merged
-            # boxes never mix them
-            phase = self.interleaver.phase if self.interleaver is not None else 0
-            merge = rec._merge
-            if merge is None:
-                merge = rec._merge = {}
-            key = (buf.uid, write, blk, atomic, phase)
-            last = merge.get(key)
-            if last is None:
-                accs = rec._accesses
-                acc = Access(buf.name, "W" if write else "R", blk, glo, ghi, buf.uid, atomic,
-                             phase)
-                merge[key] = (acc, len(accs))
-                accs.append(acc)
-            else:
-                prev = last[0]
-                if (prev.lo != glo or prev.hi != ghi) and not prev.grow(glo, ghi):
-                    axis = prev.row_axis(glo, ghi) if type(prev) is Access else -1
-                    accs = rec._accesses
-                    if axis >= 0:  # a second row of a gather: the two become one RowAccess
-                        rows = RowAccess(prev, axis)
-                        rows.grow(glo, ghi)
-                        accs[last[1]] = rows
-                        merge[key] = (rows, last[1])
-                    else:
-                        acc = Access(buf.name, "W" if write else "R", blk, glo, ghi, buf.uid,
-                                     atomic, phase)
-                        merge[key] = (acc, len(accs))
-                        accs.append(acc)
+            rec.add_access(buf.name, buf.uid, write, blk, atomic,
+                           self.interleaver.phase if self.interleaver is not None else 0,
+                           glo, ghi)
         else:
             trace.orchestration_accesses.append(Access(buf.name, "W" if write else "R", blk,
                                                        glo, ghi, buf.uid))
@@ -246,17 +222,11 @@ class TaskFrame:
             tid = rec.id if rec is not None else -2
             if origin is not None:
                 log.pending.append((tid, blk, site, glo, ghi))
-            else:
-                if frame is None:
-                    frame = view_frame(a, buf.array, ext)
-                if len(frame) == 6:  # the window's elements: a strided run of the buffer's
-                    strides = frame[3]
-                    log.pending.append((tid, blk, site, frame[2] + sum(map(mul, lo, strides)),
-                                        strides, ext))
-                else:  # (a view of another item size, an empty window: as it lies)
-                    strided_like(log.table(), a, buf.array)[
-                        tuple(slice(lo_, lo_ + e) for lo_, e in zip(lo, ext))] = \
-                        trace.write_event(tid, blk, site)
+            else:  # the window's elements: a strided run of the buffer's
+                first, strides = frame[2:4] if frame is not None and len(frame) == 6 else \
+                    strided_geometry(a, buf.array)
+                log.pending.append((tid, blk, site, first + sum(map(mul, lo, strides)),
+                                    strides, ext))
             if len(log.pending) > WriteLog.LIMIT:
                 log.table()
 

@@ -85,6 +85,35 @@ class TaskRecord:
         self._lazy = None
         self._accesses = list(accesses)
 
+    def add_access(self, name: str, uid: int, write: bool, block: int, atomic: bool,
+                   phase: int, lo: tuple, hi: tuple) -> None:
+        """The task accessed the box [lo, hi) of buffer `uid`: it extends the task's last
+        access of that buffer, mode, block, atomicity and phase when their union is a box
+        (a second row of a gather makes the two a `RowAccess`), else it is a new one.
+        (The race check keeps atomic-add writes and syncall phases apart, so merged
+        boxes never mix them.)"""
+        merge = self._merge
+        if merge is None:
+            merge = self._merge = {}
+        key = (uid, write, block, atomic, phase)
+        last = merge.get(key)
+        if last is not None:
+            prev = last[0]
+            if (prev.lo == lo and prev.hi == hi) or prev.grow(lo, hi):
+                return
+            if type(prev) is Access:
+                axis = prev.row_axis(lo, hi)
+                if axis >= 0:
+                    rows = RowAccess(prev, axis)
+                    rows.grow(lo, hi)
+                    self._accesses[last[1]] = rows
+                    merge[key] = (rows, last[1])
+                    return
+        accs = self._accesses
+        acc = Access(name, "W" if write else "R", block, lo, hi, uid, atomic, phase)
+        merge[key] = (acc, len(accs))
+        accs.append(acc)
+
     @property
     def source(self) -> str:
         return str(self.span) if self.span is not None else "<unknown>"
@@ -157,13 +186,10 @@ class LastWriter:
         e = self._events
         if isinstance(e, np.ndarray):
             return e
-        if isinstance(e, WriteLog):
-            t = e.table()
-        else:
-            # A tensor no task wrote shares one read-only zero: a table of its own would
-            # cost 4 bytes per element of address space (which a capped run counts even
-            # while the pages are untouched) for every input weight of a large model.
-            t = np.broadcast_to(np.int32(0), self._shape)
+        # A tensor no task wrote shares one read-only zero: a table of its own would cost 4
+        # bytes per element of address space (which a capped run counts even while the
+        # pages are untouched) for every input weight of a large model.
+        t = e.table() if isinstance(e, WriteLog) else np.broadcast_to(np.int32(0), self._shape)
         self._events = t
         return t
 
