@@ -44,18 +44,19 @@ class _Step:
 
     __slots__ = (
         "a",
+        "arrays",
         "atomic",
         "buf",
         "const",
         "ext",
         "frame",
-        "generic",
         "geom",
         "name",
         "origin",
         "parts",
         "sid",
         "site",
+        "stack",
         "uid",
         "write",
     )
@@ -69,14 +70,20 @@ class _Step:
         self.atomic = bool(rest[0]) if rest else False
         self.frame: tuple | None = None
         self.geom: tuple | None = None
-        self.generic = type(a) is StackRead or \
-            any(not (type(o) is Aff or isinstance(o, (int, np.integer))) for o in lo)
-        self.uid = -1 if self.generic else buf.uid
-        self.name = "" if self.generic else buf.name
+        # a Stack's own tensor: each task locates the array it was passed
+        self.stack = type(a) is StackRead
+        self.uid = -1 if self.stack else buf.uid
+        self.name = "" if self.stack else buf.name
         self.parts: list = []
         self.const: tuple | None = None
-        if self.generic:  # per-block arrays, a Stack's own tensor: the plain path
-            self.const = tuple(lo)
+        # offsets held in per-block arrays: read per block (`lo_at`)
+        self.arrays = not self.stack and \
+            any(not (type(o) is Aff or isinstance(o, (int, np.integer))) for o in lo)
+        if self.stack or self.arrays:
+            # (copies: a deferred row must not keep a view of some tensor alive)
+            self.const = tuple(np.array(o) if isinstance(o, np.ndarray) else o for o in lo)
+            if self.arrays and origin is None:
+                self._view(a, buf)
             return
         # per axis: the row of the offset matrix holding it, or ("c", constant); a
         # window's origin is added in (the replay needs its box, not its offsets)
@@ -92,14 +99,25 @@ class _Step:
         if all(type(p) is tuple for p in self.parts):
             self.const = tuple(p[1] for p in self.parts)
         if origin is None:
-            self.frame = f = view_frame(a, buf.array, self.ext)
-            # (where a write's elements lie, for the last-writer table)
-            self.geom = f[2:4] if len(f) == 6 else strided_geometry(a, buf.array)
+            self._view(a, buf)
 
-    def box(self, vals: list) -> tuple:
-        """(box lo, box hi, window offsets) of a plain step in the block of `vals`."""
-        lo = self.const if self.const is not None else \
-            tuple(vals[p] if type(p) is int else p[1] for p in self.parts)
+    def _view(self, a: np.ndarray, buf: Any) -> None:
+        """The geometry of `a`, a view that is not a window (taken once)."""
+        self.frame = f = view_frame(a, buf.array, self.ext)
+        # (where a write's elements lie, for the last-writer table)
+        self.geom = f[2:4] if len(f) == 6 else strided_geometry(a, buf.array)
+
+    def box(self, vals: list, idx: tuple) -> tuple:
+        """(box lo, box hi, window offsets) of a step of a known array in block `idx`
+        (`vals`: the varying offsets of the block)."""
+        if self.arrays:
+            lo = lo_at(self.const, idx)
+            if self.origin is not None:
+                glo = tuple(map(add, self.origin, lo))
+                return glo, tuple(map(add, glo, self.ext)), lo
+        else:
+            lo = self.const if self.const is not None else \
+                tuple(vals[p] if type(p) is int else p[1] for p in self.parts)
         if self.origin is None:
             assert self.frame is not None
             glo, ghi = box_at(self.frame, lo)
@@ -118,9 +136,9 @@ class _Branch:
         self.replay = Replay(item.items, nb)
 
 
-# what a deferred task row holds of one generic step (or None: not a global buffer):
-# (uid, name, box lo, box hi, window offsets, the view's write geometry or None)
-_Generic = tuple
+# what a deferred task row holds of one read of a `Stack` (or None: not a global
+# buffer): (uid, name, box lo, box hi, window offsets, the view's write geometry or None)
+_Stacked = tuple
 
 
 class Replay:
@@ -135,6 +153,9 @@ class Replay:
         self.base = np.asarray(rows, dtype=np.int64)
         self.coef = np.asarray(cols, dtype=np.int64).reshape(len(rows), nb)
         self._unnumbered: list | None = None  # (see `_number_sites`)
+        # does a task locate an array (a `Stack`'s) here
+        self.stacked = any(st.replay.stacked if type(st) is _Branch else st.stack
+                           for st in self.steps)
 
     def vals(self, idx: tuple) -> list:
         """The varying offsets of block `idx`."""
@@ -153,18 +174,14 @@ class Replay:
                 if st.pred[idx]:
                     st.replay.run(fr, idx, args)
                 continue
-            if st.generic:
-                a, buf, origin = st.a, st.buf, st.origin
-                if type(a) is StackRead:
-                    assert args is not None
-                    a = args[a.index]
-                    buf, origin = fr.run.memory.locate(a)
-                    if buf is None:
-                        continue
-                fr.record(a, buf, origin, lo_at(st.const, idx), st.ext, st.write, st.site,
-                          st.atomic)
+            if st.stack:
+                a = _stack_array(st, args)
+                buf, origin = fr.run.memory.locate(a)
+                if buf is not None:
+                    fr.record(a, buf, origin, lo_at(st.const, idx), st.ext, st.write,
+                              st.site, st.atomic)
                 continue
-            glo, ghi, lo = st.box(vals)
+            glo, ghi, lo = st.box(vals, idx)
             # (the window's own offsets matter to a write through a view only)
             record_box(st.a, st.buf, st.origin, lo, st.ext, glo, ghi, st.write, st.site,
                        st.atomic, st.frame)
@@ -181,13 +198,8 @@ class Replay:
             for st, preds in self._walk_all(()):
                 if st.sid >= 0:
                     continue
-                if preds:
-                    mask = np.broadcast_to(True, np.broadcast_shapes(*(p.shape for p in preds)))
-                    for p in preds:
-                        mask = mask & p
-                    if not mask.any():  # (a branch no block takes numbers nothing)
-                        continue
-                todo.append((st, preds))
+                if _reached(preds):  # (a branch no block takes numbers nothing)
+                    todo.append((st, preds))
         keep = []
         for st, preds in todo:
             if st.sid >= 0:
@@ -210,32 +222,30 @@ class Replay:
                 yield st, preds
 
     def prepare(self, trace: Trace, memory: DeviceMemory, idx: tuple, args: list | None,
-                into: BatchTrace) -> list[_Generic | None]:
-        """What must be done for block `idx` now: its sites numbered, its generic steps'
-        boxes (and the buffers the block writes registered with `into`)."""
+                into: BatchTrace) -> list[_Stacked | None]:
+        """What must be done for block `idx` now: its sites numbered, the arrays its
+        `Stack` reads find (and the buffers it writes through them registered with
+        `into`)."""
         self._number_sites(trace, idx, args, memory)
         gen: list = []
-        self._prepare(idx, args, memory, gen, into)
+        if self.stacked:
+            self._prepare(idx, args, memory, gen, into)
         return gen
 
     def _prepare(self, idx: tuple, args: list | None, memory: DeviceMemory, gen: list,
                  into: BatchTrace) -> None:
         for st in self.steps:
             if type(st) is _Branch:
-                if st.pred[idx]:
+                if st.replay.stacked and st.pred[idx]:
                     st.replay._prepare(idx, args, memory, gen, into)
                 continue
-            if not st.generic:
-                if st.write:
-                    into.writes_to(st.buf)
+            if not st.stack:
                 continue
-            a, buf, origin = st.a, st.buf, st.origin
-            if type(a) is StackRead:
-                a = _stack_array(st, args)
-                buf, origin = memory.locate(a)
-                if buf is None:
-                    gen.append(None)
-                    continue
+            a = _stack_array(st, args)
+            buf, origin = memory.locate(a)
+            if buf is None:
+                gen.append(None)
+                continue
             lo = lo_at(st.const, idx)
             geom = None
             if origin is None:
@@ -253,19 +263,19 @@ class Replay:
 
     def accesses(self, idx: tuple, gen: Iterator) -> Iterator[tuple]:
         """(step, uid, name, box lo, box hi, window offsets, write geometry) of every
-        access block `idx` makes, in order (`gen`: its generic steps', from `prepare`)."""
+        access block `idx` makes, in order (`gen`: its `Stack` reads', from `prepare`)."""
         vals = self.vals(idx)
         for st in self.steps:
             if type(st) is _Branch:
                 if st.pred[idx]:
                     yield from st.replay.accesses(idx, gen)
                 continue
-            if st.generic:
+            if st.stack:
                 g = next(gen)
                 if g is not None:
                     yield (st, *g)
                 continue
-            glo, ghi, lo = st.box(vals)
+            glo, ghi, lo = st.box(vals, idx)
             yield st, st.uid, st.name, glo, ghi, lo, st.geom
 
     def release(self) -> None:
@@ -273,10 +283,19 @@ class Replay:
         for st in self.steps:
             if type(st) is _Branch:
                 st.replay.release()
-            else:
-                st.a = st.a if type(st.a) is StackRead else None
-                st.buf = None
+            elif not st.stack:
+                st.a = st.buf = None
         self._unnumbered = None
+
+
+def _reached(preds: tuple) -> bool:
+    """Does some block take every branch of `preds` (the predicates around a step)?"""
+    if not preds:
+        return True
+    mask = np.broadcast_to(True, np.broadcast_shapes(*(p.shape for p in preds)))
+    for p in preds:
+        mask = mask & p
+    return bool(mask.any())
 
 
 def _stack_array(st: _Step, args: list | None) -> Any:
@@ -287,7 +306,7 @@ def _stack_array(st: _Step, args: list | None) -> Any:
 class BatchTrace:
     """The accesses and writes of one traced batched run's tasks, kept as the compiled
     logs and a row per task block: (log, task id, block index, block number, the
-    generic steps' boxes). See the module docstring."""
+    boxes of its `Stack` reads). See the module docstring."""
 
     def __init__(self, trace: Trace, memory: DeviceMemory):
         self.trace = trace
@@ -303,9 +322,12 @@ class BatchTrace:
         order); `args`: the arrays the task was passed."""
         if all(r is not log for r in self._replays):  # (a few: a body's launches)
             self._replays.append(log)
-            for st, _ in log._walk_all(()):
-                if not st.generic:
-                    self.touches(st.buf)
+            for st, preds in log._walk_all(()):
+                if st.stack:  # (per block: `prepare`)
+                    continue
+                self.touches(st.buf)
+                if st.write and _reached(preds):
+                    self.writes_to(st.buf)
         assert self.memory is not None  # (not closed)
         gen = log.prepare(self.trace, self.memory, idx, args, self)
         row = (log, rec.id, idx, block, gen)
