@@ -28,7 +28,7 @@ from pypto.sim.machine.run import Run
 from pypto.sim.machine.sync import CoreSync
 from pypto.sim.trace.access import Access
 from pypto.sim.trace.costs import Costs
-from pypto.sim.trace.trace import TaskRecord
+from pypto.sim.trace.trace import RAW_OPEN, TaskRecord
 from pypto.sim.trace.writers import WriteLog
 
 
@@ -205,9 +205,13 @@ class TaskFrame:
         blk = -1 if self.block is None else self.block
         rec = self.rec
         if rec is not None:
-            rec.add_access(buf.name, buf.uid, write, blk, atomic,
-                           self.interleaver.phase if self.interleaver is not None else 0,
-                           glo, ghi)
+            # (merged when read: `TaskRecord.accesses`)
+            raw = rec._raw
+            raw.append((buf.name, buf.uid, write, blk, atomic,
+                        self.interleaver.phase if self.interleaver is not None else 0,
+                        glo, ghi))
+            if len(raw) > RAW_OPEN:
+                rec.merge_raw()
         else:
             trace.orchestration_accesses.append(Access(buf.name, "W" if write else "R", blk,
                                                        glo, ghi, buf.uid))

@@ -40,6 +40,11 @@ COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
 
 PIPES = ("cube", "mte1", "fix", "vector", "mte2", "mte3", "scalar")
 
+# Unmerged accesses (~250 bytes each) a trace holds at most: past it they are merged
+# (what a task still running holds is bounded by `RAW_OPEN`)
+RAW_HELD = 1 << 19
+RAW_OPEN = 1 << 16
+
 
 @dataclass
 class TaskRecord:
@@ -64,13 +69,19 @@ class TaskRecord:
     # (variable, value) of the orchestration loops around its launch, outermost first:
     # which iteration launched it (the workbench names an element's writer by them)
     loops: tuple = ()
-    # the accesses (`accesses`) so far; a batched task's are its run's log and its row in
-    # it (`_lazy`, expanded when first read: most runs never read them)
+    # The accesses (`accesses`) merged so far. Most runs never read them (the golden
+    # harness reads the costs), and merging each access as it happens was a third of
+    # what tracing cost a block-by-block kernel; so they are merged when first read:
+    # `_raw` holds the accesses since, as `add_access`'s arguments; a batched task's are
+    # its run's log and its row in it (`_lazy`).
     _accesses: list = field(default_factory=list, repr=False, compare=False)
+    _raw: list = field(default_factory=list, repr=False, compare=False)
     _lazy: Any = field(default=None, repr=False, compare=False)
-    # while the task runs: its last access per (buffer, mode, block, atomic, phase), which
-    # the next one extends when their union is a box -> (that access, its position)
+    # the last access per (buffer, mode, block, atomic, phase), which the next one
+    # extends when their union is a box -> (that access, its position); kept while the
+    # task may still access (`_open`)
     _merge: dict | None = field(default=None, repr=False, compare=False)
+    _open: bool = field(default=True, repr=False, compare=False)
 
     @property
     def accesses(self) -> list:
@@ -78,12 +89,23 @@ class TaskRecord:
         if self._lazy is not None:
             lazy, self._lazy = self._lazy, None
             lazy.expand(self)
+        if self._raw:
+            self.merge_raw()
         return self._accesses
 
     @accesses.setter
     def accesses(self, accesses: list) -> None:
         self._lazy = None
         self._accesses = list(accesses)
+
+    def merge_raw(self) -> None:
+        """Merge the accesses waiting in `_raw` (in the order they were made)."""
+        raw, self._raw = self._raw, []
+        add = self.add_access
+        for a in raw:
+            add(*a)
+        if not self._open:
+            self._merge = None
 
     def add_access(self, name: str, uid: int, write: bool, block: int, atomic: bool,
                    phase: int, lo: tuple, hi: tuple) -> None:
@@ -318,6 +340,9 @@ class Trace:
         self._shapes: dict[int, tuple | None] = {}  # buffer uid -> its shape
         self.orchestration_accesses: list[Access] = []
         self.seconds = 0.0
+        # finished tasks whose accesses wait unmerged (`TaskRecord._raw`), and how many
+        self._raw_held: list[TaskRecord] = []
+        self._raw_count = 0
 
     # -- building ------------------------------------------------------------------
 
@@ -360,11 +385,26 @@ class Trace:
         when the edges are first read. The shapes of the buffers it touched are taken
         now, while they are alive."""
         shapes = self._shapes
-        rec._merge = None  # (what its accesses merged into: the task is over)
-        for a in rec._accesses:  # (a batched task's: `note_shapes` at its run's end)
-            if a.uid not in shapes:
-                buf = memory.by_uid(a.uid)
-                shapes[a.uid] = buf.array.shape if buf is not None else None
+        rec._open = False
+        # (a batched task's buffers: `note_shapes` at its run's end)
+        uids = {a.uid for a in rec._accesses}
+        raw = rec._raw
+        if raw:
+            uids.update([a[1] for a in raw])
+            # unmerged accesses wait until read, up to a bound on what waits in all
+            self._raw_held.append(rec)
+            self._raw_count += len(raw)
+            if self._raw_count > RAW_HELD:
+                for r in self._raw_held:
+                    r.merge_raw()
+                self._raw_held = []
+                self._raw_count = 0
+        else:
+            rec._merge = None  # (what its accesses merged into: the task is over)
+        for uid in uids:
+            if uid not in shapes:
+                buf = memory.by_uid(uid)
+                shapes[uid] = buf.array.shape if buf is not None else None
         self._pending.append(rec)
 
     def note_shapes(self, uids: Any, memory: DeviceMemory) -> None:
