@@ -32,10 +32,11 @@ from typing import Any
 import numpy as np
 
 from pypto.sim.batch.branch_trace import block_costs
+from pypto.sim.batch.deferred import BatchTrace
 from pypto.sim.batch.lattice import lattice_disjoint
 from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
 from pypto.sim.batch.plan import Plan
-from pypto.sim.batch.replay import BatchTrace, Replay
+from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.run import (
     BatchCache,
     BatchedRegion,

@@ -8,24 +8,16 @@ offsets are one matrix-vector product), a window's origin is folded into its off
 and a view that is not a window (through a reshape) has its geometry taken once
 (`view_frame`), leaving a memoised lookup per block.
 
-Most traced runs never read a task's accesses or the last-writer tables (the golden
-harness reads its tasks' costs; the accesses only for the race check, the edges, a
-diagnosis), and replaying every logged access per block cost a prefill kernel more than
-its batched bodies. So the replay is deferred (`BatchTrace`): per task only what must
-happen in order is done then - the source sites are numbered in the order block by
-block meets them, the reads of a `Stack` parameter find the array that task was passed,
-offsets held in per-block arrays are read - and each task keeps its row (its block
-index); its accesses are made from the compiled log when first read
-(`TaskRecord.accesses`), and the run's writes become one entry in the write log of each
-buffer it wrote (`WriteLog`), applied to the table when that is read. A multi-card run
-(whose window accesses its communication runtime checks as they happen) replays at
-once (`Replay.run`). The accesses of a predicated branch are recorded for the blocks
-that took it only (`pypto.sim.batch.branch_trace`).
+A traced run replays it when something reads what it recorded
+(`pypto.sim.batch.deferred`: `accesses` per block, `prepare` for what must happen at
+once); a multi-card run (whose window accesses its communication runtime checks as
+they happen) replays at once (`run`). The accesses of a predicated branch are recorded
+for the blocks that took it only (`pypto.sim.batch.branch_trace`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from operator import add, mul
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -35,8 +27,7 @@ from pypto.sim.batch.state import Aff, LoggedAccess, StackRead, lo_at
 from pypto.sim.device.memory import DeviceMemory
 from pypto.sim.device.views import box_at, strided_geometry, view_frame
 from pypto.sim.machine.frame import TaskFrame
-from pypto.sim.trace.trace import TaskRecord, Trace
-from pypto.sim.trace.writers import WriteLog
+from pypto.sim.trace.trace import Trace
 
 
 class _Step:
@@ -195,10 +186,10 @@ class Replay:
         todo = self._unnumbered
         if todo is None:
             todo = []
-            for st, preds in self._walk_all(()):
+            for st, preds in self.walk(()):
                 if st.sid >= 0:
                     continue
-                if _reached(preds):  # (a branch no block takes numbers nothing)
+                if reached(preds):  # (a branch no block takes numbers nothing)
                     todo.append((st, preds))
         keep = []
         for st, preds in todo:
@@ -213,31 +204,31 @@ class Replay:
                 keep.append((st, preds))
         self._unnumbered = keep
 
-    def _walk_all(self, preds: tuple) -> Iterator[tuple[_Step, tuple]]:
-        """Every step with the predicates of the branches around it."""
+    def walk(self, preds: tuple = ()) -> Iterator[tuple[_Step, tuple]]:
+        """Every step with the predicates of the branches around it (and `preds`)."""
         for st in self.steps:
             if type(st) is _Branch:
-                yield from st.replay._walk_all(preds + (st.pred,))
+                yield from st.replay.walk(preds + (st.pred,))
             else:
                 yield st, preds
 
     def prepare(self, trace: Trace, memory: DeviceMemory, idx: tuple, args: list | None,
-                into: BatchTrace) -> list[_Stacked | None]:
-        """What must be done for block `idx` now: its sites numbered, the arrays its
-        `Stack` reads find (and the buffers it writes through them registered with
-        `into`)."""
+                found: Callable[[Any, bool], None]) -> list[_Stacked | None]:
+        """What must be done for block `idx` now (a deferred replay): its sites
+        numbered, the arrays its `Stack` reads find (each buffer told to `found`, with
+        whether it is written)."""
         self._number_sites(trace, idx, args, memory)
         gen: list = []
         if self.stacked:
-            self._prepare(idx, args, memory, gen, into)
+            self._prepare(idx, args, memory, gen, found)
         return gen
 
     def _prepare(self, idx: tuple, args: list | None, memory: DeviceMemory, gen: list,
-                 into: BatchTrace) -> None:
+                 found: Callable[[Any, bool], None]) -> None:
         for st in self.steps:
             if type(st) is _Branch:
                 if st.replay.stacked and st.pred[idx]:
-                    st.replay._prepare(idx, args, memory, gen, into)
+                    st.replay._prepare(idx, args, memory, gen, found)
                 continue
             if not st.stack:
                 continue
@@ -256,9 +247,7 @@ class Replay:
             else:
                 glo = tuple(map(add, origin, lo))
                 ghi = tuple(map(add, glo, st.ext))
-            into.touches(buf)
-            if st.write:
-                into.writes_to(buf)
+            found(buf, st.write)
             gen.append((buf.uid, buf.name, glo, ghi, lo, geom))
 
     def accesses(self, idx: tuple, gen: Iterator) -> Iterator[tuple]:
@@ -288,7 +277,7 @@ class Replay:
         self._unnumbered = None
 
 
-def _reached(preds: tuple) -> bool:
+def reached(preds: tuple) -> bool:
     """Does some block take every branch of `preds` (the predicates around a step)?"""
     if not preds:
         return True
@@ -303,111 +292,4 @@ def _stack_array(st: _Step, args: list | None) -> Any:
     return args[st.a.index]
 
 
-class BatchTrace:
-    """The accesses and writes of one traced batched run's tasks, kept as the compiled
-    logs and a row per task block: (log, task id, block index, block number, the
-    boxes of its `Stack` reads). See the module docstring."""
-
-    def __init__(self, trace: Trace, memory: DeviceMemory):
-        self.trace = trace
-        self.memory: DeviceMemory | None = memory
-        self.rows: list[tuple] = []
-        self._written: set[int] = set()
-        self._touched: set[int] = set()
-        self._replays: list[Replay] = []
-
-    def add(self, log: Replay, rec: TaskRecord, idx: tuple, block: int,
-            args: list | None = None) -> None:
-        """Block `idx` of the batch, task `rec`'s block `block` (the run's blocks in
-        order); `args`: the arrays the task was passed."""
-        if all(r is not log for r in self._replays):  # (a few: a body's launches)
-            self._replays.append(log)
-            for st, preds in log._walk_all(()):
-                if st.stack:  # (per block: `prepare`)
-                    continue
-                self.touches(st.buf)
-                if st.write and _reached(preds):
-                    self.writes_to(st.buf)
-        assert self.memory is not None  # (not closed)
-        gen = log.prepare(self.trace, self.memory, idx, args, self)
-        row = (log, rec.id, idx, block, gen)
-        self.rows.append(row)
-        lazy = rec._lazy
-        if lazy is None:
-            rec._lazy = _Deferred([row])
-        else:
-            lazy.rows.append(row)
-
-    def touches(self, buf: Any) -> None:
-        uid = buf.uid
-        if uid not in self._touched:
-            self._touched.add(uid)
-            assert self.memory is not None
-            self.trace.note_shapes((uid,), self.memory)
-
-    def writes_to(self, buf: Any) -> None:
-        """A block writes `buf`: the run's writes go into its write log (once)."""
-        uid = buf.uid
-        if uid in self._written:
-            return
-        self._written.add(uid)
-        log = buf.writes
-        if log is None:
-            log = buf.writes = WriteLog(buf.array.shape, self.trace)
-        log.pending.append(_BatchWrites(self, uid))
-        if len(log.pending) > WriteLog.LIMIT:
-            log.table()
-
-    def close(self) -> None:
-        """The run's tasks are all added: its logs keep numbers only."""
-        for log in self._replays:
-            log.release()
-        self._replays = []
-        self.memory = None  # (the trace outlives the run's memory)
-
-
-class _Deferred:
-    """A batched task's accesses, made from its rows when first read."""
-
-    __slots__ = ("rows",)
-
-    def __init__(self, rows: list):
-        self.rows = rows
-
-    def expand(self, rec: TaskRecord) -> None:
-        for log, _, idx, block, gen in self.rows:
-            for st, uid, name, glo, ghi, _, _ in log.accesses(idx, iter(gen)):
-                rec.add_access(name, uid, st.write, block, st.atomic, 0, glo, ghi)
-        rec._merge = None
-
-
-class _BatchWrites:
-    """A batched run's writes of one buffer, for its `WriteLog`."""
-
-    __slots__ = ("batch", "uid")
-
-    def __init__(self, batch: BatchTrace, uid: int):
-        self.batch = batch
-        self.uid = uid
-
-    def apply(self, t: np.ndarray, event: Callable[[int, int, int], int]) -> None:
-        uid = self.uid
-        flat = None
-        for log, tid, idx, block, gen in self.batch.rows:
-            for st, u, _, glo, ghi, lo, geom in log.accesses(idx, iter(gen)):
-                if not st.write or u != uid:
-                    continue
-                ev = event(tid, block, st.sid)
-                if geom is None:
-                    t[tuple(map(slice, glo, ghi))] = ev
-                else:
-                    if flat is None:
-                        flat = t.reshape(-1)
-                    first, strides = geom
-                    isz = t.itemsize
-                    np.lib.stride_tricks.as_strided(
-                        flat[first + sum(map(mul, lo, strides)):], shape=st.ext,
-                        strides=tuple(s * isz for s in strides))[...] = ev
-
-
-__all__ = ["BatchTrace", "Replay"]
+__all__ = ["Replay", "reached"]

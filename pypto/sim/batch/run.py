@@ -34,11 +34,12 @@ import numpy as np
 from pypto.ops.numeric import _QUIET
 from pypto.sim.batch.branch_trace import add_costs, block_costs
 from pypto.sim.batch.compiler import BatchCompiler
+from pypto.sim.batch.deferred import BatchTrace
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.masks import Masked, partial_blocks
 from pypto.sim.batch.plan import BLOCK, Plan, analyze
-from pypto.sim.batch.replay import BatchTrace, Replay
+from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.state import (
     Aff,
     BatchState,

@@ -29,7 +29,7 @@ from pypto.sim.device.fill import check_size
 from pypto.sim.device.views import root_of
 from pypto.sim.engine.values import scalar_caster
 from pypto.sim.machine.run import Run
-from pypto.sim.trace.trace import LastWriter
+from pypto.sim.trace.writers import LastWriter
 
 
 @dataclass(frozen=True)

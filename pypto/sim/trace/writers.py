@@ -14,7 +14,7 @@ pending writes the log applies what it holds, so its memory stays bounded.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,4 +67,94 @@ def apply_writes(t: np.ndarray, pending: list, event: Callable[[int, int, int], 
                 flat[w[3]:], shape=w[5], strides=tuple(s * isz for s in w[4]))[...] = ev
 
 
-__all__ = ["WriteLog", "apply_writes"]
+class LastWriter:
+    """Per element of one global tensor: the task, block and source site that wrote it last.
+
+    `task` / `block` / `site` are int32 arrays of the tensor's shape (-1: never written by
+    a task, i.e. uploaded data or residue; task -2: written by orchestration code)."""
+
+    def __init__(self, tensor: str, events: np.ndarray | WriteLog | None, shape: tuple,
+                 trace: Any):
+        self.tensor = tensor
+        # the table, or the buffer's writes that make it (applied when first read)
+        self._events = events
+        self._shape = shape
+        self.trace = trace
+        self._cache: dict = {}
+
+    @property
+    def events(self) -> np.ndarray:
+        """Per element: the id of the write event (`Trace.write_events`) that wrote it."""
+        e = self._events
+        if isinstance(e, np.ndarray):
+            return e
+        # A tensor no task wrote shares one read-only zero: a table of its own would cost 4
+        # bytes per element of address space (which a capped run counts even while the
+        # pages are untouched) for every input weight of a large model.
+        t = e.table() if isinstance(e, WriteLog) else np.broadcast_to(np.int32(0), self._shape)
+        self._events = t
+        return t
+
+    @events.setter
+    def events(self, events: np.ndarray) -> None:
+        self._events = events
+        self._cache.clear()
+
+    def writable_events(self) -> np.ndarray:
+        """`events` as an array of its own, for a writer recorded after the run."""
+        if not self.events.flags.writeable:
+            self.events = np.zeros(self.events.shape, np.int32)
+        return self.events
+
+    def _table(self, i: int) -> np.ndarray:
+        a = self._cache.get(i)
+        if a is None:
+            events = self.events  # (first: applying the writes numbers their events)
+            table = np.asarray([e[i] for e in self.trace.write_events], dtype=np.int32)
+            a = self._cache[i] = table[events]
+        return a
+
+    @property
+    def task(self) -> np.ndarray:
+        return self._table(0)
+
+    @property
+    def block(self) -> np.ndarray:
+        return self._table(1)
+
+    @property
+    def site(self) -> np.ndarray:
+        return self._table(2)
+
+    def blame(self, index: int | Sequence[int]) -> dict:
+        """Who wrote element `index` last: task id, name, block, source line."""
+        idx = tuple(int(i) for i in np.atleast_1d(index))
+        t, blk, site = self.trace.write_events[int(self.events[idx])]
+        rec = self.trace.task(t) if t >= 0 else None
+        return {"index": idx, "task": t, "name": rec.name if rec else
+                ("orchestration" if t == -2 else "never written"),
+                "block": blk,
+                "source": str(self.trace.sites[site][0]) if site >= 0 else None,
+                "op": self.trace.sites[site][1] if site >= 0 else None}
+
+    def blame_mask(self, mask: np.ndarray) -> list:
+        """Group the elements where `mask` is true by (task, block, site), largest first."""
+        mask = np.asarray(mask, dtype=bool)
+        if not mask.any():
+            return []
+        ids, counts = np.unique(self.events[mask], return_counts=True)
+        merged: dict = {}
+        for i, c in zip(ids.tolist(), counts.tolist()):
+            key = self.trace.write_events[i]
+            merged[key] = merged.get(key, 0) + c
+        out = []
+        for (t, b, s), c in sorted(merged.items(), key=lambda r: -r[1]):
+            rec = self.trace.task(t) if t >= 0 else None
+            out.append({"task": t, "name": rec.name if rec else
+                        ("orchestration" if t == -2 else "never written"),
+                        "block": b, "elements": c,
+                        "source": str(self.trace.sites[s][0]) if s >= 0 else None})
+        return out
+
+
+__all__ = ["LastWriter", "WriteLog", "apply_writes"]
