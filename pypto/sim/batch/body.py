@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from pypto.sim.batch.branch_trace import block_costs
+from pypto.sim.batch.deferred import BatchTrace
 from pypto.sim.batch.lattice import lattice_disjoint
 from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
 from pypto.sim.batch.plan import Plan
@@ -190,6 +191,8 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
     last: list[list] = [[] for _ in launches]
     logs = [Replay(ln.frame.batch.log, len(bs)) for ln in launches] \
         if trace is not None else []
+    # (the tasks' accesses and writes: made when read; at once on a multi-card run)
+    later = BatchTrace(trace, memory) if trace is not None and run.comm is None else None
     for flat, idx in enumerate(np.ndindex(*bs)):
         if trace is None and flat != flat_last:
             continue
@@ -213,7 +216,10 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 rec.args = task_args(fr, ln.cf, args)
                 trace.add_task(rec)
                 task = TaskFrame(run, rec, site.label, 0)
-                logs[k].run(task, idx, args)
+                if later is not None:
+                    later.add(logs[k], rec, idx, 0, args)
+                else:
+                    logs[k].run(task, idx, args)
                 task.costs = block_costs(f, rec, idx)
                 task.close_block()
                 rec.seconds = dt
@@ -233,6 +239,8 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
             mine.append(got)
             if flat == flat_last:
                 last[k] = got
+    if later is not None:
+        later.close()
     return last
 
 

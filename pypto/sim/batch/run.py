@@ -34,6 +34,7 @@ import numpy as np
 from pypto.ops.numeric import _QUIET
 from pypto.sim.batch.branch_trace import add_costs, block_costs
 from pypto.sim.batch.compiler import BatchCompiler
+from pypto.sim.batch.deferred import BatchTrace
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.masks import Masked, partial_blocks
@@ -289,6 +290,8 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
         targs = task_args(fr, cf, args)
         outer, raw, names = loops
         log = Replay(st.log, len(bs))
+        # (the tasks' accesses and writes: made when read; at once on a multi-card run)
+        later = BatchTrace(trace, run.memory) if run.comm is None else None
         for flat, idx in enumerate(np.ndindex(*bs)):
             here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, raw, idx))
             rec = TaskRecord(tid0 + flat, site.hint, site.func, site.kind, 1, site.span,
@@ -296,11 +299,16 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             rec.args = list(targs)
             trace.add_task(rec)
             task = TaskFrame(run, rec, site.label, 0)
-            log.run(task, idx)
+            if later is not None:
+                later.add(log, rec, idx, 0)
+            else:
+                log.run(task, idx)
             task.costs = block_costs(f, rec, idx)
             task.close_block()
             rec.seconds = dt
             trace.finish_task(rec, run.memory)
+        if later is not None:
+            later.close()
     run.memory.forget_views()
     return rets, tid0 + n_tasks - 1
 
@@ -374,11 +382,18 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
     if rec is not None:
         assert f.rec is not None and f.batch.log is not None
         log = Replay(f.batch.log, 1)
+        later = BatchTrace(task.run.trace, task.run.memory) \
+            if task.run.comm is None and task.run.trace is not None else None
         for b in range(n):
             task.block = b
-            log.run(task, (b,))
+            if later is not None:
+                later.add(log, rec, (b,), b)
+            else:
+                log.run(task, (b,))
             task.costs = block_costs(f, rec, (b,))
             task.close_block()
+        if later is not None:
+            later.close()
     return rets
 
 

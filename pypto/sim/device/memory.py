@@ -26,12 +26,13 @@ import numpy as np
 
 from pypto.sim.device.fill import fill_residue, has_nan, residue
 from pypto.sim.device.views import origin_of, root_of
+from pypto.sim.trace.writers import WriteLog
 
 
 class GlobalBuffer:
     """One allocation in simulated global memory."""
 
-    __slots__ = ("_array", "_ref", "direction", "host", "kind", "name", "uid", "writer")
+    __slots__ = ("_array", "_ref", "direction", "host", "kind", "name", "uid", "writes")
 
     def __init__(self, name: str, array: np.ndarray, direction: str | None,
                  host: np.ndarray | None, uid: int, kind: str):
@@ -42,9 +43,9 @@ class GlobalBuffer:
         self.host = host  # the caller's array when the device holds a copy of it
         self.uid = uid
         self.kind = kind  # "param", "tensor" (create_tensor), "result" (returned by a task)
-        # Per element: the id of the write event that wrote it last (0: none). Allocated on
-        # the first traced write (np.zeros maps lazily-zeroed pages: cheap).
-        self.writer: np.ndarray | None = None
+        # traced runs: its writes, made into its last-writer table when read (`writer`);
+        # made at the first traced write
+        self.writes: WriteLog | None = None
 
     @property
     def array(self) -> np.ndarray:
@@ -52,10 +53,11 @@ class GlobalBuffer:
         assert a is not None, "a released buffer is not registered"
         return a
 
-    def track_writers(self) -> np.ndarray:
-        if self.writer is None:
-            self.writer = np.zeros(self.array.shape, dtype=np.int32)
-        return self.writer
+    @property
+    def writer(self) -> np.ndarray | None:
+        """Per element: the id of the write event that wrote it last (0: none); None when
+        no traced write touched the buffer."""
+        return self.writes.table() if self.writes is not None else None
 
     def __repr__(self) -> str:
         return f"<GlobalBuffer {self.name} {list(self.array.shape)} {self.array.dtype}>"

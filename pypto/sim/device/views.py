@@ -56,6 +56,14 @@ def strided_like(target: np.ndarray, view: np.ndarray, root: np.ndarray) -> np.n
     return np.lib.stride_tricks.as_strided(flat, shape=view.shape, strides=strides)
 
 
+def strided_geometry(view: np.ndarray, root: np.ndarray) -> tuple[int, tuple]:
+    """Where `strided_like` lays `view` over a companion of `root`: the flat index of its
+    first element and its strides, in elements of `root`."""
+    item = root.itemsize
+    off = (view.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item
+    return off, tuple(s // item for s in view.strides)
+
+
 def view_box(view: np.ndarray, root: np.ndarray, lo: tuple, ext: tuple) -> tuple:
     """(lo, hi) in `root`'s coordinates of the window `view[lo:lo + ext]`, where `view`
     shares `root`'s memory (`root` C-contiguous)."""

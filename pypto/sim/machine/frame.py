@@ -12,7 +12,7 @@ the core is a member of: its pipes).
 """
 from __future__ import annotations
 
-from operator import add
+from operator import add, mul
 from typing import Any
 
 import numpy as np
@@ -21,14 +21,15 @@ from pypto.errors import SimulationError
 from pypto.ir.span import Span
 from pypto.platform import Platform
 from pypto.sim.device.memory import GlobalBuffer
-from pypto.sim.device.views import strided_like, view_box
+from pypto.sim.device.views import box_at, strided_geometry, view_frame
 from pypto.sim.faults import fault
 from pypto.sim.machine.interleave import Interleaver
 from pypto.sim.machine.run import Run
 from pypto.sim.machine.sync import CoreSync
-from pypto.sim.trace.access import Access, RowAccess
+from pypto.sim.trace.access import Access
 from pypto.sim.trace.costs import Costs
-from pypto.sim.trace.trace import TaskRecord
+from pypto.sim.trace.trace import RAW_OPEN, TaskRecord
+from pypto.sim.trace.writers import WriteLog
 
 
 class TaskFrame:
@@ -50,6 +51,7 @@ class TaskFrame:
         "split_mode",
         "subblock_idx",
         "task_id",
+        "views",
         "work_mult",
     )
 
@@ -77,6 +79,9 @@ class TaskFrame:
         self.interleaver: Interleaver | None = None  # blocks meeting at pl.system.syncall
         self.work_mult = work_mult  # a batched run counts loop work once per block
         self.span: Span | None = None  # the op call a wants_ctx impl runs for
+        # traced runs: (id(view), window shape) -> (view, its `view_frame`), for the
+        # accesses through views that are not windows (made on first use)
+        self.views: dict | None = None
 
     # -- the execution context of op impls ------------------------------------------------
 
@@ -162,64 +167,72 @@ class TaskFrame:
         op's `SiteId` (or its number in the trace)."""
         if origin is None:
             # its box in the buffer, exact when it is one (else the enclosing box), so
-            # accesses of disjoint parts through a reshape stay disjoint (the race check)
-            glo, ghi = view_box(a, buf.array, lo, ext)
-        else:
-            glo = tuple(map(add, origin, lo))
-            ghi = tuple(map(add, glo, ext))
-        self.record_box(a, buf, origin, lo, ext, glo, ghi, write, site, atomic)
+            # accesses of disjoint parts through a reshape stay disjoint (the race check);
+            # a task takes a view's geometry once per view and window shape
+            views = self.views
+            if views is None:
+                views = self.views = {} if self.rec is not None else None
+            key = (id(a), ext)
+            got = views.get(key) if views is not None else None
+            if got is None or got[0] is not a:
+                got = (a, view_frame(a, buf.array, ext))
+                if views is not None:
+                    if len(views) >= 256:  # (it holds the views: a loop may make many)
+                        views.clear()
+                    views[key] = got
+            frame = got[1]
+            glo, ghi = box_at(frame, lo)
+            self.record_box(a, buf, None, lo, ext, glo, ghi, write, site, atomic, frame)
+            return
+        glo = tuple(map(add, origin, lo))
+        self.record_box(a, buf, origin, lo, ext, glo, tuple(map(add, glo, ext)), write, site,
+                        atomic)
 
     def record_box(self, a: np.ndarray, buf: GlobalBuffer, origin: tuple | None, lo: tuple,
                    ext: tuple, glo: tuple, ghi: tuple, write: bool, site: Any,
-                   atomic: bool = False) -> None:
+                   atomic: bool = False, frame: tuple | None = None) -> None:
         """`record` of an access whose box [glo, ghi) in `buf` is known (a batched run's
-        replay computes the boxes of a whole log at once)."""
+        replay computes the boxes of a whole log at once); `frame`: the `view_frame` of
+        `a` when it is not a window (origin None), if known."""
         run = self.run
         trace = run.trace
         assert trace is not None
         if type(site) is not int:
-            # (numbered at its first recorded access: a batched run logs its sites in
-            # program order and numbers them as it replays them, block after block,
-            # so they are numbered in the order block by block meets them)
-            site = site.of(trace)
-        mode = "W" if write else "R"
+            # (numbered at its first recorded access: a batched run numbers its sites in
+            # the order block by block meets them)
+            memo = site.memo
+            site = memo[1] if memo is not None and memo[0] is trace else site.of(trace)
         blk = -1 if self.block is None else self.block
         rec = self.rec
         if rec is not None:
-            # the race check keeps atomic-add writes and syncall phases apart, so merged
-            # boxes never mix them
-            phase = self.interleaver.phase if self.interleaver is not None else 0
-            key = (buf.uid, mode, blk, atomic, phase)
-            merged = run.merged
-            assert merged is not None  # (a traced run's)
-            last = merged.get(key)
-            if last is None or last[0] is not rec or not last[1].grow(glo, ghi):
-                prev = last[1] if last is not None and last[0] is rec else None
-                axis = prev.row_axis(glo, ghi) if type(prev) is Access else -1
-                if axis >= 0:  # a second row of a gather: the two become one RowAccess
-                    assert last is not None and prev is not None
-                    rows = RowAccess(prev, axis)
-                    rows.grow(glo, ghi)
-                    rec.accesses[last[2]] = rows
-                    merged[key] = (rec, rows, last[2])
-                else:
-                    acc = Access(buf.name, mode, blk, glo, ghi, buf.uid, atomic, phase)
-                    rec.accesses.append(acc)
-                    merged[key] = (rec, acc, len(rec.accesses) - 1)
+            # (merged when read: `TaskRecord.accesses`)
+            raw = rec._raw
+            raw.append((buf.name, buf.uid, write, blk, atomic,
+                        self.interleaver.phase if self.interleaver is not None else 0,
+                        glo, ghi))
+            if len(raw) > RAW_OPEN:
+                rec.merge_raw()
         else:
-            trace.orchestration_accesses.append(Access(buf.name, mode, blk, glo, ghi,
-                                                       buf.uid))
+            trace.orchestration_accesses.append(Access(buf.name, "W" if write else "R", blk,
+                                                       glo, ghi, buf.uid))
         if buf.kind == "window" and run.comm is not None:  # pypto.sim.cluster
             run.comm.local_access(self, buf, glo, ghi, write, atomic,
                                   trace.sites[site] if site >= 0 else None)
         if write:
-            ev = trace.write_event(rec.id if rec is not None else -2, blk, site)
-            w = buf.track_writers()
+            # the last writers: logged, made into the table when read (`WriteLog`)
+            log = buf.writes
+            if log is None:
+                log = buf.writes = WriteLog(buf.array.shape, trace)
+            tid = rec.id if rec is not None else -2
             if origin is not None:
-                w[tuple(slice(lo_, hi_) for lo_, hi_ in zip(glo, ghi))] = ev
-            else:
-                strided_like(w, a, buf.array)[tuple(slice(lo_, lo_ + e)
-                                                    for lo_, e in zip(lo, ext))] = ev
+                log.pending.append((tid, blk, site, glo, ghi))
+            else:  # the window's elements: a strided run of the buffer's
+                first, strides = frame[2:4] if frame is not None and len(frame) == 6 else \
+                    strided_geometry(a, buf.array)
+                log.pending.append((tid, blk, site, first + sum(map(mul, lo, strides)),
+                                    strides, ext))
+            if len(log.pending) > WriteLog.LIMIT:
+                log.table()
 
 
 __all__ = ["TaskFrame"]

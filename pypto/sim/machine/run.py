@@ -17,7 +17,6 @@ from pypto.sim.checks.oob import OobLog
 from pypto.sim.checks.uninit import UninitTracker
 from pypto.sim.config import Settings
 from pypto.sim.device.memory import DeviceMemory
-from pypto.sim.trace.access import Access
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -43,7 +42,6 @@ class Run:
         "divides",
         "dyn",
         "memory",
-        "merged",
         "next_tid",
         "oob",
         "settings",
@@ -74,12 +72,6 @@ class Run:
         # a multi-card run: the host's or a rank's communication runtime (`ctx.run.comm`
         # of the pld ops; `pypto.sim.cluster`), else None
         self.comm: Any = None
-        # traced runs: the last access per (buffer, mode, block, atomic, phase), which
-        # the next one extends when their union is a box (made only for them: an untraced
-        # run records no accesses)
-        # (uid, mode, block, atomic, phase) -> (task, its last such access, its position)
-        self.merged: dict[tuple, tuple[TaskRecord, Access, int]] | None = \
-            {} if self.trace is not None else None
 
     def new_tid(self) -> int:
         t = self.next_tid

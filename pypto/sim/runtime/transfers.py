@@ -29,7 +29,7 @@ from pypto.sim.device.fill import check_size
 from pypto.sim.device.views import root_of
 from pypto.sim.engine.values import scalar_caster
 from pypto.sim.machine.run import Run
-from pypto.sim.trace.trace import LastWriter
+from pypto.sim.trace.writers import LastWriter
 
 
 @dataclass(frozen=True)
@@ -387,7 +387,8 @@ def copy_back(run: Run) -> None:
                                       f"{exc}", tensor=buf.name,
                                       hint="pass a writable, C-ordered numpy array") from None
         if trace is not None:
-            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writer, buf.array.shape,
+            # (its writes, made into the table when the trace's reader first asks)
+            trace.writers.setdefault(buf.name, LastWriter(buf.name, buf.writes, buf.array.shape,
                                                           trace))
 
 

@@ -21,20 +21,26 @@ Accountant = Callable[[TaskRecord, Costs, list, Any], None]
 def accountant(platform: Platform, e: Call, op: OpDef, public: list[int]) -> Accountant:
     """The cost hook of one op call site: `acct(rec, costs, args, result)` adds the op's
     cycles, bytes and counts to the task record `rec` and the block's `costs`."""
+    # (they run once per op a traced run executes: a count already there is the common
+    # case, and the unit joins `units` with the first)
     unit = op.unit
     uname = unit.value
     p = platform
+    nd = np.ndarray
     if unit is Unit.VECTOR:
         vbpc, issue = p.vector_bpc, p.vector_issue_cycles
 
         def vec(rec: TaskRecord, costs: Costs, args: list, r: Any) -> None:
-            n = r.size if isinstance(r, np.ndarray) else 1
+            n = r.size if isinstance(r, nd) else 1
             for a in args:
-                if isinstance(a, np.ndarray) and a.size > n:
+                if isinstance(a, nd) and a.size > n:
                     n = a.size
             rec.vector_elements += n
-            rec.op_counts[uname] = rec.op_counts.get(uname, 0) + 1
-            rec.units.add(uname)
+            try:
+                rec.op_counts[uname] += 1
+            except KeyError:
+                rec.op_counts[uname] = 1
+                rec.units.add(uname)
             costs["vector"] += issue + n * 4 / vbpc
 
         return vec
@@ -72,11 +78,22 @@ def accountant(platform: Platform, e: Call, op: OpDef, public: list[int]) -> Acc
 
         return cube
 
-    def other(rec: TaskRecord, costs: Costs, args: list, r: Any) -> None:
-        rec.op_counts[uname] = rec.op_counts.get(uname, 0) + 1
-        if unit is Unit.SCALAR:
+    if unit is Unit.SCALAR:
+        def scalar(rec: TaskRecord, costs: Costs, args: list, r: Any) -> None:
+            try:
+                rec.op_counts["scalar"] += 1
+            except KeyError:
+                rec.op_counts["scalar"] = 1
+                rec.units.add("scalar")
             costs["scalar"] += 1
-            rec.units.add("scalar")
+
+        return scalar
+
+    def other(rec: TaskRecord, costs: Costs, args: list, r: Any) -> None:
+        try:
+            rec.op_counts[uname] += 1
+        except KeyError:
+            rec.op_counts[uname] = 1
 
     return other
 
@@ -98,8 +115,11 @@ def gm_cycles(platform: Platform, a: np.ndarray, ext: Sequence[int], nbytes: int
 
 def note_gm(rec: TaskRecord, costs: Costs, kind: str, nbytes: int, cycles: float) -> None:
     """A GM read (MTE2) or write (MTE3) of the current task: `kind` gm_read / gm_write."""
-    rec.op_counts["mte"] = rec.op_counts.get("mte", 0) + 1
-    rec.units.add("mte")
+    try:
+        rec.op_counts["mte"] += 1
+    except KeyError:
+        rec.op_counts["mte"] = 1
+        rec.units.add("mte")
     rec.bytes[kind] += nbytes
     costs["mte2" if kind == "gm_read" else "mte3"] += cycles
 

@@ -23,8 +23,9 @@ comparing kernels, not a wall-time prediction.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,16 @@ from pypto.platform import Platform
 from pypto.sim.device.memory import DeviceMemory, GlobalBuffer
 from pypto.sim.trace.access import Access, RowAccess
 from pypto.sim.trace.index import BoxIndex
+from pypto.sim.trace.writers import LastWriter
 
 COST_MODEL = __doc__.split("Cost model")[1].strip() if __doc__ else ""
 
 PIPES = ("cube", "mte1", "fix", "vector", "mte2", "mte3", "scalar")
+
+# Unmerged accesses (~250 bytes each) a trace holds at most: past it they are merged
+# (what a task still running holds is bounded by `RAW_OPEN`)
+RAW_HELD = 1 << 19
+RAW_OPEN = 1 << 16
 
 
 @dataclass
@@ -57,12 +64,77 @@ class TaskRecord:
     vector_elements: int = 0
     cycles: dict = field(default_factory=lambda: {p: 0.0 for p in PIPES})
     block_cycles: list = field(default_factory=list)  # per block: max over pipes
-    accesses: list = field(default_factory=list)  # Access
     args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi)
     seconds: float = 0.0  # host time spent simulating it
     # (variable, value) of the orchestration loops around its launch, outermost first:
     # which iteration launched it (the workbench names an element's writer by them)
     loops: tuple = ()
+    # The accesses (`accesses`) merged so far. Most runs never read them (the golden
+    # harness reads the costs), and merging each access as it happens was a third of
+    # what tracing cost a block-by-block kernel; so they are merged when first read:
+    # `_raw` holds the accesses since, as `add_access`'s arguments; a batched task's are
+    # its run's log and its row in it (`_lazy`).
+    _accesses: list = field(default_factory=list, repr=False, compare=False)
+    _raw: list = field(default_factory=list, repr=False, compare=False)
+    _lazy: Any = field(default=None, repr=False, compare=False)
+    # the last access per (buffer, mode, block, atomic, phase), which the next one
+    # extends when their union is a box -> (that access, its position); kept while the
+    # task may still access (`_open`)
+    _merge: dict | None = field(default=None, repr=False, compare=False)
+    _open: bool = field(default=True, repr=False, compare=False)
+
+    @property
+    def accesses(self) -> list:
+        """The task's accesses (`Access` / `RowAccess`), in the order it made them."""
+        if self._lazy is not None:
+            lazy, self._lazy = self._lazy, None
+            lazy.expand(self)
+        if self._raw:
+            self.merge_raw()
+        return self._accesses
+
+    @accesses.setter
+    def accesses(self, accesses: list) -> None:
+        self._lazy = None
+        self._accesses = list(accesses)
+
+    def merge_raw(self) -> None:
+        """Merge the accesses waiting in `_raw` (in the order they were made)."""
+        raw, self._raw = self._raw, []
+        add = self.add_access
+        for a in raw:
+            add(*a)
+        if not self._open:
+            self._merge = None
+
+    def add_access(self, name: str, uid: int, write: bool, block: int, atomic: bool,
+                   phase: int, lo: tuple, hi: tuple) -> None:
+        """The task accessed the box [lo, hi) of buffer `uid`: it extends the task's last
+        access of that buffer, mode, block, atomicity and phase when their union is a box
+        (a second row of a gather makes the two a `RowAccess`), else it is a new one.
+        (The race check keeps atomic-add writes and syncall phases apart, so merged
+        boxes never mix them.)"""
+        merge = self._merge
+        if merge is None:
+            merge = self._merge = {}
+        key = (uid, write, block, atomic, phase)
+        last = merge.get(key)
+        if last is not None:
+            prev = last[0]
+            if (prev.lo == lo and prev.hi == hi) or prev.grow(lo, hi):
+                return
+            if type(prev) is Access:
+                axis = prev.row_axis(lo, hi)
+                if axis >= 0:
+                    rows = RowAccess(prev, axis)
+                    rows.grow(lo, hi)
+                    self._accesses[last[1]] = rows
+                    merge[key] = (rows, last[1])
+                    return
+        accs = self._accesses
+        acc = Access(name, "W" if write else "R", block, lo, hi, uid, atomic, phase)
+        merge[key] = (acc, len(accs))
+        accs.append(acc)
 
     @property
     def source(self) -> str:
@@ -113,78 +185,6 @@ class Edge:
 
     def to_dict(self) -> dict:
         return {"src": self.src, "dst": self.dst, "kind": self.kind, "tensor": self.tensor}
-
-
-class LastWriter:
-    """Per element of one global tensor: the task, block and source site that wrote it last.
-
-    `task` / `block` / `site` are int32 arrays of the tensor's shape (-1: never written by
-    a task, i.e. uploaded data or residue; task -2: written by orchestration code)."""
-
-    def __init__(self, tensor: str, events: np.ndarray | None, shape: tuple, trace: Trace):
-        self.tensor = tensor
-        # A tensor no task wrote shares one read-only zero: a table of its own would cost
-        # 4 bytes per element of address space (which a capped run counts even while the
-        # pages are untouched) for every input weight of a large model.
-        self.events = events if events is not None else np.broadcast_to(np.int32(0), shape)
-        self.trace = trace
-        self._cache: dict = {}
-
-    def writable_events(self) -> np.ndarray:
-        """`events` as an array of its own, for a writer recorded after the run."""
-        if not self.events.flags.writeable:
-            self.events = np.zeros(self.events.shape, np.int32)
-            self._cache.clear()
-        return self.events
-
-    def _table(self, i: int) -> np.ndarray:
-        a = self._cache.get(i)
-        if a is None:
-            table = np.asarray([e[i] for e in self.trace.write_events], dtype=np.int32)
-            a = self._cache[i] = table[self.events]
-        return a
-
-    @property
-    def task(self) -> np.ndarray:
-        return self._table(0)
-
-    @property
-    def block(self) -> np.ndarray:
-        return self._table(1)
-
-    @property
-    def site(self) -> np.ndarray:
-        return self._table(2)
-
-    def blame(self, index: int | Sequence[int]) -> dict:
-        """Who wrote element `index` last: task id, name, block, source line."""
-        idx = tuple(int(i) for i in np.atleast_1d(index))
-        t, blk, site = self.trace.write_events[int(self.events[idx])]
-        rec = self.trace.task(t) if t >= 0 else None
-        return {"index": idx, "task": t, "name": rec.name if rec else
-                ("orchestration" if t == -2 else "never written"),
-                "block": blk,
-                "source": str(self.trace.sites[site][0]) if site >= 0 else None,
-                "op": self.trace.sites[site][1] if site >= 0 else None}
-
-    def blame_mask(self, mask: np.ndarray) -> list:
-        """Group the elements where `mask` is true by (task, block, site), largest first."""
-        mask = np.asarray(mask, dtype=bool)
-        if not mask.any():
-            return []
-        ids, counts = np.unique(self.events[mask], return_counts=True)
-        merged: dict = {}
-        for i, c in zip(ids.tolist(), counts.tolist()):
-            key = self.trace.write_events[i]
-            merged[key] = merged.get(key, 0) + c
-        out = []
-        for (t, b, s), c in sorted(merged.items(), key=lambda r: -r[1]):
-            rec = self.trace.task(t) if t >= 0 else None
-            out.append({"task": t, "name": rec.name if rec else
-                        ("orchestration" if t == -2 else "never written"),
-                        "block": b, "elements": c,
-                        "source": str(self.trace.sites[s][0]) if s >= 0 else None})
-        return out
 
 
 def _edges_into(rec: TaskRecord, boxes: dict[int, BoxIndex], add_edge: Callable,
@@ -250,6 +250,9 @@ class Trace:
         self._shapes: dict[int, tuple | None] = {}  # buffer uid -> its shape
         self.orchestration_accesses: list[Access] = []
         self.seconds = 0.0
+        # finished tasks whose accesses wait unmerged (`TaskRecord._raw`), and how many
+        self._raw_held: list[TaskRecord] = []
+        self._raw_count = 0
 
     # -- building ------------------------------------------------------------------
 
@@ -292,11 +295,36 @@ class Trace:
         when the edges are first read. The shapes of the buffers it touched are taken
         now, while they are alive."""
         shapes = self._shapes
-        for a in rec.accesses:
-            if a.uid not in shapes:
-                buf = memory.by_uid(a.uid)
-                shapes[a.uid] = buf.array.shape if buf is not None else None
+        rec._open = False
+        # (a batched task's buffers: `note_shapes` at its run's end)
+        uids = {a.uid for a in rec._accesses}
+        raw = rec._raw
+        if raw:
+            uids.update([a[1] for a in raw])
+            # unmerged accesses wait until read, up to a bound on what waits in all
+            self._raw_held.append(rec)
+            self._raw_count += len(raw)
+            if self._raw_count > RAW_HELD:
+                for r in self._raw_held:
+                    r.merge_raw()
+                self._raw_held = []
+                self._raw_count = 0
+        else:
+            rec._merge = None  # (what its accesses merged into: the task is over)
+        for uid in uids:
+            if uid not in shapes:
+                buf = memory.by_uid(uid)
+                shapes[uid] = buf.array.shape if buf is not None else None
         self._pending.append(rec)
+
+    def note_shapes(self, uids: Any, memory: DeviceMemory) -> None:
+        """The shapes of the buffers `uids` (those a batched run's tasks accessed), taken
+        while they are alive (`finish_task`)."""
+        shapes = self._shapes
+        for uid in uids:
+            if uid not in shapes:
+                buf = memory.by_uid(uid)
+                shapes[uid] = buf.array.shape if buf is not None else None
 
     def forget(self, buf: GlobalBuffer) -> None:
         """A buffer is gone (its array died): nothing can touch it again, so no later task

@@ -55,7 +55,24 @@ def _writer(fc: Compiler, e: Call, *, target: Any, source: Any, offset: Any, ato
     nd_t = np.ndarray
     add = operator.add
     uninit = st.check_uninit
-    fast_ok = shapes_f is None and not atomic_add and not tracing and not uninit
+    fast_ok = shapes_f is None and not atomic_add and not uninit
+
+    def traced(fr: Any, tgt: np.ndarray, off: list, ext: Any, src: np.ndarray,
+               data_nbytes: int) -> None:
+        """The access, last writers and costs of the write of `src` (its valid part:
+        `ext`, `data_nbytes` bytes) at `off` into `tgt`."""
+        buf, origin = fr.run.memory.locate(tgt)
+        rec = fr.rec
+        if buf is not None:
+            fr.record(tgt, buf, origin, tuple(off), tuple(ext), True, site, atomic_add)
+            if in_region and rec is not None:
+                nbytes = math.prod(ext) * tgt.itemsize
+                note_gm(rec, fr.costs, "gm_write", nbytes,
+                        gm_cycles(platform, tgt, ext, nbytes))
+                if from_cube:
+                    note_drain(platform, rec, fr.costs, ext, src.itemsize)
+        elif in_region and rec is not None:
+            note_onchip_copy(platform, fr.costs, data_nbytes)
 
     def run(env: Env) -> Any:
         tgt = tgt_f(env)
@@ -69,6 +86,8 @@ def _writer(fc: Compiler, e: Call, *, target: Any, source: Any, offset: Any, ato
                     break
             else:
                 tgt[tuple(map(slice, off, map(add, off, src.shape)))] = src
+                if tracing:
+                    traced(env[FRAME], tgt, off, src.shape, src, src.nbytes)
                 return tgt
         fr = env[FRAME]
         if not isinstance(src, np.ndarray):
@@ -128,20 +147,7 @@ def _writer(fc: Compiler, e: Call, *, target: Any, source: Any, offset: Any, ato
         if track is not None:
             track.wrote(tgt, idx)
         if tracing:
-            run_ = fr.run
-            buf, origin = run_.memory.locate(tgt)
-            rec = fr.rec
-            if buf is not None:
-                fr.record(tgt, buf, origin, tuple(off), tuple(ext), True, site,
-                          atomic_add)
-                if in_region and rec is not None:
-                    nbytes = math.prod(ext) * tgt.itemsize
-                    note_gm(rec, fr.costs, "gm_write", nbytes,
-                            gm_cycles(platform, tgt, ext, nbytes))
-                    if from_cube:
-                        note_drain(platform, rec, fr.costs, ext, src.itemsize)
-            elif in_region and rec is not None:
-                note_onchip_copy(platform, fr.costs, data.nbytes)
+            traced(fr, tgt, off, ext, src, data.nbytes)
         return tgt
 
     return run
