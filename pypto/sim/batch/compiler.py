@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Call, For, Function, If, ListExpr, Var
+from pypto.ir.nodes import Call, Const, For, Function, If, ListExpr, Var
 from pypto.ir.types import ShapedType
 from pypto.ops.facts import Role
 from pypto.ops.numeric import ValidArray
@@ -24,7 +24,7 @@ from pypto.sim.batch.codegen import Core, generate, generate_call
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
-from pypto.sim.batch.mask_ops import TaggedCores, reshaped, untagged_places
+from pypto.sim.batch.mask_ops import TaggedCores, reshaped
 from pypto.sim.batch.masks import Masked, as_masked, declares_valid, tagged, written_extent
 from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
@@ -47,6 +47,7 @@ from pypto.sim.batch.state import (
     gather_index,
     write_each_block,
 )
+from pypto.sim.batch.tag_flow import guarded_places
 from pypto.sim.batch.ufuncs import (
     chunked_reduction,
     direct,
@@ -74,10 +75,10 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
         self.axes = {} if self.settings.trace else axis_loops(func, plan)
-        # ops computed straight into the windows a later write fills (untraced; not
-        # where a tile may be partial: its write keeps what lies outside its valid part)
+        # ops computed straight into the windows a later write fills (untraced; where
+        # a tile may be partial, only in a batch where none is: `tag_flow`)
         self.places = {} if self.settings.trace else \
-            untagged_places(func, placements(func, plan.alias))
+            guarded_places(func, placements(func, plan.alias))
         # the window-write calls recorded for a merged write (`merged.merge_sites`)
         self.merging: set[int] = set()
 
@@ -260,9 +261,14 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         mvalid = list(t.valid_shape or ()) if declares_valid(t) else []
         nv = len(mvalid)
         # computed in the destination windows (`placement`): the write's target and
-        # offsets are two more operands
-        place = None if nv else self.places.get(id(e))
-        into_place = placed(e, npdt) if place is not None else None
+        # offsets are two more operands (when the valid shape the type declares is
+        # whole in every block: its result is untagged)
+        place = self.places.get(id(e))
+        own = place[3] if place is not None else None
+        if own is not None and own not in public:
+            place = None  # (the chain's value is not among the core's operands)
+        into_place = placed(e, npdt, public.index(own) if own is not None else None) \
+            if place is not None else None
         where = [place[0], place[1]] if place is not None and into_place is not None else []
 
         def compute(f: BatchFrame, args: list) -> Any:
@@ -307,7 +313,8 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
                     if acct is not None and f.rec is not None:
                         charge(f, args, r)
                     return r
-            if into_place is not None:
+            if into_place is not None and \
+                    (valid is None or masks.whole_in_all(f.batch, valid, static or ())):
                 r = into_place(f.batch, tgt, offs, args)
                 if r is not None:
                     return r
@@ -515,12 +522,20 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         sid = SiteId(e.span, opname)
         from_cube = (isinstance(source, Var) and source.name in self.cube_vars) or \
             (isinstance(source, Call) and is_cube(source))
-        # (not for a source its type tags: its write keeps what lies outside the valid part)
+        # (a source whose type declares a valid shape: only in a batch where it is whole
+        # in every block - else the write keeps what lies outside the valid part - its
+        # entries being names or constants, evaluated with the operands)
+        st_t = getattr(source, "type", None)
+        svalid = list(st_t.valid_shape) if isinstance(source, Call) and \
+            isinstance(st_t, ShapedType) and st_t.valid_shape is not None and \
+            declares_valid(st_t) else []
         into = None if tracing or not isinstance(source, Call) or not self.vary(source) \
-            or declares_valid(source.type) else fused(source, shp)
+            or not all(isinstance(v, (Var, Const, int)) for v in svalid) \
+            else fused(source, shp)
         # the operands of the fused op, evaluated before the write (pure: names, constants)
         uf = elementwise_ufunc(source) if into is not None else None
-        fused_ops = list(source.args[:uf.arity]) if uf is not None else []
+        fused_ops = list(source.args[:uf.arity]) + svalid if uf is not None else []
+        nsv = len(svalid) if uf is not None else 0
         gathers = False
         if into is None and not tracing and isinstance(source, Call) and self.vary(source) \
                 and not declares_valid(source.type):
@@ -550,8 +565,13 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
                 if tracing:  # (the replay records it for the blocks of the mask only)
                     _trace_write(f, tgt, offs, src, shp)
                 return tgt
-            if into is not None and into(st, tgt, fargs, offs):
-                return tgt
+            if into is not None:
+                if not nsv:
+                    if into(st, tgt, fargs, offs):
+                        return tgt
+                elif masks.whole_in_all(st, fargs[-nsv:], shp) and \
+                        into(st, tgt, fargs[:-nsv], offs):
+                    return tgt
             src = src_of()
             if tagged(src) and type(tgt) is np.ndarray and len(offs) == tgt.ndim and \
                     as_masked(src).data.shape[-srank:] == shp:

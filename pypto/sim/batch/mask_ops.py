@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Assign, Call, For, Function, If, Var, While, Yield
-from pypto.ir.transform import walk
+from pypto.ir.nodes import Call
 from pypto.ir.types import ShapedType
 from pypto.ops.padding import _runtime_pad, pad_scalar
 from pypto.ops.registry import OpDef, get
@@ -38,12 +37,10 @@ from pypto.sim.batch.masks import (
     _at,
     _per_block,
     as_masked,
-    declares_valid,
     tagged,
     uniform,
 )
 from pypto.sim.batch.state import BatchState, Fallback
-from pypto.sim.engine.intrinsics.common import falsy_const
 from pypto.sim.trace.costs import note_onchip_copy
 
 RULED = ("set_validshape", "transpose", "fillpad")
@@ -61,87 +58,6 @@ def admits(opdef: OpDef, e: Call, vargs: list) -> bool:
     if opdef.name == "set_validshape":
         return len(t.shape) == 2
     return not any(vargs[1:])
-
-
-def _tags(n: Call) -> bool:
-    """Does the call `n` make a tagged tile whatever its operands (a window read with a
-    valid shape or clamp, `set_validshape`, an op whose type declares a valid shape)?"""
-    try:
-        op = get(n.op)
-    except KeyError:
-        return True
-    if op.name == "set_validshape" or declares_valid(getattr(n, "type", None)):
-        return True
-    if op.window_read is not None:
-        a = dict(zip(op.params, n.args))
-        return not falsy_const(a.get("valid_shape")) or not falsy_const(a.get("clamp"))
-    return False
-
-
-def _untagged(name: str) -> bool:
-    """Does op `name` always make an untagged result (the registry's `untagged` fact)?"""
-    try:
-        return bool(get(name).extra.get("untagged"))
-    except KeyError:
-        return False
-
-
-def may_be_tagged(func: Function) -> Callable[[Any], bool]:
-    """`f(e)`: may the value of expression `e` in region `func` be a tagged tile? (A
-    forward closure over the region's assignments, loop carries and branch results:
-    what a tagging call makes, and what any op but transpose / fillpad makes of it.)"""
-    names: set[str] = set()
-
-    def may(e: Any) -> bool:
-        if isinstance(e, Var):
-            return e.name in names
-        if isinstance(e, Call):
-            return _tags(e) or (not _untagged(e.op) and any(may(a) for a in e.args))
-        return False
-
-    def mark(targets: Any, v: bool) -> bool:
-        new = [t.name for t in targets if v and t.name not in names]
-        names.update(new)
-        return bool(new)
-
-    changed = True
-    while changed:
-        changed = False
-        for n in walk(func.body):
-            if isinstance(n, Assign):
-                changed |= mark(n.targets, may(n.value))
-            elif isinstance(n, (For, While, If)):
-                ys = [s for body in (getattr(n, "body", ()), getattr(n, "then_body", ()),
-                                     getattr(n, "else_body", ()))
-                      for s in body if isinstance(s, Yield)]
-                inits = list(getattr(n, "inits", ()))
-                for i, res in enumerate(n.results):
-                    v = any(i < len(y.values) and may(y.values[i]) for y in ys) or \
-                        (i < len(inits) and may(inits[i]))
-                    its = list(getattr(n, "iter_args", ()))[i:i + 1]
-                    changed |= mark([res] + its, v)
-    return may
-
-
-def untagged_places(func: Function, places: dict) -> dict:
-    """`places` (`placement.placements`) but for the writes whose source may be a
-    tagged tile: such a write keeps what lies outside the valid part of its source,
-    which the placed ops of its chain would have overwritten."""
-    if not places or not any(isinstance(n, Call) and _tags(n) for n in walk(func.body)):
-        return places
-    may = may_be_tagged(func)
-    writes = {id(p[1]) for p in places.values()}  # (a placement's write: its offsets)
-    bad = set()
-    for n in walk(func.body):
-        if not isinstance(n, Call):
-            continue
-        w = get(n.op).window_write
-        if w is None:
-            continue
-        a = dict(zip(get(n.op).params, n.args))
-        if id(a.get(w.offset)) in writes and may(a.get(w.source)):
-            bad.add(id(a.get(w.offset)))
-    return {k: p for k, p in places.items() if id(p[1]) not in bad}
 
 
 def _first(a: Any, rank: int, nb: int) -> Any:
@@ -307,4 +223,4 @@ def _filler(kind: str, rank: int) -> Callable[[BatchState, list], Any]:
     return run
 
 
-__all__ = ["RULED", "TaggedCores", "admits", "may_be_tagged", "reshaped", "untagged_places"]
+__all__ = ["RULED", "TaggedCores", "admits", "reshaped"]

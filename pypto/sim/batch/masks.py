@@ -262,6 +262,16 @@ def declared(st: BatchState, r: Any, valid: list, rank: int) -> Any:
     return Masked(data, tags) if tags else data
 
 
+def whole_in_all(st: BatchState, valid: list, shape: tuple) -> bool:
+    """Is the valid shape `valid` (entries per block) whole in every block of the batch
+    (so `declared` leaves an untagged result untagged)?"""
+    if len(valid) != len(shape):
+        return False
+    if all(type(v) is int for v in valid):
+        return all(v >= s for v, s in zip(valid, shape))
+    return not _short_blocks(st, [_per_block(st, x) for x in valid], shape)
+
+
 def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
     """The blocks where a valid shape `vals` (entries per block) is short of `shape`:
     remembered per run for the same values (each op of a region declares the same)."""
@@ -392,4 +402,4 @@ def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
 
 __all__ = ["BY_BLOCK", "Masked", "apply", "as_masked", "declared", "declares_valid",
            "elementwise", "kind_of", "lift", "partial_blocks", "reduce", "refuse", "tagged",
-           "uniform", "written_extent"]
+           "uniform", "whole_in_all", "written_extent"]

@@ -54,7 +54,9 @@ from pypto.sim.batch.ufuncs import (
 )
 from pypto.sim.engine.intrinsics.common import falsy_const
 
-# A placement: (the write's target, its offsets (an IR list), the window's extent)
+# A placement: (the write's target, its offsets (an IR list), the window's extent, the
+# index of the operand holding the chain's previous placed value - None for the first
+# op placed, the chain's innermost)
 Placement = tuple
 
 
@@ -149,7 +151,7 @@ def placements(func: Function, alias: dict[str, str]) -> dict[int, Placement]:
         # from the first placed op's statement to the write, the tensor is not mentioned
         # (but as the write's target) and the offsets are known before it
         param = alias[tgt.name]
-        first = min((defs[n] for _, n in chain if n is not None), default=w)
+        first = min((defs[n] for _, n, _own in chain if n is not None), default=w)
         seen = [n for k in range(first, w)
                 for n in _names(body[k].value if isinstance(body[k], Assign) else body[k])]
         seen += [n for n in _names(src) | _names(off)]
@@ -157,15 +159,16 @@ def placements(func: Function, alias: dict[str, str]) -> dict[int, Placement]:
         if any(alias.get(n) == param for n in seen) or \
                 any(defs.get(n, -1) >= first or assigned.get(n, 0) > 1 for n in offs):
             continue
-        for call, _name in chain:
-            out[id(call)] = (tgt, off, shp)
+        for call, _name, own in chain:
+            out[id(call)] = (tgt, off, shp, own)
     return out
 
 
 def _chain(src: Call, w: int, body: list, defs: dict, assigned: dict, uses: dict,
-           dtype: np.dtype, shp: tuple) -> list[tuple[Call, str | None]]:
+           dtype: np.dtype, shp: tuple) -> list[tuple[Call, str | None, int | None]]:
     """The placed ops feeding the write's source `src` (statement `w`), outermost first:
-    (the op call, the name it is assigned to, or None inline)."""
+    (the op call, the name it is assigned to or None inline, the index of its operand
+    that is the next op of the chain - None for the last, innermost one)."""
     # (the op, the index of its placed operand, that operand's op, its name or None)
     steps: list[tuple[Call, int, Call, str | None]] = []
     cur, at = src, w
@@ -206,13 +209,18 @@ def _chain(src: Call, w: int, body: list, defs: dict, assigned: dict, uses: dict
         if bad is None:
             break
         steps = steps[:bad]
-    return [(op, name) for _, _, op, name in steps]
+    return [(op, name, steps[i + 1][1] if i + 1 < len(steps) else None)
+            for i, (_, _, op, name) in enumerate(steps)]
 
 
-def placed(e: Call, npdt: np.dtype) -> Callable[[BatchState, Any, list, list], Any] | None:
+def placed(e: Call, npdt: np.dtype, own: int | None = None
+           ) -> Callable[[BatchState, Any, list, list], Any] | None:
     """`f(st, target, offsets, operands)`: the elementwise op `e` computed straight into
     all blocks' windows of the write it feeds (its placement); the windows (a view), or
-    None when the run-time values do not fit (then the op runs as usual)."""
+    None when the run-time values do not fit (then the op runs as usual). With `own`
+    (an operand's index), only when that operand is those windows already: the op
+    before it in the chain was placed (`mask_ops.guarded_places`: a chain whose write
+    may meet a partial tile is placed whole or not at all)."""
     uf = elementwise_ufunc(e)
     t = e.type
     if uf is None or not isinstance(t, ShapedType):
@@ -235,6 +243,12 @@ def placed(e: Call, npdt: np.dtype) -> Callable[[BatchState, Any, list, list], A
             return None
         if view is None or view.shape != st.bs + shp:
             return None
+        if own is not None:
+            a = args[own]
+            if type(a) is not np.ndarray or a.shape != view.shape or \
+                    a.strides != view.strides or a.__array_interface__["data"][0] != \
+                    view.__array_interface__["data"][0]:
+                return None
         if st.undo is not None:
             st.undo.append((view, view.copy()))
         ufunc(*args[:n], out=view)
