@@ -489,3 +489,26 @@ def chunked_sumsq(x: pl.Tensor[[520, 1024], pl.FP32], w: pl.Tensor[[1, 1024], pl
             y[r:r + 8, :] = pl.row_sum(pl.mul(t, t))
             z[r:r + 8, :] = pl.row_max(pl.sub(pl.col_expand_mul(t, w), t))
     return y, z
+
+
+# --- a product with a stacked (3-D) operand, as expert_routed's exp_*_mm regions ------------
+
+
+@pl.jit
+def stacked_weight_mm(x: pl.Tensor[[64, 256], pl.INT8], w: pl.Tensor[[2, 128, 256], pl.INT8],
+                      y: pl.Out[pl.Tensor[[64, 256], pl.INT32]]):
+    """A 2-D activation times one expert's [1, N, K] weight slice (b_trans), accumulated
+    over K: the product is [1, 16, 32] and is reshaped into the 2-D output."""
+    for e in pl.range(2):
+        for n in pl.parallel(0, 128, 32):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="stacked_mm"):
+                acc = pl.create_tensor([1, 16, 32], dtype=pl.INT32)
+                for k in pl.range(0, 256, 64):
+                    xk = x[e * 16:e * 16 + 16, k:k + 64]
+                    wk = w[e:e + 1, n:n + 32, k:k + 64]
+                    if k == 0:
+                        acc = pl.matmul(xk, wk, b_trans=True, out_dtype=pl.INT32)
+                    else:
+                        acc = pl.matmul_acc(acc, xk, wk, b_trans=True)
+                y[e * 16:e * 16 + 16, e * 128 + n:e * 128 + n + 32] = pl.reshape(acc, [16, 32])
+    return y

@@ -338,3 +338,24 @@ def test_an_index_gather_out_of_range_is_reported_as_block_by_block():
             K.gather_columns(x, idx, np.zeros_like(x), config=SimConfig(batch=batch))
         msgs.append(str(ei.value))
     assert msgs[0] == msgs[1] and "gather index out of range" in msgs[0]
+
+
+def test_a_product_with_a_stacked_weight_batches():
+    """expert_routed's exp_*_mm regions: a 2-D activation times a [1, N, K] slice of one
+    expert's weights. Each expert's four column blocks run as one batch; a batch across
+    experts is refused (the activation, 2-D, varies with the expert, the product is
+    3-D), and the products are the exact int32 ones."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, (64, 256)).astype(np.int8)
+    w = rng.integers(-128, 128, (2, 128, 256)).astype(np.int8)
+    y, ref = np.zeros((64, 256), np.int32), np.zeros((64, 256), np.int32)
+    r = K.stacked_weight_mm(x, w, y)
+    K.stacked_weight_mm(x, w, ref, config=SimConfig(batch=False))
+    assert r.batch_stats == {"batched": 2, "fallback": 0}
+    assert r.batch_refusals == {
+        "stacked_weight_mm_stacked_mm": "matmul_acc of operands of different ranks"}
+    assert np.array_equal(y, ref)
+    for e in range(2):
+        rows, cols = slice(e * 16, e * 16 + 16), slice(e * 128, e * 128 + 128)
+        assert np.array_equal(y[rows, cols],
+                              x[rows].astype(np.int32) @ w[e].astype(np.int32).T)

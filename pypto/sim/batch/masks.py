@@ -354,6 +354,9 @@ def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarr
     if kind[0] == "expand":  # (a fresh array: untagged, but for its type's valid shape)
         r = compute([a.data if type(a) is Masked else a for a in args])
     elif kind[0] == "matmul":
+        if rank != 2:  # (the rules below read the last two axes as the tile's)
+            refuse(st, args)
+            raise Fallback("a tagged operand of a stacked product")
         r = _product_tags(args, kind, compute([a.data if type(a) is Masked else a
                                                for a in args]), rank, st.bs)
     elif kind[0] == "elementwise":

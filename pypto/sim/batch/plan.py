@@ -376,8 +376,8 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                     raise NotBatchable(f"{op} of a partially valid operand")
                 if v and len(t.shape) != rank:
                     raise NotBatchable(f"{op} of operands of different ranks")
-                if opdef.matmul is not None and len(t.shape) != 2:
-                    raise NotBatchable("matmul of non-2-D operands")
+                if opdef.matmul is not None and len(t.shape) < 2:
+                    raise NotBatchable("matmul of a vector")
         return True
 
     def bind_loop(self, s: For) -> None:
