@@ -30,12 +30,14 @@ def add_one(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]
     return y
 
 
-R = 512
+# (long enough that a run outlasts the 0.5 s delay below with room to spare: at
+# R = 512 the compiled loop bodies of the interpreter brought it to ~0.4 s)
+R = 2048
 
 
 @pl.jit
 def add_rows(x: pl.Tensor[[R, N], pl.FP32], y: pl.Out[pl.Tensor[[R, N], pl.FP32]]):
-    # one element per task, block by block (batch=False): 32k tasks, ~1 s
+    # one element per task, block by block (batch=False): 128k tasks, ~1.5 s
     for r in pl.parallel(0, R):
         for c in pl.range(0, N, 1):
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="cell"):
@@ -98,7 +100,7 @@ def test_a_long_short_call_is_reported_to_its_end(delay):
     y = np.zeros_like(x)
     runs = 0
     with on_progress(seen.append, delay=delay, every=0.05):
-        while not seen and runs < 5:  # (a run of ~1 s: one is past 0.5 s, loaded or not)
+        while not seen and runs < 5:  # (a run of ~1.5 s: one is past 0.5 s, loaded or not)
             got = d.call((x, y))
             assert got is not None
             runs += 1
