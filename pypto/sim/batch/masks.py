@@ -414,6 +414,22 @@ def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
     return Masked(data, {(k,) + idx: t for idx, t in v.tags.items() for k in range(n)})
 
 
-__all__ = ["BY_BLOCK", "Masked", "apply", "as_masked", "declared", "declares_valid",
-           "elementwise", "kind_of", "lift", "partial_blocks", "reduce", "refuse", "tagged",
-           "relanked_shape", "uniform", "whole_in_all", "written_extent"]
+__all__ = [
+    "BY_BLOCK",
+    "Masked",
+    "apply",
+    "as_masked",
+    "declared",
+    "declares_valid",
+    "elementwise",
+    "kind_of",
+    "lift",
+    "partial_blocks",
+    "reduce",
+    "refuse",
+    "relanked_shape",
+    "tagged",
+    "uniform",
+    "whole_in_all",
+    "written_extent",
+]
