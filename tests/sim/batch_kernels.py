@@ -496,9 +496,10 @@ def chunked_sumsq(x: pl.Tensor[[520, 1024], pl.FP32], w: pl.Tensor[[1, 1024], pl
 
 @pl.jit
 def stacked_weight_mm(x: pl.Tensor[[64, 256], pl.INT8], w: pl.Tensor[[2, 128, 256], pl.INT8],
-                      y: pl.Out[pl.Tensor[[64, 256], pl.INT32]]):
+                      y: pl.Out[pl.Tensor[[32, 128], pl.INT32]]):
     """A 2-D activation times one expert's [1, N, K] weight slice (b_trans), accumulated
-    over K: the product is [1, 16, 32] and is reshaped into the 2-D output."""
+    over K: the product is [1, 16, 32] and is reshaped into the 2-D output. Batched over
+    experts too, the activation varies and is 2-D against a 3-D product."""
     for e in pl.range(2):
         for n in pl.parallel(0, 128, 32):
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="stacked_mm"):
@@ -510,5 +511,23 @@ def stacked_weight_mm(x: pl.Tensor[[64, 256], pl.INT8], w: pl.Tensor[[2, 128, 25
                         acc = pl.matmul(xk, wk, b_trans=True, out_dtype=pl.INT32)
                     else:
                         acc = pl.matmul_acc(acc, xk, wk, b_trans=True)
-                y[e * 16:e * 16 + 16, e * 128 + n:e * 128 + n + 32] = pl.reshape(acc, [16, 32])
+                y[e * 16:e * 16 + 16, n:n + 32] = pl.reshape(acc, [16, 32])
+    return y
+
+
+@pl.jit
+def stacked_rows_assemble(x: pl.Tensor[[128, 256], pl.FP32],
+                          w: pl.Tensor[[2, 64, 256], pl.FP32],
+                          y: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+    """The dspark prefill files' proj_a_mm: a block's rows of a 2-D activation times one
+    group's [1, N, K] weight slice, the 3-D product assembled into a 2-D tensor (its
+    leading unit axis dropped, as the write takes it)."""
+    for g in pl.range(2):
+        for r in pl.parallel(0, 128, 32):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows_mm"):
+                acc = pl.matmul(x[r:r + 32, 0:128], w[g:g + 1, :, 0:128], b_trans=True,
+                                out_dtype=pl.FP32)
+                acc = pl.matmul_acc(acc, x[r:r + 32, 128:256], w[g:g + 1, :, 128:256],
+                                    b_trans=True)
+                y = pl.assemble(y, acc, [r, g * 64])
     return y

@@ -341,21 +341,37 @@ def test_an_index_gather_out_of_range_is_reported_as_block_by_block():
 
 
 def test_a_product_with_a_stacked_weight_batches():
-    """expert_routed's exp_*_mm regions: a 2-D activation times a [1, N, K] slice of one
-    expert's weights. Each expert's four column blocks run as one batch; a batch across
-    experts is refused (the activation, 2-D, varies with the expert, the product is
-    3-D), and the products are the exact int32 ones."""
+    """expert_routed's exp_*_mm and the dspark prefill files' proj_a_mm regions: a 2-D
+    activation times a [1, N, K] slice of one expert's weights, the product 3-D. Both
+    loops run as one batch (the activation, varying with the expert, gets its missing
+    axis after the block axes), and the products are the exact int32 ones."""
     rng = np.random.default_rng(0)
     x = rng.integers(-128, 128, (64, 256)).astype(np.int8)
     w = rng.integers(-128, 128, (2, 128, 256)).astype(np.int8)
-    y, ref = np.zeros((64, 256), np.int32), np.zeros((64, 256), np.int32)
+    y, ref = np.zeros((32, 128), np.int32), np.zeros((32, 128), np.int32)
     r = K.stacked_weight_mm(x, w, y)
     K.stacked_weight_mm(x, w, ref, config=SimConfig(batch=False))
-    assert r.batch_stats == {"batched": 2, "fallback": 0}
-    assert r.batch_refusals == {
-        "stacked_weight_mm_stacked_mm": "matmul_acc of operands of different ranks"}
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    assert r.batch_refusals == {}
     assert np.array_equal(y, ref)
     for e in range(2):
-        rows, cols = slice(e * 16, e * 16 + 16), slice(e * 128, e * 128 + 128)
-        assert np.array_equal(y[rows, cols],
-                              x[rows].astype(np.int32) @ w[e].astype(np.int32).T)
+        rows = slice(e * 16, e * 16 + 16)
+        assert np.array_equal(y[rows], x[rows].astype(np.int32) @ w[e].astype(np.int32).T)
+
+
+def test_a_product_of_another_rank_is_assembled_batched():
+    """A 3-D product written into a 2-D tensor loses its leading unit axis, batched as
+    block by block; a tagged or non-unit one would not be admitted."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((128, 256)).astype(np.float32)
+    w = rng.standard_normal((2, 64, 256)).astype(np.float32)
+    y, ref = np.zeros((128, 128), np.float32), np.zeros((128, 128), np.float32)
+    r = K.stacked_rows_assemble(x, w, y)
+    K.stacked_rows_assemble(x, w, ref, config=SimConfig(batch=False))
+    assert r.batch_stats == {"batched": 1, "fallback": 0}
+    assert r.batch_refusals == {}
+    assert np.array_equal(y.view(np.uint8), ref.view(np.uint8))
+    for g in range(2):
+        assert np.allclose(y[:, g * 64:g * 64 + 64], x @ w[g].T, rtol=1e-4, atol=1e-3)
+    rt, _ = _run(K.stacked_rows_assemble, trace=True)
+    assert rt.batch_stats == {"batched": 1, "fallback": 0}

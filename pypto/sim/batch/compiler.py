@@ -25,7 +25,14 @@ from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.loop_axis import axis_loop, axis_loops
 from pypto.sim.batch.mask_ops import TaggedCores, reshaped
-from pypto.sim.batch.masks import Masked, as_masked, declares_valid, tagged, written_extent
+from pypto.sim.batch.masks import (
+    Masked,
+    as_masked,
+    declares_valid,
+    relanked_shape,
+    tagged,
+    written_extent,
+)
 from pypto.sim.batch.merged import merge_sites, write_merged
 from pypto.sim.batch.own import OwnCores
 from pypto.sim.batch.placement import placed, placements
@@ -271,8 +278,21 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
             if place is not None else None
         where = [place[0], place[1]] if place is not None and into_place is not None else []
 
+        # a product's varying operand of lower rank than its result (a 2-D activation
+        # times a [1, N, K] slice of one expert's weights): numpy puts the missing axes
+        # in front, which in a batch must go after the block axes, not before them
+        lift = [(k, rank - ranks[k]) for k in shaped
+                if opdef.matmul is not None and ranks[k] < rank and
+                self.vary(e.args[public[k]])]
+
         def compute(f: BatchFrame, args: list) -> Any:
             nb = f.batch.nb
+            if lift:
+                args = list(args)
+                for k, d in lift:
+                    a = args[k]
+                    if getattr(a, "ndim", None) == ranks[k] + nb:
+                        args[k] = a.reshape(a.shape[:nb] + (1,) * d + a.shape[nb:])
             # (fast gives None unless every operand is a plain array of the op's dtype,
             # and its result is one again)
             r = fast(args) if fast is not None else None
@@ -516,6 +536,14 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
     def bwrite(self, e: Call, target: Any, source: Any, offset: Any, opname: str) -> Core:
         """A window write at varying offsets (or of a varying value)."""
         shp = tuple(source.type.static_shape())
+        # a value of another rank than the target (`pl.assemble` of a [1, R, N] product
+        # into a 2-D tensor): written as the intrinsic writes it, its leading unit axes
+        # dropped or added (`relanked`; the plan admits only that, of a whole tile)
+        tt = getattr(target, "type", None)
+        vrank, relank = len(shp), None
+        if isinstance(tt, ShapedType) and len(tt.shape) != vrank:
+            relank = relanked_shape(shp, len(tt.shape))
+            shp = relank or shp  # (None: not admitted by the plan, "rank mismatch" below)
         srank = len(shp)
         tracing = self.settings.trace
         platform = self.settings.platform
@@ -529,7 +557,8 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         svalid = list(st_t.valid_shape) if isinstance(source, Call) and \
             isinstance(st_t, ShapedType) and st_t.valid_shape is not None and \
             declares_valid(st_t) else []
-        into = None if tracing or not isinstance(source, Call) or not self.vary(source) \
+        into = None if tracing or relank is not None or not isinstance(source, Call) or \
+            not self.vary(source) \
             or not all(isinstance(v, (Var, Const, int)) for v in svalid) \
             else fused(source, shp)
         # the operands of the fused op, evaluated before the write (pure: names, constants)
@@ -537,8 +566,8 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         fused_ops = list(source.args[:uf.arity]) + svalid if uf is not None else []
         nsv = len(svalid) if uf is not None else 0
         gathers = False
-        if into is None and not tracing and isinstance(source, Call) and self.vary(source) \
-                and not declares_valid(source.type):
+        if into is None and not tracing and relank is None and isinstance(source, Call) and \
+                self.vary(source) and not declares_valid(source.type):
             # a row gather: the rows straight into the destination windows
             take = rows_into(source, shp, self.read_only)
             if take is not None:
@@ -547,11 +576,13 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
         site: list = [None]
         merging = id(e) in self.merging
         # the footprint the plan proved disjoint: the valid part a source's type declares
-        bound = written_extent(source.type) or shp
+        bound = shp if relank is not None else written_extent(source.type) or shp
         whole = bound == shp
 
         def core(f: BatchFrame, tgt: Any, offs: list, fargs: list, src_of: Callable) -> Any:
             st = f.batch
+            if relank is not None:
+                src_of = relanked(src_of, vrank, relank)
             if not whole and (merging or st.pred is not None):
                 raise Fallback("a partial tile written under a condition")
             if merging and st.merge is not None:  # (made with the other branch's: `merged`)
@@ -617,6 +648,18 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, FnCompiler):
                         note_drain(platform, rec, f.costs, ext, src.itemsize)
 
         return Core("write", core, [target, offset, fused_ops, source])
+
+
+def relanked(src_of: Callable, vrank: int, shp: tuple) -> Callable:
+    """`src_of` giving its (plain, batched) value in the shape it is written with."""
+
+    def get() -> Any:
+        src = src_of()
+        if type(src) is not np.ndarray or src.ndim < vrank:
+            raise Fallback("a tagged value of another rank")
+        return src.reshape(src.shape[:src.ndim - vrank] + shp)
+
+    return get
 
 
 def _no_zero_divisor(fn: Callable, k: int) -> Callable:

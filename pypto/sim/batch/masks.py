@@ -94,6 +94,17 @@ def declares_valid(t: Type | None) -> bool:
                    for v, d in zip(t.valid_shape, t.shape))
 
 
+def relanked_shape(shp: tuple, rank: int) -> tuple | None:
+    """The shape a value of shape `shp` is written with into a rank-`rank` tensor (as
+    `engine.intrinsics.writes` takes it: leading unit axes dropped, or added), or None."""
+    extra = len(shp) - rank
+    if extra < 0:
+        return (1,) * -extra + shp
+    if all(d == 1 for d in shp[:extra]):
+        return shp[extra:]
+    return None
+
+
 def written_extent(t: Type | None) -> tuple | None:
     """The extents a write of a value of type `t` may write at most, when its type
     declares a constant valid shape short of its static shape (its valid part; at run
@@ -403,6 +414,22 @@ def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
     return Masked(data, {(k,) + idx: t for idx, t in v.tags.items() for k in range(n)})
 
 
-__all__ = ["BY_BLOCK", "Masked", "apply", "as_masked", "declared", "declares_valid",
-           "elementwise", "kind_of", "lift", "partial_blocks", "reduce", "refuse", "tagged",
-           "uniform", "whole_in_all", "written_extent"]
+__all__ = [
+    "BY_BLOCK",
+    "Masked",
+    "apply",
+    "as_masked",
+    "declared",
+    "declares_valid",
+    "elementwise",
+    "kind_of",
+    "lift",
+    "partial_blocks",
+    "reduce",
+    "refuse",
+    "relanked_shape",
+    "tagged",
+    "uniform",
+    "whole_in_all",
+    "written_extent",
+]

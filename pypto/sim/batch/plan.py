@@ -294,6 +294,12 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                 if shape is None:  # (a partial tile writes its valid part: `mask_windows`)
                     raise NotBatchable("write of a tile of a dynamic shape")
                 tt = self.ptypes.get(t)
+                st = getattr(src, "type", None)
+                if tt is not None and len(tt.shape) != len(shape) and \
+                        isinstance(st, ShapedType) and shape == st.static_shape():
+                    # (a whole tile of another rank: written as the intrinsic writes it,
+                    # `masks.relanked_shape`)
+                    shape = masks.relanked_shape(shape, len(tt.shape)) or shape
                 if tt is None or len(tt.shape) != len(shape):
                     raise NotBatchable("write of a value of another rank")
             if t is not None:
@@ -374,10 +380,12 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
             if isinstance(t, ShapedType):
                 if not (ruled or self.valid_ok(t)):
                     raise NotBatchable(f"{op} of a partially valid operand")
-                if v and len(t.shape) != rank:
-                    raise NotBatchable(f"{op} of operands of different ranks")
                 if opdef.matmul is not None and len(t.shape) < 2:
                     raise NotBatchable("matmul of a vector")
+                # (a product's operand of lower rank gets its missing axes after the
+                # block axes, `compiler.bop`; any other op's would broadcast wrongly)
+                if v and len(t.shape) != rank and opdef.matmul is None:
+                    raise NotBatchable(f"{op} of operands of different ranks")
         return True
 
     def bind_loop(self, s: For) -> None:
