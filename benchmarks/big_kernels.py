@@ -1,7 +1,7 @@
 """Simulate time, peak memory and batching of pypto-lib's big kernel files.
 
     python benchmarks/big_kernels.py CHECKOUT [PATTERN ...] [--list FILE] [--cache DIR]
-                                     [--vs OTHER_TREE] [--rounds N] [--json OUT]
+                                     [--vs OTHER_TREE] [--rounds N] [--json OUT] [--lean]
 
 Each file runs in a fresh process through `pypto-sim` (its own `__main__`, `-p a2a3sim`,
 the harness's trace and checks), with two changes that make the simulate stage the
@@ -15,6 +15,9 @@ stage, `batch_stats` and `batch_refusals` (why regions ran block by block).
 `PYTHONPATH` (e.g. `git archive main` unpacked in a scratch directory), alternating the
 two per round, so before / after are measured back to back under the same load; the
 table gives their ratio. The machine is noisy: quote medians and ratios.
+
+`--lean` replays the saved inputs without running the file's own input generator
+(`replay_specs.py`): the peak RSS is then the run's own, not the generator's.
 """
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import replay_specs  # (beside this script)
 
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
@@ -52,8 +57,11 @@ def _region_seconds(sim) -> dict:
     return out
 
 
-def _one(path: Path, cache: Path, profile: str | None = None) -> int:
-    """Run one file in this process (the child side), print one JSON line."""
+def _one(path: Path, cache: Path, profile: str | None = None, lean: bool = False) -> int:
+    """Run one file in this process (the child side), print one JSON line. `lean`: from
+    its saved inputs without running its input generator (`replay_specs`)."""
+    import runpy
+
     import pypto.cli as cli
     import pypto.golden as golden
     import pypto.golden.runner as runner
@@ -92,6 +100,11 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
             regions=_region_seconds(sim))
         return sim
 
+    if lean:
+        runs = _saved_runs(cache, path)
+        runpy.run_path = lambda p, run_name="__main__": replay_specs.run_path(p, runs,
+                                                                             run_name)
+
     def cached(real):
         def harness(*args, **kwargs):
             calls[0] += 1
@@ -105,6 +118,8 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
                 kwargs["compile_cfg"] = cfg
             res = real(*args, **kwargs)
             if not (d / "done").is_file() and (d / "data").is_dir():
+                specs = kwargs["specs"] if "specs" in kwargs else args[1]
+                replay_specs.save(specs, d)  # (for --lean runs)
                 (d / "done").write_text("")
             report["runs"] and report["runs"][-1].update(
                 passed=bool(res.passed), stages=dict(res.stages or {}))
@@ -122,12 +137,23 @@ def _one(path: Path, cache: Path, profile: str | None = None) -> int:
     return code
 
 
-def _child(path: Path, cache: Path, tree: str | None, timeout: float) -> dict:
+def _saved_runs(cache: Path, path: Path) -> list[Path]:
+    """The run directories the cache holds for a file, in the order its harness ran."""
+    base = cache / f"{path.parent.name}__{path.stem}"
+    runs = sorted((d for d in base.glob("*") if d.name.isdigit()), key=lambda d: int(d.name))
+    if not runs or not all((d / "done").is_file() for d in runs):
+        raise FileNotFoundError(f"{base}: no complete saved runs; run without --lean first")
+    return runs
+
+
+def _child(path: Path, cache: Path, tree: str | None, timeout: float,
+           lean: bool = False) -> dict:
     env = dict(os.environ)
     if tree:
         env["PYTHONPATH"] = tree + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                     else "")
-    cmd = [sys.executable, __file__, "--one", str(path), "--cache", str(cache)]
+    cmd = [sys.executable, __file__, "--one", str(path), "--cache", str(cache)] + \
+        (["--lean"] if lean else [])
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
@@ -171,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--json")
+    ap.add_argument("--lean", action="store_true",
+                    help="replay the saved inputs without running the file's own input "
+                         "generator (its build_tensor_specs; see replay_specs.py), so the "
+                         "peak is the run's own")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--profile", help="with --one: cProfile the simulate stage into this "
                                       "file (.N per run)")
@@ -182,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = Path(a.cache).resolve()
     cache.mkdir(parents=True, exist_ok=True)
     if a.one:
-        return _one(Path(a.one).resolve(), cache, a.profile)
+        return _one(Path(a.one).resolve(), cache, a.profile, a.lean)
     if not a.checkout:
         ap.error("CHECKOUT is required")
     root = Path(a.checkout).resolve()
@@ -198,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             _child(f, cache, None, a.timeout)  # fill the cache (computes the golden)
         for _ in range(a.rounds):
             for k, tree in reversed(trees):
-                rep = _child(f, cache, tree, a.timeout)
+                rep = _child(f, cache, tree, a.timeout, a.lean)
                 results[str(f)][k].append(rep)
                 sims = _sim_s(rep)
                 peak = max((r["peak_mb"] for r in rep["runs"]), default=None)
