@@ -283,25 +283,50 @@ class RunResult:
 # diagnosis
 
 
+# elements per slice of a mismatch summary: its float32 copies and index temporaries
+# stay a few MB however large the output (a 22M-element bf16 output summarised whole
+# took 1 GB, most of it `argwhere` of every mismatched element)
+SUMMARY_CHUNK = 1 << 20
+
+
 def summarize_mismatch(actual: np.ndarray, expected: np.ndarray, bad: np.ndarray
                        ) -> Mismatch:
-    a = io.to_f32(actual)
-    e = io.to_f32(expected)
-    bad = np.broadcast_to(bad, a.shape)
-    count = int(bad.sum())
+    """Where `actual` disagrees with `expected` (`bad`: the comparator's mismatch mask,
+    broadcastable to their shape), computed slice by slice over the row-major order:
+    the same counts, maxima and first positions as over the whole arrays."""
+    shape = np.shape(actual)
+    a_flat = np.reshape(actual, -1)
+    e_flat = np.reshape(expected, -1)
+    bad_flat = np.reshape(np.broadcast_to(bad, shape), -1)
+    total = int(a_flat.size)
+    count = nan_a = inf_a = nan_e = inf_e = 0
+    max_abs = max_rel = None
+    first: list = []
+    tiny = np.float32(1e-12)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        finite = np.isfinite(a) & np.isfinite(e)
-        sel = bad & finite
-        max_abs = max_rel = None
-        if sel.any():
-            diff = np.abs(a[sel] - e[sel])
-            max_abs = float(diff.max())
-            max_rel = float((diff / np.maximum(np.abs(e[sel]), np.float32(1e-12))).max())
-    first = [tuple(int(x) for x in i) for i in np.argwhere(bad)[:MAX_FIRST_BAD]]
-    return Mismatch(count=count, total=int(a.size), max_abs=max_abs, max_rel=max_rel,
-                    first_bad=first,
-                    nan_actual=int(np.isnan(a).sum()), inf_actual=int(np.isinf(a).sum()),
-                    nan_expected=int(np.isnan(e).sum()), inf_expected=int(np.isinf(e).sum()))
+        for lo in range(0, total, SUMMARY_CHUNK):
+            hi = min(total, lo + SUMMARY_CHUNK)
+            a = io.to_f32(a_flat[lo:hi])
+            e = io.to_f32(e_flat[lo:hi])
+            b = bad_flat[lo:hi]
+            count += int(np.count_nonzero(b))
+            nan_a += int(np.isnan(a).sum())
+            inf_a += int(np.isinf(a).sum())
+            nan_e += int(np.isnan(e).sum())
+            inf_e += int(np.isinf(e).sum())
+            sel = b & np.isfinite(a) & np.isfinite(e)
+            if sel.any():
+                diff = np.abs(a[sel] - e[sel])
+                m_abs = float(diff.max())
+                m_rel = float((diff / np.maximum(np.abs(e[sel]), tiny)).max())
+                max_abs = m_abs if max_abs is None else max(max_abs, m_abs)
+                max_rel = m_rel if max_rel is None else max(max_rel, m_rel)
+            if len(first) < MAX_FIRST_BAD:
+                at = np.flatnonzero(b)[:MAX_FIRST_BAD - len(first)] + lo
+                first += [tuple(int(x) for x in np.unravel_index(i, shape)) for i in at]
+    return Mismatch(count=count, total=total, max_abs=max_abs, max_rel=max_rel,
+                    first_bad=first, nan_actual=nan_a, inf_actual=inf_a,
+                    nan_expected=nan_e, inf_expected=inf_e)
 
 
 def describe_unwritten(mask: np.ndarray, expected: np.ndarray, source: str) -> Unwritten:
