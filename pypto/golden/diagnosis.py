@@ -25,19 +25,15 @@ from pypto.golden.validation import check_outputs, default_compare, isclose
 from pypto.sim.device.fill import residue
 
 
-def last_writer_tasks(sim: Any, name: str) -> np.ndarray | None:
+def never_written(sim: Any, name: str, shape: tuple) -> np.ndarray | None:
+    """Elements of an output no task wrote, from the trace's last writers (None when the
+    run kept no trace of it)."""
     trace = getattr(sim, "trace", None)
     writers = getattr(trace, "writers", None) if trace is not None else None
     if not writers or name not in writers:
         return None
-    return np.asarray(writers[name].task)
-
-
-def never_written(sim: Any, name: str, shape: tuple) -> np.ndarray | None:
-    """Elements of an output no task wrote, from the trace's last writers (None when the
-    run kept no trace of it)."""
-    tasks = last_writer_tasks(sim, name)
-    return tasks == -1 if tasks is not None and tasks.shape == shape else None
+    w = writers[name]
+    return w.never_written() if tuple(w.events.shape) == tuple(shape) else None
 
 
 def explain_unwritten(mask: np.ndarray, expected: np.ndarray, source: str, name: str,

@@ -271,3 +271,23 @@ def test_residue_is_the_failure_when_the_rest_is_within_the_comparators_allowanc
         "never written (the mismatches elsewhere within the comparator's allowance)")
     strict = run_jit(double_head, specs(), golden_one_outlier, verbose=False)
     assert summarize(strict)["verdict"] == "fail"  # allclose allows no outlier
+
+
+@pytest.mark.parametrize("kernel", [double_head, double_head_zero_tail])
+def test_never_written_is_the_task_table_at_minus_one_without_keeping_it(kernel):
+    import pypto.sim as sim
+    from pypto.golden.diagnosis import never_written
+
+    x = np.random.default_rng(2).standard_normal((ROWS, COLS)).astype(np.float32)
+    res = sim.simulate(kernel, x, np.zeros((ROWS, COLS), np.float32))
+    mask = never_written(res, "y", (ROWS, COLS))
+    w = res.trace.writers["y"]
+    assert not w._cache  # the diagnosis asked its question without a task table
+    expected = np.zeros((ROWS, COLS), bool)
+    if kernel is double_head:
+        expected[VALID:] = True  # the rows the loop stops short of
+    np.testing.assert_array_equal(mask, expected)
+    np.testing.assert_array_equal(w.task == -1, expected)  # the table agrees, once made
+    np.testing.assert_array_equal(w.never_written(), expected)  # (then read from it)
+    assert never_written(res, "y", (ROWS, COLS + 1)) is None  # another shape: no answer
+    assert never_written(res, "x", (ROWS, COLS)).all()  # an input no task wrote

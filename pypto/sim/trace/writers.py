@@ -118,6 +118,17 @@ class LastWriter:
     def task(self) -> np.ndarray:
         return self._table(0)
 
+    def never_written(self) -> np.ndarray:
+        """Per element: no task wrote it (`task == -1`), without making and keeping the
+        task table (4 bytes per element: a diagnosis of a large output asks only this)."""
+        if 0 in self._cache:
+            return self._cache[0] == -1
+        events = self.events  # (first: applying the writes numbers their events)
+        none = [i for i, e in enumerate(self.trace.write_events) if e[0] == -1]
+        if none == [0]:
+            return events == 0
+        return np.isin(events, np.asarray(none, dtype=events.dtype))
+
     @property
     def block(self) -> np.ndarray:
         return self._table(1)
