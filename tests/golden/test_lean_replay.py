@@ -84,12 +84,18 @@ def test_lean_runs_replay_the_saved_inputs_without_the_generator(tmp_path):
     assert [r["passed"] for r in rep["runs"]] == [True, True]
 
 
-def test_lean_needs_a_saved_run_and_says_so(tmp_path):
+def _replay_specs():
+    """benchmarks/replay_specs.py (a script's neighbour, not a package module)."""
     sys.path.insert(0, str(BENCH.parent))
     try:
         import replay_specs
     finally:
         sys.path.pop(0)
+    return replay_specs
+
+
+def test_lean_needs_a_saved_run_and_says_so(tmp_path):
+    replay_specs = _replay_specs()
     run_dir = tmp_path / "1"
     run_dir.mkdir()
     with pytest.raises(FileNotFoundError, match=r"specs\.json is missing: run big_kernels"
@@ -98,11 +104,7 @@ def test_lean_needs_a_saved_run_and_says_so(tmp_path):
 
 
 def test_lean_refuses_a_file_without_the_generator_call(tmp_path):
-    sys.path.insert(0, str(BENCH.parent))
-    try:
-        import replay_specs
-    finally:
-        sys.path.pop(0)
+    replay_specs = _replay_specs()
     f = tmp_path / "plain.py"
     f.write_text("if __name__ == '__main__':\n    specs = make_specs()\n")
     with pytest.raises(RuntimeError) as err:
