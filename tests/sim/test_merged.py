@@ -9,8 +9,8 @@ import branch_kernels as K
 import numpy as np
 import pytest
 
-import pypto.sim.batch.compiler as compiler
 import pypto.sim.batch.merged as merged
+import pypto.sim.batch.window_cores as window_cores
 from pypto.sim import SimConfig
 
 warnings.filterwarnings("ignore")
@@ -32,7 +32,7 @@ def masked(monkeypatch) -> list:
             return fn(*a, **k)
         return wrapped
 
-    monkeypatch.setattr(compiler, "masked_write", counting(compiler.masked_write))
+    monkeypatch.setattr(window_cores, "masked_write", counting(window_cores.masked_write))
     monkeypatch.setattr(merged, "masked_write", counting(merged.masked_write))
     return calls
 
