@@ -29,8 +29,8 @@ from pypto.ir.types import ScalarType
 from pypto.ops.registry import get
 from pypto.sim.batch.scalars import AFFINE_SYMBOLS, SCALAR, NeedArray, index_symbol, is_int
 from pypto.sim.batch.state import Aff
-from pypto.sim.engine.compiler import launch_site
 from pypto.sim.engine.function import Compiler, LaunchSite
+from pypto.sim.engine.launches import launch_site
 from pypto.sim.engine.values import UNDEF, Env, Expr
 
 ArgFn = Callable[[Env, dict], Any]  # (env, the nest's batched values by name) -> argument
