@@ -1,11 +1,14 @@
 """What a batch plan says about a region's accesses: each access's affine window forms,
 and the `Plan` that proves (with `Plan.separated`, at launch) that the blocks' footprints
-on every written tensor are pairwise disjoint. Made by `pypto.sim.batch.plan`."""
+on every written tensor are pairwise disjoint. Made by `plan_of` from the analysis of
+`pypto.sim.batch.plan`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from pypto.sim.batch.lattice import lattice_disjoint
+from pypto.sim.batch.forms import BLOCK, fixed_ints
+from pypto.sim.batch.lattice import axis_separator, lattice_disjoint
 from pypto.sim.faults import source_name
 
 
@@ -110,4 +113,32 @@ def split_terms(q: tuple, coef: tuple, sym_deltas: dict, bs: tuple, k: int) -> l
     return [(coef[0], nq), (coef[1], c)]
 
 
-__all__ = ["Access", "Plan", "split_separated", "split_terms"]
+def plan_of(an: Any) -> Plan | str:
+    """The plan of a finished analysis: what is written, and the separators of the
+    written tensors' footprints along every block symbol."""
+    varying = an.varying
+    written = {a.tensor for a in an.accesses if a.write}
+    read_written = any(not a.write and a.tensor in written for a in an.accesses)
+    plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
+                vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias),
+                stacked=set(an.stacked), agreed=set(an.agreed), untaken=dict(an.untaken))
+    syms = [p for p in varying if p in an.params or p == BLOCK]
+    # (an integer parameter the region never rebinds is one value for all blocks and
+    # accesses: a term of a single step)
+    loops = {**{p: (0, 1, 1) for p in fixed_ints(an)}, **an.loops}
+    for t in written:
+        accs = [a for a in an.accesses if a.tensor == t]
+        if any(a.ext is None or any(f is None for f in a.forms) for a in accs):
+            return f"an access to '{source_name(t)}' with an unknown window"
+        seps = []
+        rank = len(accs[0].forms)
+        for sym in syms:
+            for ax in range(rank):
+                sep = axis_separator(accs, rank, sym, ax, loops)
+                if sep is not None:
+                    seps.append(sep)
+        plan.separators[t] = seps
+    return plan
+
+
+__all__ = ["Access", "Plan", "plan_of", "split_separated", "split_terms"]

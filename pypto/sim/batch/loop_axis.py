@@ -36,11 +36,11 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType
 from pypto.ops.registry import get
 from pypto.sim.batch.codegen import generate
-from pypto.sim.batch.footprints import Plan
+from pypto.sim.batch.footprints import Plan, plan_of
 from pypto.sim.batch.lattice import lattice_disjoint, loop_separator
 from pypto.sim.batch.masks import Masked
 from pypto.sim.batch.masks import lift as lift_masked
-from pypto.sim.batch.plan import _Analyzer, analyzed, plan_of
+from pypto.sim.batch.plan import _Analyzer, analyzed
 from pypto.sim.batch.state import Aff, Fallback, Partial
 from pypto.sim.engine.values import FRAME, Env, Stmt
 

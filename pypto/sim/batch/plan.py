@@ -46,9 +46,8 @@ from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.sim.batch import mask_ops, masks
-from pypto.sim.batch.footprints import Access, Plan
-from pypto.sim.batch.forms import BLOCK, AffineForms, fixed_ints
-from pypto.sim.batch.lattice import axis_separator
+from pypto.sim.batch.footprints import Access, Plan, plan_of
+from pypto.sim.batch.forms import BLOCK, AffineForms
 from pypto.sim.batch.own import NotBatchable, OwnAnalysis
 from pypto.sim.batch.predicate import PredicateAnalysis, is_compare
 from pypto.sim.batch.scalars import (
@@ -558,34 +557,6 @@ def analyze(func: Function, varying: set, predicate: bool = False) -> Plan | str
     per block run predicated (`pypto.sim.batch.predicate`)."""
     an = analyzed(func, varying, lambda f, v: _Analyzer(f, v, predicate))
     return an if isinstance(an, str) else plan_of(an)
-
-
-def plan_of(an: Any) -> Plan | str:
-    """The plan of a finished analysis: what is written, and the separators of the
-    written tensors' footprints along every block symbol."""
-    varying = an.varying
-    written = {a.tensor for a in an.accesses if a.write}
-    read_written = any(not a.write and a.tensor in written for a in an.accesses)
-    plan = Plan(set(an.varying), written, read_written, an.accesses, returns=an.returns,
-                vreturns=an.vreturns, loops=dict(an.loops), alias=dict(an.alias),
-                stacked=set(an.stacked), agreed=set(an.agreed), untaken=dict(an.untaken))
-    syms = [p for p in varying if p in an.params or p == BLOCK]
-    # (an integer parameter the region never rebinds is one value for all blocks and
-    # accesses: a term of a single step)
-    loops = {**{p: (0, 1, 1) for p in fixed_ints(an)}, **an.loops}
-    for t in written:
-        accs = [a for a in an.accesses if a.tensor == t]
-        if any(a.ext is None or any(f is None for f in a.forms) for a in accs):
-            return f"an access to '{source_name(t)}' with an unknown window"
-        seps = []
-        rank = len(accs[0].forms)
-        for sym in syms:
-            for ax in range(rank):
-                sep = axis_separator(accs, rank, sym, ax, loops)
-                if sep is not None:
-                    seps.append(sep)
-        plan.separators[t] = seps
-    return plan
 
 
 __all__ = [
