@@ -21,7 +21,14 @@ import numpy as np
 
 from pypto.sim.batch.branch_trace import enter, leave
 from pypto.sim.batch.masks import BY_BLOCK, Masked, _at, _cell, _per_block, uniform
-from pypto.sim.batch.state import BatchState, Fallback, Partial, gather_index, write_each_block
+from pypto.sim.batch.state import (
+    BatchState,
+    Fallback,
+    Partial,
+    gather_index,
+    store_windows,
+    write_each_block,
+)
 from pypto.sim.batch.ufuncs import broadcast_shape
 from pypto.sim.device.fill import fill_outside
 
@@ -195,11 +202,7 @@ def write(st: BatchState, tgt: np.ndarray, offs: list, src: Masked, shp: tuple,
         data = src.data[(Ellipsis,) + tuple(slice(0, e) for e in ext)]
         view = st.window(tgt, offs, ext, True)
         if view is not None:
-            if st.undo is not None:
-                st.undo.append((view, view.copy()))
-            view[...] = data
-            if st.wlog is not None:
-                st.wlog.append((tgt, list(offs), ext, None, st))
+            store_windows(st, view, data, tgt, offs, ext)
         else:
             write_each_block(st, tgt, offs, np.broadcast_to(data, bs + ext), ext,
                              list(np.ndindex(*bs)))
@@ -215,11 +218,7 @@ def write(st: BatchState, tgt: np.ndarray, offs: list, src: Masked, shp: tuple,
         if view is None:
             k = 0
         else:
-            if st.undo is not None:
-                st.undo.append((view, view.copy()))
-            view[...] = data[:k]
-            if st.wlog is not None:
-                st.wlog.append((tgt, list(offs), shp, None, sub))
+            store_windows(st, view, data[:k], tgt, offs, shp, sub)
     for idx in _after(bs, k):
         e = _clipped(exts.get(idx), shp)
         lo = [_at(x, idx) for x in los]

@@ -36,7 +36,7 @@ from pypto.ir.nodes import Assign, Call, If, Var, Yield
 from pypto.ir.transform import walk
 from pypto.ops.registry import get
 from pypto.sim.batch.predicate import clip, masked_write
-from pypto.sim.batch.state import BatchState, Fallback
+from pypto.sim.batch.state import BatchState, Fallback, store_windows
 
 # one recorded write: (into, gathers, site, shp, target, offsets, fused operands,
 # source thunk, the mask of its branch)
@@ -169,11 +169,8 @@ def write_merged(st: BatchState, recs: list) -> None:
         if type(src) is not np.ndarray or src.shape[-srank:] != shp or \
                 src.ndim not in (srank, srank + nb):
             raise Fallback("a tagged value or another rank under a condition")
-        if st.undo is not None:
-            st.undo.append((view, view.copy()))
-        view[...] = src
-        if st.wlog is not None:  # (all windows: the second write's are among them)
-            st.wlog.append((tgt, list(offs), shp, None, st))
+        # (logged as all windows: the second write's are among them)
+        store_windows(st, view, src, tgt, offs, shp)
     mask = second[8]
     st.pred = mask
     src = second[7]()

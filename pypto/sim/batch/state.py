@@ -94,6 +94,18 @@ def lo_at(lo: Any, idx: tuple) -> tuple:
     return tuple(int(at(o, idx)) for o in lo)
 
 
+def store_windows(st: BatchState, view: np.ndarray, value: Any, tgt: np.ndarray,
+                  offs: list, shp: tuple, owner: BatchState | None = None) -> None:
+    """Assign `value` to `view`, the windows `offs + shp` of `tgt` of the blocks of
+    `owner` (all of `st`'s by default) as one strided view: what it held kept for an
+    undo, the write logged for a deferred fill."""
+    if st.undo is not None:
+        st.undo.append((view, view.copy()))
+    view[...] = value
+    if st.wlog is not None:
+        st.wlog.append((tgt, list(offs), shp, None, owner or st))
+
+
 def write_each_block(st: BatchState, tgt: np.ndarray, offs: list, src: np.ndarray,
                      shp: tuple, blocks: list) -> None:
     """Write `src` (one window per block, or one for all) into the windows `offs + shp`
@@ -325,4 +337,4 @@ class BatchState:
 
 
 __all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "StackRead",
-           "WindowWrite", "at", "gather_index", "lo_at"]
+           "WindowWrite", "at", "gather_index", "lo_at", "store_windows", "write_each_block"]

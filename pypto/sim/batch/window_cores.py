@@ -24,7 +24,7 @@ from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
 from pypto.sim.batch.masks import as_masked, declares_valid, relanked_shape, tagged, written_extent
 from pypto.sim.batch.predicate import clip, masked_write
-from pypto.sim.batch.state import Fallback, gather_index, write_each_block
+from pypto.sim.batch.state import Fallback, gather_index, store_windows, write_each_block
 from pypto.sim.batch.ufuncs import elementwise_ufunc, fused
 from pypto.sim.device.fill import pad_scalar
 from pypto.sim.engine.intrinsics.common import SiteId, falsy_const, is_cube
@@ -219,11 +219,7 @@ class WindowCores:
                 raise Fallback("rank mismatch")
             view = st.window_at(site, tgt, offs, shp, True)
             if view is not None:
-                if st.undo is not None:
-                    st.undo.append((view, view.copy()))
-                view[...] = src
-                if st.wlog is not None:
-                    st.wlog.append((tgt, list(offs), shp, None, st))
+                store_windows(st, view, src, tgt, offs, shp)
             else:
                 write_each_block(st, tgt, offs, src, shp, list(st.indices()))
             if tracing:
