@@ -24,18 +24,18 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import pypto.language as pl  # noqa: E402
-import pypto.sim as sim  # noqa: E402
-from pypto.dfx.deps_json import write_deps_json  # noqa: E402
-from pypto.sim.checks.races import find_races  # noqa: E402
+import pypto.language as pl
+import pypto.sim as sim
+from pypto.dfx.deps_json import write_deps_json
+from pypto.sim.checks.races import find_races
 
 
 def updates(n: int):
     @pl.jit
     def update(x: pl.Tensor[[8, 64], pl.FP32], y: pl.InOut[pl.Tensor[[8, 64], pl.FP32]]):
-        for i in pl.range(n):
+        for _i in pl.range(n):
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="acc"):
                 y[:, :] = pl.add(y[:, :], x[:, :])
         return y
