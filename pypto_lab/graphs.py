@@ -186,7 +186,10 @@ def task_graph(model: KernelModel, tasks: list, *, max_nodes: int = 60, races: A
             for src in by_task.get(d, ()):
                 dst = key(t)
                 if src != dst and not g.has_edge(src, dst):
-                    g.add_edge(src, dst, kind=t.dep_origin.get(d, "data"), label="")
+                    why = t.dep_reason.get(d, "")
+                    g.add_edge(src, dst, kind=t.dep_origin.get(d, "data"), label="",
+                               **({"hover": esc(why).replace("&lt;br&gt;", "<br>")}
+                                  if why else {}))
     _overlay(g, tasks, key, races, uninit)
     return g
 
@@ -213,9 +216,10 @@ def _overlay(g: nx.DiGraph, tasks: list, key: Any, races: Any, uninit: Any) -> N
         if a == b:
             g.nodes[a].setdefault("races", []).append(text)
             continue
-        g.add_edge(a, b, kind="race", label=f"race {r['tensor']}{box}", layout=False,
-                   hover=text + (f"<br>{esc(r.get('reason', ''))}"
-                                 if r.get("reason") else ""))
+        g.add_edge(a, b, kind="race", label=f"missing edge: {r['tensor']}{box}",
+                   layout=False,
+                   hover=text + (f"<br>{esc(r.get('reason', ''))}" if r.get("reason") else "")
+                   + (f"<br><b>fix:</b> {esc(r['hint'])}" if r.get("hint") else ""))
     for u in uninit or ():
         n = _side_node(g, tasks, key, u)
         if n is None:

@@ -80,7 +80,7 @@ def on_rank(obj: Any, rank: int) -> LabRun:
                          "traces by default)")
     name = f"{getattr(mine.trace, 'program', '') or 'kernel'}"
     platform = getattr(getattr(cluster, "platform", None), "name", "a2a3sim")
-    return LabRun(name, platform, True, [], tasks_of(mine.trace),
+    return LabRun(name, platform, True, [], tasks_of(mine.trace, mine.dependencies()),
                   f"rank {rank} of {len(ranks)}: {len(mine.trace.tasks)} task(s)", 0.0,
                   raw=mine, trace=mine.trace)
 

@@ -38,8 +38,12 @@ class LabTask:
     """Estimated cycles per pipe for this block (cube, vector, mte2, ...)."""
     deps: tuple[int, ...]
     dep_origin: dict
-    """Producer task id → `data` or `explicit`."""
+    """Producer task id → how the runtime makes the edge: `explicit` (deps=), `creator`
+    (the task allocated a tensor this one reads) or `tensormap` (it wrote what this one
+    reads or rewrites); `data` for a run whose dependencies the core did not give."""
     source: str = ""
+    dep_reason: dict = field(default_factory=dict)
+    """Producer task id → why the runtime waits for it (the core's words)."""
 
     @property
     def cycles(self) -> float:
@@ -223,7 +227,8 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None 
         report += f"\n{len(reads)} read(s) of unwritten memory:\n" + "\n".join(
             f"  - {u}" for u in sim.uninit_reads)
     return LabRun(kernel, getattr(result, "platform", None) or platform,
-                  bool(result.passed), outputs, tasks_of(trace), report,
+                  bool(result.passed), outputs,
+                  tasks_of(trace, sim.dependencies() if trace is not None else None), report,
                   float(getattr(result, "execution_time", 0.0) or 0.0),
                   getattr(result, "error", None), result, trace, races=race_dicts,
                   uninit_reads=reads)
@@ -247,15 +252,30 @@ def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:
     return out
 
 
-def tasks_of(trace: Any) -> list[LabTask]:
-    """One `LabTask` per block of every task in a `pypto.sim` trace."""
+# when one producer reaches a task by several edges, the one drawn
+_SOURCE_RANK = {"data": 0, "tensormap": 1, "creator": 2, "explicit": 3}
+
+
+def tasks_of(trace: Any, dependencies: list | None = None) -> list[LabTask]:
+    """One `LabTask` per block of every task in a `pypto.sim` trace; its dependencies
+    are the runtime's (`SimResult.dependencies()`), or the trace's observed conflicts
+    when none are given."""
     if trace is None:
         return []
     preds: dict[int, dict[int, str]] = {}
-    for e in getattr(trace, "edges", []):
-        mine = preds.setdefault(e.dst, {})
-        if mine.get(e.src) != "explicit":
-            mine[e.src] = "explicit" if e.kind == "explicit" else "data"
+    reasons: dict[int, dict[int, str]] = {}
+    if dependencies is not None:
+        for d in dependencies:
+            mine = preds.setdefault(d.succ, {})
+            if _SOURCE_RANK[d.source] >= _SOURCE_RANK.get(mine.get(d.pred, ""), -1):
+                mine[d.pred] = d.source
+            why = reasons.setdefault(d.succ, {})
+            why[d.pred] = f"{why[d.pred]}<br>{d.reason}" if d.pred in why else d.reason
+    else:
+        for e in getattr(trace, "edges", []):
+            mine = preds.setdefault(e.dst, {})
+            if mine.get(e.src) != "explicit":
+                mine[e.src] = "explicit" if e.kind == "explicit" else "data"
     out = []
     for t in trace.tasks:
         if getattr(t, "kind", "at") == "entry":
@@ -267,5 +287,6 @@ def tasks_of(trace: Any) -> list[LabTask]:
         for b in range(blocks):
             out.append(LabTask(t.id, b, blocks, getattr(t, "function", t.name), t.name,
                                tuple(sorted(getattr(t, "units", ()))), dict(cost),
-                               tuple(sorted(deps)), dict(deps), getattr(t, "source", "")))
+                               tuple(sorted(deps)), dict(deps), getattr(t, "source", ""),
+                               dict(reasons.get(t.id, {}))))
     return out

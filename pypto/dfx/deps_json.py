@@ -28,23 +28,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pypto.dfx.runtime_types import BufferAddresses, dtype_name, row_major_strides
 from pypto.dfx.task_ids import RuntimeTaskIds
 from pypto.ir.nodes import Program
 from pypto.sim.checks.races import RaceReport, find_races
-from pypto.sim.runtime.dependencies import RuntimeEdge, runtime_edges
-from pypto.sim.runtime.submits import Submit, SubmitArg
+from pypto.sim.runtime.dependencies import edge_reason, runtime_edges
+from pypto.sim.runtime.submits import SubmitArg
 from pypto.sim.trace.trace import Trace
 
 MARK = "pypto-lab-sim"
-
-
-def _where(span: Any) -> str:
-    if span is None or not getattr(span, "line", 0):
-        return "?"
-    return f"{Path(str(span.file)).name}:{span.line}"
 
 
 class _Tensors:
@@ -82,22 +75,6 @@ def _numel(shape: tuple) -> int:
     for d in shape:
         n *= int(d)
     return n
-
-
-def _reason(e: RuntimeEdge, submits: list[Submit]) -> str:
-    p, s = submits[e.pred], submits[e.succ]
-    what = "alloc" if p.kind == "alloc" else f"task '{p.name}'"
-    if e.source == "explicit":
-        return f"deps= of '{s.name}' ({_where(s.span)}) names {what} ({_where(p.span)})"
-    assert e.consumer is not None
-    t = e.consumer.tensor
-    if e.source == "creator":
-        return (f"'{s.name}' takes '{t}' ({e.consumer.type}), which {what} "
-                f"({_where(p.span)}) allocated: it waits for it and keeps it alive")
-    assert e.producer is not None
-    return (f"'{s.name}' takes '{t}' as {e.consumer.type}; the tensor map holds "
-            f"'{p.name}''s {e.producer.type} write of it ({_where(p.span)}), which "
-            f"{'its window covers' if e.overlap == 'covered' else 'overlaps its window'}")
 
 
 def deps_document(trace: Trace, program: Program | None, analyses: dict,
@@ -140,7 +117,7 @@ def deps_document(trace: Trace, program: Program | None, analyses: dict,
             _, shape, start, strides = tensors.window(e.producer)
             row.update({"producer_shape": shape, "producer_start_offset": start,
                         "producer_strides": strides})
-        row["pypto_lab"] = {"reason": _reason(e, submits)}
+        row["pypto_lab"] = {"reason": edge_reason(e, submits)}
         rows.append(row)
     if races is None:
         races = find_races(trace, program, analyses)

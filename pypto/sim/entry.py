@@ -130,6 +130,8 @@ def run_compiled(compiled: Compiled, args: tuple, kwargs: dict | None = None,
         return run_host(exe, tuple(args), dict(kwargs or {}))
     run, rets = exe.run(tuple(args), dict(kwargs or {}))
     result = SimResult(run, rets, exe.batch.refusals)
+    if run.trace is not None:
+        result.program, result.analyses = compiled.program, compiled.analyses
     if exe.settings.check_race and run.trace is not None:
         result.races = find_races(run.trace, compiled.program, compiled.analyses)
         if result.races and exe.settings.strict:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.ir.nodes import Program
 from pypto.platform import Platform
 from pypto.sim.checks.divide import ZeroDivision
 from pypto.sim.checks.oob import OobRead
@@ -13,6 +14,7 @@ from pypto.sim.checks.races import RaceReport
 from pypto.sim.checks.uninit import UninitRead
 from pypto.sim.config import SimConfig
 from pypto.sim.machine.run import Run
+from pypto.sim.runtime.dependencies import TaskDependency, task_dependencies
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -40,6 +42,10 @@ class SimResult:
             if run.divides is not None else []
         #: oob_reads="warn": the reads past the end of a global tensor, else []
         self.oob_reads: list[OobRead] = run.oob.reads() if run.oob is not None else []
+        #: the compiled program and its analyses (a traced run's; the runtime's view of
+        #: the run - its task ids, dependencies, artifacts - is derived from them)
+        self.program: Program | None = None
+        self.analyses: dict = {}
         self._batch = run.batch
         #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
         self.batch_refusals = MappingProxyType(batch_refusals)
@@ -48,6 +54,13 @@ class SimResult:
     def batch_stats(self) -> dict[str, int]:
         """Launches this call ran batched, and batched runs it abandoned for block by block."""
         return self._batch.as_dict()
+
+    def dependencies(self) -> list[TaskDependency]:
+        """The edges the device runtime creates between this run's tasks, each with its
+        source (explicit / creator / tensormap) and reason (traced runs)."""
+        if self.trace is None:
+            raise ValueError("run with trace=True to know the runtime's dependencies")
+        return task_dependencies(self.trace, self.program, self.analyses)
 
     def blame(self, tensor: str, index: Any) -> dict:
         """Who wrote element `index` of `tensor` last (traced runs)."""

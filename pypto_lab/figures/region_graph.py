@@ -15,6 +15,8 @@ from pypto_lab.layout import layered_positions
 _SYMBOLS = {"orchestration": "circle", "loop": "diamond", "region": "square",
             "core": "circle", "task": "square"}
 _SIZES = {"orchestration": 22, "loop": 16, "region": 26, "core": 16, "task": 18}
+_EDGE_NAMES = {"explicit": "deps= edge", "tensormap": "tensor-map edge",
+               "creator": "creator edge", "race": "missing edge (race)"}
 
 
 def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
@@ -25,6 +27,9 @@ def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
     for cls in sorted({d["cls"] for _, d in graph.nodes(data=True)}):
         traces.append(_node_trace(graph, pos, cls))
     traces += _sanitizer_markers(graph, pos)
+    why = _edge_hovers(graph, pos)
+    if why is not None:
+        traces.append(why)
     layers = max((x for x, _ in pos.values()), default=0) + 1
     height = max(180, 90 * max((sum(1 for p in pos.values() if p[0] == x)
                                for x in {p[0] for p in pos.values()}), default=1))
@@ -53,7 +58,8 @@ def _edge_trace(graph: nx.DiGraph, pos: dict, kind: str) -> go.Scatter | None:
     if not xs:
         return None
     style = EDGE_STYLES[kind]
-    return go.Scatter(x=xs, y=ys, mode="lines", name=f"{kind} edge", hoverinfo="skip",
+    return go.Scatter(x=xs, y=ys, mode="lines", name=_EDGE_NAMES.get(kind, f"{kind} edge"),
+                      hoverinfo="skip",
                       line={"color": style["color"], "dash": style["dash"],
                             "width": style["width"]})
 
@@ -89,6 +95,21 @@ def _sanitizer_markers(graph: nx.DiGraph, pos: dict) -> list[go.Scatter]:
             marker={"color": color, "symbol": symbol, "size": 13,
                     "line": {"width": 1, "color": "#333333"}}))
     return out
+
+
+def _edge_hovers(graph: nx.DiGraph, pos: dict) -> go.Scatter | None:
+    """A faint point at the middle of every edge that has something to say (why the
+    runtime makes it; for a missing edge, the race and its fix): lines do not hover."""
+    edges = [(u, v, d) for u, v, d in sorted(graph.edges(data=True)) if d.get("hover")]
+    if not edges:
+        return None
+    return go.Scatter(
+        x=[(pos[u][0] + pos[v][0]) / 2 for u, v, _ in edges],
+        y=[(pos[u][1] + pos[v][1]) / 2 for u, v, _ in edges], mode="markers",
+        name="edge reasons", showlegend=False, hoverinfo="text",
+        hovertext=[d["hover"] for _, _, d in edges],
+        marker={"size": 9, "opacity": 0.35,
+                "color": [EDGE_STYLES[d["kind"]]["color"] for _, _, d in edges]})
 
 
 def _arrows(graph: nx.DiGraph, pos: dict) -> list[dict]:

@@ -20,11 +20,16 @@ CLASS_COLORS = {
 EDGE_STYLES = {
     "data": {"color": "#555555", "dash": "solid", "width": 1.6},
     "explicit": {"color": "#e67e22", "dash": "dash", "width": 1.6},
+    # task level, the runtime's edge sources: the tensor map (a producer's write), the
+    # creator (the task that allocated the tensor; it also keeps it alive)
+    "tensormap": {"color": "#2b7bba", "dash": "solid", "width": 1.6},
+    "creator": {"color": "#27ae60", "dash": "dot", "width": 1.6},
     "contains": {"color": "#cccccc", "dash": "dot", "width": 1.0},
     "nested": {"color": "#8e44ad", "dash": "dot", "width": 1.4},
     "pipe": {"color": "#8e44ad", "dash": "solid", "width": 3.0},
-    # sanitizer overlay (checks=("race",)): two tasks the runtime does not order
-    "race": {"color": "#d62728", "dash": "solid", "width": 2.6},
+    # sanitizer overlay (checks=("race",)): two tasks the runtime does not order - a
+    # missing edge, dashed
+    "race": {"color": "#d62728", "dash": "dash", "width": 2.6},
 }
 #: Sanitizer markers on the task graph and the heatmap.
 RACE_COLOR = "#d62728"

@@ -54,8 +54,8 @@ class TestRegionGraph:
         fig = _region_fig(mixed.compiled)
         names = {t["name"] for t in fig["data"]}
         assert {"mixed", "vector", "cube", "loop", "orchestration"} <= names
-        assert {"data edge", "explicit edge", "contains edge", "pipe edge"} <= names
-        assert _trace(fig, "explicit edge")["line"]["dash"] == "dash"
+        assert {"data edge", "deps= edge", "contains edge", "pipe edge"} <= names
+        assert _trace(fig, "deps= edge")["line"]["dash"] == "dash"
         assert _trace(fig, "data edge")["line"]["dash"] == "solid"
 
     def test_edges(self, mixed):

@@ -100,12 +100,17 @@ def test_workbench_runs_all_four_checks(racy):
 
 def test_races_are_red_edges_between_the_two_tasks(racy):
     fig = _task_fig(racy)
-    edge = _trace(fig, "race edge")
+    edge = _trace(fig, "missing edge (race)")
     assert edge is not None and edge["line"]["color"] == "#d62728"
+    assert edge["line"]["dash"] == "dash"  # a missing edge
     segments = [tuple(edge["x"][i:i + 2]) for i in range(0, len(edge["x"]), 3)]
     assert len(segments) == 2
     labels = [a["text"] for a in fig["layout"]["annotations"]]
-    assert "race y[16:32, 0:64]" in labels and "race y[32:48, 0:64]" in labels
+    assert "missing edge: y[16:32, 0:64]" in labels and "missing edge: y[32:48, 0:64]" in labels
+    # hovering the edge's middle says why and how to fix it
+    why = _trace(fig, "edge reasons")
+    assert why is not None and all("fix:" in h for h in why["hovertext"])
+    assert any("pl.parallel" in h for h in why["hovertext"])
     # the race edges are an overlay: the three iterations stay in one column
     nodes = _trace(fig, "vector")
     assert len(set(nodes["x"])) == 1 and len(nodes["x"]) == 3
@@ -125,7 +130,7 @@ def test_race_between_blocks_of_one_task_is_a_marker_when_folded():
     k = _run(SPMD)
     fig = _task_fig(k)
     # two blocks, one node each: the race is an edge between them
-    assert _trace(fig, "race edge") is not None
+    assert _trace(fig, "missing edge (race)") is not None
     from pypto_lab.figures.region_graph import graph_figure
     from pypto_lab.graphs import task_graph
 
@@ -135,7 +140,7 @@ def test_race_between_blocks_of_one_task_is_a_marker_when_folded():
     marker = _trace(folded, "race")
     assert marker is not None and marker["marker"]["symbol"] == "x"
     assert "race on y[16:48, 0:64]" in marker["hovertext"][0]
-    assert _trace(folded, "race edge") is None
+    assert _trace(folded, "missing edge (race)") is None
 
 
 def test_uninitialized_read_markers():
@@ -147,7 +152,7 @@ def test_uninitialized_read_markers():
     assert marker is not None and marker["marker"]["color"] == "#ff7f0e"
     assert marker["marker"]["symbol"] == "triangle-up"
     assert "y[32:48, 0:64]" in marker["hovertext"][0] and "pl.Out" in marker["hovertext"][0]
-    assert _trace(fig, "race edge") is None
+    assert _trace(fig, "missing edge (race)") is None
     heat = pypto_lab.heatmap(k).to_dict()
     (shape,) = [s for s in heat["layout"]["shapes"] if s.get("name") == "uninitialized read"]
     assert shape["line"]["dash"] == "dashdot" and (shape["y0"], shape["y1"]) == (31.5, 47.5)

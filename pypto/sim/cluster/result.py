@@ -23,6 +23,9 @@ class ClusterResult(SimResult):
         #: per rank: its own SimResult (trace, device buffers, what its checks found)
         self.ranks: list[SimResult] = [SimResult(r, (), on_ranks) for r in world.runs
                                        if r is not None]
+        for rank in self.ranks:
+            if rank.trace is not None:
+                rank.program, rank.analyses = world.exe.program, world.exe.analyses
         #: the notify / wait / dispatch / remote-write steps of the ranks, in run order
         self.events: list[CommEvent] = list(world.events)
         #: how often the turn passed between ranks (the schedule's length)

@@ -30,8 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from pypto.sim.runtime.submits import Submit, SubmitArg
+from pypto.ir.nodes import Program
+from pypto.sim.runtime.submits import Submit, SubmitArg, runtime_submits
+from pypto.sim.trace.trace import Trace
 
 WAIT_RETAIN = ("wait", "retain")
 WAIT = ("wait",)
@@ -112,6 +116,59 @@ def runtime_edges(submits: list[Submit]) -> list[RuntimeEdge]:
     return edges
 
 
+def _where(span: Any) -> str:
+    if span is None or not getattr(span, "line", 0):
+        return "?"
+    return f"{Path(str(span.file)).name}:{span.line}"
+
+
+def edge_reason(e: RuntimeEdge, submits: list[Submit]) -> str:
+    """Why the runtime creates edge `e`, in words, with the source lines."""
+    p, s = submits[e.pred], submits[e.succ]
+    what = "alloc" if p.kind == "alloc" else f"task '{p.name}'"
+    if e.source == "explicit":
+        return f"deps= of '{s.name}' ({_where(s.span)}) names {what} ({_where(p.span)})"
+    assert e.consumer is not None
+    t = e.consumer.tensor
+    if e.source == "creator":
+        return (f"'{s.name}' takes '{t}' ({e.consumer.type}), which {what} "
+                f"({_where(p.span)}) allocated: it waits for it and keeps it alive")
+    assert e.producer is not None
+    return (f"'{s.name}' takes '{t}' as {e.consumer.type}; the tensor map holds "
+            f"'{p.name}''s {e.producer.type} write of it ({_where(p.span)}), which "
+            f"{'its window covers' if e.overlap == 'covered' else 'overlaps its window'}")
+
+
+@dataclass(frozen=True)
+class TaskDependency:
+    """One edge of the runtime's rule between two tasks of a trace (by trace task id)."""
+
+    pred: int
+    succ: int
+    source: str  # "explicit", "creator" or "tensormap"
+    tensor: str | None
+    reason: str
+
+
+def task_dependencies(trace: Trace, program: Program | None,
+                      analyses: dict) -> list[TaskDependency]:
+    """The runtime's edges between the tasks of a traced run (an alloc task's edges are
+    left out: it is no task of the trace), one per (pred, succ, source, tensor)."""
+    submits = runtime_submits(trace, program, analyses)
+    out: list[TaskDependency] = []
+    seen: set = set()
+    for e in runtime_edges(submits):
+        a, b = submits[e.pred].trace_id, submits[e.succ].trace_id
+        if a is None or b is None:
+            continue
+        tensor = e.consumer.tensor if e.consumer is not None else None
+        key = (a, b, e.source, tensor)
+        if key not in seen:
+            seen.add(key)
+            out.append(TaskDependency(a, b, e.source, tensor, edge_reason(e, submits)))
+    return out
+
+
 def predecessors(submits: list[Submit], edges: Iterable[RuntimeEdge]) -> list[set]:
     """Per submit position, the positions it waits for directly."""
     preds: list[set] = [set() for _ in submits]
@@ -120,4 +177,5 @@ def predecessors(submits: list[Submit], edges: Iterable[RuntimeEdge]) -> list[se
     return preds
 
 
-__all__ = ["WAIT", "WAIT_RETAIN", "RuntimeEdge", "predecessors", "runtime_edges"]
+__all__ = ["WAIT", "WAIT_RETAIN", "RuntimeEdge", "TaskDependency", "edge_reason",
+           "predecessors", "runtime_edges", "task_dependencies"]
