@@ -64,7 +64,7 @@ def test_pipeline_iterations_the_runtime_orders_do_not_overlap(mixed_view):
     assert len(loads) == 4 and len({b.core for b in loads + stores}) == 1
     assert all(nxt.start_us >= cur.end_us - 1e-9 for cur, nxt in zip(stores, loads[1:]))
     posts = sorted({b.task.task for b in loads})
-    assert all((a, b) in mixed_view.schedule.deps for a, b in zip(posts, posts[1:]))
+    assert all((a, b) in mixed_view.schedule.deps for a, b in itertools.pairwise(posts))
 
 
 def test_dependencies_are_drawn_and_respected(mixed_view):
