@@ -1,12 +1,14 @@
 """The race check's cost against the number of tasks (issue 31 item 5, issue 32 item 8).
 
-N tasks update one tensor region, the case that made the check quadratic: each task
-of a sequential `pl.range` loop adds into `y` (InOut), so the runtime orders each
-after the one before. Printed per N: the plain traced run, the run with
+Two cases of N tasks on one tensor: `update` - each task of a sequential `pl.range`
+loop adds into all of `y` (InOut), so the runtime orders each after the one before (the
+case that made the check quadratic: every pair conflicts); `rows` - each iteration of a
+`pl.parallel` loop writes its own 8 rows of `y` (no pair conflicts, none covers
+another). Printed per case and N: the plain traced run, the run with
 `checks=("race",)`, the check alone (`find_races` on the finished trace), the check's
 peak Python memory (tracemalloc), and deps.json written on top (`write_deps_json`).
 
-    python benchmarks/race_bench.py [--tasks 1000,4000,16000]
+    python benchmarks/race_bench.py [--tasks 1000,4000,16000] [--cases update,rows]
 
 Numbers are medians of `--repeats` runs (BLAS pinned to one thread); the goal is
 near-linear: 16,000 tasks in a workbench cell in <= 10 s and <= 500 MB.
@@ -43,6 +45,22 @@ def updates(n: int):
     return update
 
 
+def rows(n: int):
+    r = 8 * n
+
+    @pl.jit
+    def row_writes(x: pl.Tensor[[r, 64], pl.FP32], y: pl.Out[pl.Tensor[[r, 64], pl.FP32]]):
+        for i in pl.parallel(0, r, 8):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="row"):
+                y[i:i + 8, :] = pl.mul(x[i:i + 8, :], 2.0)
+        return y
+
+    return row_writes
+
+
+CASES = {"update": (updates, lambda n: (8, 64)), "rows": (rows, lambda n: (8 * n, 64))}
+
+
 def _median(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -52,13 +70,14 @@ def _median(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure(n: int, repeats: int) -> dict:
-    k = updates(n)
+def measure(case: str, n: int, repeats: int) -> dict:
+    make, shape = CASES[case]
+    k = make(n)
     c = k.compile()
-    x = np.ones((8, 64), np.float32)
-    y = np.zeros((8, 64), np.float32)
+    x = np.ones(shape(n), np.float32)
+    y = np.zeros(shape(n), np.float32)
     res = sim.simulate(k, x, y, checks=())
-    row = {"tasks": len(res.tasks),
+    row = {"case": case, "tasks": len(res.tasks),
            "traced run s": _median(lambda: sim.simulate(k, x, y, checks=()), repeats),
            "with race check s": _median(
                lambda: sim.simulate(k, x, y, checks=("race",), strict=False), repeats),
@@ -80,11 +99,12 @@ def measure(n: int, repeats: int) -> dict:
 def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", default="1000,4000,16000")
+    ap.add_argument("--cases", default="update,rows")
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args(argv)
     cols = None
-    for n in (int(v) for v in a.tasks.split(",")):
-        row = measure(n, a.repeats)
+    for case, n in ((c, int(v)) for c in a.cases.split(",") for v in a.tasks.split(",")):
+        row = measure(case, n, a.repeats)
         if cols is None:
             cols = list(row)
             print("  ".join(f"{c:>17}" for c in cols))

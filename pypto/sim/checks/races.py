@@ -373,6 +373,73 @@ def _within_tasks(acc: list, by_pos: dict, tensor: str, found: dict) -> None:
                 _add(found, group[i], group[j], tensor, by_pos)
 
 
+class _Live:
+    """The live accesses of one buffer, indexed by rows: each sits in the buckets of the
+    first-axis cells its box spans (cells as tall as the first access), so a new access
+    meets only the accesses near it, and a write finds the ones it covers the same way.
+    A box spanning more than `WIDE` cells is kept aside and met by every access. Entries
+    are `[access, alive]`; a covered one is marked and dropped from a bucket when next
+    met there."""
+
+    WIDE = 64
+
+    def __init__(self, cell: int):
+        self.cell = max(1, cell)
+        self.buckets: dict[int, list] = {}
+        self.wide: list = []
+        self.count = 0
+
+    def _cells(self, a: tuple) -> range | None:
+        if not a[4]:
+            return None  # a scalar buffer: one box
+        lo, hi = a[4][0] // self.cell, (a[5][0] - 1) // self.cell
+        return range(lo, hi + 1) if hi - lo < self.WIDE else None
+
+    def add(self, accesses: list) -> None:
+        for a in accesses:
+            entry = [a, True]
+            cells = self._cells(a)
+            if cells is None:
+                self.wide.append(entry)
+            else:
+                buckets = self.buckets
+                for c in cells:
+                    got = buckets.get(c)
+                    if got is None:
+                        buckets[c] = [entry]
+                    else:
+                        got.append(entry)
+            self.count += 1
+
+    def near(self, b: tuple) -> list:
+        """The live entries whose first-axis extent may meet `b`'s (each once)."""
+        cells = self._cells(b)
+        if cells is None:
+            groups = [*self.buckets.values(), self.wide]
+        else:
+            groups = [g for g in (self.buckets.get(c) for c in cells) if g] + [self.wide]
+        out = []
+        seen: set = set()
+        for g in groups:
+            stale = False
+            for e in g:
+                if not e[1]:
+                    stale = True
+                elif len(groups) == 1 or id(e) not in seen:
+                    seen.add(id(e))
+                    out.append(e)
+            if stale:
+                g[:] = [e for e in g if e[1]]
+        return out
+
+    def cover(self, w: tuple) -> None:
+        """`w` writes over the live accesses inside its box: it stands for them now."""
+        for e in self.near(w):
+            if _covers_box(w, e[0]):
+                e[1] = False
+                self.count -= 1
+
+
 def _conflict(a: tuple, b: tuple) -> bool:
     ka, kb = a[2], b[2]
     if not (ka or kb) or (ka == 2 and kb == 2):
@@ -390,8 +457,9 @@ def _between_tasks(acc: list, order: Order, by_pos: dict, tensor: str, found: di
     stands for it from then on: whatever conflicts with the covered access conflicts
     with the write, so a race through it is reported with the write (the check finds
     every racy element; of several racing pairs on one element it may name the later).
-    That keeps the work linear in the accesses when tasks keep rewriting one region."""
-    live: list = []
+    That keeps the work linear in the accesses when tasks keep rewriting one region, and
+    a bucket look-up per access (`_Live`) when they write disjoint parts of it."""
+    live = _Live(acc[0][5][0] - acc[0][4][0] if acc[0][4] else 1)
     i = 0
     n = len(acc)
     while i < n:
@@ -402,19 +470,21 @@ def _between_tasks(acc: list, order: Order, by_pos: dict, tensor: str, found: di
         mine = acc[i:j]
         root = mine[0][6]
         ordered: dict = {}
-        for b in mine:
-            for a in live:
-                if a[6] == root or not _conflict(a, b):
-                    continue
-                o = ordered.get(a[6])
-                if o is None:
-                    o = ordered[a[6]] = order.before(a[6], root)
-                if not o:
-                    _add(found, a, b, tensor, by_pos)
-        writes = [b for b in mine if b[2]]
-        if writes:
-            live = [a for a in live if not any(_covers_box(w, a) for w in writes)]
-        live.extend(mine)
+        if live.count:
+            for b in mine:
+                for e in live.near(b):
+                    a = e[0]
+                    if a[6] == root or not _conflict(a, b):
+                        continue
+                    o = ordered.get(a[6])
+                    if o is None:
+                        o = ordered[a[6]] = order.before(a[6], root)
+                    if not o:
+                        _add(found, a, b, tensor, by_pos)
+            for w in mine:
+                if w[2]:
+                    live.cover(w)
+        live.add(mine)
         i = j
 
 
