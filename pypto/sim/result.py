@@ -12,6 +12,7 @@ from pypto.sim.checks.oob import OobRead
 from pypto.sim.checks.races import RaceReport
 from pypto.sim.checks.uninit import UninitRead
 from pypto.sim.config import SimConfig
+from pypto.sim.machine.capture import ArgSnapshot
 from pypto.sim.machine.run import Run
 from pypto.sim.trace.trace import TaskRecord, Trace
 
@@ -40,6 +41,10 @@ class SimResult:
             if run.divides is not None else []
         #: oob_reads="warn": the reads past the end of a global tensor, else []
         self.oob_reads: list[OobRead] = run.oob.reads() if run.oob is not None else []
+        #: SimConfig.dump_args: the args dump's snapshots (`pypto.sim.machine.capture`)
+        self.arg_dumps: list[ArgSnapshot] = run.capture.snapshots \
+            if run.capture is not None else []
+        self.dump_args_level = run.capture.level if run.capture is not None else 0
         self._batch = run.batch
         #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
         self.batch_refusals = MappingProxyType(batch_refusals)

@@ -41,7 +41,9 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # estimate, the task graph) and their dataflow helpers
     "sim": (("pypto.sim",), ("passes",)),
     "compile": (("pypto.compile",), ("frontend", "passes")),
-    "golden": (("pypto.golden",), ("compile", "sim")),
+    # the runtime's DFX artifacts, written from a simulated run (pypto/dfx)
+    "dfx": (("pypto.dfx",), ("sim",)),
+    "golden": (("pypto.golden",), ("compile", "sim", "dfx")),
     "scale": (("pypto.scale",), ("golden",)),
     # the real toolchain's run configuration and result names, over the harness
     "runtime": (("pypto.runtime",), ("golden", "config")),
