@@ -15,7 +15,9 @@ matches.
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -143,5 +145,84 @@ def bench_lines(critical_path_us: float | None, serial_us: float | None,
     return lines
 
 
-__all__ = ["EFFECTIVE_UNAVAILABLE", "PMU_DEFAULT", "REPLAY_SKIPPED", "SWIMLANE_FULL_LEVEL",
-           "DfxRequest", "bench_enabled", "bench_lines", "notes"]
+
+# -- the knobs as `pypto-sim FILE` flags ----------------------------------------------------
+
+# flag -> (config, key, value of the bare flag or None for a plain switch), as pypto-lib's
+# files and simpler's harness take them (`--enable-pmu [N]` bare 2, `--enable-chip-swimlane
+# [N]` bare 4, `--enable-dump-args [N]` bare 1 like pypto-lib's `--dump-args`)
+CLI_FLAGS: dict[str, tuple[str, str, int | None]] = {
+    "--enable-dep-gen": ("runtime", "enable_dep_gen", None),
+    "--enable-pmu": ("runtime", "enable_pmu", PMU_DEFAULT),
+    "--enable-chip-swimlane": ("runtime", "enable_chip_swimlane", SWIMLANE_FULL_LEVEL),
+    "--enable-dump-args": ("runtime", "enable_dump_args", 1),
+    "--enable-scope-stats": ("runtime", "enable_scope_stats", None),
+    "--dump-passes": ("compile", "dump_passes", None),
+}
+ENV_OVERRIDES = "PYPTO_SIM_DFX"  # JSON {"runtime": {...}, "compile": {...}} for the harness
+
+
+def declares(source: str, flag: str) -> bool:
+    """Whether a kernel file's own argument parser takes `flag`."""
+    return re.search(r"""add_argument\([^)]*(['"])""" + re.escape(flag) + r"\1", source) \
+        is not None
+
+
+def split_cli_flags(args: list[str], source: str) -> tuple[list[str], dict]:
+    """The DFX flags among a file's `args` that the file does not declare, taken out:
+    (the args left for the file, {"runtime": {...}, "compile": {...}}); `ValueError` for
+    a level that is not an integer."""
+    rest: list[str] = []
+    taken: dict[str, dict] = {"runtime": {}, "compile": {}}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        flag, eq, value = a.partition("=")
+        spec = CLI_FLAGS.get(flag)
+        if spec is None or declares(source, flag):
+            rest.append(a)
+            i += 1
+            continue
+        where, key, bare = spec
+        if bare is None:
+            if eq:
+                raise ValueError(f"{flag} takes no value")
+            taken[where][key] = True
+        elif eq:
+            taken[where][key] = _cli_level(flag, value)
+        elif i + 1 < len(args) and args[i + 1].lstrip("-").isdigit() and \
+                not args[i + 1].startswith("-"):
+            i += 1
+            taken[where][key] = _cli_level(flag, args[i])
+        else:
+            taken[where][key] = bare
+        i += 1
+    return rest, taken
+
+
+def _cli_level(flag: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{flag} takes an integer level, got {text!r}") from None
+
+
+def apply_overrides(runtime_cfg: dict, compile_cfg: dict,
+                    env: Mapping[str, str] | None = None) -> None:
+    """Give a run the DFX flags `pypto-sim` took for the file ($PYPTO_SIM_DFX): each one
+    the file's own config does not already set."""
+    env = os.environ if env is None else env
+    raw = env.get(ENV_OVERRIDES)
+    if not raw:
+        return
+    given = json.loads(raw)
+    for cfg, part in ((runtime_cfg, given.get("runtime", {})),
+                      (compile_cfg, given.get("compile", {}))):
+        for key, value in part.items():
+            if not cfg.get(key):
+                cfg[key] = value
+
+
+__all__ = ["CLI_FLAGS", "EFFECTIVE_UNAVAILABLE", "ENV_OVERRIDES", "PMU_DEFAULT",
+           "REPLAY_SKIPPED", "SWIMLANE_FULL_LEVEL", "DfxRequest", "apply_overrides",
+           "bench_enabled", "bench_lines", "declares", "notes", "split_cli_flags"]

@@ -258,6 +258,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
     if compile_only and runtime_dir is not None:
         return fail("runtime_dir is incompatible with compile_only")
+    knobs.apply_overrides(runtime_cfg, compile_cfg)  # pypto-sim's --enable-* flags
     try:
         request = knobs.DfxRequest.of(runtime_cfg, compile_cfg)
     except ValueError as err:
