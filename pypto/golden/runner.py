@@ -197,8 +197,7 @@ def fresh_memory(requested: str | None, runtime_cfg: dict | None = None) -> str:
 
 
 def _simulate(compiled: Any, args: list, platform: str, uninit: str,
-              runtime_cfg: dict | None = None, devices: Any = None,
-              dump_args: int = 0) -> Any:
+              runtime_cfg: dict | None = None, devices: Any = None) -> Any:
     opts = sim_options()
     opts["uninit"] = uninit
     opts["oob_reads"] = "warn"  # the device reads what follows; the report says so
@@ -209,6 +208,7 @@ def _simulate(compiled: Any, args: list, platform: str, uninit: str,
         opts["strict"] = bool(cfg["sim_strict"])
     if devices is not None:
         opts["device_ids"] = tuple(devices)
+    dump_args = knobs.DfxRequest.of(cfg, {}).dump_args  # (validated by the harness)
     if dump_args:
         opts["dump_args"] = dump_args
     return simulate(compiled, *args, platform=platform, **opts)
@@ -374,7 +374,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 for s in binding.ordered]
         try:
             sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
-                            _devices(compile_cfg, runtime_cfg), request.dump_args)
+                            _devices(compile_cfg, runtime_cfg))
         except Exception:
             if save_data and golden_fn is not None and data_dir is None:
                 golden_stage()  # a crashing kernel still leaves its goldens saved
