@@ -70,7 +70,7 @@ def _write_one(request: DfxRequest, sim: Any, compiled: Any, dfx: Path,
     if trace is None:
         return []
     program = getattr(compiled, "program", None)
-    analyses = getattr(compiled, "analyses", None)
+    analyses = getattr(compiled, "analyses", None) or {}
     ids = RuntimeTaskIds.of_run(trace, program, analyses)
     out: list[Artifact] = []
     if request.dep_gen or request.swimlane or request.pmu:
@@ -83,11 +83,13 @@ def _write_one(request: DfxRequest, sim: Any, compiled: Any, dfx: Path,
                 f"  # for large graphs, render HTML with a scalable layout engine:\n"
                 f"  {VIEWERS}.deps_viewer {q} --format html --engine sfdp")))
     if request.dump_args:
-        where = write_args_dump(sim.arg_dumps, request.dump_args, ids, dfx)
+        where = write_args_dump([s for s in sim.arg_dumps if s.task in ids],
+                                request.dump_args, ids, dfx)
         out.append(Artifact("args_dump", where, f"args_dump written to {where} — inspect "
                             f"with: {VIEWERS}.dump_viewer {where}"))
     if request.swimlane or request.pmu:
-        slots = place_blocks(trace, _preds(dfx / "deps.json", ids, trace))
+        slots = [s for s in place_blocks(trace, _preds(dfx / "deps.json", ids, trace))
+                 if s.task in ids]
         if request.swimlane:
             path = write_swimlane(slots, ids, trace.platform, request.swimlane, dfx)
             q = shlex.quote(str(path))
@@ -105,12 +107,13 @@ def _write_one(request: DfxRequest, sim: Any, compiled: Any, dfx: Path,
 def _preds(deps: Path, ids: Any, trace: Any) -> dict[int, list[int]]:
     """The producers of each task by deps.json's edges (the runtime's rule), in trace ids
     (an edge from a task the trace does not hold, an alloc, orders nothing timed)."""
-    back = {ids.raw(t.id): t.id for t in trace.tasks}
+    back = {ids.raw(t.id): t.id for t in trace.tasks if t.id in ids}
     preds: dict[int, list[int]] = {}
     try:
         edges = json.loads(deps.read_text())["edges"]
     except (OSError, ValueError, KeyError):
-        edges = [{"pred": ids.raw(e.src), "succ": ids.raw(e.dst)} for e in trace.edges]
+        edges = [{"pred": ids.raw(e.src), "succ": ids.raw(e.dst)} for e in trace.edges
+                 if e.src in ids and e.dst in ids]
     for e in edges:
         p, s = back.get(int(e["pred"])), back.get(int(e["succ"]))
         if p is not None and s is not None:

@@ -41,7 +41,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # estimate, the task graph) and their dataflow helpers
     "sim": (("pypto.sim",), ("passes",)),
     "compile": (("pypto.compile",), ("frontend", "passes")),
-    # the runtime's DFX artifacts, written from a simulated run (pypto/dfx)
+    # the runtime's DFX artifacts (deps.json, args dumps, swimlanes, ...) from a run
     "dfx": (("pypto.dfx",), ("sim",)),
     "golden": (("pypto.golden",), ("compile", "sim", "dfx")),
     "scale": (("pypto.scale",), ("golden",)),

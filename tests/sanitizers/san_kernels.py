@@ -145,7 +145,17 @@ def war_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]
 def war_inout(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     t = pl.create_tensor([N, N], dtype=pl.FP32, init_value=1.0)
     y = read_into(t, x, y)
-    t = overwrite_inout(x, t)  # InOut: waits for the reader (WAR)
+    t = overwrite_inout(x, t)  # bug: InOut waits for writers only, not for the reader
+    return y
+
+
+@pl.jit
+def war_deps(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    t = pl.create_tensor([N, N], dtype=pl.FP32, init_value=1.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="reader") as tr:
+        y[:, :] = pl.add(t[:, :], x[:, :])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="writer", deps=[tr]):
+        t[:, :] = pl.exp(x[:, :])  # deps= orders the overwrite after the read
     return y
 
 

@@ -232,7 +232,9 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                 elif type(out) is Stack:
                     assert out.array is not None
                     a = np.array(out.array[idx])  # its own buffer, as a fresh return is
-                    memory.register(f"{ln.step.site.hint}.out", a, None, None, "result")
+                    buf = memory.register(f"{ln.step.site.hint}.out", a, None, None, "result")
+                    if trace is not None:
+                        trace.results[buf.uid] = tid0 + flat * m + k
                     got.append(a)
                 else:
                     got.append(out)

@@ -314,16 +314,20 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
 
 
 def task_args(fr: TaskFrame, cf: CompiledFunction, args: list) -> list[tuple]:
-    """The trace's (param, buffer, direction, lo, hi) of the tensor arguments of a task."""
+    """The trace's (param, buffer, direction, lo, hi, uid) of the tensor arguments of a
+    task."""
     out = []
+    trace = fr.run.trace
     for p, a in zip(cf.params, args):
         if isinstance(a, np.ndarray):
             buf, origin = fr.run.memory.locate(a)
             if buf is not None:
+                if trace is not None:
+                    trace.note_buffer(buf)
                 lo = origin if origin is not None else (0,) * buf.array.ndim
                 hi = tuple(o + s for o, s in zip(lo, a.shape)) if origin is not None \
                     else tuple(buf.array.shape)
-                out.append((p[0], buf.name, p[2], tuple(lo), hi))
+                out.append((p[0], buf.name, p[2], tuple(lo), hi, buf.uid))
     return out
 
 

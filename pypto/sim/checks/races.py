@@ -7,21 +7,21 @@ wrong result here, only later on a device. This check finds them after the run,
 from the trace:
 
 1. **Happens-before, as the runtime derives it** (from what each launch *declares*,
-   not from what the simulator saw it do). Per tensor buffer, over the windows
-   passed as launch arguments, with the call-site direction the compiler gave each
-   argument (`DeriveTaskGraph`, reference §4.2):
+   not from what the simulator saw it do): the edges of the runtime's dependency rule
+   (`pypto.sim.runtime.dependencies`, simpler's `compute_task_fanin`), over the
+   windows passed as launch arguments with the call-site direction the compiler gave
+   each (`DeriveTaskGraph`, reference §4.2):
 
-   * `Input` waits for the overlapping writers (RAW) and is recorded as a reader;
-   * `InOut` waits for the overlapping writers and readers (WAW, WAR) and becomes
-     the writer (entries it covers are dropped: they are ordered before it);
-   * `OutputExisting` (a callee `pl.Out` the compiler did not promote to `InOut`)
-     is registered as a writer **without a lookup**: it waits for nothing. The
-     compiler promotes `Out` to `InOut` exactly when it sees an earlier access it
-     must follow (inside a sequential loop, after an earlier writer of the same
-     root, or under an enclosing `InOut`); an `Out` where the kernel needed `InOut`
-     therefore silently removes an edge (reference §7 item 2);
+   * `Input` and `InOut` look up the overlapping earlier *writers* (RAW, WAW);
+   * `InOut` and `OutputExisting` (a callee `pl.Out` the compiler did not promote to
+     `InOut`) are then registered as writers; `OutputExisting` looks nothing up, so it
+     waits for nothing;
+   * a **reader is never registered**: nothing orders a later write after it
+     (write-after-read is not tracked; pypto-lib `dependency-and-scheduling.md`), so a
+     task that overwrites what an earlier task reads needs `deps=`;
+   * reading a tensor waits for the task that allocated it (the creator edge);
    * `NoDep` arguments (`no_dep_args=`, `pl.no_dep`) and tensors created with
-     `manual_dep=True` take no part;
+     `manual_dep=True` take no part in the lookups;
    * launches inside `pl.manual_scope` do neither lookups nor inserts: only their
      explicit `deps=` order them;
    * explicit `deps=` (and `pl.system.task_dummy` joins) add edges on top;
@@ -41,6 +41,10 @@ from the trace:
    * they are two blocks of one SPMD task (blocks run concurrently) in the same
      `pl.system.syncall` phase. Iterations of a `pl.parallel` loop are separate
      tasks with no edges between them, so the first rule covers them.
+   Between tasks, an access meets only the accesses no later write has covered (the
+   covering write stands for them), so the check is linear in the accesses when many
+   tasks rewrite one region; every racy element is reported, and of several racing
+   pairs on one element the report may name the later one.
 
 Accesses by orchestration code (element reads/writes outside tasks) are not
 checked. Everything found is collected into a `RaceReport` (all races, grouped per
@@ -56,12 +60,11 @@ from typing import Protocol
 import numpy as np
 
 from pypto.errors import SimulationError
-from pypto.ir.nodes import Assign, Attr, Call, Const, Program
+from pypto.ir.nodes import Program
 from pypto.ir.span import Span
-from pypto.ir.transform import walk
-from pypto.ops.facts import Role
-from pypto.ops.registry import get
 from pypto.passes.regions import LoopInfo
+from pypto.sim.runtime.dependencies import runtime_edges
+from pypto.sim.runtime.submits import CallDirections, runtime_submits
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -212,65 +215,9 @@ class RaceReport:
 # --- happens-before ----------------------------------------------------------------------
 
 
-_READS = {"Input", "InOut"}
-_WRITES = {"InOut", "OutputExisting", "Output"}
-
-
-def _fallback_direction(callee: str) -> str:
-    # no static node for this launch: the callee's own direction, promoting Out to
-    # InOut (the conservative choice: more edges, no invented races)
-    return {"In": "Input", "Out": "InOut", "InOut": "InOut"}.get(callee, "InOut")
-
-
-def _overlap(alo: tuple, ahi: tuple, blo: tuple, bhi: tuple) -> bool:
-    if len(alo) != len(blo):
-        return True  # different views of one name: assume they meet
-    return all(a < d and c < b for a, b, c, d in zip(alo, ahi, blo, bhi))
-
-
-def _covers(alo: tuple, ahi: tuple, blo: tuple, bhi: tuple) -> bool:
-    return len(alo) == len(blo) and all(a <= c and d <= b
-                                        for a, b, c, d in zip(alo, ahi, blo, bhi))
-
-
-class _StaticInfo:
-    """The compiler's view of each launch site: directions, manual scope, loops."""
-
-    def __init__(self, program: Program | None, analyses: dict):
-        graph = analyses.get("task_graph")
-        self.by_site: dict = {}
-        for n in (graph.nodes if graph is not None else ()):
-            self.by_site.setdefault((n.function, n.span), []).append(n)
-        self.manual_dep = _manual_dep_tensors(program)
-
-    def node(self, rec: TaskRecord) -> tuple:
-        """(directions by param, manual?, static nodes) of one task record."""
-        nodes = self.by_site.get((rec.function, rec.span), [])
-        if not nodes:
-            return None, False, []
-        dirs: dict = {}
-        rank = {"NoDep": 0, "Scalar": 0, "Input": 1, "OutputExisting": 2, "InOut": 3}
-        for n in nodes:
-            for a in n.args:
-                old = dirs.get(a.param)
-                if old is None or rank.get(a.direction, 3) > rank.get(old, 3):
-                    dirs[a.param] = a.direction
-        return dirs, all(n.manual for n in nodes), nodes
-
-
-def _manual_dep_tensors(program: Program | None) -> set:
-    out: set = set()
-    if program is None:
-        return out
-    for f in program.functions:
-        for s in walk(f.body):
-            if isinstance(s, Assign) and isinstance(s.value, Call) and \
-                    get(s.value.op).role is Role.ALLOC_TENSOR and len(s.targets) == 1:
-                args = dict(zip(get(s.value.op).params, s.value.args))
-                md = args.get("manual_dep")
-                if isinstance(md, (Const, Attr)) and md.value:
-                    out.add(s.targets[0].name)
-    return out
+# the runtime's TensorArgType -> the compiler's direction name the reports use
+_DIRECTION = {"INPUT": "Input", "INOUT": "InOut", "OUTPUT_EXISTING": "OutputExisting",
+              "OUTPUT": "Output"}
 
 
 @dataclass
@@ -283,13 +230,48 @@ class _TaskView:
     nodes: list
 
 
+class Order:
+    """Happens-before between a run's top-level tasks (by position): the transitive
+    closure of the runtime's edges, asked pair by pair (a backward search from the
+    later task over tasks after the earlier one, remembered)."""
+
+    def __init__(self, preds: list[set]):
+        self.preds = preds
+        self._known: dict = {}
+
+    def before(self, a: int, b: int) -> bool:
+        """Does position `a` happen before position `b` (a < b)?"""
+        key = (a, b)
+        got = self._known.get(key)
+        if got is not None:
+            return got
+        preds = self.preds
+        seen = {b}
+        todo = [b]
+        found = False
+        while todo and not found:
+            n = todo.pop()
+            for p in preds[n]:
+                if p == a:
+                    found = True
+                    break
+                if p > a and p not in seen:
+                    seen.add(p)
+                    todo.append(p)
+        self._known[key] = found
+        return found
+
+
 def happens_before(trace: Trace, program: Program | None, analyses: dict) -> tuple:
-    """(task views by id, ancestor bitsets by position, number of direct edges): the
-    order the runtime derives for the tasks of `trace`, from the compiler's task graph
-    (`analyses["task_graph"]`) of `program`."""
-    static = _StaticInfo(program, analyses)
+    """(task views by id, the `Order` of the top-level tasks by position, number of
+    direct edges): the order the runtime derives for the tasks of `trace`
+    (`pypto.sim.runtime.dependencies`), from what each launch declares."""
+    submits = runtime_submits(trace, program, analyses)
+    edges = runtime_edges(submits)
     tasks = sorted(trace.tasks, key=lambda t: t.id)
     pos = {t.id: i for i, t in enumerate(tasks)}
+    by_trace = {s.trace_id: s for s in submits if s.trace_id is not None}
+    static = CallDirections(program, analyses)
     views: dict = {}
     for i, t in enumerate(tasks):
         root = i
@@ -297,61 +279,35 @@ def happens_before(trace: Trace, program: Program | None, analyses: dict) -> tup
         while p is not None and p in pos:
             root = pos[p]
             p = tasks[root].parent
-        dirs, manual, nodes = static.node(t)
-        by_tensor: dict = {}
-        rank = {"NoDep": 0, "Input": 1, "OutputExisting": 2, "InOut": 3}
-        for param, tensor, callee, _lo, _hi in t.args:
-            d = dirs.get(param) if dirs is not None else None
-            if d is None:
-                d = _fallback_direction(callee)
-            if tensor in static.manual_dep:
-                d = "NoDep"
-            old = by_tensor.get(tensor)
-            if old is None or rank.get(d, 3) > rank.get(old, 3):
-                by_tensor[tensor] = d
-        views[t.id] = _TaskView(t, i, root, by_tensor, manual, nodes)
-
-    writers: dict = {}  # tensor -> [(lo, hi, pos)]
-    readers: dict = {}
-    anc = [0] * len(tasks)
+        s = by_trace.get(t.id)
+        dirs: dict = {}
+        rank = {"NoDep": 0, "Input": 1, "OutputExisting": 2, "Output": 2, "InOut": 3}
+        if s is not None:
+            for a in s.args:
+                d = "NoDep" if a.manual_dep else _DIRECTION.get(a.type, "InOut")
+                old = dirs.get(a.tensor)
+                if old is None or rank.get(d, 3) > rank.get(old, 3):
+                    dirs[a.tensor] = d
+        nodes = static.by_site.get((t.function, t.span), [])
+        views[t.id] = _TaskView(t, i, root, dirs, bool(s is not None and s.manual), nodes)
+    # the runtime's edges between tasks (allocs order nothing: they have no inputs)
+    preds: list[set] = [set() for _ in tasks]
     n_edges = 0
+    for e in edges:
+        a, b = submits[e.pred].trace_id, submits[e.succ].trace_id
+        if a is None or b is None:
+            continue
+        pa, pb = pos[a], pos[b]
+        if pa not in preds[pb]:
+            preds[pb].add(pa)
+            n_edges += 1
     for i, t in enumerate(tasks):
-        v = views[t.id]
-        preds: set = set()
-        for d in t.deps:
+        for d in t.deps:  # explicit deps of nested launches too
             if d in pos and pos[d] < i:
-                preds.add(pos[d])
-        if v.root != i:
-            preds.add(v.root)  # a nested launch: after its top-level task started
-        elif not v.manual:
-            plan = []
-            for _param, tensor, _callee, lo, hi in t.args:
-                d = v.dirs.get(tensor)
-                if d is None or d in ("NoDep", "Scalar"):
-                    continue
-                plan.append((tensor, tuple(lo), tuple(hi), d))
-                ws = writers.setdefault(tensor, [])
-                rs = readers.setdefault(tensor, [])
-                if d in _READS:
-                    preds.update(p for wlo, whi, p in ws if _overlap(wlo, whi, lo, hi))
-                if d == "InOut":
-                    preds.update(p for rlo, rhi, p in rs if _overlap(rlo, rhi, lo, hi))
-            for tensor, lo, hi, d in plan:
-                ws, rs = writers[tensor], readers[tensor]
-                if d in _WRITES:
-                    if d == "InOut":  # it waited for everything it covers
-                        ws[:] = [w for w in ws if not _covers(lo, hi, w[0], w[1])]
-                        rs[:] = [r for r in rs if not _covers(lo, hi, r[0], r[1])]
-                    ws.append((lo, hi, i))
-                elif d == "Input":
-                    rs.append((lo, hi, i))
-        preds.discard(i)
-        n_edges += len(preds)
-        a = 0
-        for p in preds:
-            a |= anc[p] | (1 << p)
-        anc[i] = a
-    return views, anc, n_edges
+                preds[i].add(pos[d])
+        if views[t.id].root != i:
+            preds[i].add(views[t.id].root)  # a nested launch: after its top-level task
+    return views, Order(preds), n_edges
 
 
 # --- conflicts ------------------------------------------------------------------------------
@@ -361,24 +317,27 @@ def find_races(trace: Trace, program: Program | None, analyses: dict, *,
                max_races: int = 200) -> RaceReport:
     """Every race in a traced run of `program` (see the module docstring)."""
     t0 = time.perf_counter()
-    views, anc, n_edges = happens_before(trace, program, analyses)
+    views, order, n_edges = happens_before(trace, program, analyses)
     by_pos = {v.pos: v for v in views.values()}
-    rows: dict = {}  # uid -> list of (pos, block, kind, phase, lo, hi)
+    rows: dict = {}  # uid -> list of (pos, block, kind, phase, lo, hi, root)
     names: dict = {}
     n_acc = 0
-    for v in views.values():
+    for v in sorted(views.values(), key=lambda v: v.pos):
         for a in v.rec.accesses:
             kind = 0 if a.mode == "R" else (2 if a.atomic else 1)
             mine = rows.setdefault(a.uid, [])
             for lo, hi in a.boxes():  # (a gather's rows one by one)
-                mine.append((v.pos, a.block, kind, a.phase, lo, hi))
+                mine.append((v.pos, a.block, kind, a.phase, tuple(lo), tuple(hi), v.root))
                 n_acc += 1
             names[a.uid] = a.tensor
     found: dict = {}
     for uid, acc in rows.items():
-        if not any(k for _, _, k, _, _, _ in acc):
+        if not any(a[2] for a in acc):
             continue
-        _conflicts(acc, anc, by_pos, names[uid], found)
+        if len({len(a[4]) for a in acc}) != 1:
+            continue  # one buffer is always addressed with its own rank
+        _within_tasks(acc, by_pos, names[uid], found)
+        _between_tasks(acc, order, by_pos, names[uid], found)
     races = sorted(found.values(), key=lambda r: (r.first.task, r.second.task, r.tensor,
                                                   r.first.block or 0, r.second.block or 0))
     for r in races:
@@ -388,51 +347,82 @@ def find_races(trace: Trace, program: Program | None, analyses: dict, *,
     return report
 
 
-def _conflicts(acc: list, anc: list, by_pos: dict, tensor: str, found: dict) -> None:
-    ranks = {len(a[4]) for a in acc}
-    if len(ranks) != 1:
-        return  # one buffer is always addressed with its own rank
+def _within_tasks(acc: list, by_pos: dict, tensor: str, found: dict) -> None:
+    """Blocks of one SPMD task in one syncall phase run concurrently: every pair of
+    them that conflicts (per task: its blocks against each other)."""
+    groups: dict = {}
+    for a in acc:
+        groups.setdefault(a[0], []).append(a)
+    for group in groups.values():
+        if len(group) < 2 or not any(a[2] for a in group) or \
+                len({a[1] for a in group}) < 2:
+            continue
+        n = len(group)
+        blk = np.fromiter((a[1] for a in group), np.int64, n)
+        kind = np.fromiter((a[2] for a in group), np.int64, n)
+        phase = np.fromiter((a[3] for a in group), np.int64, n)
+        lo = np.array([a[4] for a in group], np.int64).reshape(n, -1)
+        hi = np.array([a[5] for a in group], np.int64).reshape(n, -1)
+        for i in np.nonzero(kind > 0)[0].tolist():
+            m = np.all(lo < hi[i], axis=1) & np.all(hi > lo[i], axis=1)
+            m &= (blk != blk[i]) & (phase == phase[i])
+            m &= (kind == 0) | (np.arange(n) > i)  # write-write pairs once
+            if kind[i] == 2:
+                m &= kind != 2  # atomic adds commute
+            for j in np.nonzero(m)[0].tolist():
+                _add(found, group[i], group[j], tensor, by_pos)
+
+
+def _conflict(a: tuple, b: tuple) -> bool:
+    ka, kb = a[2], b[2]
+    if not (ka or kb) or (ka == 2 and kb == 2):
+        return False  # reads meet reads, and atomic adds commute
+    return all(x < w and y < z for x, z, y, w in zip(a[4], a[5], b[4], b[5]))
+
+
+def _covers_box(a: tuple, b: tuple) -> bool:
+    return all(x <= y and w <= z for x, z, y, w in zip(a[4], a[5], b[4], b[5]))
+
+
+def _between_tasks(acc: list, order: Order, by_pos: dict, tensor: str, found: dict) -> None:
+    """Accesses of different tasks: each task's accesses meet the *live* accesses before
+    it - the ones no later write has covered. A write that covers an earlier access
+    stands for it from then on: whatever conflicts with the covered access conflicts
+    with the write, so a race through it is reported with the write (the check finds
+    every racy element; of several racing pairs on one element it may name the later).
+    That keeps the work linear in the accesses when tasks keep rewriting one region."""
+    live: list = []
+    i = 0
     n = len(acc)
-    pos = np.fromiter((a[0] for a in acc), np.int64, n)
-    blk = np.fromiter((a[1] for a in acc), np.int64, n)
-    kind = np.fromiter((a[2] for a in acc), np.int64, n)
-    phase = np.fromiter((a[3] for a in acc), np.int64, n)
-    lo = np.array([a[4] for a in acc], np.int64).reshape(n, -1)
-    hi = np.array([a[5] for a in acc], np.int64).reshape(n, -1)
-    root = np.fromiter((by_pos[int(p)].root for p in pos), np.int64, n)
-    ordered_cache: dict = {}
-    for i in np.nonzero(kind > 0)[0].tolist():
-        m = np.all(lo < hi[i], axis=1) & np.all(hi > lo[i], axis=1)
-        m[i] = False
-        # write-write pairs once (j > i); a read meets every write
-        m &= (kind == 0) | (np.arange(n) > i)
-        if kind[i] == 2:
-            m &= kind != 2  # atomic adds commute
-        same = pos == pos[i]
-        m &= ~same | ((blk != blk[i]) & (phase == phase[i]))
-        m &= same | (root != root[i])
-        for j in np.nonzero(m)[0].tolist():
-            a, b = int(pos[i]), int(pos[j])
-            if a != b:
-                lo_p, hi_p = (a, b) if a < b else (b, a)
-                key = (lo_p, hi_p)
-                o = ordered_cache.get(key)
-                if o is None:
-                    ra, rb = int(root[i]), int(root[j])
-                    x, y = (ra, rb) if ra < rb else (rb, ra)
-                    o = ordered_cache[key] = bool((anc[y] >> x) & 1)
-                if o:
+    while i < n:
+        pos = acc[i][0]
+        j = i
+        while j < n and acc[j][0] == pos:
+            j += 1
+        mine = acc[i:j]
+        root = mine[0][6]
+        ordered: dict = {}
+        for b in mine:
+            for a in live:
+                if a[6] == root or not _conflict(a, b):
                     continue
-            _add(found, acc, tensor, i, j, kind, lo, hi, by_pos)
+                o = ordered.get(a[6])
+                if o is None:
+                    o = ordered[a[6]] = order.before(a[6], root)
+                if not o:
+                    _add(found, a, b, tensor, by_pos)
+        writes = [b for b in mine if b[2]]
+        if writes:
+            live = [a for a in live if not any(_covers_box(w, a) for w in writes)]
+        live.extend(mine)
+        i = j
 
 
-def _add(found: dict, acc: list, tensor: str, i: int, j: int, kind: np.ndarray,
-         lo: np.ndarray, hi: np.ndarray, by_pos: dict) -> None:
-    ai, aj = acc[i], acc[j]
+def _add(found: dict, ai: tuple, aj: tuple, tensor: str, by_pos: dict) -> None:
     # order the pair: earlier task first (then lower block)
     if (aj[0], aj[1]) < (ai[0], ai[1]):
-        i, j, ai, aj = j, i, aj, ai
-    ki, kj = int(kind[i]), int(kind[j])
+        ai, aj = aj, ai
+    ki, kj = ai[2], aj[2]
     if 2 in (ki, kj):
         rk = "atomic-plain"
     elif ki and kj:
@@ -441,8 +431,8 @@ def _add(found: dict, acc: list, tensor: str, i: int, j: int, kind: np.ndarray,
         rk = "read-write"
     same = ai[0] == aj[0]
     key = (ai[0], aj[0], tensor, rk) if not same else (ai[0], tensor, rk)
-    ilo = np.maximum(lo[i], lo[j])
-    ihi = np.minimum(hi[i], hi[j])
+    ilo = [max(x, y) for x, y in zip(ai[4], aj[4])]
+    ihi = [min(x, y) for x, y in zip(ai[5], aj[5])]
     r = found.get(key)
     if r is None:
         vi, vj = by_pos[ai[0]], by_pos[aj[0]]
@@ -510,6 +500,14 @@ def _explain(r: Race, views: dict) -> None:
                         "parameter declared pl.In, so the runtime only sees a read")
             r.hint = "declare the parameter pl.InOut (or pl.Out if it does not read it)"
             return
+    if r.kind == "read-write" and r.first.mode == "read" and db in ("InOut", "OutputExisting"):
+        r.reason = (f"task {b.rec.id} '{b.rec.name}' overwrites '{r.tensor}' that task "
+                    f"{a.rec.id} '{a.rec.name}' reads before it: the runtime orders a write "
+                    "only after earlier writers (its tensor map holds producers), never after "
+                    "earlier readers, so the write may land before the read")
+        r.hint = (f"add deps= from '{a.rec.name}' to '{b.rec.name}' (`with pl.at(...) as tid` "
+                  "on the reader, deps=[tid] on the writer), or write into a fresh tensor")
+        return
     if db == "OutputExisting":
         r.reason = (f"task {b.rec.id} '{b.rec.name}' takes '{r.tensor}' as pl.Out "
                     "(OutputExisting): the runtime registers its write without waiting for "

@@ -112,7 +112,9 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
         if isinstance(r, np.ndarray) and isinstance(t, ShapedType):
             buf, _ = run.memory.locate(r)
             if buf is None:
-                run.memory.register(f"{site.hint}.out", r, None, None, "result")
+                buf = run.memory.register(f"{site.hint}.out", r, None, None, "result")
+                if trace is not None:
+                    trace.results[buf.uid] = tid
     return rets, tid
 
 

@@ -64,7 +64,7 @@ class TaskRecord:
     vector_elements: int = 0
     cycles: dict = field(default_factory=lambda: {p: 0.0 for p in PIPES})
     block_cycles: list = field(default_factory=list)  # per block: max over pipes
-    args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi)
+    args: list = field(default_factory=list)  # (param, tensor, direction, lo, hi, uid)
     seconds: float = 0.0  # host time spent simulating it
     # (variable, value) of the orchestration loops around its launch, outermost first:
     # which iteration launched it (the workbench names an element's writer by them)
@@ -168,7 +168,7 @@ class TaskRecord:
              "reads": [a.to_dict() for a in self.reads],
              "writes": [a.to_dict() for a in self.writes],
              "args": [{"param": p, "tensor": t, "direction": d, "ranges": list(zip(lo, hi))}
-                      for p, t, d, lo, hi in self.args],
+                      for p, t, d, lo, hi, _uid in self.args],
              "loops": {str(v): int(x) for v, x in self.loops}}
         if platform is not None:
             d["est_cycles"] = round(self.est_cycles(platform), 1)
@@ -249,6 +249,12 @@ class Trace:
         self._boxes: dict[int, BoxIndex] = {}
         self._shapes: dict[int, tuple | None] = {}  # buffer uid -> its shape
         self.orchestration_accesses: list[Access] = []
+        # what the runtime sees besides the launches: per buffer passed to a task, (name,
+        # shape, dtype, kind) (`note_buffer`); the orchestration's `pl.create_tensor`s,
+        # each (tasks launched before it, name, uid, span) - the runtime's alloc tasks
+        self.buffers: dict[int, tuple] = {}
+        self.allocs: list[tuple] = []
+        self.results: dict[int, int] = {}  # a launch's new result (uid) -> that task's id
         self.seconds = 0.0
         # finished tasks whose accesses wait unmerged (`TaskRecord._raw`), and how many
         self._raw_held: list[TaskRecord] = []
@@ -277,6 +283,16 @@ class Trace:
     def add_task(self, rec: TaskRecord) -> None:
         self.tasks.append(rec)
         self._by_id[rec.id] = rec
+
+    def note_buffer(self, buf: GlobalBuffer) -> None:
+        """`buf` is passed to a task: keep what the runtime's tensor descriptor says of it."""
+        if buf.uid not in self.buffers:
+            a = buf.array
+            self.buffers[buf.uid] = (buf.name, tuple(a.shape), a.dtype, buf.kind)
+
+    def note_alloc(self, name: str, uid: int, span: Span | None) -> None:
+        """Orchestration allocated a tensor (`pl.create_tensor`): the runtime's alloc task."""
+        self.allocs.append((len(self.tasks), name, uid, span))
 
     def task(self, tid: int) -> TaskRecord | None:
         return self._by_id.get(tid)

@@ -37,7 +37,9 @@ def create_tensor(fc: Compiler, e: Call, target: str | None) -> Expr:
         else:
             arr = fr.run.memory.new_fresh(shp, npdt)
         if not in_region:
-            fr.run.memory.register(name, arr, None, None, "tensor")
+            buf = fr.run.memory.register(name, arr, None, None, "tensor")
+            if fr.run.trace is not None:
+                fr.run.trace.note_alloc(name, buf.uid, span)
         if init_f is None and uninit:
             fr.run.uninit.fresh(arr, name, "pl.create_tensor")
         return arr
