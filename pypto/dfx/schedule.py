@@ -12,6 +12,7 @@ and its cores are free. Linear in the blocks (times the cores of a side, for the
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,26 +32,29 @@ def sys_cnt_freq(platform: Any) -> int:
 
 
 class CorePool:
-    """The cores of each side and when each is next free (any time unit)."""
+    """The cores of each side and when each is next free (any time unit): a heap per
+    side, so a pick is logarithmic in the cores."""
 
     def __init__(self, aic: int, aiv: int, start: Any = 0.0):
-        self.free = {"AIC": [start] * max(1, aic), "AIV": [start] * max(1, aiv)}
+        self.free: dict[str, list] = {"AIC": [(start, i) for i in range(max(1, aic))],
+                                      "AIV": [(start, i) for i in range(max(1, aiv))]}
 
     def take(self, sides: Iterable[str], ready: Any) -> tuple[dict[str, int], Any]:
-        """The earliest free core of each side (lowest index on a tie) and when a block
-        needing them all can start, not before `ready`."""
+        """The earliest free core of each side (lowest index on a tie), taken out of the
+        pool until `release`, and when a block needing them all can start, not before
+        `ready`."""
         cores = {}
         start = ready
         for s in sides:
-            free = self.free[s]
-            i = min(range(len(free)), key=lambda k: (free[k], k))
+            when, i = heapq.heappop(self.free[s])
             cores[s] = i
-            start = max(start, free[i])
+            start = max(start, when)
         return cores, start
 
     def release(self, cores: dict[str, int], end: Any) -> None:
+        """The cores `take` gave are free again at `end`."""
         for s, i in cores.items():
-            self.free[s][i] = end
+            heapq.heappush(self.free[s], (end, i))
 
 
 def sides(units: Iterable[str]) -> tuple[str, ...]:

@@ -104,5 +104,6 @@ def test_core_pool_takes_the_earliest_free_core():
     assert (cores, start) == ({"AIC": 0, "AIV": 0}, 5)
     pool.release(cores, 9)
     assert pool.take(("AIV",), 0) == ({"AIV": 1}, 0)
+    assert pool.take(("AIC",), 0) == ({"AIC": 1}, 0)
     assert sides({"mte", "vector"}) == ("AIV",) and sides({"cube"}) == ("AIC",)
     assert sides({"cube", "vector"}) == ("AIC", "AIV")
