@@ -22,6 +22,11 @@ The exit status is the file's own (`raise SystemExit(1)` on a failed check), exc
 that a file which defines no kernel, or never runs one, says so and exits 3: nothing
 was simulated. `--timeout S` runs the file in a child process that is killed after S
 seconds (exit 124).
+
+The runtime's DFX flags `--enable-dep-gen`, `--enable-pmu [N]`, `--enable-chip-swimlane
+[N]`, `--enable-dump-args [N]`, `--enable-scope-stats` and `--dump-passes` are the
+file's own when its parser declares them; otherwise pypto-sim takes them out of the
+file's arguments and gives them to every harness run of the file (docs/dfx.md).
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ import traceback
 from pathlib import Path
 
 import pypto
+from pypto.dfx.knobs import ENV_OVERRIDES, split_cli_flags
 from pypto.errors import PyptoError
 from pypto.golden.record import RECORD_ENV, runs_emitted
 from pypto.language.jit import JITFunction, ProgramDef
@@ -104,11 +110,32 @@ def _nothing_simulated(path: Path, namespace: dict) -> str:
             "is the work under `if __name__ == '__main__':`?): nothing was simulated")
 
 
+def _dfx_flags(path: Path, args: list[str]) -> tuple[list[str], str | None]:
+    """The DFX flags (`--enable-pmu [N]`, ...) the file does not take itself, out of its
+    args, as the harness's $PYPTO_SIM_DFX value (None: there are none)."""
+    try:
+        source = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        source = ""
+    rest, taken = split_cli_flags(args, source)
+    if not taken["runtime"] and not taken["compile"]:
+        return rest, None
+    return rest, json.dumps(taken)
+
+
 def run_path(path: Path, args: list[str]) -> int:
     """Run one kernel file in this process, as `python FILE ARGS` would (see above)."""
     path = path.resolve()
     install_golden_alias()
     configure_torch_threads()
+    try:
+        args, dfx = _dfx_flags(path, args)
+    except ValueError as err:
+        print(f"pypto-sim: {err}", file=sys.stderr)
+        return 2
+    saved_env = os.environ.get(ENV_OVERRIDES)
+    if dfx is not None:
+        os.environ[ENV_OVERRIDES] = dfx
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = file_argv(path, args)
     sys.path.insert(0, str(path.parent))
@@ -135,6 +162,10 @@ def run_path(path: Path, args: list[str]) -> int:
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
+        if saved_env is None:
+            os.environ.pop(ENV_OVERRIDES, None)
+        else:
+            os.environ[ENV_OVERRIDES] = saved_env
     why = _nothing_simulated(path, namespace)
     if why:
         print(f"pypto-sim: {why}", file=sys.stderr)

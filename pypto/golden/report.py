@@ -230,6 +230,9 @@ class RunResult:
     # given None); None when nothing was compared
     rtol: float | None = None
     atol: float | None = None
+    # the build directory's files this run wrote (`pypto.dfx.artifacts.Artifact`: the
+    # pass dumps, dfx_outputs/), each with its viewer command
+    artifacts: list = field(default_factory=list)
 
     def __str__(self) -> str:
         took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""

@@ -39,6 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from pypto.dfx import artifacts as dfx_artifacts
+from pypto.dfx import knobs
+from pypto.dfx.build_dir import BuildDir, default_root
 from pypto.golden import _interop as io
 from pypto.golden import data
 from pypto.golden.binding import bind_specs
@@ -205,6 +208,9 @@ def _simulate(compiled: Any, args: list, platform: str, uninit: str,
         opts["strict"] = bool(cfg["sim_strict"])
     if devices is not None:
         opts["device_ids"] = tuple(devices)
+    dump_args = knobs.DfxRequest.of(cfg, {}).dump_args  # (validated by the harness)
+    if dump_args:
+        opts["dump_args"] = dump_args
     return simulate(compiled, *args, platform=platform, **opts)
 
 
@@ -252,6 +258,14 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
     if compile_only and runtime_dir is not None:
         return fail("runtime_dir is incompatible with compile_only")
+    knobs.apply_overrides(runtime_cfg, compile_cfg)  # pypto-sim's --enable-* flags
+    try:
+        request = knobs.DfxRequest.of(runtime_cfg, compile_cfg)
+    except ValueError as err:
+        return fail(str(err))
+    if verbose:
+        for text in knobs.notes(runtime_cfg, compile_cfg, request):
+            _warn_once(text)
     requested = runtime_cfg.get("platform") or compile_cfg.get("platform")
     platform = sim_platform(requested, verbose)
     try:
@@ -266,16 +280,19 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
               "from source", verbose)
     else:
         out = compile_cfg.get("output_dir") or compile_cfg.get("save_kernels_dir")
-        work_dir = Path(out) if out else Path("build_output") / (
-            f"{name}_{time.strftime('%Y%m%d_%H%M%S')}")
+        work_dir = Path(out) if out else default_root(name)
+    build = BuildDir(work_dir)
+    produced: list[dfx_artifacts.Artifact] = []
 
     with clock.stage("compile"):
         compiled = _compile(target, specs, platform)
+    if request.dump_passes:
+        produced += _announce(dfx_artifacts.write_passes(compiled, build), verbose)
     if compile_only:
         _note(f"[RUN] PASS ({clock.elapsed:.2f}s)", verbose)
         return RunResult(passed=True, execution_time=clock.elapsed, work_dir=work_dir,
                          name=name, platform=platform, compiled=compiled, validated=False,
-                         stages=clock.stages)
+                         stages=clock.stages, artifacts=produced)
     binding = bind_specs(compiled, specs)
     if binding.error:
         return fail(binding.error, platform=platform, compiled=compiled)
@@ -372,6 +389,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                     got = got.view(s.np_dtype)  # e.g. a UINT16 output given as an int16 spec
                 host[s.name] = got
     del args
+    produced += _announce(dfx_artifacts.write_run(request, sim, compiled, build), verbose)
 
     # -- golden --------------------------------------------------------------------------
     golden, golden_wrote = golden_stage()
@@ -383,11 +401,16 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                  "it)" for n in golden_wrote]
     for w in warnings:
         _note(f"[RUN]   warning: {w}", verbose)
-    if os.environ.get("PYPTO_BENCH", "").strip() not in ("", "0", "false", "False"):
-        _note("[RUN]   benchmark: wall-clock timing is not available on the simulator", verbose)
+    if knobs.bench_enabled():
+        trace = getattr(sim, "trace", None)
+        for line in knobs.bench_lines(dfx_artifacts.critical_path_us(sim),
+                                      trace.est_us_serial() if trace is not None else None,
+                                      replay=runtime_dir is not None):
+            _note(line, verbose)
 
     # -- validate ------------------------------------------------------------------------
-    base = dict(name=name, platform=platform, compiled=compiled, sim=sim, work_dir=work_dir)
+    base = dict(name=name, platform=platform, compiled=compiled, sim=sim, work_dir=work_dir,
+                artifacts=produced)
     if golden is None:
         _note(f"[RUN] PASS ({clock.elapsed:.2f}s, validation skipped: no golden_fn or "
               "golden_data)", verbose)
@@ -417,6 +440,13 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
 
 
+
+
+def _announce(written: list, verbose: bool) -> list:
+    """Print what each artifact is and how to view it (as pypto's runner does)."""
+    for a in written:
+        _note(f"[RUN]   {a.message}", verbose)
+    return written
 
 
 def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, directions: dict,
@@ -471,10 +501,13 @@ def run_jit(fn: Any, specs: list, golden_fn: Callable | None = None,
                  clones: a write into one is reported), else numpy arrays (copies)
     golden_data  a directory written by save_data (`in/`, `out/`, .npy or .pt files):
                  replaces input generation and golden_fn
-    compile_cfg  pypto-lib RunConfig fields (dump_passes, distributed_config, ...):
-                 accepted; only `output_dir` / `save_kernels_dir` (the work dir) matter
-    runtime_cfg  `platform` (a2a3/a5 run on their simulator twins), device_id, DFX flags,
-                 log_level: accepted; only the platform matters
+    compile_cfg  pypto-lib RunConfig fields: `output_dir` / `save_kernels_dir` (the work
+                 dir, default build_output/<name>_<timestamp>), `dump_passes`
+                 (passes_dump/), `distributed_config`; the others print a note
+    runtime_cfg  `platform` (a2a3/a5 run on their simulator twins), device_id, the DFX
+                 knobs written under <work_dir>/dfx_outputs/ (`enable_dep_gen`,
+                 `enable_dump_args`, `enable_chip_swimlane` and `enable_pmu` estimated;
+                 docs/dfx.md); a knob the simulator does not honour prints a note
     rtol, atol   default tolerances (allclose, and comparators given None)
     compare_fn   {output name: comparator} replacing allclose for that output
     compile_only stop after compiling

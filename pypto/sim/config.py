@@ -67,6 +67,11 @@ class SimConfig:
               rank each (rank r is `device_ids[r]`; `pld.world_size()` is their number);
               None: one device, as `DistributedConfig()`. A RunConfig-like config gives
               them as its `distributed_config`.
+    dump_args: the runtime's args dump level (`enable_dump_args`): 0 off; 1 the
+              arguments tagged by `pl.dump_tag` / `dumps=`; 2 every task's arguments;
+              3 every task's metadata, payload for the tagged ones. The snapshots are
+              taken at each task's boundary (`pypto.sim.machine.capture`) into
+              `SimResult.arg_dumps`; it traces and runs block by block.
     """
 
     platform: str | None = None
@@ -81,6 +86,7 @@ class SimConfig:
     max_while: int = 10 ** 6
     batch: bool = True
     device_ids: tuple | None = None
+    dump_args: int = 0
 
     def __post_init__(self) -> None:
         # every option is validated (and put in its one spelling) here, so a config that
@@ -183,21 +189,24 @@ class Settings:
     max_work: int
     check_div: bool = False
     max_while: int = 10 ** 6
+    dump_args: int = 0  # the args dump level (`pypto.sim.machine.capture`)
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None) -> Settings:
         platform = get_platform(cfg.platform or default_platform)
         checks = set(cfg.checks or ())
-        trace = bool(cfg.trace) or "race" in checks  # the race check reads the trace
+        # the race check reads the trace; the args dump names tasks by it
+        trace = bool(cfg.trace) or "race" in checks or cfg.dump_args > 0
         cfg = dataclasses.replace(cfg, platform=platform.name, trace=trace,
                                   checks=tuple(cfg.checks or ()))
         batch = bool(cfg.batch) and os.environ.get("PYPTO_SIM_BATCH", "1") != "0" and \
-            "uninit" not in checks  # the written-bitmaps are kept by the per-block path
+            "uninit" not in checks and cfg.dump_args == 0  # (the written-bitmaps and the
+        # task-boundary snapshots are taken by the per-block path)
         return Settings(cfg, platform, trace, "oob" in checks, "ub" in checks,
                         "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
                         cfg.oob_reads == "warn", bool(cfg.strict),
                         int(cfg.seed), int(cfg.max_work), check_div="div" in checks,
-                        max_while=int(cfg.max_while))
+                        max_while=int(cfg.max_while), dump_args=int(cfg.dump_args))
 
 
 __all__ = [

@@ -12,6 +12,7 @@ nearest valid name for a typo). Accepted spellings, each on purpose:
 * `strict` / `trace` / `batch`: True or False (numpy booleans too); not 0 / 1 / "yes".
 * `seed`: an integer (numpy integers too; not a bool, a float or a string).
 * `max_work`, `max_while`: an integer >= 1.
+* `dump_args`: an integer 0 to 3 (the runtime's `enable_dump_args` levels).
 """
 from __future__ import annotations
 
@@ -112,6 +113,11 @@ def validated(cfg: Any) -> dict[str, Any]:
     for name, allowed in CHOICES.items():
         out[name] = _choice(name, getattr(cfg, name), allowed)
     out["device_ids"] = _devices(cfg.device_ids)
+    level = _integer("dump_args", cfg.dump_args, "an args dump level 0, 1, 2 or 3")
+    if not 0 <= level <= 3:
+        raise ConfigError(f"SimConfig.dump_args must be an args dump level 0, 1, 2 or 3, got "
+                          f"{level}", hint="0 off, 1 tagged, 2 all, 3 metadata (+ tagged payload)")
+    out["dump_args"] = level
     return out
 
 

@@ -13,6 +13,7 @@ from pypto.sim.checks.oob import OobRead
 from pypto.sim.checks.races import RaceReport
 from pypto.sim.checks.uninit import UninitRead
 from pypto.sim.config import SimConfig
+from pypto.sim.machine.capture import ArgSnapshot
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime.dependencies import TaskDependency, task_dependencies
 from pypto.sim.trace.trace import TaskRecord, Trace
@@ -46,6 +47,10 @@ class SimResult:
         #: the run - its task ids, dependencies, artifacts - is derived from them)
         self.program: Program | None = None
         self.analyses: dict = {}
+        #: SimConfig.dump_args: the args dump's snapshots (`pypto.sim.machine.capture`)
+        self.arg_dumps: list[ArgSnapshot] = run.capture.snapshots \
+            if run.capture is not None else []
+        self.dump_args_level = run.capture.level if run.capture is not None else 0
         self._batch = run.batch
         #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
         self.batch_refusals = MappingProxyType(batch_refusals)

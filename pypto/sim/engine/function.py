@@ -70,13 +70,14 @@ class LaunchSite:
     span: Span | None
     loops: tuple[str, ...] = ()  # the variables of the loops around it, outermost first
     # (each task records their values: the workbench names an element's writer by them)
+    dumps: frozenset[int] = frozenset()  # its arguments tagged for the args dump (slots)
 
     @staticmethod
     def of(func: str, hint: str, kind: str, span: Span | None,
-           loops: tuple[str, ...] = ()) -> LaunchSite:
+           loops: tuple[str, ...] = (), dumps: frozenset[int] = frozenset()) -> LaunchSite:
         label = f"'{hint}' ({span.file}:{span.line})" if span is not None and span.known \
             else f"'{hint}'"
-        return LaunchSite(func, hint, kind, label, span, loops)
+        return LaunchSite(func, hint, kind, label, span, loops, dumps)
 
 
 class Compiler(Protocol):

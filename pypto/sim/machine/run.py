@@ -17,6 +17,7 @@ from pypto.sim.checks.oob import OobLog
 from pypto.sim.checks.uninit import UninitTracker
 from pypto.sim.config import Settings
 from pypto.sim.device.memory import DeviceMemory
+from pypto.sim.machine.capture import ArgCapture
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -38,6 +39,7 @@ class Run:
 
     __slots__ = (
         "batch",
+        "capture",
         "comm",
         "divides",
         "dyn",
@@ -72,6 +74,9 @@ class Run:
         # a multi-card run: the host's or a rank's communication runtime (`ctx.run.comm`
         # of the pld ops; `pypto.sim.cluster`), else None
         self.comm: Any = None
+        # SimConfig.dump_args: the task-boundary snapshots of the args dump, else None
+        self.capture: ArgCapture | None = ArgCapture(settings.dump_args) \
+            if settings.dump_args else None
 
     def new_tid(self) -> int:
         t = self.next_tid

@@ -75,6 +75,9 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
         trace.add_task(rec)
     task = TaskFrame(run, rec, label, None, core_num, tid, True)
     top = not fr.in_region
+    capture = run.capture
+    if capture is not None:
+        capture.before(run.memory, tid, cf.params, args, site.dumps)
     t0 = time.perf_counter()
     rets: tuple = ()
     try:
@@ -102,6 +105,8 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
     if rec is not None and trace is not None:
         rec.seconds = time.perf_counter() - t0
         trace.finish_task(rec, run.memory)
+    if capture is not None:
+        capture.after(run.memory, tid, cf.params, args, site.dumps)
     # Values a task hands back to orchestration live in global memory from now on.
     for r, t in zip(rets, cf.func.returns):
         if isinstance(r, np.ndarray) and isinstance(t, ShapedType):
