@@ -36,6 +36,7 @@ from tutorials.nb5 import NB5
 from tutorials.nb6 import NB6
 from tutorials.nb7 import NB7
 from tutorials.nb8 import NB8
+from tutorials.nb9 import NB9
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -50,6 +51,7 @@ NOTEBOOKS = {
     "06_spmd_parallel_and_deps.ipynb": NB6,
     "07_pypto_lib_kernel_files.ipynb": NB7,
     "08_two_ranks.ipynb": NB8,
+    "09_debugging_a_dependency.ipynb": NB9,
 }
 
 
