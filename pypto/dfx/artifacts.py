@@ -23,8 +23,10 @@ from pypto.dfx.knobs import DfxRequest
 from pypto.dfx.passes_dump import write_passes_dump
 from pypto.dfx.pmu import event_type, write_pmu
 from pypto.dfx.schedule import Slot, place_blocks, sys_cnt_freq
+from pypto.dfx.scope_stats import write_scope_stats as _scope_stats
 from pypto.dfx.swimlane import write_swimlane
 from pypto.dfx.task_ids import RuntimeTaskIds
+from pypto.sim.runtime.rings import RingCapacities, RingReport
 
 VIEWERS = "python -m simpler_setup.tools"
 
@@ -34,7 +36,7 @@ class Artifact:
     """One file or directory a run wrote, and how to look at it."""
 
     kind: str
-    """deps, name_map, args_dump, swimlane, pmu or passes_dump."""
+    """deps, name_map, args_dump, swimlane, pmu, scope_stats or passes_dump."""
     path: Path
     message: str
     """What the run prints for it (the viewer command, as pypto's runner prints it)."""
@@ -104,6 +106,26 @@ def _write_one(request: DfxRequest, sim: Any, compiled: Any, dfx: Path,
     return out
 
 
+def ring_reports(sim: Any, capacities: RingCapacities) -> list[RingReport]:
+    """The run (each rank of a multi-card run) replayed through the runtime's rings under
+    `capacities`; none for an untraced run."""
+    runs = list(getattr(sim, "ranks", None) or []) or [sim]
+    return [r.ring_report(capacities) for r in runs
+            if r is not None and getattr(r, "trace", None) is not None]
+
+
+def write_scope_stats(reports: list[RingReport], build: BuildDir) -> list[Artifact]:
+    """`scope_stats/scope_stats.jsonl` per report (per rank, under `rank<r>/d0/`)."""
+    out = []
+    for r, report in enumerate(reports):
+        path = _scope_stats(report, build.dfx(r) if len(reports) > 1 else build.dfx())
+        q = shlex.quote(str(path))
+        out.append(Artifact("scope_stats", path, (
+            f"scope_stats.jsonl (estimated by the ring model) written to {q} — render "
+            f"with:\n  {VIEWERS}.scope_stats_plot {q}")))
+    return out
+
+
 def _preds(deps: Path, ids: Any, trace: Any) -> dict[int, list[int]]:
     """The producers of each task by deps.json's edges (the runtime's rule), in trace ids
     (an edge from a task the trace does not hold, an alloc, orders nothing timed)."""
@@ -136,4 +158,5 @@ def critical_path_us(sim: Any) -> float | None:
     return ticks * 1e6 / sys_cnt_freq(trace.platform)
 
 
-__all__ = ["Artifact", "critical_path_us", "write_passes", "write_run"]
+__all__ = ["Artifact", "critical_path_us", "ring_reports", "write_passes", "write_run",
+           "write_scope_stats"]

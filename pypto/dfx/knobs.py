@@ -6,9 +6,11 @@ part), naming what stands in for it or saying there is no simulator equivalent.
 Honoured: `enable_dep_gen` (deps.json), `enable_dump_args` 1-3 (args dump),
 `enable_chip_swimlane` 1-2 (an estimated swimlane; 3-4 are written as 2, noted),
 `enable_pmu` (estimated pmu.csv; event types other than 2 get zero counters, noted),
-`dump_passes` (passes_dump/). Not honoured, noted: `enable_scope_stats`, `log_level`,
-`ring_heap` / `ring_task_window` / `ring_dep_pool`, `num_sub_workers`, the
-`PTO2_RING_*` environment, and compile options with no simulator meaning.
+`dump_passes` (passes_dump/), `enable_scope_stats` (scope_stats.jsonl from the ring
+model), `ring_heap` / `ring_task_window` / `ring_dep_pool` and the `PTO2_RING_*`
+environment (the ring model's capacities: a run that outgrows a ring fails with the
+runtime's error). Not honoured, noted: `log_level`, `num_sub_workers`, and compile options
+with no simulator meaning.
 `PYPTO_BENCH` prints the runtime's own "no device-domain spans" line and a labelled
 cost-model estimate (`bench_lines`) that CI's scrape (`effective_us .*mean=`) never
 matches.
@@ -27,15 +29,9 @@ SWIMLANE_FULL_LEVEL = 4
 # a bare `--enable-pmu` (pypto-lib files: `nargs="?", const=2`): PIPE_UTILIZATION
 PMU_DEFAULT = 2
 
-_NO_RING_MODEL = "no simulator equivalent yet (the simulator has no ring-heap model)"
 _RUNTIME_NOTES = {
-    "enable_scope_stats": "enable_scope_stats: " + _NO_RING_MODEL + "; no scope_stats.jsonl "
-                          "is written",
     "log_level": "log_level: no simulator equivalent (there is no device log; the "
                  "simulator's errors name the task, block and source line instead)",
-    "ring_heap": "ring_heap: " + _NO_RING_MODEL,
-    "ring_task_window": "ring_task_window: " + _NO_RING_MODEL,
-    "ring_dep_pool": "ring_dep_pool: " + _NO_RING_MODEL,
     "num_sub_workers": "num_sub_workers: no simulator equivalent (every rank runs in this "
                        "process, deterministically)",
 }
@@ -49,7 +45,6 @@ _COMPILE_NOTES = {
                   "step; the simulator runs the IR)",
     "backend_type": "compile_cfg backend_type: stands in the platform's simulator twin",
 }
-_ENV_NOTES = ("PTO2_RING_HEAP", "PTO2_RING_TASK_WINDOW", "PTO2_RING_DEP_POOL")
 
 
 def _level(value: Any, true_level: int) -> int:
@@ -73,6 +68,7 @@ class DfxRequest:
     swimlane: int = 0
     pmu: int = 0
     dump_passes: bool = False
+    scope_stats: bool = False
 
     @staticmethod
     def of(runtime_cfg: dict, compile_cfg: dict) -> DfxRequest:
@@ -93,12 +89,14 @@ class DfxRequest:
         if pmu < 0:
             raise ValueError(f"runtime_cfg enable_pmu must be a PMU event type >= 0, got {pmu}")
         return DfxRequest(bool(runtime_cfg.get("enable_dep_gen")), dump, swim, pmu,
-                          bool(compile_cfg.get("dump_passes")))
+                          bool(compile_cfg.get("dump_passes")),
+                          bool(runtime_cfg.get("enable_scope_stats")))
 
     @property
     def any_dfx(self) -> bool:
         """Whether anything goes under dfx_outputs/."""
-        return bool(self.dep_gen or self.dump_args or self.swimlane or self.pmu)
+        return bool(self.dep_gen or self.dump_args or self.swimlane or self.pmu or
+                    self.scope_stats)
 
 
 def notes(runtime_cfg: dict, compile_cfg: dict, request: DfxRequest,
@@ -108,7 +106,6 @@ def notes(runtime_cfg: dict, compile_cfg: dict, request: DfxRequest,
     env = os.environ if env is None else env
     out = [text for key, text in _RUNTIME_NOTES.items() if runtime_cfg.get(key)]
     out += [text for key, text in _COMPILE_NOTES.items() if compile_cfg.get(key)]
-    out += [f"{name}: {_NO_RING_MODEL}" for name in _ENV_NOTES if env.get(name)]
     if request.swimlane > 2:
         out.append(f"enable_chip_swimlane={request.swimlane}: scheduler and orchestrator "
                    "phases (levels 3-4) have no simulator equivalent; the estimated "

@@ -158,9 +158,13 @@ class ProgramBuilder:
         if entry and kind in (FunctionKind.ORCHESTRATION, FunctionKind.HOST) and \
                 self_object is None:  # bind_dynamic is @pl.jit's; a @pl.program has none
             self._check_bound_dynamic(p, src.tree)
+        # auto_scope=False is kept: the runtime's scopes (and so its rings and task ids)
+        # depend on it (`pypto.sim.runtime.submits`)
+        scoping = () if p.auto_scope or kind is not FunctionKind.ORCHESTRATION else \
+            (("auto_scope", False),)
         func = Function(name, tuple(params), tuple(p.stmts), kind, returns,
-                        core + tuple(p.func_attrs.items()) + (("source_name", fn.__name__),),
-                        span=p.span(src.tree))
+                        core + tuple(p.func_attrs.items()) + scoping +
+                        (("source_name", fn.__name__),), span=p.span(src.tree))
         self.functions[name] = func
         return func, p
 

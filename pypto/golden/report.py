@@ -233,6 +233,9 @@ class RunResult:
     # the build directory's files this run wrote (`pypto.dfx.artifacts.Artifact`: the
     # pass dumps, dfx_outputs/), each with its viewer command
     artifacts: list = field(default_factory=list)
+    # the run replayed through the runtime's rings, per rank (`pypto.sim.runtime.rings.
+    # RingReport`; one for a one-card run, none untraced): peaks, scope samples, deadlock
+    rings: list = field(default_factory=list)
 
     def __str__(self) -> str:
         took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""

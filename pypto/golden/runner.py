@@ -52,6 +52,7 @@ from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import check_outputs, default_compare
 from pypto.platform import DEFAULT_PLATFORM
 from pypto.sim import simulate
+from pypto.sim.runtime.rings import RingCapacities
 
 # hardware platform -> the simulator that stands in for it
 SIM_TWIN = {"a2a3": "a2a3sim", "a5": "a5sim", "a2a3sim": "a2a3sim", "a5sim": "a5sim"}
@@ -261,6 +262,11 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     knobs.apply_overrides(runtime_cfg, compile_cfg)  # pypto-sim's --enable-* flags
     try:
         request = knobs.DfxRequest.of(runtime_cfg, compile_cfg)
+        # the ring capacities the runtime would start with (PTO2_RING_* may be set by the
+        # kernel file at import, before this runs)
+        capacities = RingCapacities.resolve(ring_heap=runtime_cfg.get("ring_heap"),
+                                            ring_task_window=runtime_cfg.get("ring_task_window"),
+                                            ring_dep_pool=runtime_cfg.get("ring_dep_pool"))
     except ValueError as err:
         return fail(str(err))
     if verbose:
@@ -390,6 +396,15 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 host[s.name] = got
     del args
     produced += _announce(dfx_artifacts.write_run(request, sim, compiled, build), verbose)
+    # -- the runtime's rings: a run that outgrows one dies on the device before its end
+    rings = dfx_artifacts.ring_reports(sim, capacities)
+    if request.scope_stats:
+        produced += _announce(dfx_artifacts.write_scope_stats(rings, build), verbose)
+    dead = next((r.deadlock for r in rings if r.deadlock is not None), None)
+    if dead is not None:
+        _note(f"[RUN]   {dead.message()}", verbose)
+        return fail(dead.message(), platform=platform, compiled=compiled, sim=sim,
+                    artifacts=produced, rings=rings)
 
     # -- golden --------------------------------------------------------------------------
     golden, golden_wrote = golden_stage()
@@ -410,7 +425,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
     # -- validate ------------------------------------------------------------------------
     base = dict(name=name, platform=platform, compiled=compiled, sim=sim, work_dir=work_dir,
-                artifacts=produced)
+                artifacts=produced, rings=rings)
     if golden is None:
         _note(f"[RUN] PASS ({clock.elapsed:.2f}s, validation skipped: no golden_fn or "
               "golden_data)", verbose)

@@ -16,6 +16,8 @@ from pypto.sim.config import SimConfig
 from pypto.sim.machine.capture import ArgSnapshot
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime.dependencies import TaskDependency, task_dependencies
+from pypto.sim.runtime.rings import RingCapacities, RingReport, replay
+from pypto.sim.runtime.submits import runtime_submits
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -66,6 +68,14 @@ class SimResult:
         if self.trace is None:
             raise ValueError("run with trace=True to know the runtime's dependencies")
         return task_dependencies(self.trace, self.program, self.analyses)
+
+    def ring_report(self, capacities: RingCapacities | None = None) -> RingReport:
+        """The run replayed through the runtime's ring heaps, task windows and dep pools
+        (`pypto.sim.runtime.rings`) under `capacities` (default: the compile defaults;
+        `RingCapacities.resolve()` reads PTO2_RING_* as the runtime does); traced runs."""
+        if self.trace is None:
+            raise ValueError("run with trace=True to replay the runtime's rings")
+        return replay(runtime_submits(self.trace, self.program, self.analyses), capacities)
 
     def blame(self, tensor: str, index: Any) -> dict:
         """Who wrote element `index` of `tensor` last (traced runs)."""

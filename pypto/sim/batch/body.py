@@ -235,6 +235,7 @@ def _finish(fr: TaskFrame, launches: list[_Launch], bs: tuple, tid0: int, shape:
                     buf = memory.register(f"{ln.step.site.hint}.out", a, None, None, "result")
                     if trace is not None:
                         trace.results[buf.uid] = tid0 + flat * m + k
+                        trace.note_buffer(buf)
                     got.append(a)
                 else:
                     got.append(out)

@@ -115,6 +115,7 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
                 buf = run.memory.register(f"{site.hint}.out", r, None, None, "result")
                 if trace is not None:
                     trace.results[buf.uid] = tid
+                    trace.note_buffer(buf)
     return rets, tid
 
 

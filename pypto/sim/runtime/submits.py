@@ -17,10 +17,8 @@ task that owns the buffers it allocates). Each has
 the executor opens the root scope (depth 0) around the orchestration; an auto-scoped
 function's body is one AUTO scope (depth 1), and so is each `for` and `if` body
 inside it outside a manual scope; `pl.scope()` / `pl.manual_scope()` add one each.
-A function written with `auto_scope=False` gets no compiler scopes; the IR does not
-record that option, so such a function is recognised by the `pl.scope()` AUTO scopes
-its body must then hold (one with none is numbered as if auto-scoped: only the ring
-digit of its ids can differ).
+A function written with `auto_scope=False` (its `auto_scope` attribute) gets no compiler
+scopes.
 
 **Alloc tasks**: consecutive `pl.create_tensor`s with no launch between them are one
 `alloc_tensors` call, as the compiler batches them.
@@ -28,7 +26,10 @@ digit of its ids can differ).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from pypto.ir.nodes import (
     Assign,
@@ -95,6 +96,8 @@ class Submit:
     args: tuple  # SubmitArg
     explicit: tuple  # the trace ids its `deps=` name
     owns: tuple = ()  # the buffers it allocates (uids): an alloc's, a launch's new results
+    scopes: tuple = ()  # the scope instances it sits in (`scope_path`), outermost first
+    heap_bytes: int = 0  # the heap it takes on its ring: its new buffers, each padded
 
     @property
     def ring(self) -> int:
@@ -106,15 +109,41 @@ class Submit:
 
 
 @dataclass(frozen=True)
+class ScopeNode:
+    """A runtime scope in the program text: a function body, a `for` or `if` body the
+    compiler wraps (auto-scoped functions), or a `pl.scope()` / `pl.manual_scope()`."""
+
+    kind: str  # "body", "for", "then", "else", "scope" or "manual"
+    span: Span | None
+    # the variables of the loops around it, a for body's own included: each iteration
+    # of them opens it anew
+    loops: tuple = ()
+
+    @property
+    def site(self) -> str:
+        """`file.py:line`, as scope_stats names a scope's site."""
+        if self.span is None or not getattr(self.span, "line", 0):
+            return "?:0"
+        return f"{Path(str(self.span.file)).name}:{self.span.line}"
+
+
+@dataclass(frozen=True)
 class _Site:
-    depth: int
+    chain: tuple  # the ScopeNodes around it, outermost first (the root scope not included)
     manual: bool
     early: bool
 
+    @property
+    def depth(self) -> int:
+        return len(self.chain)
+
+
+_ROOT_SITE = _Site((), False, False)
+
 
 def _sites(program: Program | None) -> dict:
-    """Launch site (callee, span) -> its runtime scope depth, manual scope, early flag;
-    pl.create_tensor span -> depth (key (None, span))."""
+    """Launch site (callee, span) -> its `_Site`; a pl.create_tensor's span -> its
+    `_Site` (key (None, span))."""
     out: dict = {}
     if program is None:
         return out
@@ -125,6 +154,12 @@ def _sites(program: Program | None) -> dict:
 
 
 def _auto_scoped(f: Function) -> bool:
+    """Does the compiler place AUTO scopes in `f` (auto_scope=True, the default)? A text
+    or older IR without the attribute: yes unless it opens an AUTO `pl.scope()` itself,
+    which only auto_scope=False allows."""
+    given = f.attr("auto_scope")
+    if given is not None:
+        return bool(given)
     return not any(isinstance(s, Scope) and s.kind is ScopeKind.RUNTIME and
                    s.attr("mode", 0) in (0, None) for s in walk(f.body))
 
@@ -132,39 +167,44 @@ def _auto_scoped(f: Function) -> bool:
 def _walk_function(f: Function, out: dict) -> None:
     auto = _auto_scoped(f)
 
-    def body(stmts: tuple, depth: int, manual: bool) -> None:
+    loops: list = []  # the loop variables around the statement being walked
+
+    def body(stmts: tuple, chain: tuple, manual: bool) -> None:
         for s in stmts:
-            stmt(s, depth, manual)
+            stmt(s, chain, manual)
 
-    def scoped(stmts: tuple, depth: int, manual: bool) -> None:
-        body(stmts, depth + 1 if auto and not manual else depth, manual)
+    def scoped(stmts: tuple, node: ScopeNode, chain: tuple, manual: bool) -> None:
+        body(stmts, chain + (node,) if auto and not manual else chain, manual)
 
-    def stmt(s: Any, depth: int, manual: bool) -> None:
+    def stmt(s: Any, chain: tuple, manual: bool) -> None:
         if isinstance(s, For):
             if s.kind.value == "spmd":
-                exprs(s, depth, manual)
+                exprs(s, chain, manual)
             else:
-                scoped(s.body, depth, manual)
+                loops.append(s.var.name)
+                scoped(s.body, ScopeNode("for", s.span, tuple(loops)), chain, manual)
+                loops.pop()
             return
         if isinstance(s, If):
-            scoped(s.then_body, depth, manual)
-            scoped(s.else_body, depth, manual)
+            scoped(s.then_body, ScopeNode("then", s.span, tuple(loops)), chain, manual)
+            scoped(s.else_body, ScopeNode("else", s.span, tuple(loops)), chain, manual)
             return
         if isinstance(s, Scope) and s.kind in (ScopeKind.RUNTIME, ScopeKind.MANUAL):
             m = manual or s.kind is ScopeKind.MANUAL or s.attr("mode", 0) not in (0, None)
-            body(s.body, depth + 1, m)
+            node = ScopeNode("manual" if m else "scope", s.span, tuple(loops))
+            body(s.body, chain + (node,), m)
             return
         if hasattr(s, "body") and isinstance(getattr(s, "body", None), tuple) and \
                 not isinstance(s, Scope):
-            body(s.body, depth, manual)
+            body(s.body, chain, manual)
             return
-        exprs(s, depth, manual)
+        exprs(s, chain, manual)
 
-    def exprs(s: Any, depth: int, manual: bool) -> None:
+    def exprs(s: Any, chain: tuple, manual: bool) -> None:
         for n in walk(s):
             if isinstance(n, CallFunc) and n.launch:
                 early = bool(n.launch_attr("allow_early_resolve", False))
-                out.setdefault((n.func, n.span), _Site(depth, manual, early))
+                out.setdefault((n.func, n.span), _Site(chain, manual, early))
             elif isinstance(n, Scope) and n.kind is ScopeKind.MANUAL:
                 manual = True
             elif hasattr(n, "op") and isinstance(getattr(n, "op", None), str):
@@ -173,9 +213,18 @@ def _walk_function(f: Function, out: dict) -> None:
                 except KeyError:
                     continue
                 if role is Role.ALLOC_TENSOR:
-                    out.setdefault((None, n.span), _Site(depth, manual, False))
+                    out.setdefault((None, n.span), _Site(chain, manual, False))
 
-    body(f.body, 1 if auto else 0, False)
+    top = (ScopeNode("body", f.span),) if auto else ()
+    body(f.body, top, False)
+
+
+def scope_path(chain: tuple, loops: tuple) -> tuple:
+    """The scope instances a submit sits in, outermost first: each node of its static
+    `chain` with the values of the loops around it (one instance per iteration); `loops`
+    are the submit's (variable, value) pairs."""
+    values = dict(loops)
+    return tuple((node, tuple(values.get(v) for v in node.loops)) for node in chain)
 
 
 class CallDirections:
@@ -238,32 +287,36 @@ def runtime_submits(trace: Trace, program: Program | None, analyses: dict) -> li
     results: dict = {}
     for uid, tid in trace.results.items():
         results.setdefault(tid, []).append(uid)
-    results = {k: tuple(v) for k, v in results.items()}
     allocs = trace.allocs
     ai = 0
     tasks = sorted(trace.tasks, key=lambda t: t.id)
     by_id = {t.id: t for t in tasks}
     for i in range(len(tasks) + 1):
-        # the allocs made before the i-th task, batched while consecutive at one depth
+        # the allocs made before the i-th task: one alloc_tensors call while consecutive
+        # in one scope instance
         batch: list = []
-        batch_site: _Site | None = None
+        batch_scopes: tuple = ()
+        batch_site = _DEFAULT_SITE
         while ai < len(allocs) and allocs[ai][0] <= i:
-            _, name, uid, span = allocs[ai]
+            _, name, uid, span, loops = allocs[ai][:5]
             ai += 1
-            site = sites.get((None, span)) or _Site(1, False, False)
-            if batch and batch_site is not None and site.depth != batch_site.depth:
-                out.append(_alloc(len(out), next_id(batch_site.depth), batch, batch_site))
+            site = sites.get((None, span)) or _DEFAULT_SITE
+            scopes = scope_path(site.chain, loops)
+            if batch and scopes != batch_scopes:
+                out.append(_alloc(len(out), next_id(batch_site.depth), batch, batch_site,
+                                  batch_scopes, trace))
                 batch = []
             batch.append((name, uid, span))
-            batch_site = site
-        if batch and batch_site is not None:
-            out.append(_alloc(len(out), next_id(batch_site.depth), batch, batch_site))
+            batch_site, batch_scopes = site, scopes
+        if batch:
+            out.append(_alloc(len(out), next_id(batch_site.depth), batch, batch_site,
+                              batch_scopes, trace))
         if i == len(tasks):
             break
         t = tasks[i]
         if t.parent is not None and t.parent in by_id:
             continue  # launched from inside a task
-        site = sites.get((t.function, t.span)) or _Site(1, False, False)
+        site = sites.get((t.function, t.span)) or _DEFAULT_SITE
         d, static_manual = dirs.of(t)
         manual = site.manual if static_manual is None else (site.manual or static_manual)
         args = []
@@ -272,15 +325,40 @@ def runtime_submits(trace: Trace, program: Program | None, analyses: dict) -> li
             typ = _ARG_TYPES.get(direction or "", "") or _BY_CALLEE.get(callee, "INOUT")
             md = direction == "NoDep" or tensor in dirs.manual_dep
             args.append(SubmitArg(k, param, typ, tensor, uid, tuple(lo), tuple(hi), md))
+        owns = tuple(results.get(t.id, ()))
         out.append(Submit(len(out), next_id(site.depth), "task", t.id, t.name, t.function,
                           t.span, manual, site.early, t.blocks, tuple(args), tuple(t.deps),
-                          results.get(t.id, ())))
+                          owns, scope_path(site.chain, t.loops), _heap(owns, trace)))
     return out
 
 
-def _alloc(pos: int, tid: int, batch: list, site: _Site) -> Submit:
+# a site the static walk did not place (not expected): the function body's scope
+_DEFAULT_SITE = _Site((ScopeNode("body", None),), False, False)
+
+OUTPUT_ALIGN = 1024  # PTO2_PACKED_OUTPUT_ALIGN: each output in the packed buffer
+
+
+def _heap(uids: tuple, trace: Trace) -> int:
+    """Bytes a submit's new buffers take in its ring's heap, each padded to 1024."""
+    total = 0
+    for uid in uids:
+        info = trace.buffers.get(uid)
+        if info is None:
+            continue
+        _, shape, dtype, _ = info
+        n = int(np.dtype(dtype).itemsize)
+        for d in shape:
+            n *= int(d)
+        total += -(-n // OUTPUT_ALIGN) * OUTPUT_ALIGN
+    return total
+
+
+def _alloc(pos: int, tid: int, batch: list, site: _Site, scopes: tuple,
+           trace: Trace) -> Submit:
+    owns = tuple(uid for _, uid, _ in batch)
     return Submit(pos, tid, "alloc", None, "alloc", "", batch[0][2], site.manual, False, 1,
-                  (), (), tuple(uid for _, uid, _ in batch))
+                  (), (), owns, scopes, _heap(owns, trace))
 
 
-__all__ = ["RINGS", "CallDirections", "Submit", "SubmitArg", "runtime_submits", "task_id"]
+__all__ = ["OUTPUT_ALIGN", "RINGS", "CallDirections", "ScopeNode", "Submit", "SubmitArg",
+           "runtime_submits", "scope_path", "task_id"]

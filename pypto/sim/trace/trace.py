@@ -251,7 +251,7 @@ class Trace:
         self.orchestration_accesses: list[Access] = []
         # what the runtime sees besides the launches: per buffer passed to a task, (name,
         # shape, dtype, kind) (`note_buffer`); the orchestration's `pl.create_tensor`s,
-        # each (tasks launched before it, name, uid, span) - the runtime's alloc tasks
+        # each (tasks launched before it, name, uid, span, loops) - the alloc tasks
         self.buffers: dict[int, tuple] = {}
         self.allocs: list[tuple] = []
         self.results: dict[int, int] = {}  # a launch's new result (uid) -> that task's id
@@ -290,9 +290,10 @@ class Trace:
             a = buf.array
             self.buffers[buf.uid] = (buf.name, tuple(a.shape), a.dtype, buf.kind)
 
-    def note_alloc(self, name: str, uid: int, span: Span | None) -> None:
-        """Orchestration allocated a tensor (`pl.create_tensor`): the runtime's alloc task."""
-        self.allocs.append((len(self.tasks), name, uid, span))
+    def note_alloc(self, name: str, uid: int, span: Span | None, loops: tuple = ()) -> None:
+        """Orchestration allocated a tensor (`pl.create_tensor`) inside the loop
+        iterations `loops` ((variable, value) pairs): the runtime's alloc task."""
+        self.allocs.append((len(self.tasks), name, uid, span, loops))
 
     def task(self, tid: int) -> TaskRecord | None:
         return self._by_id.get(tid)

@@ -26,6 +26,7 @@ def create_tensor(fc: Compiler, e: Call, target: str | None) -> Expr:
     in_region = fc.in_region
     name = target or "tensor"
     uninit = fc.settings.check_uninit
+    loops = tuple(fc.loop_vars)  # (the alloc task's iteration, for the runtime's scopes)
 
     def run(env: Env) -> Any:
         fr = env[FRAME]
@@ -39,7 +40,9 @@ def create_tensor(fc: Compiler, e: Call, target: str | None) -> Expr:
         if not in_region:
             buf = fr.run.memory.register(name, arr, None, None, "tensor")
             if fr.run.trace is not None:
-                fr.run.trace.note_alloc(name, buf.uid, span)
+                fr.run.trace.note_buffer(buf)
+                fr.run.trace.note_alloc(name, buf.uid, span,
+                                        tuple((v, env[v]) for v in loops if v in env))
         if init_f is None and uninit:
             fr.run.uninit.fresh(arr, name, "pl.create_tensor")
         return arr
