@@ -115,7 +115,7 @@ def run_path(path: Path, args: list[str]) -> int:
     root = library_root(path.parent)
     if root is not None and str(root) not in sys.path:
         sys.path.append(str(root))
-    mark_started()  # a supervising runner's timeout counts from here
+    mark_started(pypto.__version__)  # a supervising runner's timeout counts from here
     try:
         namespace = runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:

@@ -126,6 +126,7 @@ def test_timeout_ends_a_runaway_file(tmp_path):
 def test_the_timeout_counts_from_the_files_start(tmp_path):
     """A child whose start-up takes 1.5 s, then loops: a 1 s timeout kills it 1 s after
     it said it started, not 1 s after it was spawned."""
+    from pypto.scale.procs import Limits
     from pypto.scale.runfile import _wait
 
     started = tmp_path / "started"
@@ -134,7 +135,7 @@ def test_the_timeout_counts_from_the_files_start(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", slow_start, str(started)],
                             start_new_session=True)
     t0 = time.monotonic()
-    code, _, why, cpu = _wait(proc, 1.0, None, started)
+    code, _, why, cpu = _wait(proc, Limits(1.0, None, started))
     assert why == "timeout" and code < 0 and started.exists()
     assert cpu > 0  # its busy loop's CPU time, load or not
     assert time.monotonic() - t0 >= 2.5
@@ -142,17 +143,17 @@ def test_the_timeout_counts_from_the_files_start(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
                             start_new_session=True)
     t0 = time.monotonic()
-    assert _wait(proc, 0.5, None)[2] == "timeout" and time.monotonic() - t0 < 2.5
+    assert _wait(proc, Limits(0.5, None))[2] == "timeout" and time.monotonic() - t0 < 2.5
 
 
 def test_a_child_that_never_starts_is_still_ended(tmp_path, monkeypatch):
-    from pypto.scale import runfile
+    from pypto.scale import procs, runfile
 
-    monkeypatch.setattr(runfile, "STARTUP_GRACE", 1.0)
+    monkeypatch.setattr(procs, "STARTUP_GRACE", 1.0)
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
                             start_new_session=True)
     t0 = time.monotonic()
-    assert runfile._wait(proc, 0.5, None, tmp_path / "never")[2] == "timeout"
+    assert runfile._wait(proc, procs.Limits(0.5, None, tmp_path / "never"))[2] == "timeout"
     assert 1.5 <= time.monotonic() - t0 < 10
 
 
