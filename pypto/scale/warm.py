@@ -14,6 +14,8 @@ import, and reports its version.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 import select
@@ -139,12 +141,19 @@ def _mentions_torch(path: str) -> bool:
         return False
 
 
+@functools.cache
+def _torch_installed() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
 def zygote_for(path: str, run: str = "") -> Zygote | None:
     """This thread's zygote for `run` when `path` may run warm (see the module
     docstring), started on first use - a zygote of another run, or one whose package
     changed on disk, is replaced; None: run it cold."""
     if os.environ.get("PYPTO_SIM_COLD", "").strip() not in ("", "0"):
         return None
+    if _torch_installed() and not _mentions_torch(path):
+        return None  # it would run cold on the zygote's torch: do not start one for it
     z = getattr(_local, "zygote", None)
     if z is not None and (not z.alive() or z.serves != run or z.stale()):
         z.close()
