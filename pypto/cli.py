@@ -20,17 +20,21 @@ One file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
 
 The exit status is the file's own (`raise SystemExit(1)` on a failed check), except
 that a file which defines no kernel, or never runs one, says so and exits 3: nothing
-was simulated. `--timeout S` runs the file in a child process that is killed after S
-seconds (exit 124).
+was simulated - however it ends with status 0 (its end, `sys.exit(0)`, `os._exit(0)`),
+since a pass must mean that a kernel ran. `--timeout S` runs the file in a child
+process that is killed after S seconds (exit 124).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import runpy
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pypto
 from pypto.errors import PyptoError
@@ -104,8 +108,54 @@ def _nothing_simulated(path: Path, namespace: dict) -> str:
             "is the work under `if __name__ == '__main__':`?): nothing was simulated")
 
 
+def _ran_nothing(path: Path, namespace: dict) -> bool:
+    """Say so (stderr, and the record for a supervising run) when the file simulated
+    nothing; True then."""
+    why = _nothing_simulated(path, namespace)
+    if why:
+        print(f"pypto-sim: {why}", file=sys.stderr)
+        sys.stderr.flush()
+        _record("nothing-simulated", why)
+    return bool(why)
+
+
+def _file_namespace(err: BaseException, path: Path) -> dict:
+    """The file's module namespace, from the innermost traceback frame of its code."""
+    namespace: dict = {}
+    tb = err.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == path:
+            namespace = tb.tb_frame.f_globals
+        tb = tb.tb_next
+    return namespace
+
+
+@contextlib.contextmanager
+def _exit_checked(path: Path) -> Iterator[None]:
+    """`os._exit(0)` from the file ends the process at once: while the file runs, an
+    exit with 0 first checks that it simulated something (as `sys.exit(0)` and falling
+    off the end do), else exits NOTHING_SIMULATED. (pypto-sim stands in for the
+    interpreter here, as it does for `import golden`.)"""
+    real = os._exit
+
+    def checked_exit(status: int) -> NoReturn:
+        main = sys.modules.get("__main__")  # runpy's module of the file while it runs
+        if status == 0 and _ran_nothing(path, vars(main) if main is not None else {}):
+            status = NOTHING_SIMULATED
+        real(status)
+
+    os._exit = checked_exit
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def run_path(path: Path, args: list[str]) -> int:
-    """Run one kernel file in this process, as `python FILE ARGS` would (see above)."""
+    """Run one kernel file in this process, as `python FILE ARGS` would (see above).
+    Exit status 0 - from `sys.exit(0)`, `os._exit(0)` or the file's end alike - is
+    given only when it simulated something: a pass must mean a kernel ran; otherwise
+    NOTHING_SIMULATED, said on stderr."""
     path = path.resolve()
     install_golden_alias()
     configure_torch_threads()
@@ -117,9 +167,13 @@ def run_path(path: Path, args: list[str]) -> int:
         sys.path.append(str(root))
     mark_started(pypto.__version__)  # a supervising runner's timeout counts from here
     try:
-        namespace = runpy.run_path(str(path), run_name="__main__")
+        with _exit_checked(path):
+            namespace = runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:
-        return _exit_code(exc)
+        code = _exit_code(exc)
+        if code == 0 and _ran_nothing(path, _file_namespace(exc, path)):
+            return NOTHING_SIMULATED
+        return code
     except KeyboardInterrupt:
         return 130
     except PyptoError as err:
@@ -135,12 +189,7 @@ def run_path(path: Path, args: list[str]) -> int:
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
-    why = _nothing_simulated(path, namespace)
-    if why:
-        print(f"pypto-sim: {why}", file=sys.stderr)
-        _record("nothing-simulated", why)
-        return NOTHING_SIMULATED
-    return 0
+    return NOTHING_SIMULATED if _ran_nothing(path, namespace) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

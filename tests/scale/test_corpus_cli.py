@@ -207,3 +207,38 @@ def test_unwritten_rows_plus_a_wrong_golden_is_a_failure_not_a_diagnosis(tmp_pat
     assert r["status"] == "fail", r
     assert re.match(r"'y' 327\d\d/32768 mismatched", r["reason"])
     assert r["runs"][0]["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(0)", "raise SystemExit",
+                                 "main()"])
+def test_an_early_clean_exit_is_nothing_simulated_as_the_files_end_is(tmp_path, how):
+    """`sys.exit(0)` / `os._exit(0)` before any kernel gave exit 0 and a pass, while
+    falling off the end gave 3 (issue 31 item 8): both are 3, a pass means a kernel ran."""
+    body = write(tmp_path, "k.py").read_text().split("if __name__")[0]
+    f = tmp_path / "early.py"
+    f.write_text("import os, sys\n" + body + "def main():\n    print('bye', flush=True)\n"
+                 "    sys.exit(0)\n\n\nif __name__ == '__main__':\n"
+                 f"    print('skipping', flush=True)\n    {how}\n")
+    proc = pypto_sim(f, cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stderr == (f"pypto-sim: {f} defines double_rows but never runs a kernel (no "
+                           "call, no run_jit / run; is the work under `if __name__ == "
+                           "'__main__':`?): nothing was simulated\n")
+    assert proc.stdout.startswith("skipping\n")
+    from pypto.scale.corpus import CorpusFile
+    from pypto.scale.runfile import run_file
+
+    r = run_file(CorpusFile(str(f), "early.py"))
+    assert (r["status"], r["exit_code"]) == ("fail", 3)
+    assert r["reason"].endswith("never runs a kernel (no call, no run_jit / run; is the work "
+                                "under `if __name__ == '__main__':`?): nothing was simulated")
+
+
+@pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(0)"])
+def test_a_clean_exit_after_a_kernel_ran_is_a_pass(tmp_path, how):
+    text = write(tmp_path, "k.py").read_text()
+    f = tmp_path / "ran.py"
+    f.write_text("import os, sys\n" + text.replace("        time.sleep(PAUSE)\n",
+                                                   f"        {how}\n"))
+    proc = pypto_sim(f, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
