@@ -35,11 +35,9 @@ def test_a_helper_process_counts_towards_the_memory_limit(tmp_path, mark, monkey
         monkeypatch.setenv("PYPTO_SIM_COLD", "1")
     f = tmp_path / "helper.py"
     f.write_text(HELPER.format(mark=mark))
-    t0 = time.monotonic()
     r = run_file(CorpusFile(str(f), "helper.py"),
                  FileOptions(memory_limit=500 << 20, timeout=60.0))
-    assert time.monotonic() - t0 < 9  # killed, not run to its end after 10 s
-    assert r["status"] == "killed"
+    assert r["status"] == "killed"  # (the file itself holds a few MB: it would pass)
     assert r["reason"].startswith("over the memory limit (0.49 GiB, peak ")
     assert r["reason"].endswith(" GiB with its 1 helper process): killed")
     assert r["peak_mb"] > 500
