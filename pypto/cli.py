@@ -20,8 +20,9 @@ One file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
 
 The exit status is the file's own (`raise SystemExit(1)` on a failed check), except
 that a file which defines no kernel, or never runs one, says so and exits 3: nothing
-was simulated. `--timeout S` runs the file in a child process that is killed after S
-seconds (exit 124).
+was simulated - however it ends with status 0 (its end, `sys.exit(0)`, `os._exit(0)`),
+since a pass must mean that a kernel ran. `--timeout S` runs the file in a child
+process that is killed after S seconds (exit 124).
 
 The runtime's DFX flags `--enable-dep-gen`, `--enable-pmu [N]`, `--enable-chip-swimlane
 [N]`, `--enable-dump-args [N]`, `--enable-scope-stats` and `--dump-passes` are the
@@ -30,12 +31,15 @@ file's arguments and gives them to every harness run of the file (docs/dfx.md).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import runpy
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pypto
 from pypto.dfx.knobs import ENV_OVERRIDES, split_cli_flags
@@ -123,8 +127,54 @@ def _dfx_flags(path: Path, args: list[str]) -> tuple[list[str], str | None]:
     return rest, json.dumps(taken)
 
 
+def _ran_nothing(path: Path, namespace: dict) -> bool:
+    """Say so (stderr, and the record for a supervising run) when the file simulated
+    nothing; True then."""
+    why = _nothing_simulated(path, namespace)
+    if why:
+        print(f"pypto-sim: {why}", file=sys.stderr)
+        sys.stderr.flush()
+        _record("nothing-simulated", why)
+    return bool(why)
+
+
+def _file_namespace(err: BaseException, path: Path) -> dict:
+    """The file's module namespace, from the innermost traceback frame of its code."""
+    namespace: dict = {}
+    tb = err.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename) == path:
+            namespace = tb.tb_frame.f_globals
+        tb = tb.tb_next
+    return namespace
+
+
+@contextlib.contextmanager
+def _exit_checked(path: Path) -> Iterator[None]:
+    """`os._exit(0)` from the file ends the process at once: while the file runs, an
+    exit with 0 first checks that it simulated something (as `sys.exit(0)` and falling
+    off the end do), else exits NOTHING_SIMULATED. (pypto-sim stands in for the
+    interpreter here, as it does for `import golden`.)"""
+    real = os._exit
+
+    def checked_exit(status: int) -> NoReturn:
+        main = sys.modules.get("__main__")  # runpy's module of the file while it runs
+        if status == 0 and _ran_nothing(path, vars(main) if main is not None else {}):
+            status = NOTHING_SIMULATED
+        real(status)
+
+    os._exit = checked_exit
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def run_path(path: Path, args: list[str]) -> int:
-    """Run one kernel file in this process, as `python FILE ARGS` would (see above)."""
+    """Run one kernel file in this process, as `python FILE ARGS` would (see above).
+    Exit status 0 - from `sys.exit(0)`, `os._exit(0)` or the file's end alike - is
+    given only when it simulated something: a pass must mean a kernel ran; otherwise
+    NOTHING_SIMULATED, said on stderr."""
     path = path.resolve()
     install_golden_alias()
     configure_torch_threads()
@@ -142,11 +192,15 @@ def run_path(path: Path, args: list[str]) -> int:
     root = library_root(path.parent)
     if root is not None and str(root) not in sys.path:
         sys.path.append(str(root))
-    mark_started()  # a supervising runner's timeout counts from here
+    mark_started(pypto.__version__)  # a supervising runner's timeout counts from here
     try:
-        namespace = runpy.run_path(str(path), run_name="__main__")
+        with _exit_checked(path):
+            namespace = runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:
-        return _exit_code(exc)
+        code = _exit_code(exc)
+        if code == 0 and _ran_nothing(path, _file_namespace(exc, path)):
+            return NOTHING_SIMULATED
+        return code
     except KeyboardInterrupt:
         return 130
     except PyptoError as err:
@@ -166,12 +220,7 @@ def run_path(path: Path, args: list[str]) -> int:
             os.environ.pop(ENV_OVERRIDES, None)
         else:
             os.environ[ENV_OVERRIDES] = saved_env
-    why = _nothing_simulated(path, namespace)
-    if why:
-        print(f"pypto-sim: {why}", file=sys.stderr)
-        _record("nothing-simulated", why)
-        return NOTHING_SIMULATED
-    return 0
+    return NOTHING_SIMULATED if _ran_nothing(path, namespace) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

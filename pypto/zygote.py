@@ -19,6 +19,7 @@ without running an op, so its thread pools start in the child. Python's hash see
 the zygote's for all its children (a fresh process draws its own).
 
 The runner talks to the zygote over two pipes, one JSON line per message:
+{"ready", "version", "package"} once it has imported its modules, then per file:
 request {"argv", "cwd", "env", "out"} -> {"pid"} at the fork, then {"pid", "status",
 "maxrss", "cpu"} when the child has ended (the zygote is the child's parent, so it is
 the one that can `wait4` it). The runner watches the child's memory and time through
@@ -99,7 +100,10 @@ def serve(req_fd: int, rep_fd: int) -> None:
     loaded = _preload()
     reqs = os.fdopen(req_fd, "r", encoding="utf-8")
     reps = os.fdopen(rep_fd, "w", encoding="utf-8", buffering=1)
-    reps.write(json.dumps({"ready": loaded}) + "\n")
+    pkg = sys.modules["pypto"]
+    # what it serves: the runner restarts it when this file changes (`pypto.scale.warm`)
+    reps.write(json.dumps({"ready": loaded, "version": pkg.__version__,
+                           "package": pkg.__file__}) + "\n")
     for line in reqs:
         req = json.loads(line)
         pid = os.fork()

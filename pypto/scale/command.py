@@ -3,14 +3,13 @@ tile-size sweep of one file. `pypto.cli` hands every invocation here."""
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pypto.scale import conformance, report
-from pypto.scale.cluster import ScaleError, default_workers, describe, open_client, parse_bytes
+from pypto.scale.cluster import ScaleError, default_workers, parse_bytes, scheduler_address
 from pypto.scale.corpus import CorpusError, CorpusFile, collect
+from pypto.scale.corpus_cli import CorpusPlan, execute
 from pypto.scale.runfile import FileOptions, run_file
 from pypto.scale.sweep_cli import run_sweep_command
 
@@ -28,14 +27,21 @@ A file that defines no kernel or never runs one exits 3 (nothing was simulated).
 
 Many files - TARGET is a file, a directory (every .py under it), a glob or @LIST (one
 path or glob a line) - run as Dask tasks, each file in its own process as pypto-lib's
-CI runs it; per file: pass / diagnosed / fail / timeout / killed / skip, the reason,
-wall time and peak memory. Exit 0 when every file passes (or is skipped).
+CI runs it; per file: pass / diagnosed / fail / timeout / killed / skip / not-run,
+the reason, wall time and peak memory. Exit status: 0 every file passes (or is
+skipped), 1 one does not, 4 the Dask cluster was lost (its scheduler went, or no worker
+came for --wait-workers seconds: the files without a result are not-run), 130 / 143
+interrupted (SIGINT / SIGTERM; the report still lists every file).
 
 options (anywhere before `--`; other arguments after the files go to each file):
   --workers N         local Dask cluster of N worker processes (default: one per core)
-  --memory-limit SIZE per worker, e.g. 4GiB; a file above it is killed
-                      (default: the machine's memory shared among the workers)
-  --scheduler ADDR    run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786
+  --memory-limit SIZE per worker, e.g. 4GiB; a file above it (its own process and the
+                      ones it starts) is killed (default: the machine's memory shared
+                      among the workers)
+  --scheduler ADDR    run on an existing Dask cluster: tcp://HOST:PORT (or HOST:PORT,
+                      tls://, ws://, wss://, ucx://), e.g. tcp://10.0.0.5:8786
+  --wait-workers S    give up when the cluster has had no worker for S s (default 60)
+  --status-every S    a line of the running files every S s (default 30; 0: none)
   --serial            no Dask: one file after another (each still in its own process)
   --timeout S         per file, in seconds (many files: default 900; one file: none)
   --json OUT          write the results as JSON (rewritten as files finish)
@@ -54,11 +60,12 @@ sweep (pypto.scale.sweep; module-level constants of KERNEL.py, see docs/scale.md
 
 _VALUED = {"--workers", "--scheduler", "--memory-limit", "--timeout", "--json", "--html",
            "--root", "--list", "--checks", "--uninit", "--threads", "--sweep", "--kernel",
-           "--specs", "--golden"}
+           "--specs", "--golden", "--wait-workers", "--status-every"}
 _FLAGS = {"--serial": "--serial", "-q": "--quiet", "--quiet": "--quiet"}
 _REPEATED = {"--list", "--sweep"}
 _MANY = {"--workers", "--scheduler", "--serial", "--json", "--html", "--list",
-         "--memory-limit", "--root", "--quiet", "--threads", "--checks", "--uninit"}
+         "--memory-limit", "--root", "--quiet", "--threads", "--checks", "--uninit",
+         "--wait-workers", "--status-every"}
 DEFAULT_CORPUS_TIMEOUT = 900.0
 TIMED_OUT = 124  # as timeout(1)
 
@@ -164,8 +171,20 @@ def _all_skipped(files: list) -> str:
             "nothing was simulated")
 
 
+def _scheduler(inv: Invocation) -> str | None:
+    """--scheduler's address, checked (None: not given; "" is a usage error)."""
+    given = inv.options.get("--scheduler")
+    if given is None:
+        return None
+    try:
+        return scheduler_address(given)
+    except ScaleError as err:
+        raise UsageError(str(err)) from None
+
+
 def run_corpus(inv: Invocation, out: Callable[[str], None]) -> int:
-    if inv.get("--scheduler") and (inv.get("--workers") or inv.get("--serial")):
+    scheduler = _scheduler(inv)
+    if scheduler is not None and (inv.get("--workers") or inv.get("--serial")):
         raise UsageError("--scheduler runs on that cluster's workers: drop --workers/--serial")
     if inv.get("--serial") and inv.get("--workers"):
         raise UsageError("--serial runs without Dask workers: drop --workers")
@@ -179,55 +198,20 @@ def run_corpus(inv: Invocation, out: Callable[[str], None]) -> int:
     if all(f.skip for f in files):
         print(f"pypto-sim: {_all_skipped(files)}", file=sys.stderr)
         return 3
-    opts = file_options(inv, DEFAULT_CORPUS_TIMEOUT)
-    json_path = Path(inv.get("--json")) if inv.get("--json") else None
-    html_path = Path(inv.get("--html")) if inv.get("--html") else None
-    quiet = inv.get("--quiet", False)
-    runnable = sum(1 for f in files if not f.skip)
-    started, t0 = time.time(), time.perf_counter()
-    cluster: dict = {}
-    options = {k: v for k, v in opts.__dict__.items() if k != "stream"}
-    results: list[dict] = []
-
-    def on_result(r: dict, done: int, total: int) -> None:
-        results.append(r)
-        if not quiet:
-            out(report.progress_line(r, done, total))
-        if json_path:
-            report.write_json(json_path, report.document(
-                results, started, time.perf_counter() - t0, cluster, options))
-
-    interrupted = False
-    try:
-        if inv.get("--serial"):
-            cluster.update(kind="serial")
-            out(f"pypto-sim: {len(files)} files, one after another")
-            final = conformance.run_serial(files, opts, on_result)
-        else:
-            workers = _number(inv, "--workers", int, None)
-            if not inv.get("--scheduler"):
-                workers = workers or default_workers(runnable)
-            with open_client(inv.get("--scheduler"), workers, opts.memory_limit) as client:
-                cluster.update(kind="scheduler" if inv.get("--scheduler") else "local",
-                               **describe(client))
-                out(f"pypto-sim: {len(files)} files on {cluster['workers']} Dask worker(s) "
-                    f"({cluster['kind']}, {cluster['scheduler']})")
-                final = conformance.run_dask(files, opts, client, on_result)
-    except ScaleError as err:
-        print(f"pypto-sim: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        interrupted, final = True, results
-    seconds = time.perf_counter() - t0
-    doc = report.document(final, started, seconds, cluster, options)
-    if json_path:
-        report.write_json(json_path, doc)
-    if html_path:
-        report.write_html(html_path, doc)
-    out(report.summary_line(final, seconds) + (" (interrupted)" if interrupted else ""))
-    if interrupted:
-        return 130
-    return 0 if report.all_good(final) else 1
+    workers = _number(inv, "--workers", int, None)
+    if scheduler is None:
+        workers = workers or default_workers(sum(1 for f in files if not f.skip))
+    every = inv.get("--status-every")
+    plan = CorpusPlan(
+        files, file_options(inv, DEFAULT_CORPUS_TIMEOUT),
+        json_path=Path(inv.get("--json")) if inv.get("--json") else None,
+        html_path=Path(inv.get("--html")) if inv.get("--html") else None,
+        quiet=inv.get("--quiet", False), serial=inv.get("--serial", False),
+        scheduler=scheduler, workers=workers,
+        wait_workers=_number(inv, "--wait-workers", float, 60.0),
+        status_every=None if every in ("0", "none") else
+        _number(inv, "--status-every", float, 30.0))
+    return execute(plan, out)
 
 
 def main(argv: list[str], run_path: Callable[[Path, list[str]], int]) -> int:

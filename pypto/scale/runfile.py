@@ -24,15 +24,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.golden.record import RECORD_ENV
 from pypto.scale import warm
 from pypto.scale.corpus import CorpusFile
-from pypto.scale.watchdog import PARENT_ENV, STARTED_ENV, STARTUP_GRACE
+from pypto.scale.procs import Limits, kill_session
+from pypto.scale.watchdog import PARENT_ENV, STARTED_ENV, started_version
 
-STATUSES = ("pass", "diagnosed", "fail", "timeout", "killed", "skip")
+STATUSES = ("pass", "diagnosed", "fail", "timeout", "killed", "skip", "not-run")
+# "not-run": no result - the run was interrupted, or lost its cluster, before the file
+# finished (`pypto.scale.command`)
 _TAIL_LINES = 60
 
 
@@ -54,43 +58,27 @@ class FileOptions:
 
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _wait(proc: subprocess.Popen, timeout: float | None, limit: int | None,
-          started: Path | None = None) -> tuple[int, int, str, float]:
-    """Wait for the child: (exit code, peak RSS bytes, why we killed it or "", CPU
-    seconds it used - user + system, its own children included when it waited for them:
-    what the file costs whatever the machine's load). The
-    timeout counts from when `started` appears (the child's file began to run); a child
-    that never gets there is given STARTUP_GRACE more seconds. Without `started`, from
-    now."""
-    t0 = time.monotonic()
-    deadline = None if timeout is None else t0 + timeout + (STARTUP_GRACE if started else 0)
+def _wait(proc: subprocess.Popen, watch: Limits) -> tuple[int, int, str, float]:
+    """Wait for the child under `watch`'s limits: (exit code, peak resident bytes, why we
+    stopped it or "", CPU seconds it used - user + system, its own children included
+    when it waited for them: what the file costs whatever the machine's load)."""
+    watch.start(proc.pid)
     pause, why = 0.01, ""
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        if started is not None and timeout is not None and started.exists():
-            deadline, started = time.monotonic() + timeout, None
-        if deadline is not None and time.monotonic() > deadline:
-            why = "timeout"
-        elif limit is not None and (warm.resident_bytes(proc.pid) or 0) > limit:
-            why = "memory"
+        why = watch.check()
         if why:
-            _kill_group(proc)
+            kill_session(proc.pid)
             _, status, usage = os.wait4(proc.pid, 0)
             break
         time.sleep(pause)
         pause = min(pause * 1.5, 0.2)
     proc.returncode = os.waitstatus_to_exitcode(status)
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes there, KiB here
-    return proc.returncode, usage.ru_maxrss * scale, why, usage.ru_utime + usage.ru_stime
+    return (proc.returncode, max(usage.ru_maxrss * scale, watch.peak), why,
+            usage.ru_utime + usage.ru_stime)
 
 
 def _records(path: Path) -> list[dict]:
@@ -111,14 +99,17 @@ def _last_line(output: str, code: int) -> str:
 
 
 def classify(code: int, records: list[dict], output: str, why: str, opts: FileOptions,
-             peak: int) -> tuple[str, str]:
-    """(status, reason) of a finished child."""
+             peak: int, helpers: str = "") -> tuple[str, str]:
+    """(status, reason) of a finished child; `helpers` says what the peak counts beyond
+    the file's own process (" with its 2 helper processes")."""
     if why == "timeout":
         return "timeout", f"no result after {opts.timeout:g} s: killed"
     if why == "memory":
         limit = opts.memory_limit or 0
         return "killed", (f"over the memory limit ({limit / 2**30:.2f} GiB, "
-                          f"peak {peak / 2**30:.2f} GiB): killed")
+                          f"peak {peak / 2**30:.2f} GiB{helpers}): killed")
+    if why == "abandoned":
+        return "not-run", "stopped: its task was cancelled or its worker is closing"
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         extra = " (out of memory?)" if -code == signal.SIGKILL else ""
@@ -148,8 +139,11 @@ def file_result(f: CorpusFile, status: str, reason: str, seconds: float = 0.0,
             "pid": os.getpid(), "output": output}
 
 
-def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
-    """Run one corpus file in its own process; a JSON-able result (see STATUSES)."""
+def run_file(f: CorpusFile, opts: FileOptions = FileOptions(), run: str = "",
+             wanted: Callable[[], bool] | None = None) -> dict:
+    """Run one corpus file in its own process; a JSON-able result (see STATUSES).
+    `run` names the run it belongs to (a warm start's zygote serves one run: `warm`);
+    `wanted()` is asked while it runs, False stops it (`procs.Limits`)."""
     if f.skip:
         return file_result(f, "skip", f.skip)
     with tempfile.TemporaryDirectory(prefix="pypto-sim-") as scratch:
@@ -168,9 +162,10 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
         cmd = [sys.executable, "-m", "pypto.cli", f.path, *opts.args]
         out_path = Path(scratch) / "output.txt"
         t0 = time.perf_counter()
-        zygote = warm.zygote_for(f.path) if opts.warm and not opts.stream else None
-        got = zygote.run([f.path, *opts.args], work, env, out_path, opts.timeout,
-                         opts.memory_limit, started) if zygote is not None else None
+        watch = Limits(opts.timeout, opts.memory_limit, started, wanted)
+        zygote = warm.zygote_for(f.path, run) if opts.warm and not opts.stream else None
+        got = zygote.run([f.path, *opts.args], work, env, out_path, watch) \
+            if zygote is not None else None
         if got is not None:
             code, peak, why, cpu = got
         else:
@@ -180,15 +175,19 @@ def run_file(f: CorpusFile, opts: FileOptions = FileOptions()) -> dict:
                                         stdout=None if opts.stream else out,
                                         stderr=None if opts.stream else subprocess.STDOUT)
                 try:
-                    code, peak, why, cpu = _wait(proc, opts.timeout, opts.memory_limit,
-                                                 started)
+                    code, peak, why, cpu = _wait(proc, watch)
                 except BaseException:
-                    _kill_group(proc)  # Ctrl-C, or the task cancelled: leave nothing behind
+                    kill_session(proc.pid)  # Ctrl-C, or the task cancelled: leave nothing
                     proc.wait()
                     raise
         seconds = time.perf_counter() - t0
         output = out_path.read_text(encoding="utf-8", errors="replace")
         runs = _records(record)
-    status, reason = classify(code, runs, output, why, opts, peak)
+        version = started_version(started)
+    helpers = "" if not watch.helpers else \
+        f" with its {watch.helpers} helper process{'es' if watch.helpers > 1 else ''}"
+    status, reason = classify(code, runs, output, why, opts, peak, helpers)
     tail = "" if status == "pass" else "\n".join(output.splitlines()[-_TAIL_LINES:])
-    return file_result(f, status, reason, seconds, peak, code, runs, tail, cpu)
+    result = file_result(f, status, reason, seconds, peak, code, runs, tail, cpu)
+    result["version"] = version  # the pypto-lab the file ran with (None: it never started)
+    return result

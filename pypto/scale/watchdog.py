@@ -7,9 +7,11 @@ another worker.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
+from pathlib import Path
 
 PARENT_ENV = "PYPTO_SIM_PARENT"
 STARTED_ENV = "PYPTO_SIM_STARTED"
@@ -20,13 +22,22 @@ STARTUP_GRACE = 60.0
 """Seconds a child may take to start (before its file runs) on top of the timeout."""
 
 
-def mark_started() -> None:
+def mark_started(version: str = "") -> None:
     """Create the STARTED_ENV path, if set (once; removed from the environment so the
-    file's own subprocesses do not inherit it)."""
+    file's own subprocesses do not inherit it), holding {"pid", "version"}: the
+    pypto-lab this child runs the file with, for the report."""
     path = os.environ.pop(STARTED_ENV, "")
     if path:
         with open(path, "w", encoding="ascii") as fh:
-            fh.write(str(os.getpid()))
+            fh.write(json.dumps({"pid": os.getpid(), "version": version}))
+
+
+def started_version(path: Path) -> str | None:
+    """The version a child wrote at its start (`mark_started`), or None."""
+    try:
+        return str(json.loads(path.read_text(encoding="ascii"))["version"]) or None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def watch_parent_from_env(every: float = 0.5) -> None:

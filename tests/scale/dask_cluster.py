@@ -41,7 +41,8 @@ class Cluster:
         _wait(lambda: self.file.is_file() and self.file.stat().st_size > 0, "scheduler")
         self.address = json.loads(self.file.read_text())["address"]
         self.workers = [self._worker(i) for i in range(workers)]
-        _wait(lambda: self.worker_count() == workers, f"{workers} workers")
+        if workers:
+            _wait(lambda: self.worker_count() == workers, f"{workers} workers")
 
     def _worker(self, i: int) -> subprocess.Popen:
         with open(self.dir / f"worker{i}.log", "wb") as log:
@@ -63,6 +64,10 @@ class Cluster:
         with Client(self.address, timeout=10) as c:
             return next(a for a, w in c.scheduler_info()["workers"].items()
                         if w.get("name") == f"w{i}")
+
+    def kill_scheduler(self) -> None:
+        os.killpg(self.scheduler.pid, signal.SIGKILL)
+        self.scheduler.wait()
 
     def kill_worker(self, i: int) -> None:
         os.killpg(self.workers[i].pid, signal.SIGKILL)

@@ -126,6 +126,7 @@ def test_timeout_ends_a_runaway_file(tmp_path):
 def test_the_timeout_counts_from_the_files_start(tmp_path):
     """A child whose start-up takes 1.5 s, then loops: a 1 s timeout kills it 1 s after
     it said it started, not 1 s after it was spawned."""
+    from pypto.scale.procs import Limits
     from pypto.scale.runfile import _wait
 
     started = tmp_path / "started"
@@ -134,7 +135,7 @@ def test_the_timeout_counts_from_the_files_start(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", slow_start, str(started)],
                             start_new_session=True)
     t0 = time.monotonic()
-    code, _, why, cpu = _wait(proc, 1.0, None, started)
+    code, _, why, cpu = _wait(proc, Limits(1.0, None, started))
     assert why == "timeout" and code < 0 and started.exists()
     assert cpu > 0  # its busy loop's CPU time, load or not
     assert time.monotonic() - t0 >= 2.5
@@ -142,17 +143,17 @@ def test_the_timeout_counts_from_the_files_start(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
                             start_new_session=True)
     t0 = time.monotonic()
-    assert _wait(proc, 0.5, None)[2] == "timeout" and time.monotonic() - t0 < 2.5
+    assert _wait(proc, Limits(0.5, None))[2] == "timeout" and time.monotonic() - t0 < 2.5
 
 
 def test_a_child_that_never_starts_is_still_ended(tmp_path, monkeypatch):
-    from pypto.scale import runfile
+    from pypto.scale import procs, runfile
 
-    monkeypatch.setattr(runfile, "STARTUP_GRACE", 1.0)
+    monkeypatch.setattr(procs, "STARTUP_GRACE", 1.0)
     proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
                             start_new_session=True)
     t0 = time.monotonic()
-    assert runfile._wait(proc, 0.5, None, tmp_path / "never")[2] == "timeout"
+    assert runfile._wait(proc, procs.Limits(0.5, None, tmp_path / "never"))[2] == "timeout"
     assert 1.5 <= time.monotonic() - t0 < 10
 
 
@@ -206,3 +207,38 @@ def test_unwritten_rows_plus_a_wrong_golden_is_a_failure_not_a_diagnosis(tmp_pat
     assert r["status"] == "fail", r
     assert re.match(r"'y' 327\d\d/32768 mismatched", r["reason"])
     assert r["runs"][0]["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(0)", "raise SystemExit",
+                                 "main()"])
+def test_an_early_clean_exit_is_nothing_simulated_as_the_files_end_is(tmp_path, how):
+    """`sys.exit(0)` / `os._exit(0)` before any kernel gave exit 0 and a pass, while
+    falling off the end gave 3 (issue 31 item 8): both are 3, a pass means a kernel ran."""
+    body = write(tmp_path, "k.py").read_text().split("if __name__")[0]
+    f = tmp_path / "early.py"
+    f.write_text("import os, sys\n" + body + "def main():\n    print('bye', flush=True)\n"
+                 "    sys.exit(0)\n\n\nif __name__ == '__main__':\n"
+                 f"    print('skipping', flush=True)\n    {how}\n")
+    proc = pypto_sim(f, cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stderr == (f"pypto-sim: {f} defines double_rows but never runs a kernel (no "
+                           "call, no run_jit / run; is the work under `if __name__ == "
+                           "'__main__':`?): nothing was simulated\n")
+    assert proc.stdout.startswith("skipping\n")
+    from pypto.scale.corpus import CorpusFile
+    from pypto.scale.runfile import run_file
+
+    r = run_file(CorpusFile(str(f), "early.py"))
+    assert (r["status"], r["exit_code"]) == ("fail", 3)
+    assert r["reason"].endswith("never runs a kernel (no call, no run_jit / run; is the work "
+                                "under `if __name__ == '__main__':`?): nothing was simulated")
+
+
+@pytest.mark.parametrize("how", ["sys.exit(0)", "os._exit(0)"])
+def test_a_clean_exit_after_a_kernel_ran_is_a_pass(tmp_path, how):
+    text = write(tmp_path, "k.py").read_text()
+    f = tmp_path / "ran.py"
+    f.write_text("import os, sys\n" + text.replace("        time.sleep(PAUSE)\n",
+                                                   f"        {how}\n"))
+    proc = pypto_sim(f, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr

@@ -1,6 +1,8 @@
 """Corpus runs and sweeps on a real Dask cluster (scheduler and two workers started as
 processes on 127.0.0.1, no mocks), a worker killed mid-run, and the LocalCluster default."""
+import importlib.util
 import json
+import re
 import subprocess
 import sys
 import time
@@ -67,13 +69,18 @@ def test_killed_worker_loses_no_result(tmp_path):
             write(d, n, pause=2.0)
         out = tmp_path / "r.json"
         proc = subprocess.Popen([sys.executable, "-m", "pypto.cli", "--scheduler", c.address,
-                                 str(d), "--json", str(out)], cwd=tmp_path,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                 str(d), "--json", str(out), "--status-every", "0.5"],
+                                cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
         lines = []
         for line in proc.stdout:
             lines.append(line)
-            if line.startswith("[1/6]"):
-                c.kill_worker(0)  # both workers are busy: one dies with a file half run
+            # a status line shows a file running on the doomed worker: kill it under it
+            running = dict((w, f) for f, w in re.findall(r"([\w/.]+) \d+ s on (tcp://[\d.:]+)",
+                                                          line))
+            if line.startswith("pypto-sim: 2 running") and doomed in running:
+                victim = running[doomed]
+                c.kill_worker(0)
                 break
         lines += proc.stdout.readlines()
         assert proc.wait(timeout=240) == 0, "".join(lines)
@@ -81,9 +88,16 @@ def test_killed_worker_loses_no_result(tmp_path):
         assert sorted(r["file"].rsplit("/", 1)[-1] for r in doc["files"]) == names
         assert all(r["status"] == "pass" for r in doc["files"]), doc["files"]
         assert "6 files: 6 pass" in lines[-1]
-        # the dead worker finished at most the first file: the survivor ran the rest,
-        # the file the dead one was running included; none of its children lives on
-        assert sum(r["worker"] == survivor for r in doc["files"]) >= 5
+        # the file it was running ran again on the survivor, and the report says so
+        assert f"pypto-sim: worker {doomed} died while running {victim}: the scheduler runs " \
+            "it again\n" in lines
+        assert doc["cluster"]["workers_lost"] == [doomed]
+        assert doc["cluster"]["ran_again"] == [victim]
+        again = next(r for r in doc["files"] if r["file"] == victim)
+        assert again["attempts"] == [doomed, survivor] and again["worker"] == survivor
+        assert again["reason"] == f"ran 2 times (worker {doomed} died running it)"
+        assert f"; 1 worker(s) died or left: {doomed}; ran more than once: {victim}" \
+            in lines[-1]
         assert {r["worker"] for r in doc["files"]} <= {doomed, survivor}
         time.sleep(1.0)
         orphans = subprocess.run(["pgrep", "-f", f"pypto.cli {d}"],
@@ -106,3 +120,9 @@ def test_local_cluster_is_the_default(corpus, tmp_path):
     assert "4 pass" not in proc.stdout and "5 files: 2 pass, 1 diagnosed, 1 fail, 1 skip" \
         in proc.stdout
     assert page.read_text().count("<tr>") == 6
+    if importlib.util.find_spec("bokeh") is None:
+        assert "pypto-sim: no dashboard (Dask's needs bokeh: pip install bokeh)\n" in proc.stdout
+        assert doc["cluster"]["dashboard"] is None
+    else:  # a LocalCluster serves its dashboard on this machine
+        assert f"pypto-sim: dashboard {doc['cluster']['dashboard']}\n" in proc.stdout
+        assert doc["cluster"]["dashboard"].startswith("http://127.0.0.1:")

@@ -3,14 +3,17 @@ preloaded process behaves as a fresh `python -m pypto.cli FILE` and is watched, 
 out and limited like one."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from scale_kernels import write
 
+import pypto
 from pypto import zygote
 from pypto.scale import warm
 from pypto.scale.corpus import CorpusFile
@@ -169,3 +172,35 @@ def test_the_zygote_ends_with_its_runner(tmp_path):
         time.sleep(0.1)
     else:
         raise AssertionError("the zygote outlived its runner")
+
+
+def test_one_zygote_per_run(tmp_path, show_output):
+    r1, f = _probe(tmp_path)
+    first = warm.zygote_for(str(f))
+    again = warm.zygote_for(str(f))
+    assert first is again  # within one run: the same zygote
+    other = run_file(CorpusFile(str(f), f.name), FileOptions(), run="another run")
+    z = warm.zygote_for(str(f), "another run")
+    assert z is not first and not first.alive()  # the old run's zygote is closed
+    assert _info(other, f)["ppid"] == z.proc.pid  # the new run's file ran on the new one
+    assert other["version"] == r1["version"] == pypto.__version__
+
+
+def test_an_upgraded_package_is_served_by_a_new_zygote(tmp_path, monkeypatch):
+    """pypto-lab upgraded between two files of one run: the second file runs with the
+    new version, and each result says which it ran with."""
+    site = tmp_path / "site"
+    shutil.copytree(Path(pypto.__file__).parent, site / "pypto",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    f = tmp_path / "probe.py"
+    f.write_text("# torch\nimport pypto\nprint('VERSION', pypto.__version__)\n")
+    before = run_file(CorpusFile(str(f), f.name), run="upgrade")
+    z = warm.zygote_for(str(f), "upgrade")
+    assert z is not None and z.package == str(site / "pypto" / "__init__.py")
+    init = site / "pypto" / "__init__.py"
+    init.write_text(init.read_text().replace(f'__version__ = "{pypto.__version__}"',
+                                             '__version__ = "99.0"'))
+    after = run_file(CorpusFile(str(f), f.name), run="upgrade")
+    assert before["version"] == pypto.__version__ and after["version"] == "99.0"
+    assert not z.alive() and warm.zygote_for(str(f), "upgrade").version == "99.0"
