@@ -78,7 +78,7 @@ class World:
         self.size = len(device_ids)
         self.windows = Windows(self.size)
         self.clocks = Clocks(self.size)
-        self.log = AccessLog() if self.settings.check_race else None
+        self.log = AccessLog() if self.settings.check_window else None
         self.events: list[CommEvent] = []
         self.queues: list[list[Dispatch]] = [[] for _ in range(self.size)]
         self.runs: list[Run | None] = [None] * self.size
