@@ -70,7 +70,8 @@ def test_a_string_of_checks_is_not_read_letter_by_letter():
     (("oob", "bounds"), "unknown simulator check(s) 'bounds'", "several checks"),
     (3, "SimConfig.checks must be a tuple of check names or a string, got 3 (int)",
      "the checks are oob, ub, race, window, uninit"),
-    ((1,), "SimConfig.checks names checks by strings, got 1 (int)", "oob, ub, race, window, uninit"),
+    ((1,), "SimConfig.checks names checks by strings, got 1 (int)",
+     "oob, ub, race, window, uninit"),
 ])
 def test_unknown_checks_are_refused(given, message, hint):
     with pytest.raises(ConfigError) as ei:
