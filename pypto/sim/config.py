@@ -187,6 +187,9 @@ class Settings:
     check_div: bool = False
     max_while: int = 10 ** 6
     check_window: bool = False  # races between ranks on windows (a multi-card run)
+    # the caller asked for the trace (trace=True, or the "race" check that reads it); a
+    # trace taken only for the window check is dropped after the run
+    keep_trace: bool = True
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None, ranks: int = 1) -> Settings:
@@ -196,7 +199,8 @@ class Settings:
         checks = set(cfg.checks or ())
         window = ranks > 1 and ("window" in checks or "race" in checks)
         # the race checks read the trace (a rank's own window accesses are in it)
-        trace = bool(cfg.trace) or "race" in checks or window
+        keep = bool(cfg.trace) or "race" in checks
+        trace = keep or window
         cfg = dataclasses.replace(cfg, platform=platform.name, trace=trace,
                                   checks=tuple(cfg.checks or ()))
         batch = bool(cfg.batch) and os.environ.get("PYPTO_SIM_BATCH", "1") != "0" and \
@@ -205,7 +209,8 @@ class Settings:
                         "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
                         cfg.oob_reads == "warn", bool(cfg.strict),
                         int(cfg.seed), int(cfg.max_work), check_div="div" in checks,
-                        max_while=int(cfg.max_while), check_window=window)
+                        max_while=int(cfg.max_while), check_window=window,
+                        keep_trace=keep)
 
 
 __all__ = [

@@ -87,7 +87,7 @@ def executable(compiled: Compiled, config: SimConfig) -> Executable:
     host = compiled.program.entry_function.kind is FunctionKind.HOST
     settings = Settings.of(config, getattr(compiled, "platform", None),
                            len(config.device_ids or (0,)) if host else 1)
-    key = dataclasses.astuple(settings.config)
+    key = (*dataclasses.astuple(settings.config), settings.keep_trace)
     with table.lock:
         exe = cache.get(key)
         if exe is None:
