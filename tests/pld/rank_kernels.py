@@ -313,3 +313,44 @@ def ring_without_barrier(inputs: pl.Tensor[[NR8, 1, S], pl.FP32],
     for r in pl.range(pld.world_size()):
         data = pld.window(buf, [1, S], dtype=pl.FP32)
         stage_and_pull_next_chip(inputs[r], outputs[r], data, device=r)
+
+
+@pl.jit.incore
+def mark_window(win: pld.DistributedTensor[[1, S], pl.FP32]):
+    return pl.store(pl.full([1, S], dtype=pl.FP32, value=1.0), [0, 0], win)
+
+
+@pl.jit
+def mark_chip(win: pld.DistributedTensor[[1, S], pl.FP32]):
+    return mark_window(win)
+
+
+@pl.jit.host
+def mark_every_rank():
+    """Each rank writes its own window (any number of ranks)."""
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        mark_chip(pld.window(buf, [1, S], dtype=pl.FP32), device=r)
+
+
+@pl.jit.incore
+def load_at(x: pl.Tensor[[1, S], pl.FP32], win: pld.DistributedTensor[[1, S], pl.FP32],
+            k: pl.Scalar[pl.INDEX]):
+    return pl.store(pl.load(x, [0, k], [1, S]), [0, 0], win)  # ERR:rank2
+
+
+@pl.jit
+def load_at_chip(x: pl.Tensor[[1, S], pl.FP32], win: pld.DistributedTensor[[1, S], pl.FP32],
+                 k: pl.Scalar[pl.INDEX]):
+    return load_at(x, win, k)
+
+
+@pl.jit.host
+def fault_on_rank_two(x: pl.Tensor[[4, 1, S], pl.FP32]):
+    """Rank 2 (only) loads past the end of its row."""
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        k = 0
+        if r == 2:
+            k = 8
+        load_at_chip(x[r], pld.window(buf, [1, S], dtype=pl.FP32), k, device=r)
