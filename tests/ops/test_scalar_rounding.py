@@ -124,5 +124,36 @@ def test_an_integer_tensor_still_promotes_with_a_float_literal():
 def test_tile_scalar_rounds_into_the_tile_dtype(dt, s, want):
     got = tile_scalar(np.zeros(4, NP[dt]), s)
     assert got == want and np.asarray(got).dtype == np.float32
-    assert tile_scalar(np.zeros(4, np.int32), 2.5) == 2.5  # integer tiles: as they were
+    assert tile_scalar(np.zeros(4, np.int32), 2.5) == 2.5  # (a float: promotes, as it did)
+
+
+@pytest.mark.parametrize(("dt", "s", "want"), [
+    (np.uint8, -3, 253), (np.int8, 300, 44), (np.int8, -129, 127), (np.int16, 7, 7),
+    (np.int64, -1, -1), (np.uint8, np.int64(256), 0),
+])
+def test_an_integer_scalar_on_an_integer_tile_wraps_into_its_dtype(dt, s, want):
+    """An int literal takes the tile's dtype (the real toolchain's placeholder rule) and
+    is converted as C converts: -3 on a UINT8 tile is 253 (numpy refused it with an
+    OverflowError that surfaced as "pl op 'add' failed while simulating")."""
+    got = tile_scalar(np.zeros(4, dt), s)
+    assert got == want and np.asarray(got).dtype == np.dtype(dt)
+
+
+def test_a_negative_literal_on_a_uint8_tile_runs(tmp_path):
+    src = ("import pypto.language as pl\n\n\n@pl.jit\n"
+           "def k(a: pl.Tensor[[8, 16], pl.UINT8], y: pl.Out[pl.Tensor[[8, 16], pl.UINT8]]):\n"
+           "    with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"t\"):\n"
+           "        y[:, :] = pl.mul(pl.add(a[:, :], -3), -3)\n"
+           "    return y\n")
+    path = tmp_path / "u8.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("u8", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = np.arange(128, dtype=np.uint8).reshape(8, 16)
+    y = np.zeros_like(a)
+    mod.k(a, y)
+    want = ((a.astype(np.int64) - 3) * -3) % 256
+    np.testing.assert_array_equal(y, want.astype(np.uint8))
     assert tile_scalar(np.zeros(4, np.float16), True) is True
