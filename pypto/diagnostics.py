@@ -80,7 +80,7 @@ def render_text(err: Any) -> str:
 
 def _extra_context(err: Any) -> str:
     parts = []
-    for attr in ("tensor", "region", "block", "indices"):
+    for attr in ("rank", "tensor", "region", "block", "indices"):
         value = getattr(err, attr, None)
         if value is not None:
             parts.append(f"{attr}={value}")

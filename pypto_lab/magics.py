@@ -61,6 +61,8 @@ def _sweep(result: Any, args: MagicArgs, items: list[str], user_ns: dict) -> Swe
     if not result.kernels:
         raise UsageError("--sweep: the cell compiled no kernel to sweep")
     name = args.kernel or result.kernels[-1].name
+    if all(k.name != name for k in result.kernels):  # (the cell's diagnostic says why)
+        raise UsageError(f"--sweep: no compiled kernel named {name!r} in the cell")
     golden = user_ns[args.golden] if args.golden else None
     try:
         return sweep_cell(user_ns[name], items, user_ns[args.specs], golden,

@@ -35,6 +35,13 @@ class CellSyntaxError(UserError):
     code = "E002"
 
 
+class KernelNameError(UserError):
+    """`--kernel NAME` names no kernel the cell compiled; located at the name on the
+    `%%pypto` line."""
+
+    code = "E003"
+
+
 def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
              progress: Progress | None = None, number: int | None = None) -> CellResult:
     """Run one `%%pypto` cell; `line` is the magic line (shown in located errors),
@@ -62,7 +69,11 @@ def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
                 result.diagnostics.append(DiagnosticView(err, f"compile {name}"))
                 continue
             result.kernels.append(KernelResult(name, compiled, KernelModel.of(compiled)))
-        if args.specs and result.kernels:
+        if args.kernel and result.kernels and \
+                all(k.name != args.kernel for k in result.kernels):
+            result.diagnostics.append(DiagnosticView(
+                _no_kernel(args.kernel, result, code.co_filename, line), "--kernel"))
+        elif args.specs and result.kernels:
             _run(result, args, user_ns, note)
         result.views = _views(result, args)
     _reraise_internal(caught)
@@ -146,6 +157,24 @@ def _run(result: CellResult, args: MagicArgs, user_ns: dict, note: Progress) -> 
                                 progress=note)
     except PyptoError as err:
         result.diagnostics.append(DiagnosticView(err, f"run {target.name}"))
+
+
+def _no_kernel(name: str, result: CellResult, filename: str, line: str) -> KernelNameError:
+    """The error of `--kernel name` when the cell compiled no kernel of that name."""
+    import difflib
+
+    magic = f"%%pypto {line}"
+    col = magic.find(name, magic.find("--kernel")) + 1 or 1
+    names = [k.name for k in result.kernels]
+    near = difflib.get_close_matches(name, names, n=1)
+    failed = any(getattr(d, "stage", None) == f"compile {name}" for d in result.diagnostics)
+    why = (f"kernel '{name}' did not compile (its error is above)" if failed else
+           f"the cell defines no kernel named '{name}'")
+    return KernelNameError(
+        f"--kernel {name}: {why}; it compiled {', '.join(names)}",
+        Span(filename, 1, col, 1, col + len(name)),
+        hint=(f"did you mean '{near[0]}'? " if near else "") +
+             "--kernel takes the name of a @pl.jit function the cell defines")
 
 
 def _lookup(ns: dict, name: str | None, what: str) -> Any:

@@ -12,12 +12,41 @@ Specs are written once and work with either array library:
 from __future__ import annotations
 
 import ctypes
+import inspect
+import numbers
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from pypto.errors import UserError
 from pypto.golden import _interop as io
+from pypto.ir.span import Span
+
+
+class SpecError(UserError, ValueError):
+    """A `TensorSpec` that cannot describe an array (a dtype that is none, a negative or
+    non-integer dim), located at the `TensorSpec(...)` call that made it."""
+
+    code = "E103"
+
+
+def _caller_span() -> Span | None:
+    """The span of the call that constructed the spec: the first frame outside this
+    module and the dataclass-generated `__init__`."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in (__file__, "<string>"):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None
+    info = inspect.getframeinfo(frame, context=0)
+    pos = getattr(info, "positions", None)
+    if pos is not None and pos.col_offset is not None and pos.end_lineno is not None \
+            and pos.end_col_offset is not None:
+        return Span(info.filename, info.lineno, pos.col_offset + 1, pos.end_lineno,
+                    pos.end_col_offset + 1)
+    return Span(info.filename, info.lineno, 1, info.lineno, 2)
 
 
 def _np_factory_call(fn: Any, shape: tuple, dtype: np.dtype) -> np.ndarray | None:
@@ -61,7 +90,15 @@ class TensorSpec:
     resident: Any = None
 
     def __post_init__(self) -> None:
-        self.shape = [int(d) for d in self.shape]
+        self.shape = self._checked_shape()
+        try:
+            io.np_dtype(self.dtype)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise SpecError(f"TensorSpec {self.name!r}: dtype {self.dtype!r} is not a dtype "
+                            f"({exc})", _caller_span(),
+                            hint="give a numpy / ml_dtypes / torch dtype, a pl dtype "
+                                 "(pl.FP32) or a dtype name such as 'float32' or "
+                                 "'bfloat16'") from None
         r = self.resident
         if r is None or r is False or r == "stacked":
             return
@@ -74,6 +111,25 @@ class TensorSpec:
             return
         raise ValueError(f"TensorSpec {self.name!r}: resident must be None/False, an int worker "
                          f'id or "stacked", not {r!r}')
+
+    def _checked_shape(self) -> list:
+        try:
+            dims = list(self.shape)
+        except TypeError:
+            dims = None
+        if dims is None or any(isinstance(d, (bool, np.bool_)) or
+                               not isinstance(d, numbers.Integral) for d in dims):
+            raise SpecError(f"TensorSpec {self.name!r}: shape {self.shape!r} must be a list of "
+                            "integers", _caller_span(),
+                            hint="concrete dims, e.g. shape=[32, 16] (a pl.dynamic dim "
+                                 "of the kernel gets the size this run uses)")
+        bad = [(ax, int(d)) for ax, d in enumerate(dims) if d < 0]
+        if bad:
+            ax, d = bad[0]
+            raise SpecError(f"TensorSpec {self.name!r}: shape {[int(x) for x in dims]} has "
+                            f"the negative dim {d} at axis {ax}", _caller_span(),
+                            hint="every dim is a size: 0 or more")
+        return [int(d) for d in dims]
 
     # -- description ---------------------------------------------------------------
 

@@ -16,7 +16,14 @@ from pypto.ir.nodes import Const
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ops.facts import Ufunc
 from pypto.ops.intdiv import is_int_array, true_quotient
-from pypto.ops.numeric import compute_dtype, elementwise, plain, valid_shape, with_valid
+from pypto.ops.numeric import (
+    compute_dtype,
+    elementwise,
+    plain,
+    tile_scalar,
+    valid_shape,
+    with_valid,
+)
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
     broadcast_shapes,
@@ -32,12 +39,17 @@ from pypto.ops.rules import (
 
 
 def _tensor_scalar_dtype(a: TensorType, rhs: Any) -> Any:
-    """The result dtype of a tensor-by-scalar op of the real toolchain (its parser types
-    the result; `tensor.adds` / `muls` / `divs` ... promote with the scalar): a float
-    literal is an FP32 constant there, so `pl.mul(fp16_tensor, 0.5)` is an FP32 tensor;
-    an int literal is a placeholder that takes the tensor's dtype. (Its tile forms keep
-    the tile's dtype, and so does the hardware after tile lowering; the simulator
-    computes in the dtype declared here.)"""
+    """The result dtype of a tensor-by-scalar op. A float tensor keeps its dtype, as the
+    hardware does: the real toolchain types `tensor.adds(fp16, 0.5)` FP32 (its parser
+    makes a float literal an FP32 constant and `tensor.adds` / `muls` / `divs` ...
+    promote), but lowers it to `tile.adds`, whose result keeps the tile's dtype, and the
+    instruction takes the scalar in that dtype (`pypto.ops.numeric.tile_scalar`); so
+    every scalar form rounds per op on an FP16 / BF16 tile, as the tile-tile ops do
+    (docs/reliability.md, "Tensor-scalar forms"). An integer tensor: an int literal is
+    a placeholder that takes the tensor's dtype, a float literal an FP32 constant that
+    promotes it (the real toolchain's tensor rule, kept)."""
+    if a.dtype.is_float():
+        return a.dtype
     value = py_value(rhs)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         dt = scalar_dtype(rhs)
@@ -49,6 +61,18 @@ def _tensor_scalar_dtype(a: TensorType, rhs: Any) -> Any:
     if dt == dtypes.INDEX:  # an index placeholder (a bare int) takes the tensor's dtype
         return a.dtype
     return dtypes.promote(a.dtype, dt)
+
+
+def _scalar_in_tile(fn: Callable) -> Callable:
+    """A binary impl whose scalar right operand on a float tile is first rounded to the
+    tile's dtype (`tile_scalar`); tile-tile calls pass through."""
+
+    def run(lhs: Any, rhs: Any, *rest: Any) -> Any:
+        if not isinstance(rhs, np.ndarray) or rhs.ndim == 0:
+            rhs = tile_scalar(lhs, rhs)
+        return fn(lhs, rhs, *rest)
+
+    return run
 
 
 def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool = False,
@@ -97,7 +121,8 @@ def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = 
     sig.__doc__ = doc
     names = (f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}") + extra_names
     ufunc = Ufunc(_UFUNC[name]) if name in _UFUNC else None
-    defop(name, unit=Unit.VECTOR, impl=elementwise(fn), names=names, ufunc=ufunc,
+    impl = elementwise(fn) if int_only else _scalar_in_tile(elementwise(fn))
+    defop(name, unit=Unit.VECTOR, impl=impl, names=names, ufunc=ufunc,
           batchable=name in _BATCHABLE, divisor=divisor)(sig)
 
 
@@ -161,6 +186,8 @@ def _div_impl(lhs: Any, rhs: Any, high_precision: bool = False) -> Any:
         # Integer tiles divide truncating toward zero, as the hardware's TDIV does; by
         # zero they saturate (`pypto.ops.intdiv`)
         return true_quotient(lhs, rhs)
+    if not isinstance(rhs, np.ndarray) or rhs.ndim == 0:
+        rhs = tile_scalar(lhs, rhs)
     return _true_divide(lhs, rhs)
 
 
@@ -275,7 +302,7 @@ def _lrelu(x, slope):
 
 
 defop("lrelu", unit=Unit.VECTOR, batchable=True,
-      impl=elementwise(lambda x, s: np.maximum(x, x * s)),
+      impl=_scalar_in_tile(elementwise(lambda x, s: np.maximum(x, x * s))),
       names=("pl.lrelu", "pl.tile.lrelu"))(_lrelu)
 
 
@@ -374,7 +401,10 @@ for _name, _scalar, _fn, _sym in (("addc", False, lambda a, b, c: a + b + c, "lh
         return _r3(lhs, rhs, rhs2)
 
     _tsig.__doc__ = f"Tile `{_sym}` in one instruction."
-    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn), batchable=True,
+    _impl3 = elementwise(_fn)
+    if _scalar:  # (the scalar in the middle, in the tile's dtype)
+        _impl3 = (lambda f: lambda a, s, c: f(a, tile_scalar(a, s), c))(_impl3)
+    defop(_name, unit=Unit.VECTOR, impl=_impl3, batchable=True,
           names=(f"pl.{_name}", f"pl.tile.{_name}"))(_tsig)
 
 
@@ -411,7 +441,8 @@ def _check_tmp_like(a, tmp, op: str) -> None:
 _rem_impl = elementwise(lambda a, b: np.remainder(a, b))
 defop("rem", unit=Unit.VECTOR, impl=lambda lhs, rhs, tmp: _rem_impl(lhs, rhs),
       names=("pl.rem", "pl.tile.rem"), divisor="rhs")(_rem)
-defop("rems", unit=Unit.VECTOR, impl=lambda lhs, rhs, tmp: _rem_impl(lhs, rhs),
+defop("rems", unit=Unit.VECTOR,
+      impl=lambda lhs, rhs, tmp: _rem_impl(lhs, tile_scalar(lhs, rhs)),
       names=("pl.rems", "pl.tile.rems"), divisor="rhs")(_rems)
 
 

@@ -37,6 +37,38 @@ def is_float_np(dt: np.dtype) -> bool:
     return _is_float(np.dtype(dt)) if r is None else r
 
 
+def tile_scalar(tile: Any, s: Any) -> Any:
+    """The scalar operand `s` of a tensor-scalar op on the float tile `tile`, as the
+    hardware takes it: rounded to the tile's dtype (pto's TADDS, TMULS, TDIVS, TMAXS,
+    TCMPS ... take it as `TileData::DType`), in the precision the op computes in (a
+    narrow float widens to fp32 exactly). An integer scalar on an integer tile is
+    converted as C converts it (two's complement, wrapping: -3 on a UINT8 tile is
+    253); a float scalar on an integer tile, and a tile operand, are returned as they
+    are (the integer tensor rule promotes with a float literal)."""
+    if not isinstance(tile, np.ndarray) or isinstance(s, (bool, np.bool_)) or \
+            not (isinstance(s, (int, float, np.number)) or
+                 (isinstance(s, np.ndarray) and s.ndim == 0)):
+        return s
+    dt = tile.dtype
+    if dt.kind in "iu":
+        if isinstance(s, np.ndarray) or not isinstance(s, (int, np.integer)):
+            return s
+        bits = dt.itemsize * 8
+        v = int(s) & ((1 << bits) - 1)
+        if dt.kind == "i" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        return dt.type(v)
+    if not is_float_np(dt):
+        return s
+    if _QUIET.depth:
+        r = dt.type(s)
+    else:
+        with np.errstate(over="ignore"):  # (past the dtype's range: inf, as the hardware)
+            r = dt.type(s)
+    w = compute_dtype(dt)
+    return r if w is dt else w.type(r)
+
+
 def as_array(x: Any) -> np.ndarray:
     return x if isinstance(x, np.ndarray) else np.asarray(x)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType, TileType
-from pypto.ops.numeric import compute_dtype, plain
+from pypto.ops.numeric import compute_dtype, plain, tile_scalar
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
     broadcast_shapes,
@@ -93,7 +93,7 @@ def unpack_mask(mask: np.ndarray, shape: tuple) -> np.ndarray:
 
 def _compare(a: Any, b: Any, code: int) -> np.ndarray:
     x = np.asarray(a)
-    y = np.asarray(b)
+    y = np.asarray(tile_scalar(x, b) if not isinstance(b, np.ndarray) or b.ndim == 0 else b)
     x = x.astype(compute_dtype(x.dtype), copy=False)
     if y.ndim:
         y = y.astype(compute_dtype(y.dtype), copy=False)

@@ -26,10 +26,13 @@ class SimConfig:
     platform: "a2a3sim" (default: the compiled program's platform) or "a5sim".
     checks:   any of "oob" (bounds of every slice/load/store/assemble/read/write), "ub"
               (on-chip budget of every region), "race" (accesses of the same elements
-              by tasks the runtime does not order; implies trace=True), "uninit"
+              by tasks the runtime does not order; implies trace=True and "window"),
+              "window" (a multi-card run's window elements touched by two ranks
+              that no notify -> wait orders, `pypto.sim.cluster.happens`; traces the
+              ranks; nothing to check in a one-rank run), "uninit"
               (reads of memory nothing wrote) and "div" (integer division by zero,
               which has one defined result either way: `pypto.ops.intdiv`); see
-              `pypto.sim.checks`. The core's default is ("oob", "ub", "div").
+              `pypto.sim.checks`. The core's default is ("oob", "ub", "window", "div").
               Argument checks and the work limits are always on. Given as a tuple (or list / set) of
               names or as one string; a string may hold several names separated by
               commas or spaces ("oob,ub"); names are case-insensitive. The config holds
@@ -75,7 +78,7 @@ class SimConfig:
     """
 
     platform: str | None = None
-    checks: tuple = ("oob", "ub", "div")
+    checks: tuple = ("oob", "ub", "window", "div")
     strict: bool = True
     trace: bool = False
     seed: int = 0
@@ -190,13 +193,23 @@ class Settings:
     check_div: bool = False
     max_while: int = 10 ** 6
     dump_args: int = 0  # the args dump level (`pypto.sim.machine.capture`)
+    check_window: bool = False  # races between ranks on windows (a multi-card run)
+    # the caller asked for the trace (trace=True, the "race" check that reads it, the args
+    # dump that names tasks by it); a trace taken only for the window check is dropped
+    # after the run
+    keep_trace: bool = True
 
     @staticmethod
-    def of(cfg: SimConfig, default_platform: str | None) -> Settings:
+    def of(cfg: SimConfig, default_platform: str | None, ranks: int = 1) -> Settings:
+        """The settings of `cfg` for a program running on `ranks` ranks (a host
+        program's devices; 1 for any other)."""
         platform = get_platform(cfg.platform or default_platform)
         checks = set(cfg.checks or ())
-        # the race check reads the trace; the args dump names tasks by it
-        trace = bool(cfg.trace) or "race" in checks or cfg.dump_args > 0
+        window = ranks > 1 and ("window" in checks or "race" in checks)
+        # the race checks read the trace (a rank's own window accesses are in it); the
+        # args dump names tasks by it
+        keep = bool(cfg.trace) or "race" in checks or cfg.dump_args > 0
+        trace = keep or window
         cfg = dataclasses.replace(cfg, platform=platform.name, trace=trace,
                                   checks=tuple(cfg.checks or ()))
         batch = bool(cfg.batch) and os.environ.get("PYPTO_SIM_BATCH", "1") != "0" and \
@@ -206,7 +219,8 @@ class Settings:
                         "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
                         cfg.oob_reads == "warn", bool(cfg.strict),
                         int(cfg.seed), int(cfg.max_work), check_div="div" in checks,
-                        max_while=int(cfg.max_while), dump_args=int(cfg.dump_args))
+                        max_while=int(cfg.max_while), dump_args=int(cfg.dump_args),
+                        check_window=window, keep_trace=keep)
 
 
 __all__ = [

@@ -84,8 +84,10 @@ def executable(compiled: Compiled, config: SimConfig) -> Executable:
     if refusals:  # compiles as with the real toolchain; no run here (passes/runnable.py)
         raise refusal_error(refusals[0])
     given = config
-    settings = Settings.of(config, getattr(compiled, "platform", None))
-    key = dataclasses.astuple(settings.config)
+    host = compiled.program.entry_function.kind is FunctionKind.HOST
+    settings = Settings.of(config, getattr(compiled, "platform", None),
+                           len(config.device_ids or (0,)) if host else 1)
+    key = (*dataclasses.astuple(settings.config), settings.keep_trace)
     with table.lock:
         exe = cache.get(key)
         if exe is None:
@@ -140,7 +142,7 @@ def run_compiled(compiled: Compiled, args: tuple, kwargs: dict | None = None,
 
 
 def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
-             checks: Any = ("oob", "ub", "div"), trace: bool = True, seed: int = 0,
+             checks: Any = ("oob", "ub", "window", "div"), trace: bool = True, seed: int = 0,
              padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
              strict: bool = True, oob_reads: str = "fault", device_ids: Any = None,
              dump_args: int = 0, **kwargs: Any) -> SimResult:
@@ -148,7 +150,7 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     with `args`, tracing by default. `result.outputs` holds the device arrays of the
     `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
 
-    checks: any of "oob", "ub", "race", "uninit", "div" (see `SimConfig`); with
+    checks: any of "oob", "ub", "race", "window", "uninit", "div" (see `SimConfig`); with
     strict=False races, uninitialized reads and integer divisions by zero are collected
     into `result.races` / `result.uninit_reads` / `result.zero_divisions` instead of
     raising; oob_reads="warn" collects reads past the

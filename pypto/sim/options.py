@@ -25,7 +25,7 @@ import numpy as np
 from pypto.errors import ConfigError
 from pypto.platform import get_platform
 
-CHECKS = ("oob", "ub", "race", "uninit", "div")
+CHECKS = ("oob", "ub", "race", "window", "uninit", "div")
 CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
            "oob_reads": ("fault", "warn")}
 _BOOLS = ("strict", "trace", "batch")

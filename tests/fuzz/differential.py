@@ -7,8 +7,9 @@ file), compiled once, and called on two random input sets (of two row counts for
 with its arrays C-ordered, Fortran-ordered and as strided views of larger arrays (a
 `pl.Out` view goes through a device copy and is copied back) - twelve calls, run by
 several threads at once from a fresh program, so the first calls race to compile too.
-A call is a mismatch when it raises, when its outputs differ from the model beyond
-float32 rounding (rtol 1e-4, atol 1e-5 - reductions may sum in another order), or when
+A call is a mismatch when it raises (a valid kernel refused), when its outputs differ
+from the model beyond float32 rounding (rtol 1e-4, atol 1e-5 - reductions may sum in
+another order; a typed recipe's - integer, FP16, BF16 - must equal it bit for bit), or when
 the calls on one input set do not all give the same bits (batched and block by block,
 every layout, every thread).
 """
@@ -55,6 +56,17 @@ class Report:
                 f"({self.batched_calls} ran batched), {len(self.mismatches)} mismatches")
 
 
+def _values(rng: np.random.Generator, shape: tuple, rec: Recipe) -> np.ndarray:
+    """Random inputs of the recipe's dtype: normal floats (FP16 / BF16 scaled up, so
+    sums and products round), small integers (products wrap in INT8 / UINT8)."""
+    dt = rec.np_dtype
+    if dt.kind in "iu":
+        lo = 0 if dt.kind == "u" else -20
+        return rng.integers(lo, 20, shape).astype(dt)
+    scale = 1.0 if rec.dtype == "FP32" else 64.0
+    return (rng.standard_normal(shape) * scale).astype(dt)
+
+
 def _laid_out(a: np.ndarray, layout: str) -> np.ndarray:
     if layout == "C":
         return np.ascontiguousarray(a)
@@ -90,9 +102,7 @@ def check_kernel(rec: Recipe, directory: Path, threads: int = 4) -> Report:
     for k in range(2):
         if rec.form == "dyn" and k:
             m = rec.tm * (rec.gm + 1)  # one program, another row count
-        a = rng.standard_normal((m, n)).astype(np.float32)
-        b = rng.standard_normal((m, n)).astype(np.float32)
-        w = rng.standard_normal((1, n)).astype(np.float32)
+        a, b, w = (_values(rng, shape, rec) for shape in ((m, n), (m, n), (1, n)))
         s = float(rng.choice([0.5, -1.25, 2.0, 3.5]))
         sets.append(((a, b, w, s), rec.model(a, b, w, s)))
     try:
@@ -137,6 +147,14 @@ def check_kernel(rec: Recipe, directory: Path, threads: int = 4) -> Report:
         assert outs is not None
         want = sets[k][1]
         for name, got, exp in zip("yr", outs, want):
+            if rec.dtype != "FP32":  # typed: the model rounds as the device, bit for bit
+                g, e = got.astype(np.float64), exp.astype(np.float64)
+                if not np.array_equal(g, e, equal_nan=True):
+                    bad = np.argwhere(~((g == e) | (np.isnan(g) & np.isnan(e))))
+                    i = tuple(int(x) for x in bad[0])
+                    rep.mismatches.append(f"{what}: {name}{list(i)} is {got[i]!r}, the model "
+                                          f"says {exp[i]!r} ({len(bad)} elements differ)")
+                continue
             if not np.allclose(got, exp, rtol=RTOL, atol=ATOL, equal_nan=True):
                 bad = np.argwhere(~np.isclose(got, exp, rtol=RTOL, atol=ATOL, equal_nan=True))
                 i = tuple(int(x) for x in bad[0])

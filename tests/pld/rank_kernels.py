@@ -281,3 +281,76 @@ def batching_on_ranks(x: pl.Tensor[[NR, 8, S], pl.FP32], y: pl.Out[pl.Tensor[[NR
                       acc: pl.InOut[pl.Tensor[[NR, 8, S], pl.FP32]]):
     for r in pl.range(pld.world_size()):
         plus_one_then_chain(x[r], y[r], acc[r], device=r)
+
+
+NR8 = 8
+
+
+@pl.jit.incore
+def stage_and_pull_next(inp: pl.Tensor[[1, S], pl.FP32], out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                        data: pld.DistributedTensor[[1, S], pl.FP32]):
+    ctx = pld.get_comm_ctx(data)
+    me = pld.rank(ctx)
+    data = pl.store(pl.load(inp, [0, 0], [1, S]), [0, 0], data)
+    n = pld.nranks(ctx)
+    got = pld.tile.remote_load(data, peer=(me + 1) % n, offsets=[0, 0], shape=[1, S])  # ERR:next
+    return pl.store(got, [0, 0], out)
+
+
+@pl.jit
+def stage_and_pull_next_chip(inp: pl.Tensor[[1, S], pl.FP32],
+                             out: pl.Out[pl.Tensor[[1, S], pl.FP32]],
+                             data: pld.DistributedTensor[[1, S], pl.FP32]):
+    return stage_and_pull_next(inp, out, data)
+
+
+@pl.jit.host
+def ring_without_barrier(inputs: pl.Tensor[[NR8, 1, S], pl.FP32],
+                         outputs: pl.Out[pl.Tensor[[NR8, 1, S], pl.FP32]]):
+    """Each of 8 ranks stages its row and reads its successor's, with no barrier: the
+    ranks run in a fixed order, so all but the last read a window nobody wrote yet."""
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        data = pld.window(buf, [1, S], dtype=pl.FP32)
+        stage_and_pull_next_chip(inputs[r], outputs[r], data, device=r)
+
+
+@pl.jit.incore
+def mark_window(win: pld.DistributedTensor[[1, S], pl.FP32]):
+    return pl.store(pl.full([1, S], dtype=pl.FP32, value=1.0), [0, 0], win)
+
+
+@pl.jit
+def mark_chip(win: pld.DistributedTensor[[1, S], pl.FP32]):
+    return mark_window(win)
+
+
+@pl.jit.host
+def mark_every_rank():
+    """Each rank writes its own window (any number of ranks)."""
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        mark_chip(pld.window(buf, [1, S], dtype=pl.FP32), device=r)
+
+
+@pl.jit.incore
+def load_at(x: pl.Tensor[[1, S], pl.FP32], win: pld.DistributedTensor[[1, S], pl.FP32],
+            k: pl.Scalar[pl.INDEX]):
+    return pl.store(pl.load(x, [0, k], [1, S]), [0, 0], win)  # ERR:rank2
+
+
+@pl.jit
+def load_at_chip(x: pl.Tensor[[1, S], pl.FP32], win: pld.DistributedTensor[[1, S], pl.FP32],
+                 k: pl.Scalar[pl.INDEX]):
+    return load_at(x, win, k)
+
+
+@pl.jit.host
+def fault_on_rank_two(x: pl.Tensor[[4, 1, S], pl.FP32]):
+    """Rank 2 (only) loads past the end of its row."""
+    buf = pld.alloc_window_buffer([1, S], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        k = 0
+        if r == 2:
+            k = 8
+        load_at_chip(x[r], pld.window(buf, [1, S], dtype=pl.FP32), k, device=r)

@@ -98,8 +98,12 @@ def test_windows_remember_which_rank_wrote_each_element():
     np.testing.assert_array_equal(res.window_writers("signal_buf", 1), [[0], [-1]])
     for r in range(rk.NR):  # each rank staged its own row (a traced local store)
         assert (res.window_writers("data_buf", r) == r).all()
-    untraced = rk.allreduce(x, np.zeros((rk.NR, 1, rk.S), np.float32), config=TWO)
-    assert (untraced.window_writers("data_buf", 0) == -1).all()  # local stores need a trace
+    # local stores need a trace: the window race check (on by default) traces the ranks
+    untraced = rk.allreduce(x, np.zeros((rk.NR, 1, rk.S), np.float32),
+                            config=SimConfig(device_ids=(0, 1), checks=("oob", "ub", "div")))
+    assert (untraced.window_writers("data_buf", 0) == -1).all()
+    checked = rk.allreduce(x, np.zeros((rk.NR, 1, rk.S), np.float32), config=TWO)
+    assert (checked.window_writers("data_buf", 1) == 1).all()
 
 
 def test_the_window_view_colours_each_rank_copy_by_writer():

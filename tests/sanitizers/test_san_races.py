@@ -145,8 +145,9 @@ def test_race_check_turns_tracing_on_and_defaults_are_unchanged():
     r = sim.simulate(k.spmd_disjoint, *args, checks=("race",), trace=False)
     assert r.trace is not None and not r.races
     r = sim.simulate(k.spmd_disjoint, *args)
-    assert r.config.checks == ("oob", "ub", "div") and r.races is None and r.uninit_reads == []
-    assert sim.SimConfig().checks == ("oob", "ub", "div")
+    assert r.config.checks == ("oob", "ub", "window", "div") and r.races is None and \
+        r.uninit_reads == []
+    assert sim.SimConfig().checks == ("oob", "ub", "window", "div")
 
 
 def test_unknown_check_name():

@@ -53,7 +53,7 @@ def test_checks_are_held_in_one_spelling():
     assert SimConfig(checks=None).checks == ()
     assert SimConfig(checks="").checks == ()
     # one spelling: equal configs are equal (and share one executable)
-    assert SimConfig(checks="div ub,OOB") == SimConfig()
+    assert SimConfig(checks="div ub,OOB window") == SimConfig()
 
 
 def test_a_string_of_checks_is_not_read_letter_by_letter():
@@ -65,12 +65,13 @@ def test_a_string_of_checks_is_not_read_letter_by_letter():
 
 
 @pytest.mark.parametrize("given,message,hint", [
-    ("races", "unknown simulator check(s) 'races'; choose from oob, ub, race, uninit",
+    ("races", "unknown simulator check(s) 'races'; choose from oob, ub, race, window, uninit",
      "did you mean 'race'?"),
     (("oob", "bounds"), "unknown simulator check(s) 'bounds'", "several checks"),
     (3, "SimConfig.checks must be a tuple of check names or a string, got 3 (int)",
-     "the checks are oob, ub, race, uninit"),
-    ((1,), "SimConfig.checks names checks by strings, got 1 (int)", "oob, ub, race, uninit"),
+     "the checks are oob, ub, race, window, uninit"),
+    ((1,), "SimConfig.checks names checks by strings, got 1 (int)",
+     "oob, ub, race, window, uninit"),
 ])
 def test_unknown_checks_are_refused(given, message, hint):
     with pytest.raises(ConfigError) as ei:

@@ -18,7 +18,7 @@ from pypto.sim.batch import masks
 from pypto.sim.batch.codegen import Core
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.predicate import clip
-from pypto.sim.batch.state import Aff, Fallback, at, gather_index, lo_at
+from pypto.sim.batch.state import Aff, Fallback, gather_index, lo_at, scalar_at
 from pypto.sim.engine.intrinsics.common import SiteId
 
 
@@ -68,12 +68,12 @@ class ScalarCores:
             if r is not None:
                 if acct is not None and f.rec is not None:
                     z = (0,) * st.nb
-                    acct(f.rec, f.costs, [at(a, z) for a in args], at(r, z))
+                    acct(f.rec, f.costs, [scalar_at(a, z) for a in args], scalar_at(r, z))
                 return r
             out = np.empty(st.bs, dtype=np.int64)
             first = None
             for idx in st.indices():
-                vals = [at(a, idx) for a in args]
+                vals = [scalar_at(a, idx) for a in args]
                 r = impl(*vals)
                 if cast is not None:
                     r = cast(r)

@@ -80,8 +80,10 @@ class Aff:
         return f"Aff({self.base}, {self.d})"
 
 
-def at(v: Any, idx: tuple) -> Any:
-    """The value of `v` (an `Aff`, a per-block integer array, or uniform) in block `idx`."""
+def scalar_at(v: Any, idx: tuple) -> Any:
+    """The value in block `idx` of the integer scalar `v`: an `Aff`, a per-block integer
+    array (over the batch axes), or uniform. Only for scalars: an integer tensor whose
+    rank is the batch's would read as a per-block array (`arg_at` is for arguments)."""
     if type(v) is Aff:
         return v.at(idx)
     if isinstance(v, np.ndarray) and v.ndim == len(idx) and v.dtype.kind in "iu":
@@ -89,9 +91,16 @@ def at(v: Any, idx: tuple) -> Any:
     return v
 
 
+def arg_at(v: Any, idx: tuple) -> Any:
+    """A batched launch argument's value in block `idx`: a launch nest's arguments vary
+    per block only as `Aff` (`nest._arg_fn`); tensors and carried tensors, of any dtype
+    and rank, are every block's."""
+    return v.at(idx) if type(v) is Aff else v
+
+
 def lo_at(lo: Any, idx: tuple) -> tuple:
     """The offsets `lo` in block `idx`."""
-    return tuple(int(at(o, idx)) for o in lo)
+    return tuple(int(scalar_at(o, idx)) for o in lo)
 
 
 def store_windows(st: BatchState, view: np.ndarray, value: Any, tgt: np.ndarray,
@@ -337,4 +346,5 @@ class BatchState:
 
 
 __all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "StackRead",
-           "WindowWrite", "at", "gather_index", "lo_at", "store_windows", "write_each_block"]
+           "WindowWrite", "arg_at", "gather_index", "lo_at", "scalar_at", "store_windows",
+           "write_each_block"]

@@ -9,6 +9,11 @@
   order (declared directions, `deps=`, manual scopes), by blocks of one SPMD task
   and by iterations of a `pl.parallel` loop; found after the run from the trace,
   collected into `SimResult.races` (a `RaceReport`), raised as `RaceError` when strict.
+* `"window"` (`pypto.sim.cluster.happens`): in a multi-card run, window elements two
+  ranks touch with no notify -> wait ordering them (the ranks' vector clocks); found
+  after the run from the ranks' window accesses (the check traces the ranks),
+  collected into `ClusterResult.window_races`, raised as `WindowRaceError` when strict.
+  On by default; `"race"` implies it.
 * `"uninit"` (`uninit`): reads of `pl.Out` residue and of never-written
   `pl.create_tensor` / `pl.create_tile` elements, checked during the run against
   per-buffer "written" bitmaps; `UninitializedReadError` at the culprit when strict,
@@ -18,7 +23,7 @@
   result whether or not the check runs (`pypto.ops.intdiv`); `DivisionByZeroError` at
   the op when strict, else collected into `SimResult.zero_divisions`.
 
-The core's default is `("oob", "ub", "div")`; the workbench runs oob, ub, race and uninit,
+The core's default is `("oob", "ub", "window", "div")`; the workbench runs oob, ub, race and uninit,
 not strictly.
 """
 from pypto.sim.checks.divide import DivideLog, DivisionByZeroError, ZeroDivision
@@ -27,7 +32,7 @@ from pypto.sim.checks.races import Race, RaceError, RaceReport, RaceSide, find_r
 from pypto.sim.checks.uninit import UninitializedReadError, UninitRead, UninitTracker
 from pypto.sim.config import CHECKS as ALL_CHECKS
 
-DEFAULT_CHECKS = ("oob", "ub", "div")
+DEFAULT_CHECKS = ("oob", "ub", "window", "div")
 
 __all__ = [
                                     "ALL_CHECKS",

@@ -30,7 +30,8 @@ class ClusterResult(SimResult):
         self.events: list[CommEvent] = list(world.events)
         #: how often the turn passed between ranks (the schedule's length)
         self.switches = world.scheduler.switches
-        #: checks=("race",): the window accesses of different ranks nothing orders
+        #: checks "window" (a default) / "race": the window accesses of different ranks
+        #: nothing orders
         self.window_races: list[WindowRace] = []
         self._world = world
         _merge_rank_writes(run, world)

@@ -18,15 +18,20 @@ def run_host(exe: Executable, args: tuple, kwargs: dict) -> ClusterResult:
     run = Run(settings, exe.program.name)
     run.comm = HostComm(world)
     run, rets = exe.run(args, kwargs, run=run)
+    races = world.log.races() if settings.check_window and world.log is not None else []
+    if not settings.keep_trace:  # traced for the window check alone: the run as untraced
+        for r in (run, *world.runs):
+            if r is not None:
+                r.trace = None
     result = ClusterResult(run, rets, exe.batch.refusals, world)
+    if settings.check_window:  # (on by default: "window")
+        result.window_races = races
+        if settings.strict and result.window_races:
+            raise WindowRaceError(result.window_races, result)
     if settings.check_race:
-        result.window_races = world.log.races() if world.log is not None else []
         result.races = result.rank_races()
-        if settings.strict:
-            if result.window_races:
-                raise WindowRaceError(result.window_races, result)
-            if result.races:
-                raise RaceError(result.races, result)
+        if settings.strict and result.races:
+            raise RaceError(result.races, result)
     return result
 
 

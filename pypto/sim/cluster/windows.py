@@ -32,7 +32,8 @@ class WindowBuffer:
     # per rank, per (shape, dtype): the array views of it handed out, so a window is one
     # object however often it is dispatched (the rank's device memory knows it once)
     arrays: list = field(default_factory=list)
-    # per rank: which rank wrote each byte last (-1: nobody), made on the first write
+    # per rank: which rank wrote each byte last (-1: nobody; `Windows.writer_dtype`),
+    # made on the first write
     writers: list = field(default_factory=list)
 
     def __repr__(self) -> str:
@@ -70,6 +71,9 @@ class Windows:
 
     def __init__(self, world_size: int):
         self.world_size = world_size
+        # a writer id per byte: the narrowest signed type that holds every rank and -1
+        self.writer_dtype = np.dtype(np.int8 if world_size <= 127 else
+                                     np.int16 if world_size <= 32767 else np.int32)
         self.buffers: list[WindowBuffer] = []
         self._roots: dict[int, tuple[WindowBuffer, int]] = {}  # id(rank bytes) -> (buf, rank)
 
@@ -132,21 +136,25 @@ class Windows:
         """Rank `rank` wrote the box [lo, hi) of `a` (a window array lying at `at`) in
         rank `owner`'s copy: remember it per byte, for the workbench's window view."""
         buf = at.buffer
+        wdt = self.writer_dtype
         if buf.writers[owner] is None:
-            buf.writers[owner] = np.full(buf.nbytes, -1, dtype=np.int8)
-        per_byte = np.ndarray(a.shape + (a.itemsize,), dtype=np.int8,
-                              buffer=buf.writers[owner], offset=at.offset,
-                              strides=a.strides + (1,))
+            buf.writers[owner] = np.full(buf.nbytes, -1, dtype=wdt)
+        w = wdt.itemsize  # (the writer ids lie at the window's bytes, w bytes each)
+        per_byte = np.ndarray(a.shape + (a.itemsize,), dtype=wdt,
+                              buffer=buf.writers[owner], offset=at.offset * w,
+                              strides=tuple(x * w for x in a.strides) + (w,))
         per_byte[tuple(slice(b, e) for b, e in zip(lo, hi))] = rank
 
     def written_by(self, a: np.ndarray, at: Located, owner: int) -> np.ndarray:
         """Per element of `a` (a window array lying at `at`), the rank that last wrote it
         in rank `owner`'s copy (-1: nobody)."""
-        w = at.buffer.writers[owner]
-        if w is None:
-            return np.full(a.shape, -1, dtype=np.int8)
-        return np.ndarray(a.shape, dtype=np.int8, buffer=w, offset=at.offset,
-                          strides=a.strides).copy()
+        wr = at.buffer.writers[owner]
+        wdt = self.writer_dtype
+        if wr is None:
+            return np.full(a.shape, -1, dtype=wdt)
+        w = wdt.itemsize
+        return np.ndarray(a.shape, dtype=wdt, buffer=wr, offset=at.offset * w,
+                          strides=tuple(x * w for x in a.strides)).copy()
 
     def describe(self, a: np.ndarray) -> str:
         at = self.locate(a)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.errors import SimulationError
 from pypto.ir.span import Span
 from pypto.sim.cluster.happens import AccessLog, Clocks, WindowAccess
 from pypto.sim.cluster.rank import RankComm
@@ -78,7 +79,7 @@ class World:
         self.size = len(device_ids)
         self.windows = Windows(self.size)
         self.clocks = Clocks(self.size)
-        self.log = AccessLog() if self.settings.check_race else None
+        self.log = AccessLog() if self.settings.check_window else None
         self.events: list[CommEvent] = []
         self.queues: list[list[Dispatch]] = [[] for _ in range(self.size)]
         self.runs: list[Run | None] = [None] * self.size
@@ -130,15 +131,35 @@ class World:
         comm = RankComm(self, r, run)
         run.comm = comm
         self.runs[r] = run
-        for d in self.queues[r]:
-            self.event(None, r, "dispatch", func=d.func or "builtin", device=self.device_ids[r])
-            if d.builtin is not None:
-                d.builtin(comm, TaskFrame(run))
-            else:
-                assert d.func is not None
-                chip_executable(self.exe, d.func).run(tuple(d.args), {}, run=run)
-            comm.complete()  # a dispatch returns when its tasks have completed
+        try:
+            for d in self.queues[r]:
+                self.event(None, r, "dispatch", func=d.func or "builtin",
+                           device=self.device_ids[r])
+                if d.builtin is not None:
+                    d.builtin(comm, TaskFrame(run))
+                else:
+                    assert d.func is not None
+                    chip_executable(self.exe, d.func).run(tuple(d.args), {}, run=run)
+                comm.complete()  # a dispatch returns when its tasks have completed
+        except SimulationError as err:
+            self._on_rank(err, r)
+            raise
         self.event(None, r, "finish")
+
+    def _on_rank(self, err: SimulationError, r: int) -> None:
+        """Name rank `r` (and its device) in a fault of its run: its blocks and tasks
+        are numbered per rank, so "block 0" alone does not say which card."""
+        if getattr(err, "rank", None) is not None:
+            return
+        err.rank = r  # type: ignore[attr-defined]
+        who = f"rank {r} of {self.size} (device {self.device_ids[r]})"
+        msg = err.message
+        at = msg.rfind(" [")
+        if msg.endswith("]") and at >= 0:
+            err.message = f"{msg[:at]} [{who}, {msg[at + 2:]}"
+        else:
+            err.message = f"{msg} [{who}]"
+        err.args = (err.message,)
 
     def batch_refusals(self) -> dict[str, str]:
         """Why regions of the per-device functions the ranks ran could not run batched:

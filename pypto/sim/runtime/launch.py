@@ -28,7 +28,7 @@ from pypto.ir.types import ShapedType
 from pypto.sim.batch.body import run_body
 from pypto.sim.batch.nest import Nest, Shape, nest_of
 from pypto.sim.batch.run import BatchCache, Split, launch_loop, run_spmd, task_args
-from pypto.sim.batch.state import at
+from pypto.sim.batch.state import arg_at
 from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
 from pypto.sim.engine.values import FRAME, Env, Stmt
 from pypto.sim.machine.frame import TaskFrame
@@ -275,7 +275,7 @@ def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: Compile
     names = nest.loop_vars
     for idx in np.ndindex(*tail.bs):
         here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, tail.raw, idx))
-        r = launch(exe, fr, site, [at(a, idx) for a in args], 1, [], outer + here)
+        r = launch(exe, fr, site, [arg_at(a, idx) for a in args], 1, [], outer + here)
     return r
 
 
