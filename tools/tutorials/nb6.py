@@ -14,8 +14,10 @@ NB6 = [
     * `for b in pl.spmd(n)` launches **one task with `n` blocks**; the body is the region,
       and `b` is the block index.
 
-    Tasks are ordered only by the data they share (a task that reads what another writes
-    waits for it) and by explicit `deps=`. Source order orders nothing. This notebook shows
+    Tasks are ordered only by the data they share (a task that reads or rewrites what
+    another wrote waits for it) and by explicit `deps=`. Source order orders nothing, and
+    neither does reading: a task that overwrites what another only reads does not wait for
+    it ([notebook 9](09_debugging_a_dependency.ipynb) finds such a missing edge). This notebook shows
     both launch styles, the task graph that results, and an estimated timeline.
     """),
     SETUP,
