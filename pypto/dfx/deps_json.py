@@ -33,7 +33,7 @@ from pypto.dfx.runtime_types import BufferAddresses, dtype_name, row_major_strid
 from pypto.dfx.task_ids import RuntimeTaskIds
 from pypto.ir.nodes import Program
 from pypto.sim.checks.races import RaceReport, find_races
-from pypto.sim.runtime.dependencies import edge_reason, runtime_edges
+from pypto.sim.runtime.dependencies import edge_reason, runtime_view
 from pypto.sim.runtime.submits import SubmitArg
 from pypto.sim.trace.trace import Trace
 
@@ -83,7 +83,7 @@ def deps_document(trace: Trace, program: Program | None, analyses: dict,
     if ids is None:
         ids = RuntimeTaskIds.of_run(trace, program, analyses)
     submits = ids.submits
-    edges = runtime_edges(submits)
+    edges = runtime_view(trace, program, analyses)[1]
     tensors = _Tensors(trace)
     tasks = []
     for s in submits:

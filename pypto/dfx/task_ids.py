@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pypto.ir.nodes import Program, Scope, ScopeKind
 from pypto.ir.transform import walk
-from pypto.sim.runtime.submits import Submit, runtime_submits
+from pypto.sim.runtime.dependencies import runtime_view
+from pypto.sim.runtime.submits import Submit
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -66,7 +67,7 @@ class RuntimeTaskIds:
 
     @classmethod
     def of_run(cls, trace: Trace, program: Program | None, analyses: dict) -> RuntimeTaskIds:
-        return cls(runtime_submits(trace, program, analyses), trace.tasks, program)
+        return cls(runtime_view(trace, program, analyses)[0], trace.tasks, program)
 
     def raw(self, trace_task_id: int) -> int:
         """The runtime's u64 task id of the trace's task `trace_task_id`."""

@@ -15,9 +15,8 @@ from pypto.sim.checks.uninit import UninitRead
 from pypto.sim.config import SimConfig
 from pypto.sim.machine.capture import ArgSnapshot
 from pypto.sim.machine.run import Run
-from pypto.sim.runtime.dependencies import TaskDependency, task_dependencies
+from pypto.sim.runtime.dependencies import TaskDependency, runtime_view, task_dependencies
 from pypto.sim.runtime.rings import RingCapacities, RingReport, replay
-from pypto.sim.runtime.submits import runtime_submits
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -75,7 +74,8 @@ class SimResult:
         `RingCapacities.resolve()` reads PTO2_RING_* as the runtime does); traced runs."""
         if self.trace is None:
             raise ValueError("run with trace=True to replay the runtime's rings")
-        return replay(runtime_submits(self.trace, self.program, self.analyses), capacities)
+        submits, edges = runtime_view(self.trace, self.program, self.analyses)
+        return replay(submits, capacities, edges)
 
     def blame(self, tensor: str, index: Any) -> dict:
         """Who wrote element `index` of `tensor` last (traced runs)."""

@@ -106,10 +106,13 @@ def test_usage_and_missing_file(tmp_path):
 def test_exit_status_is_the_files(tmp_path):
     p = tmp_path / "exits.py"
     p.write_text("import sys\nprint(sys.argv[1:])\nraise SystemExit(int(sys.argv[1]))\n")
-    for code in ("0", "3"):
+    for code in ("1", "5"):
         proc = pypto_sim(p, code, cwd=tmp_path)
         assert proc.returncode == int(code)
         assert f"['{code}']" in proc.stdout
+    # a clean exit before any kernel ran proves nothing: 3, "nothing was simulated"
+    proc = pypto_sim(p, "0", cwd=tmp_path)
+    assert proc.returncode == 3 and "nothing was simulated" in proc.stderr
     boom = tmp_path / "boom.py"
     boom.write_text("raise RuntimeError('kaput')\n")
     proc = pypto_sim(boom, cwd=tmp_path)
@@ -119,8 +122,8 @@ def test_exit_status_is_the_files(tmp_path):
 def test_sibling_imports_resolve(tmp_path):
     (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
     p = tmp_path / "main_file.py"
-    p.write_text("from helper_mod import VALUE\nraise SystemExit(0 if VALUE == 41 else 5)\n")
-    assert pypto_sim(p, cwd="/").returncode == 0
+    p.write_text("from helper_mod import VALUE\nraise SystemExit(7 if VALUE == 41 else 5)\n")
+    assert pypto_sim(p, cwd="/").returncode == 7
 
 
 @needs_sim

@@ -63,8 +63,8 @@ from pypto.errors import SimulationError
 from pypto.ir.nodes import Program
 from pypto.ir.span import Span
 from pypto.passes.regions import LoopInfo
-from pypto.sim.runtime.dependencies import runtime_edges
-from pypto.sim.runtime.submits import CallDirections, runtime_submits
+from pypto.sim.runtime.dependencies import runtime_view
+from pypto.sim.runtime.submits import CallDirections
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -266,8 +266,7 @@ def happens_before(trace: Trace, program: Program | None, analyses: dict) -> tup
     """(task views by id, the `Order` of the top-level tasks by position, number of
     direct edges): the order the runtime derives for the tasks of `trace`
     (`pypto.sim.runtime.dependencies`), from what each launch declares."""
-    submits = runtime_submits(trace, program, analyses)
-    edges = runtime_edges(submits)
+    submits, edges = runtime_view(trace, program, analyses)
     tasks = sorted(trace.tasks, key=lambda t: t.id)
     pos = {t.id: i for i, t in enumerate(tasks)}
     by_trace = {s.trace_id: s for s in submits if s.trace_id is not None}

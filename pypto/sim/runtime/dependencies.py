@@ -116,6 +116,18 @@ def runtime_edges(submits: list[Submit]) -> list[RuntimeEdge]:
     return edges
 
 
+def runtime_view(trace: Trace, program: Program | None,
+                 analyses: dict) -> tuple[list[Submit], list[RuntimeEdge]]:
+    """The run's submits and the runtime's edges between them, made once per traced run
+    (the race check, the dependencies, the rings and the artifacts all ask for them)."""
+    key = id(program)
+    got = trace.runtime_cache.get(key)
+    if got is None or got[0] is not program:
+        submits = runtime_submits(trace, program, analyses)
+        got = trace.runtime_cache[key] = (program, submits, runtime_edges(submits))
+    return got[1], got[2]
+
+
 def _where(span: Any) -> str:
     if span is None or not getattr(span, "line", 0):
         return "?"
@@ -154,10 +166,10 @@ def task_dependencies(trace: Trace, program: Program | None,
                       analyses: dict) -> list[TaskDependency]:
     """The runtime's edges between the tasks of a traced run (an alloc task's edges are
     left out: it is no task of the trace), one per (pred, succ, source, tensor)."""
-    submits = runtime_submits(trace, program, analyses)
+    submits, edges = runtime_view(trace, program, analyses)
     out: list[TaskDependency] = []
     seen: set = set()
-    for e in runtime_edges(submits):
+    for e in edges:
         a, b = submits[e.pred].trace_id, submits[e.succ].trace_id
         if a is None or b is None:
             continue
@@ -178,4 +190,4 @@ def predecessors(submits: list[Submit], edges: Iterable[RuntimeEdge]) -> list[se
 
 
 __all__ = ["WAIT", "WAIT_RETAIN", "RuntimeEdge", "TaskDependency", "edge_reason",
-           "predecessors", "runtime_edges", "task_dependencies"]
+           "predecessors", "runtime_edges", "runtime_view", "task_dependencies"]

@@ -26,6 +26,7 @@ scopes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ class ScopeNode:
     # of them opens it anew
     loops: tuple = ()
 
-    @property
+    @cached_property
     def site(self) -> str:
         """`file.py:line`, as scope_stats names a scope's site."""
         if self.span is None or not getattr(self.span, "line", 0):

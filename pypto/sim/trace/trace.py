@@ -255,6 +255,8 @@ class Trace:
         self.buffers: dict[int, tuple] = {}
         self.allocs: list[tuple] = []
         self.results: dict[int, int] = {}  # a launch's new result (uid) -> that task's id
+        # the runtime's view of the finished run (`runtime.dependencies.runtime_view`)
+        self.runtime_cache: dict = {}
         self.seconds = 0.0
         # finished tasks whose accesses wait unmerged (`TaskRecord._raw`), and how many
         self._raw_held: list[TaskRecord] = []
