@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pypto.dfx.schedule import CorePool
 from pypto_lab.pipelining import InnerPipeline, iteration_plan
 from pypto_lab.runs import LabTask
 
@@ -69,7 +70,7 @@ def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: f
     region function → the `pl.pipeline` loop inside its body."""
     inner = inner or {}
     us = 1.0 / (clock_ghz * 1e3)
-    free = {"AIC": [0.0] * aic, "AIV": [0.0] * aiv}
+    pool = CorePool(aic, aiv)
     finish: dict[int, float] = {}
     bars: list[Bar] = []
     stages = stages or {}
@@ -79,14 +80,11 @@ def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: f
         sides = _sides(t)
         depth = stages.get(t.region, 0)
         if depth > 1:
-            end = _pipelined(t, sides, depth, ring, free, ready, pickup_us, us, bars)
+            end = _pipelined(t, sides, depth, ring, pool, ready, pickup_us, us, bars)
         else:
-            cores = {s: min(range(len(free[s])), key=lambda i: (free[s][i], i))
-                     for s in sides}
-            start = max([ready] + [free[s][i] for s, i in cores.items()]) + pickup_us
-            end = _place(t, sides, cores, start, us, bars, inner.get(t.region))
-            for s, i in cores.items():
-                free[s][i] = end
+            cores, start = pool.take(sides, ready)
+            end = _place(t, sides, cores, start + pickup_us, us, bars, inner.get(t.region))
+            pool.release(cores, end)
         finish[t.task] = max(finish.get(t.task, 0.0), end)
     lanes = tuple(sorted({b.lane for b in bars}, key=_lane_key))
     deps = tuple(sorted({(d, t.task) for t in tasks for d in t.deps if d in finish}))
@@ -175,8 +173,8 @@ def _iterations(t: LabTask, stages: tuple, side: str, core: int, start: float, u
     return clock
 
 
-def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, ready: float,
-               pickup_us: float, us: float, bars: list) -> float:
+def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, pool: CorePool,
+               ready: float, pickup_us: float, us: float, bars: list) -> float:
     """One iteration of a `pl.pipeline` loop: on its loop's core, its load may run
     while the previous iteration computes, as long as one of the `depth` buffers is free
     (the iteration `depth` back has finished computing); compute and stores stay in
@@ -184,8 +182,8 @@ def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, rea
     side = "AIC" if "AIC" in sides else "AIV"
     state = ring.get(t.region)
     if state is None:
-        core = min(range(len(free[side])), key=lambda i: (free[side][i], i))
-        state = ring[t.region] = {"core": core, "load": free[side][core], "compute": 0.0,
+        when, core = pool.earliest(side)
+        state = ring[t.region] = {"core": core, "load": when, "compute": 0.0,
                                   "store": 0.0, "done": []}
     core = state["core"]
     done = state["done"]
@@ -199,7 +197,7 @@ def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, rea
     s_end = _stage(t, ("mte3",), side, core, s_start, us, bars, mixed=False)
     state.update(load=load_end, compute=c_end, store=s_end)
     done.append(c_end)
-    free[side][core] = max(free[side][core], s_end)
+    pool.release({side: core}, max(pool.hold(side, core), s_end))
     return s_end
 
 
