@@ -15,6 +15,7 @@ dispatch latency of each task switch.
 """
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,72 @@ def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: f
     overlapped = {r for r, n in stages.items() if n > 1} | set(inner)
     return Schedule(tuple(bars), lanes, max((b.end_us for b in bars), default=0.0),
                     clock_ghz, deps, tuple(sorted(overlapped & {t.region for t in tasks})))
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    """The chain of tasks that sets a schedule's makespan, first to last."""
+
+    tasks: tuple[int, ...]
+    spans: tuple[tuple[float, float], ...]
+    """(start, end) of each task's bars, µs."""
+    waits: tuple[float, ...]
+    """Per task after the first: how long it started after its producer on the path had
+    finished (µs; a core was busy, or the dispatch latency)."""
+
+    @property
+    def busy_us(self) -> float:
+        return sum(e - s for s, e in self.spans)
+
+    def text(self) -> str:
+        if not self.tasks:
+            return "critical path: none (no task ran)"
+        chain = " → ".join(str(t) for t in self.tasks)
+        return (f"critical path: tasks {chain} ({self.busy_us:.3f} us busy, "
+                f"{sum(self.waits):.3f} us waiting)")
+
+
+def critical_path(schedule: Schedule) -> CriticalPath:
+    """The tasks that set the makespan: from the task that ends last, back through the
+    producer that finished last (the dependency edges the schedule was made with, i.e.
+    the task graph's), to a task with none. A task without bars (a dummy task) passes
+    its own producers on. Linear in the bars and the edges."""
+    spans: dict[int, tuple[float, float]] = {}
+    for b in schedule.bars:
+        s, e = spans.get(b.task.task, (b.start_us, b.end_us))
+        spans[b.task.task] = (min(s, b.start_us), max(e, b.end_us))
+    preds: dict[int, list[int]] = {}
+    for src, dst in schedule.deps:
+        preds.setdefault(dst, []).append(src)
+    if not spans:
+        return CriticalPath((), (), ())
+    task = max(spans, key=lambda t: (spans[t][1], -t))
+    chain = [task]
+    while True:
+        drawn = _drawn_producers(task, preds, spans)
+        if not drawn:
+            break
+        task = max(drawn, key=lambda t: (spans[t][1], t))
+        chain.append(task)
+    chain.reverse()
+    waits = tuple(max(0.0, spans[b][0] - spans[a][1]) for a, b in itertools.pairwise(chain))
+    return CriticalPath(tuple(chain), tuple(spans[t] for t in chain), waits)
+
+
+def _drawn_producers(task: int, preds: dict, spans: dict) -> set[int]:
+    """The producers of `task` that have bars, looking through those that have none."""
+    out: set[int] = set()
+    todo, seen = list(preds.get(task, ())), set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        if p in spans:
+            out.add(p)
+        else:
+            todo.extend(preds.get(p, ()))
+    return out
 
 
 def _place(t: LabTask, sides: tuple, cores: dict, start: float, us: float, bars: list,
