@@ -1,7 +1,7 @@
 """pypto_lab: a Jupyter workbench for `pypto.language` kernels.
 
 `%load_ext pypto_lab` registers the `%%pypto` cell magic. The same views work
-without IPython: `show_graph`, `inspect`, `heatmap`, `timeline`, `pipeline_view`, and
+without IPython: `show_graph`, `inspect`, `heatmap`, `timeline`, `dumps`, `pipeline_view`, and
 for multi-card runs `ranks`, `on_rank`, `window_view` (imported lazily so `import
 pypto_lab` stays light). Figures travel as plotly's own mimetype; `set_plotlyjs` says
 where their HTML twin gets plotly.js from (once per session by default, `"none"`:
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_API = ("show_graph", "inspect", "heatmap", "timeline", "pipeline_view", "ranks",
+_API = ("show_graph", "inspect", "heatmap", "timeline", "dumps", "pipeline_view", "ranks",
         "on_rank", "window_view")
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", "set_plotlyjs",
            "sweep", "sweep_figure", *_API]

@@ -11,6 +11,7 @@ import numpy as np
 
 from pypto.ir.printer import print_program
 from pypto_lab.coerce import compiled_of, run_of
+from pypto_lab.dump_table import DumpView, dumps  # noqa: F401 - API
 from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.ranks import rank_figure
@@ -26,7 +27,14 @@ from pypto_lab.pipelining import inner_pipelines
 from pypto_lab.rank_steps import on_rank, rank_run  # noqa: F401 - on_rank is API
 from pypto_lab.rank_steps import summary as rank_summary
 from pypto_lab.runs import LabRun
-from pypto_lab.schedule import Schedule, chrome_trace, estimate, write_chrome_trace
+from pypto_lab.schedule import (
+    CriticalPath,
+    Schedule,
+    chrome_trace,
+    critical_path,
+    estimate,
+    write_chrome_trace,
+)
 from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_html, table_text
 
 # --- summary ------------------------------------------------------------------------
@@ -156,19 +164,22 @@ heatmap = _heatmap
 
 
 class TimelineView(FigureView):
-    """Estimated swimlane; the Perfetto export is a link in the view (and
-    `.chrome_trace()` / `.save(path)`)."""
+    """Estimated swimlane with its critical path (`.critical`, None when not drawn); the
+    Perfetto export is a link in the view (and `.chrome_trace()` / `.save(path)`)."""
 
     interactive = True
 
-    def __init__(self, run: LabRun, schedule: Schedule):
+    def __init__(self, run: LabRun, schedule: Schedule, critical: CriticalPath | None = None):
         self.run = run
         self.schedule = schedule
+        self.critical = critical
         lanes = ", ".join(schedule.lanes)
-        super().__init__(timeline_figure(schedule, f"timeline · {run.kernel}"),
-                         f"timeline {run.kernel}",
-                         f"{len(schedule.bars)} bars on {len(schedule.lanes)} lanes ({lanes}); "
-                         f"makespan {schedule.makespan_us:.3f} us (estimate)")
+        summary = (f"{len(schedule.bars)} bars on {len(schedule.lanes)} lanes ({lanes}); "
+                   f"makespan {schedule.makespan_us:.3f} us (estimate)")
+        if critical is not None:
+            summary += "\n" + critical.text()
+        super().__init__(timeline_figure(schedule, f"timeline · {run.kernel}", critical),
+                         f"timeline {run.kernel}", summary)
 
     def chrome_trace(self) -> dict:
         return chrome_trace(self.schedule, self.run.kernel)
@@ -215,8 +226,10 @@ def pipeline_stages(run: LabRun) -> dict[str, int]:
     return out
 
 
-def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
-    """Estimated timeline of a simulated run from the trace's cost model."""
+def timeline(obj: Any, *, pickup_us: float | None = None,
+             critical: bool = True) -> TimelineView:
+    """Estimated timeline of a simulated run from the trace's cost model, with the
+    critical path drawn over it (`critical=False`: without)."""
     run = run_of(obj)
     platform = getattr(run.trace, "platform", None)
     sched = estimate(run.tasks, aic=getattr(platform, "aic_cores", 24),
@@ -224,7 +237,7 @@ def timeline(obj: Any, *, pickup_us: float | None = None) -> TimelineView:
                      clock_ghz=getattr(platform, "clock_ghz", 1.8),
                      pickup_us=pickup_us if pickup_us is not None else 0.0,
                      stages=pipeline_stages(run), inner=_inner_pipelines(run))
-    return TimelineView(run, sched)
+    return TimelineView(run, sched, critical_path(sched) if critical else None)
 
 
 def _inner_pipelines(run: LabRun) -> dict:

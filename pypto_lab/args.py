@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline")
+VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline", "dumps")
+DUMP_LEVELS = "1 tagged, 2 all, 3 metadata + tagged payloads"
 
 
 class ArgsError(ValueError):
@@ -27,6 +28,9 @@ class MagicArgs:
     seed: int = 0
     rtol: float = 1e-5
     atol: float = 1e-5
+    dump_args: int = 0
+    """The args dump level to capture at (`--dump-args N`, the runtime's
+    `enable_dump_args`; 0: none)."""
 
     @staticmethod
     def from_namespace(ns: Any) -> MagicArgs:
@@ -34,8 +38,12 @@ class MagicArgs:
         show: list[str] = []
         for item in ns.show or ():
             show += [v.strip() for v in item.split(",") if v.strip()]
-        if "all" in show:
-            show = list(VIEWS)
+        dump = getattr(ns, "dump_args", None) or 0
+        if dump not in (0, 1, 2, 3):
+            raise ArgsError(f"--dump-args takes an args dump level 1, 2 or 3 ({DUMP_LEVELS}), "
+                            f"got {dump}")
+        if "all" in show:  # (the dump table when there is a dump)
+            show = [v for v in VIEWS if v != "dumps" or dump]
         bad = sorted(set(show) - set(VIEWS))
         if bad:
             raise ArgsError(f"unknown view(s) {', '.join(bad)}; choose from {', '.join(VIEWS)}"
@@ -44,10 +52,15 @@ class MagicArgs:
         if len(run) > 2:
             raise ArgsError("--run takes SPECS and an optional GOLDEN name, e.g. "
                             "--run specs golden")
-        needs_run = {"run", "heatmap", "timeline"} & set(show)
+        needs_run = {"run", "heatmap", "timeline", "dumps"} & set(show)
         if needs_run and not run:
             raise ArgsError(f"--show {','.join(sorted(needs_run))} needs a run: add "
                             "--run SPECS [GOLDEN]")
+        if dump and not run:
+            raise ArgsError("--dump-args needs a run: add --run SPECS [GOLDEN]")
+        if "dumps" in show and not dump:
+            raise ArgsError(f"--show dumps needs an args dump: add --dump-args N ({DUMP_LEVELS})")
         return MagicArgs(show=tuple(dict.fromkeys(show)), specs=run[0] if run else None,
                          golden=run[1] if len(run) > 1 else None, kernel=ns.kernel,
-                         platform=ns.platform, seed=ns.seed, rtol=ns.rtol, atol=ns.atol)
+                         platform=ns.platform, seed=ns.seed, rtol=ns.rtol, atol=ns.atol,
+                         dump_args=dump)

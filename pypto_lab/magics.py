@@ -28,6 +28,9 @@ class PyptoMagics(Magics):
     @magic_arguments.argument("--seed", type=int, default=0, help="input generation seed")
     @magic_arguments.argument("--rtol", type=float, default=1e-5, help="golden rtol")
     @magic_arguments.argument("--atol", type=float, default=1e-5, help="golden atol")
+    @magic_arguments.argument("--dump-args", type=int, metavar="N",
+                              help="capture the args dump at level N (1 tagged, 2 all, 3 "
+                                   "metadata + tagged payloads); --show dumps draws it")
     @magic_arguments.argument("--sweep", action="append", metavar="NAME=V1,V2,...",
                               help="tile-size sweep of the cell's constants (needs --run)")
     @line_cell_magic

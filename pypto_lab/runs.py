@@ -146,6 +146,12 @@ class LabRun:
     """Every race the `race` check found (`Race.to_dict()`)."""
     uninit_reads: list = field(default_factory=list)
     """Every read of unwritten memory the `uninit` check found (`UninitRead.to_dict()`)."""
+    dumps: list = field(default_factory=list)
+    """The args dump's snapshots (`SimResult.arg_dumps`: `ArgSnapshot`s, the core's own)."""
+    dump_level: int = 0
+    """The args dump level the run captured at (0: none)."""
+    artifacts: list = field(default_factory=list)
+    """What the harness wrote (`RunResult.artifacts`: `pypto.dfx.artifacts.Artifact`)."""
 
     def output(self, name: str) -> LabOutput:
         for o in self.outputs:
@@ -166,9 +172,11 @@ CHECKS = ("oob", "ub", "race", "uninit")
 
 def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: str,
                seed: int = 0, rtol: float = 1e-5, atol: float = 1e-5,
-               progress: Progress | None = None, checks: tuple = CHECKS) -> LabRun:
+               progress: Progress | None = None, checks: tuple = CHECKS,
+               dump_args: int = 0) -> LabRun:
     """Simulate `kernel` on inputs built from `specs` and compare with `golden`
-    (`checks`: the simulator checks, all four by default)."""
+    (`checks`: the simulator checks, all four by default; `dump_args`: the args dump
+    level, `enable_dump_args`, whose files the harness writes in the build directory)."""
     from pypto.golden import run_jit
 
     note = progress or (lambda stage, frac: None)
@@ -180,6 +188,8 @@ def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: s
                                      # the workbench shows what the device does: fresh
                                      # memory is garbage even on the a2a3sim model
                                      "sim_uninit": "residue"})
+    if dump_args:
+        kwargs["runtime_cfg"]["enable_dump_args"] = dump_args
     params = inspect.signature(run_jit).parameters
     if "seed" in params:
         kwargs["seed"] = seed
@@ -231,7 +241,9 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None 
                   tasks_of(trace, sim.dependencies() if trace is not None else None), report,
                   float(getattr(result, "execution_time", 0.0) or 0.0),
                   getattr(result, "error", None), result, trace, races=race_dicts,
-                  uninit_reads=reads)
+                  uninit_reads=reads, dumps=list(getattr(sim, "arg_dumps", None) or []),
+                  dump_level=int(getattr(sim, "dump_args_level", 0) or 0),
+                  artifacts=list(getattr(result, "artifacts", None) or []))
 
 
 def _first(*values: float | None) -> float:

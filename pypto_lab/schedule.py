@@ -15,11 +15,13 @@ dispatch latency of each task switch.
 """
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pypto.dfx.schedule import CorePool
 from pypto_lab.pipelining import InnerPipeline, iteration_plan
 from pypto_lab.runs import LabTask
 
@@ -69,7 +71,7 @@ def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: f
     region function → the `pl.pipeline` loop inside its body."""
     inner = inner or {}
     us = 1.0 / (clock_ghz * 1e3)
-    free = {"AIC": [0.0] * aic, "AIV": [0.0] * aiv}
+    pool = CorePool(aic, aiv)
     finish: dict[int, float] = {}
     bars: list[Bar] = []
     stages = stages or {}
@@ -79,20 +81,83 @@ def estimate(tasks: list[LabTask], *, aic: int = 24, aiv: int = 48, clock_ghz: f
         sides = _sides(t)
         depth = stages.get(t.region, 0)
         if depth > 1:
-            end = _pipelined(t, sides, depth, ring, free, ready, pickup_us, us, bars)
+            end = _pipelined(t, sides, depth, ring, pool, ready, pickup_us, us, bars)
         else:
-            cores = {s: min(range(len(free[s])), key=lambda i: (free[s][i], i))
-                     for s in sides}
-            start = max([ready] + [free[s][i] for s, i in cores.items()]) + pickup_us
-            end = _place(t, sides, cores, start, us, bars, inner.get(t.region))
-            for s, i in cores.items():
-                free[s][i] = end
+            cores, start = pool.take(sides, ready)
+            end = _place(t, sides, cores, start + pickup_us, us, bars, inner.get(t.region))
+            pool.release(cores, end)
         finish[t.task] = max(finish.get(t.task, 0.0), end)
     lanes = tuple(sorted({b.lane for b in bars}, key=_lane_key))
     deps = tuple(sorted({(d, t.task) for t in tasks for d in t.deps if d in finish}))
     overlapped = {r for r, n in stages.items() if n > 1} | set(inner)
     return Schedule(tuple(bars), lanes, max((b.end_us for b in bars), default=0.0),
                     clock_ghz, deps, tuple(sorted(overlapped & {t.region for t in tasks})))
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    """The chain of tasks that sets a schedule's makespan, first to last."""
+
+    tasks: tuple[int, ...]
+    spans: tuple[tuple[float, float], ...]
+    """(start, end) of each task's bars, µs."""
+    waits: tuple[float, ...]
+    """Per task after the first: how long it started after its producer on the path had
+    finished (µs; a core was busy, or the dispatch latency)."""
+
+    @property
+    def busy_us(self) -> float:
+        return sum(e - s for s, e in self.spans)
+
+    def text(self) -> str:
+        if not self.tasks:
+            return "critical path: none (no task ran)"
+        chain = " → ".join(str(t) for t in self.tasks)
+        return (f"critical path: tasks {chain} ({self.busy_us:.3f} us busy, "
+                f"{sum(self.waits):.3f} us waiting)")
+
+
+def critical_path(schedule: Schedule) -> CriticalPath:
+    """The tasks that set the makespan: from the task that ends last, back through the
+    producer that finished last (the dependency edges the schedule was made with, i.e.
+    the task graph's), to a task with none. A task without bars (a dummy task) passes
+    its own producers on. Linear in the bars and the edges."""
+    spans: dict[int, tuple[float, float]] = {}
+    for b in schedule.bars:
+        s, e = spans.get(b.task.task, (b.start_us, b.end_us))
+        spans[b.task.task] = (min(s, b.start_us), max(e, b.end_us))
+    preds: dict[int, list[int]] = {}
+    for src, dst in schedule.deps:
+        preds.setdefault(dst, []).append(src)
+    if not spans:
+        return CriticalPath((), (), ())
+    task = max(spans, key=lambda t: (spans[t][1], -t))
+    chain = [task]
+    while True:
+        drawn = _drawn_producers(task, preds, spans)
+        if not drawn:
+            break
+        task = max(drawn, key=lambda t: (spans[t][1], t))
+        chain.append(task)
+    chain.reverse()
+    waits = tuple(max(0.0, spans[b][0] - spans[a][1]) for a, b in itertools.pairwise(chain))
+    return CriticalPath(tuple(chain), tuple(spans[t] for t in chain), waits)
+
+
+def _drawn_producers(task: int, preds: dict, spans: dict) -> set[int]:
+    """The producers of `task` that have bars, looking through those that have none."""
+    out: set[int] = set()
+    todo, seen = list(preds.get(task, ())), set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        if p in spans:
+            out.add(p)
+        else:
+            todo.extend(preds.get(p, ()))
+    return out
 
 
 def _place(t: LabTask, sides: tuple, cores: dict, start: float, us: float, bars: list,
@@ -175,8 +240,8 @@ def _iterations(t: LabTask, stages: tuple, side: str, core: int, start: float, u
     return clock
 
 
-def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, ready: float,
-               pickup_us: float, us: float, bars: list) -> float:
+def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, pool: CorePool,
+               ready: float, pickup_us: float, us: float, bars: list) -> float:
     """One iteration of a `pl.pipeline` loop: on its loop's core, its load may run
     while the previous iteration computes, as long as one of the `depth` buffers is free
     (the iteration `depth` back has finished computing); compute and stores stay in
@@ -184,8 +249,8 @@ def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, rea
     side = "AIC" if "AIC" in sides else "AIV"
     state = ring.get(t.region)
     if state is None:
-        core = min(range(len(free[side])), key=lambda i: (free[side][i], i))
-        state = ring[t.region] = {"core": core, "load": free[side][core], "compute": 0.0,
+        when, core = pool.earliest(side)
+        state = ring[t.region] = {"core": core, "load": when, "compute": 0.0,
                                   "store": 0.0, "done": []}
     core = state["core"]
     done = state["done"]
@@ -199,7 +264,7 @@ def _pipelined(t: LabTask, sides: tuple, depth: int, ring: dict, free: dict, rea
     s_end = _stage(t, ("mte3",), side, core, s_start, us, bars, mixed=False)
     state.update(load=load_end, compute=c_end, store=s_end)
     done.append(c_end)
-    free[side][core] = max(free[side][core], s_end)
+    pool.release({side: core}, max(pool.hold(side, core), s_end))
     return s_end
 
 

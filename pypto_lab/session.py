@@ -154,7 +154,7 @@ def _run(result: CellResult, args: MagicArgs, user_ns: dict, note: Progress) -> 
         check_specs(target.compiled, specs, args.specs)
         target.run = run_kernel(kernel, specs, golden, platform=target.compiled.platform,
                                 seed=args.seed, rtol=args.rtol, atol=args.atol,
-                                progress=note)
+                                progress=note, dump_args=args.dump_args)
     except PyptoError as err:
         result.diagnostics.append(DiagnosticView(err, f"run {target.name}"))
 
@@ -204,4 +204,6 @@ def _views(result: CellResult, args: MagicArgs) -> list:
             views += api.task_views(k)
         if "timeline" in args.show and k.run.tasks:
             views.append(api.timeline(k.run))
+        if "dumps" in args.show and k.run.dump_level:
+            views.append(api.dumps(k.run))
     return views

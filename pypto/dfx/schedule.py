@@ -52,9 +52,26 @@ class CorePool:
         return cores, start
 
     def release(self, cores: dict[str, int], end: Any) -> None:
-        """The cores `take` gave are free again at `end`."""
+        """The cores `take` (or `hold`) gave are free again at `end`."""
         for s, i in cores.items():
             heapq.heappush(self.free[s], (end, i))
+
+    def earliest(self, side: str) -> tuple[Any, int]:
+        """(when it is free, its index) of the side's earliest free core, left in the
+        pool."""
+        when, i = self.free[side][0]
+        return when, i
+
+    def hold(self, side: str, core: int) -> Any:
+        """Take core `core` of `side` out of the pool until `release`; when it was free.
+        (Linear in the side's cores: for a core that runs a loop's iterations.)"""
+        heap = self.free[side]
+        k = next(k for k, (_, i) in enumerate(heap) if i == core)
+        when = heap[k][0]
+        heap[k] = heap[-1]
+        heap.pop()
+        heapq.heapify(heap)
+        return when
 
 
 def sides(units: Iterable[str]) -> tuple[str, ...]:

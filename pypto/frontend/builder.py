@@ -25,6 +25,7 @@ from pypto.errors import (
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.distributed import dispatch_on_device
+from pypto.frontend.dump_tags import call_dumps
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
 from pypto.frontend.func_attrs import decorator_attrs
@@ -469,6 +470,9 @@ class ProgramBuilder:
             return self._emit_call(p, call, fn.__name__, node)
         # A plain call from orchestration is one task with one block.
         attrs = (("name_hint", fn.__name__),)
+        dumps = call_dumps(p, ir_args)
+        if dumps:
+            attrs += (("dumps", dumps),)
         rt = call.type
         if rt is NONE:
             p.emit(Scope(ScopeKind.INCORE, (Eval(call, p.span(node)),), attrs, None, p.span(node)))

@@ -16,12 +16,13 @@ from pypto.errors import (
     UserError,
 )
 from pypto.frontend.dispatch import assign_construct, call_construct
+from pypto.frontend.dump_tags import call_dumps, is_tagged
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
 from pypto.ir import dtypes
 from pypto.ir.nodes import Assign, Const, Eval, FunctionKind, Scope, ScopeKind, Var
-from pypto.ir.types import NONE, ScalarType, TupleType
+from pypto.ir.types import NONE, ScalarType, TensorType, TupleType
 from pypto.language import dsl
 from pypto.language.kernels import FunctionDef, KernelFunction
 
@@ -118,7 +119,12 @@ def _dump_tag(p: Any, node: ast.Call) -> None:
                       "or Inline function: it marks a tensor for the orchestration's task "
                       "dumps, which a kernel body has none of", node,
                       hint="tag the tensor in the orchestration function that submits the task")
-    p.visit_expr(node.args[0])
+    value = p.visit_expr(node.args[0])
+    if not (isinstance(value, Var) and isinstance(value.type, TensorType)):
+        raise p.error(PyptoTypeError, f"pl.dump_tag() argument '{node.args[0].id}' is not a "
+                      "tensor", node.args[0], hint="only tensors can be dumped")
+    if not is_tagged(p, value):
+        p.dump_tags.append(value)
     return None
 
 
@@ -208,8 +214,10 @@ def submit_assign(p: Any, construct: Any, target: ast.expr, call: ast.Call,
         attrs.append(("predicate", parse_predicate(p, kw_nodes["predicate"], construct.name,
                                                    deps, True)))
     args = [p.visit_expr(a) for a in call.args[1:]]
-    if "dumps" in kw_nodes:  # tensors the runtime dumps for debugging: no effect on values
-        _check_dumps(p, construct, args, kw_nodes["dumps"])
+    listed = _check_dumps(p, construct, args, kw_nodes["dumps"]) if "dumps" in kw_nodes else []
+    dumps = call_dumps(p, args, listed)  # what the args dump captures: no effect on values
+    if dumps:
+        attrs.append(("dumps", dumps))
     # `res = pl.spmd_submit(...)` binds the whole (outs..., tid) tuple to one name
     whole = target.id if isinstance(target, ast.Name) else None
     targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
@@ -258,15 +266,19 @@ def cluster_metadata(p: Any, what: str, kws: dict, node: ast.AST) -> None:
                       hint="drop the option, or submit the task outside the pl.cluster")
 
 
-def _check_dumps(p: Any, construct: Any, args: list, node: ast.expr) -> None:
-    """`dumps=[a, ...]`: each entry one of the submit's positional tensor arguments."""
+def _check_dumps(p: Any, construct: Any, args: list, node: ast.expr) -> list:
+    """`dumps=[a, ...]`: each entry one of the submit's positional tensor arguments;
+    the entries."""
     entries = node.elts if isinstance(node, (ast.List, ast.Tuple)) else None
     if entries is None:
         raise p.error(PyptoTypeError, f"{construct.name}'s dumps= must be a list of its "
                       "arguments", node)
+    values = []
     for e in entries:
         v = p.visit_expr(e)
         if not any(v is a for a in args):
             raise p.error(PyptoTypeError, f"{construct.name}'s dumps= entry "
                           f"'{ast.unparse(e)}' is not an argument of this submit", e,
                           hint="list tensors passed to the kernel in this call")
+        values.append(v)
+    return values

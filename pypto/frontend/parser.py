@@ -85,6 +85,8 @@ class FunctionParser:
         self.auto_scope = True
         self.runtime_scopes: list[Any] = []
         self.clusters = 0  # pl.cluster scopes open here
+        # the values `pl.dump_tag` marked, in order (matched by identity: `dump_tags`)
+        self.dump_tags: list[Var] = []
         # tensor value uid -> the TaskId of the task in this function that produced it
         # (a dispatch predicate over it needs that task in deps=)
         self.task_outputs: dict[int, Var] = {}

@@ -22,6 +22,7 @@ from pypto.frontend.dispatch import (
     statement,
     with_scope,
 )
+from pypto.frontend.dump_tags import dumps_attr, live_tags
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.statements import assigned_names
 from pypto.frontend.values import INDEX, const, contains_ir, dim_value, is_ir
@@ -240,11 +241,12 @@ def _at(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None
     if "no_dep_args" in kw:
         v = _name_list(p, "no_dep_args", kw["no_dep_args"][1])
         attrs.append(("no_dep_args", tuple(a.name for a in v)))
-    if "dumps" in kw:  # tensors the runtime dumps for debugging: no effect on values
-        _name_list(p, "dumps", kw["dumps"][1])
+    # tensors the args dump captures at this task: no effect on values
+    tagged = live_tags(p, _name_list(p, "dumps", kw["dumps"][1]) if "dumps" in kw else ())
     p.materialize(assigned_names(node.body), node)
     task = _task_var(p, target)
     body = _region_body(p, node, "at", node.body)
+    attrs += dumps_attr(tagged, body)
     p.emit(Scope(ScopeKind.INCORE, tuple(body), tuple(attrs), task, p.span(node)))
     if task is not None:
         p.env[task.name] = task
@@ -392,7 +394,9 @@ def spmd_loop(p: Any, node: ast.For) -> None:
     attrs += _predicate(p, kw, (), False)
     var = Var(node.target.id, INDEX, span=p.span(node.target))
     p.materialize(assigned_names(node.body), node)
+    tagged = live_tags(p)
     body = _region_body(p, node, "spmd", node.body, {var.name: var})
+    attrs += dumps_attr(tagged, body)
     core_num = dict(attrs)["core_num"]
     p.emit(For(var, const(0), core_num, const(1), LoopKind.SPMD, tuple(body),
                attrs=tuple(attrs), span=p.span(node)))
@@ -417,6 +421,7 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     # a kernel call in it included, is one per-block kernel (the real parser wraps it in
     # an InCore carrier), so its calls dispatch nothing. Decided on the source, as there.
     inline = reads_block_idx(node.body)
+    tagged = live_tags(p)
     if not inline:
         p.dispatch_scopes.append((len(p.region_stack) + 1, calls))
     try:
@@ -424,6 +429,7 @@ def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) 
     finally:
         if not inline:
             p.dispatch_scopes.pop()
+    attrs += dumps_attr(tagged, body)
     if len(calls) > 1:
         raise p.error(PyptoSyntaxError, "a `with pl.spmd(n):` scope dispatches a single kernel "
                       "call", calls[1], hint="open one pl.spmd scope per kernel")

@@ -18,6 +18,7 @@ from pypto.errors import (
     UnsupportedFeatureError,
 )
 from pypto.frontend.dispatch import expression
+from pypto.frontend.dump_tags import is_tagged
 from pypto.frontend.opcall import call_op, scalar_binop, shape_dim
 from pypto.frontend.values import contains_ir, fold, is_ir, is_static
 from pypto.ir import dtypes
@@ -301,7 +302,9 @@ def write_subscript(p: Any, target: ast.Subscript, value: Any, stmt: ast.AST) ->
                                "axes of the target with a scalar (x[0, a:b] = v)")
         _check_window(p, window, value.type, t, target.value.id, stmt)
     new = call_op(p, "assemble", [base, value, offsets], {}, stmt)
-    p.bind(target.value.id, new, stmt)
+    bound = p.bind(target.value.id, new, stmt)
+    if is_tagged(p, base):  # a write into a tensor keeps its buffer: still the tagged value
+        p.dump_tags.append(bound)
 
 
 def _check_window(p: Any, window: list, vt: ShapedType, tt: ShapedType, name: str,

@@ -156,7 +156,7 @@ class CallFunc(Expr):
 LAUNCH_DEFAULTS: tuple = (("kind", None), ("name_hint", ""), ("core_num", None), ("deps", ()),
                           ("optimizations", ()), ("allow_early_resolve", False),
                           ("sync_start", False), ("nested", False), ("no_dep_args", ()),
-                          ("predicate", None))
+                          ("predicate", None), ("dumps", ()))
 
 
 @record

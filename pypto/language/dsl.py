@@ -55,5 +55,6 @@ manual_scope = _c("pl.manual_scope", "`with pl.manual_scope():` dependencies onl
 cluster = _c("pl.cluster", "`with pl.cluster():` co-schedule cube and vector kernels.")
 split_aiv = _c("pl.split_aiv", "`for lane in pl.split_aiv(2, mode=...)`: explicit AIV split.")
 no_dep = _c("pl.no_dep", "Mark one call argument as not tracked for dependencies.")
-dump_tag = _c("pl.dump_tag", "Mark a tensor for selective dumps (no effect in the simulator).")
+dump_tag = _c("pl.dump_tag", "Mark a tensor for the args dump (levels 1 and 3): every later task "
+             "that receives it dumps it.")
 func_attr = _c("pl.func_attr", "`pl.func_attr({...})`: function attributes; first statement.")

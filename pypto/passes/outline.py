@@ -161,14 +161,20 @@ class OutlineRegions(Pass):
             "predicate": attrs.get("predicate"),
         }
         task = getattr(s, "task", None) or Var(f"_task{next(self.counter)}", _TASK, span=s.span)
+        # the tensors tagged for the args dump (after SSA a name is one value): the
+        # indices of the parameters that receive them
+        dumped = {v.name for v in attrs.get("dumps", ()) if isinstance(v, Var)}
         if single is not None:
             stmt, call = single
             targets = stmt.targets if isinstance(stmt, Assign) else ()
             launch["name_hint"] = launch["name_hint"] or call.func
+            launch["dumps"] = tuple(i for i, a in enumerate(call.args)
+                                    if isinstance(a, Var) and a.name in dumped)
             lc = dataclasses.replace(call, type=TupleType(tuple(v.type for v in targets) +
                                                           (_TASK,)))
             return [Assign(tuple(targets) + (task,), _with_launch(lc, launch), s.span)]
         params, outs = self._interface(body, s, whole)
+        launch["dumps"] = tuple(i for i, p in enumerate(params) if p.var.name in dumped)
         hint = launch["name_hint"] or region
         fname = f"{self.parent.name}_{hint}"
         if fname in self.names:

@@ -33,6 +33,8 @@ EDGE_STYLES = {
 }
 #: Sanitizer markers on the task graph and the heatmap.
 RACE_COLOR = "#d62728"
+#: The critical path on the timeline.
+CRITICAL_COLOR = "#e31a1c"
 UNINIT_COLOR = "#ff7f0e"
 #: Heatmap layers.
 PASS_COLOR = "#e8e8e8"

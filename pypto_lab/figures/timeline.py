@@ -1,19 +1,25 @@
 """Swimlane of an estimated schedule: one lane per core and pipe, one bar per
 (task, block, pipe) coloured by region, stages in data order (load → compute → store),
 and the dependency edges as arrows from a producer's last bar to its consumer's first.
-The figure takes the width of its output area (no fixed width: nothing is clipped)."""
+The critical path (`schedule.critical_path`) is drawn over it: its tasks' bars outlined
+in red and the edges between them as red arrows. The figure takes the width of its
+output area (no fixed width: nothing is clipped)."""
 from __future__ import annotations
+
+import itertools
 
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import base_layout, esc, region_colors
-from pypto_lab.schedule import Bar, Schedule
+from pypto_lab.figures.style import CRITICAL_COLOR, base_layout, esc, region_colors
+from pypto_lab.schedule import Bar, CriticalPath, Schedule
 
 MAX_DEP_ARROWS = 200
 
 
-def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
-    """One `go.Bar` trace per region (legend = regions), lanes top to bottom."""
+def timeline_figure(schedule: Schedule, title: str, critical: CriticalPath | None = None
+                    ) -> go.Figure:
+    """One `go.Bar` trace per region (legend = regions), lanes top to bottom; `critical`:
+    the critical path to draw over them."""
     colors = region_colors([b.task.name for b in schedule.bars])
     traces: list = []
     for name in sorted(colors):
@@ -29,18 +35,22 @@ def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
     deps = _dependency_trace(schedule)
     if deps is not None:
         traces.append(deps)
-    height = max(240, 110 + 20 * len(schedule.lanes))
     note = ""
+    if critical is not None and critical.tasks:
+        traces += _critical_traces(schedule, critical)
+        note = (f"<br>critical path: {len(critical.tasks)} task(s), "
+                f"{critical.busy_us:.2f} µs busy + {sum(critical.waits):.2f} µs waiting")
+    height = max(240, 110 + 20 * len(schedule.lanes))
     if schedule.pipelined:
         # the regions by the names the legend uses, on a line of their own (a long list
         # of outlined function names ran off the figure)
         names = sorted({b.task.name for b in schedule.bars
                         if b.task.region in schedule.pipelined})
-        note = "<br>pl.pipeline overlap: " + ", ".join(map(esc, names))
+        note += "<br>pl.pipeline overlap: " + ", ".join(map(esc, names))
     return go.Figure(traces, base_layout(
         f"{title} · estimated makespan {schedule.makespan_us:.2f} µs{note}", barmode="overlay",
         height=min(height, 1100), bargap=0.25,
-        margin={"l": 10, "r": 20, "t": 60 if note else 40, "b": 70},
+        margin={"l": 10, "r": 20, "t": 40 + 20 * note.count("<br>"), "b": 70},
         xaxis={"title": {"text": "µs (estimate)"}, "showgrid": True, "gridcolor": "#eeeeee",
                "zeroline": False, "automargin": True},
         yaxis={"categoryorder": "array", "categoryarray": list(schedule.lanes)[::-1],
@@ -49,8 +59,8 @@ def timeline_figure(schedule: Schedule, title: str) -> go.Figure:
                 "y": 0, "yanchor": "bottom", "x": 0}))
 
 
-def _dependency_trace(schedule: Schedule) -> go.Scatter | None:
-    """Dependency edges as line segments (producer's end → consumer's start)."""
+def _ends(schedule: Schedule) -> tuple[dict[int, Bar], dict[int, Bar]]:
+    """Each task's first bar and last bar."""
     last: dict[int, Bar] = {}
     first: dict[int, Bar] = {}
     for b in schedule.bars:
@@ -59,14 +69,26 @@ def _dependency_trace(schedule: Schedule) -> go.Scatter | None:
             last[t] = b
         if t not in first or b.start_us < first[t].start_us:
             first[t] = b
+    return first, last
+
+
+def _segments(pairs: list, first: dict, last: dict) -> tuple[list, list]:
+    """x, y of the arrows from each producer's last bar to its consumer's first."""
     xs: list = []
     ys: list = []
-    for src, dst in schedule.deps[:MAX_DEP_ARROWS]:
+    for src, dst in pairs:
         a, z = last.get(src), first.get(dst)
         if a is None or z is None:
             continue
         xs += [round(a.end_us, 4), round(z.start_us, 4), None]
         ys += [a.lane, z.lane, None]
+    return xs, ys
+
+
+def _dependency_trace(schedule: Schedule) -> go.Scatter | None:
+    """Dependency edges as line segments (producer's end → consumer's start)."""
+    first, last = _ends(schedule)
+    xs, ys = _segments(list(schedule.deps[:MAX_DEP_ARROWS]), first, last)
     if not xs:
         return None
     shown = min(len(schedule.deps), MAX_DEP_ARROWS)
@@ -85,3 +107,27 @@ def _hover(b: Bar, clock_ghz: float) -> str:
             f"{b.lane}: {b.start_us:.3f} → {b.end_us:.3f} µs<br>"
             f"estimated cycles per pipe:<br>{parts}<br>"
             f"@ {esc(t.source)}<br>clock {clock_ghz} GHz")
+
+
+def _critical_traces(schedule: Schedule, path: CriticalPath) -> list:
+    """The path's bars outlined (no fill: the region colour shows through) and its edges
+    as arrows, one legend entry for both."""
+    on_path = set(path.tasks)
+    bars = [b for b in schedule.bars if b.task.task in on_path]
+    name = f"critical path ({len(path.tasks)} tasks)"
+    outline = go.Bar(
+        name=name, legendgroup="critical", orientation="h", y=[b.lane for b in bars],
+        x=[round(b.end_us - b.start_us, 4) for b in bars],
+        base=[round(b.start_us, 4) for b in bars],
+        marker={"color": "rgba(0,0,0,0)", "line": {"width": 2.5, "color": CRITICAL_COLOR}},
+        hoverinfo="skip", customdata=[[b.task.task, b.task.block, b.pipe] for b in bars])
+    first, last = _ends(schedule)
+    xs, ys = _segments(list(itertools.pairwise(path.tasks)), first, last)
+    if not xs:
+        return [outline]
+    edges = go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, legendgroup="critical",
+                       showlegend=False, hoverinfo="skip",
+                       line={"color": CRITICAL_COLOR, "width": 2.5},
+                       marker={"symbol": "arrow", "angleref": "previous", "size": 10,
+                               "color": CRITICAL_COLOR})
+    return [outline, edges]

@@ -53,3 +53,39 @@ def matmul(a: pl.Tensor[[64, 64], pl.FP16], b: pl.Tensor[[64, 64], pl.FP16],
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
         c[:, :] = pl.matmul(a[:, :], b[:, :])
     return c
+
+
+@pl.jit
+def staged(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    tmp = pl.create_tensor([64, 32], dtype=pl.FP32)
+    pl.dump_tag(tmp)
+    for r in pl.parallel(0, 64, 32):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="double"):
+            tmp[r : r + 32, :] = pl.mul(x[r : r + 32, :], 2.0)
+    for r in pl.parallel(0, 64, 32):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="inc"):
+            y[r : r + 32, :] = pl.add(tmp[r : r + 32, :], 1.0)
+    return y
+
+
+@pl.jit
+def listed(x: pl.Tensor[[64, 32], pl.FP32], y: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="top", dumps=[x]):
+        y[0:32, :] = pl.mul(x[0:32, :], 2.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="bottom"):
+        y[32:64, :] = pl.mul(x[32:64, :], 2.0)
+    return y
+
+
+def staged_specs():
+    return [TensorSpec("x", [64, 32], np.float32,
+                       init_value=lambda: np.arange(64 * 32, dtype=np.float32).reshape(64, 32)),
+            TensorSpec("y", [64, 32], np.float32, is_output=True)]
+
+
+def staged_golden(v):
+    v["y"][:] = v["x"] * 2 + 1
+
+
+def listed_golden(v):
+    v["y"][:] = v["x"] * 2

@@ -7,12 +7,17 @@ import re
 import numpy as np
 import pytest
 from dfx_kernels import (
+    listed,
+    listed_golden,
     scale_golden,
     scale_inplace,
     scale_specs,
     softmax,
     softmax_golden,
     softmax_specs,
+    staged,
+    staged_golden,
+    staged_specs,
 )
 
 from pypto.dfx.args_dump import DTYPE_NAMES, dtype_name
@@ -101,6 +106,46 @@ def test_level3_is_metadata_only_without_tags(tmp_path):
 def test_level1_dumps_only_tagged_arguments(tmp_path):
     _, m, _ = dump(tmp_path, softmax, softmax_specs, softmax_golden, 1)
     assert m["total_args"] == 0 and m["args"] == []
+
+
+def _payload(where, arg):
+    blob = (where / "args.bin").read_bytes()
+    return np.frombuffer(blob[arg["bin_offset"]:][:arg["bin_size"]], "<f4")
+
+
+def test_level1_lists_the_tagged_tensor_of_every_task_that_receives_it(tmp_path):
+    # pl.dump_tag(tmp): the two `double` tasks write it (Out: after completion), the two
+    # `inc` tasks read it (In: before dispatch); x and y are never listed
+    r, m, where = dump(tmp_path, staged, staged_specs, staged_golden, 1)
+    assert m["total_args"] == 4 and m["bin_file"] == "args.bin"
+    assert [(a["stage"], a["role"], a["arg_index"]) for a in m["args"]] == [
+        ("after_completion", "output", 0)] * 2 + [("before_dispatch", "input", 1)] * 2
+    assert {s.tensor for s in r.sim.arg_dumps} == {"tmp"}
+    x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    # the last `double` task leaves both halves of tmp written: what `inc` reads
+    np.testing.assert_array_equal(_payload(where, m["args"][1]), (2 * x).ravel())
+    np.testing.assert_array_equal(_payload(where, m["args"][3]), (2 * x).ravel())
+
+
+def test_level3_has_every_arguments_metadata_and_only_the_tagged_payloads(tmp_path):
+    r, m, where = dump(tmp_path, staged, staged_specs, staged_golden, 3)
+    # per task: tmp, x or y, the row offset scalar
+    assert m["total_args"] == 12 and m["bin_file"] == "args.bin"
+    with_payload = [s for s in r.sim.arg_dumps if s.data is not None]
+    assert [s.tensor for s in with_payload] == ["tmp"] * 4
+    assert all(s.tagged for s in with_payload)
+    sizes = sorted(a["bin_size"] for a in m["args"])
+    assert sizes == [0] * 8 + [64 * 32 * 4] * 4
+    assert (where / "args.bin").stat().st_size == 4 * 64 * 32 * 4
+
+
+def test_dumps_on_one_pl_at_tags_only_that_task(tmp_path):
+    r, m, where = dump(tmp_path, listed, staged_specs, listed_golden, 1)
+    assert [(s.task, s.tensor, s.stage) for s in r.sim.arg_dumps] == [
+        (0, "x", "before_dispatch")]
+    assert m["total_args"] == 1 and m["args"][0]["role"] == "input"
+    x = np.arange(64 * 32, dtype=np.float32)
+    np.testing.assert_array_equal(_payload(where, m["args"][0]), x)
 
 
 def test_dtype_names_are_the_runtimes():

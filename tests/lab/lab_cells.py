@@ -82,3 +82,35 @@ specs = [TensorSpec("a", [128, 64], np.float16, init_value=0.01),
          TensorSpec("y", [128, 128], np.float16, is_output=True),
          TensorSpec("z", [128, 128], np.float16, is_output=True)]
 '''
+
+# Two vector tasks through an orchestration tensor `tmp` (tagged for the args dump), a
+# third one beside them: `scale` (task 0, 64x64) -> `shift` (task 2, 64x64) is the chain
+# that sets the makespan; `side` (task 1, 16x64) runs on another core at the same time.
+CHAIN = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+@pl.jit
+def chain(x: pl.Tensor[[64, 64], pl.FP32], y: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+          z: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    tmp = pl.create_tensor([64, 64], dtype=pl.FP32)
+    pl.dump_tag(tmp)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale"):
+        tmp[:, :] = pl.mul(pl.exp(x[:, :]), 2.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="side"):
+        z[:, :] = pl.add(x[0:16, :], 1.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="shift"):
+        y[:, :] = pl.add(tmp[:, :], 1.0)
+    return y, z
+
+specs = [TensorSpec("x", [64, 64], np.float32,
+                    init_value=lambda: np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+                    / 4096),
+         TensorSpec("y", [64, 64], np.float32, is_output=True),
+         TensorSpec("z", [16, 64], np.float32, is_output=True)]
+
+def golden(v):
+    v["y"][:] = np.exp(v["x"]) * 2 + 1
+    v["z"][:] = v["x"][0:16] + 1
+'''

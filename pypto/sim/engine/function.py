@@ -70,7 +70,9 @@ class LaunchSite:
     span: Span | None
     loops: tuple[str, ...] = ()  # the variables of the loops around it, outermost first
     # (each task records their values: the workbench names an element's writer by them)
-    dumps: frozenset[int] = frozenset()  # its arguments tagged for the args dump (slots)
+    # the parameters (indices) whose arguments are tagged for the args dump
+    # (`pl.dump_tag`, `dumps=`: the outliner's launch attribute `dumps`)
+    dumps: frozenset[int] = frozenset()
 
     @staticmethod
     def of(func: str, hint: str, kind: str, span: Span | None,

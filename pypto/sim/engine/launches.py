@@ -130,7 +130,7 @@ def launch_site(e: CallFunc, loops: tuple[str, ...] = ()) -> LaunchSite:
     """The launch site of the launching call `e` (inside the loops over `loops`)."""
     info = dict(e.launch)
     return LaunchSite.of(e.func, info.get("name_hint") or e.func, info.get("kind") or "at",
-                         e.span, loops)
+                         e.span, loops, frozenset(info.get("dumps") or ()))
 
 
 def returned_args(f: Function, lookup: Callable[[str], Function], depth: int = 0

@@ -50,6 +50,10 @@ class ArgSnapshot:
     value: Any = None
     """A scalar's value."""
     tagged: bool = False
+    param: str = ""
+    """The kernel parameter that receives it."""
+    tensor: str = ""
+    """The global tensor it is a view of (the buffer's name)."""
 
 
 class ArgCapture:
@@ -62,7 +66,8 @@ class ArgCapture:
 
     def before(self, memory: Any, task: int, params: list, args: list,
                tagged: frozenset[int]) -> None:
-        """Task `task` is about to run with `args` (its kernel's `params`)."""
+        """Task `task` is about to run with `args` (its kernel's `params`); `tagged`:
+        the indices of the parameters tagged for the dump."""
         if memory.pending:  # (deferred residue fills: what the task would read)
             memory.flush_pending()
         self._take(memory, task, params, args, tagged, BEFORE)
@@ -75,32 +80,32 @@ class ArgCapture:
     def _take(self, memory: Any, task: int, params: list, args: list, tagged: frozenset[int],
               stage: str) -> None:
         level = self.level
-        tensors = [(p, a) for p, a in zip(params, args) if isinstance(a, np.ndarray)]
+        tensors = [(i, p, a) for i, (p, a) in enumerate(zip(params, args))
+                   if isinstance(a, np.ndarray)]
         out = self.snapshots
-        for slot, (p, a) in enumerate(tensors):
+        for slot, (i, p, a) in enumerate(tensors):
             role = ROLES.get(p[2], "input")
             if (role == "input" and stage == AFTER) or (role == "output" and stage == BEFORE):
                 continue
-            mark = slot in tagged
+            mark = i in tagged
             if level == 1 and not mark:
                 continue
             payload = level == 2 or mark
-            out.append(_tensor(memory, task, slot, role, stage, a, payload, mark))
+            out.append(_tensor(memory, task, slot, p[0], role, stage, a, payload, mark))
         if stage != BEFORE:
             return
-        scalars = [(p, a) for p, a in zip(params, args)
+        scalars = [(i, p, a) for i, (p, a) in enumerate(zip(params, args))
                    if isinstance(a, (numbers.Number, np.generic)) and not isinstance(a, np.ndarray)]
-        for k, (p, v) in enumerate(scalars):
-            slot = len(tensors) + k
-            if level == 1 and slot not in tagged:
+        for k, (i, p, v) in enumerate(scalars):
+            if level == 1 and i not in tagged:
                 continue
             dtype = _scalar_dtype(p[1], v)
-            out.append(ArgSnapshot(task, slot, "input", stage, "scalar", dtype, (), (), 0,
-                                   None, v, slot in tagged))
+            out.append(ArgSnapshot(task, len(tensors) + k, "input", stage, "scalar", dtype, (),
+                                   (), 0, None, v, i in tagged, param=p[0]))
 
 
-def _tensor(memory: Any, task: int, slot: int, role: str, stage: str, a: np.ndarray,
-            payload: bool, tagged: bool) -> ArgSnapshot:
+def _tensor(memory: Any, task: int, slot: int, param: str, role: str, stage: str,
+            a: np.ndarray, payload: bool, tagged: bool) -> ArgSnapshot:
     """The snapshot of tensor argument `a` (a view of a global buffer)."""
     size = a.itemsize
     buf, _ = memory.locate(a)
@@ -111,7 +116,8 @@ def _tensor(memory: Any, task: int, slot: int, role: str, stage: str, a: np.ndar
                   buf.array.__array_interface__["data"][0]) // size
     data = np.array(a, order="C", copy=True) if payload else None
     return ArgSnapshot(task, slot, role, stage, "tensor", a.dtype, tuple(a.shape), strides,
-                       int(offset), data, None, tagged)
+                       int(offset), data, None, tagged, param,
+                       buf.name if buf is not None else param)
 
 
 def _scalar_dtype(t: Any, value: Any) -> np.dtype:

@@ -1,0 +1,51 @@
+"""The args-dump tags of a dispatch: `pl.dump_tag(t)` and `dumps=[...]`.
+
+As in the real parser (`_handle_dump_tag`, `_merge_forward_sticky_dump`), a tag marks
+a *value*, not a name: every later dispatch that receives that very value dumps it, and
+rebinding the name makes a new, untagged value. A dispatch carries its tagged tensors as
+a `("dumps", (Var, ...))` attribute; SSA renames them with the rest of the scope's
+attributes and the outliner turns them into the launch's `dumps` (the indices of the
+parameters receiving them), which the simulator's args-dump capture reads.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pypto.ir.nodes import Var
+from pypto.ir.transform import walk
+
+
+def is_tagged(p: Any, value: Any) -> bool:
+    """Whether `value` is a value `pl.dump_tag` marked in the function `p` parses."""
+    return any(value is t for t in p.dump_tags)
+
+
+def live_tags(p: Any, explicit: Iterable[Any] = ()) -> list[Var]:
+    """The tensors a scope opened now dumps: its `dumps=` entries, then the tagged values
+    its names are still bound to."""
+    out = [v for v in explicit if isinstance(v, Var)]
+    for v in p.dump_tags:
+        if p.env.get(v.name) is v and not any(v is o for o in out):
+            out.append(v)
+    return out
+
+
+def dumps_attr(tagged: list[Var], body: Any) -> list[tuple[str, tuple]]:
+    """The scope attribute of the tagged tensors its `body` uses (a tag the scope never
+    receives is dropped, as the real outliner drops it)."""
+    if not tagged:
+        return []
+    used = {n.name for n in walk(tuple(body)) if isinstance(n, Var)}
+    keep = tuple(v for v in tagged if v.name in used)
+    return [("dumps", keep)] if keep else []
+
+
+def call_dumps(p: Any, args: Iterable[Any], explicit: Iterable[Any] = ()) -> tuple:
+    """The arguments of a kernel call that are tagged or listed in its `dumps=`."""
+    listed = list(explicit)
+    return tuple(a for a in args if isinstance(a, Var)
+                 and (is_tagged(p, a) or any(a is e for e in listed)))
+
+
+__all__ = ["call_dumps", "dumps_attr", "is_tagged", "live_tags"]
