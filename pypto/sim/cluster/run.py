@@ -10,6 +10,22 @@ from pypto.sim.machine.run import Run
 from pypto.sim.runtime.executable import Executable
 
 
+class WorldCounters:
+    """What a multi-card run's one progress line counts: the host's tasks and work and
+    every rank's (the ranks report nothing of their own)."""
+
+    def __init__(self, host: Run, world: World):
+        self.host, self.world = host, world
+
+    @property
+    def work(self) -> int:
+        return self.host.work + sum(r.work for r in self.world.runs if r is not None)
+
+    @property
+    def next_tid(self) -> int:
+        return self.host.next_tid + sum(r.next_tid for r in self.world.runs if r is not None)
+
+
 def run_host(exe: Executable, args: tuple, kwargs: dict) -> ClusterResult:
     """One call of a host program on `SimConfig.device_ids` (one rank per device)."""
     settings = exe.settings
@@ -17,7 +33,7 @@ def run_host(exe: Executable, args: tuple, kwargs: dict) -> ClusterResult:
     world = World(exe, devices)
     run = Run(settings, exe.program.name)
     run.comm = HostComm(world)
-    run, rets = exe.run(args, kwargs, run=run)
+    run, rets = exe.run(args, kwargs, run=run, progress=WorldCounters(run, world))
     races = world.log.races() if settings.check_window and world.log is not None else []
     if not settings.keep_trace:  # traced for the window check alone: the run as untraced
         for r in (run, *world.runs):
@@ -35,4 +51,4 @@ def run_host(exe: Executable, args: tuple, kwargs: dict) -> ClusterResult:
     return result
 
 
-__all__ = ["run_host"]
+__all__ = ["WorldCounters", "run_host"]

@@ -139,7 +139,8 @@ class World:
                     d.builtin(comm, TaskFrame(run))
                 else:
                     assert d.func is not None
-                    chip_executable(self.exe, d.func).run(tuple(d.args), {}, run=run)
+                    chip_executable(self.exe, d.func).run(tuple(d.args), {}, run=run,
+                                                          report=False)
                 comm.complete()  # a dispatch returns when its tasks have completed
         except SimulationError as err:
             self._on_rank(err, r)

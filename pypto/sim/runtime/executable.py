@@ -31,7 +31,7 @@ from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime import launch as launching
 from pypto.sim.runtime.direct import DirectEntry, direct_entry
-from pypto.sim.runtime.progress import unwatch, watch
+from pypto.sim.runtime.progress import Watched, unwatch, watch
 from pypto.sim.runtime.switches import pause_gc, resume_gc
 from pypto.sim.runtime.transfers import bind_arguments, copy_back, param_specs, static_spec
 from pypto.sim.runtime.written import written_entry_params
@@ -152,10 +152,14 @@ class Executable:
         assert d is not True and d is not False
         return d
 
-    def run(self, args: tuple, kwargs: dict, run: Run | None = None) -> tuple[Run, tuple]:
+    def run(self, args: tuple, kwargs: dict, run: Run | None = None,
+            progress: Watched | None = None, report: bool = True) -> tuple[Run, tuple]:
         """One call: (its run, the entry's returns). `pl.Out` / `pl.InOut` arrays among
         `args` are filled in place. A multi-card run passes the `Run` of the host or of a
-        rank (`pypto.sim.cluster`): a rank runs its dispatches in one run."""
+        rank (`pypto.sim.cluster`): a rank runs its dispatches in one run. A long run
+        reports its progress (`progress`: the counters to report instead of the run's:
+        the world's, for a host; `report=False`: none, for a rank, which the host's
+        report counts)."""
         if run is None and not kwargs:
             d = self._direct
             direct = d if d is not False else self.direct
@@ -171,15 +175,17 @@ class Executable:
         quiet.depth += 1
         try:
             with np.errstate(all="ignore"):
-                return self._run(args, kwargs, run)
+                return self._run(args, kwargs, run, progress, report)
         finally:
             quiet.depth -= 1
             resume_gc()
 
-    def _run(self, args: tuple, kwargs: dict, run: Run | None) -> tuple[Run, tuple]:
+    def _run(self, args: tuple, kwargs: dict, run: Run | None, progress: Watched | None,
+             report: bool) -> tuple[Run, tuple]:
         if run is None:
             run = Run(self.settings, self.program.name)
-        watched = watch(run, self.program.name)  # a long run reports its progress
+        # a long run reports its progress
+        watched = watch(progress or run, self.program.name) if report else None
         try:
             out = self._call(run, args, kwargs)
         except BaseException:

@@ -51,10 +51,14 @@ Hook = Callable[[Progress], Any]
 
 
 class Watched(Protocol):
-    """What the monitor reads of a run (`pypto.sim.machine.run.Run`)."""
+    """What the monitor reads of a run (`pypto.sim.machine.run.Run`, or the world's
+    counters of a multi-card run)."""
 
-    work: int
-    next_tid: int
+    @property
+    def work(self) -> int: ...
+
+    @property
+    def next_tid(self) -> int: ...
 
 
 def terminal_progress(p: Progress) -> None:
