@@ -46,6 +46,15 @@ def grid_points(grid: dict[str, list]) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*grid.values())]
 
 
+def _why(p: SweepPoint) -> str:
+    """What sets a point's estimate, in words (the table's last columns)."""
+    e = p.estimate
+    if e is None:
+        return ""
+    return (f": bound by the {e.bound}, {e.launch_us:.2f} us of it launching {e.tasks} "
+            "task(s)")
+
+
 @dataclass
 class SweepResult:
     """Every point of a sweep, in grid order."""
@@ -70,16 +79,20 @@ class SweepResult:
     def table(self) -> str:
         names = list(self.grid)
         head = "  ".join(f"{n:>8}" for n in names)
-        rows = [f"{head}  {'compiles':>8} {'fits':>5} {'golden':>9} {'est us':>10}  note"]
+        rows = [f"{head}  {'compiles':>8} {'fits':>5} {'golden':>9} {'est us':>10} "
+                f"{'tasks':>6} {'launch us':>9} {'bound by':>15}  note"]
         best = self.best
         for p in self.points:
             vals = "  ".join(f"{p.values[n]!s:>8}" for n in names)
             fits = "-" if p.fits is None else ("yes" if p.fits else "NO")
             gold = "-" if p.matches is None else ("pass" if p.matches else p.verdict)
             est = f"{p.est_us:10.2f}" if p.est_us is not None else f"{'-':>10}"
+            e = p.estimate
+            why = (f"{e.tasks:>6} {e.launch_us:>9.2f} {e.bound:>15}" if e is not None else
+                   f"{'-':>6} {'-':>9} {'-':>15}")
             mark = "  <- best" if p is best else ""
             cells = (f"{vals}  {'yes' if p.compiles else 'NO':>8} {fits:>5} {gold:>9} "
-                     f"{est}  ")
+                     f"{est} {why}  ")
             # a long note (a compile error with its hint) wraps under the note column
             # rather than being cut: the reason is what the user came for
             note = textwrap.wrap(p.reason, 80, break_on_hyphens=False) or [""]
@@ -91,7 +104,8 @@ class SweepResult:
     def summary(self) -> str:
         best = self.best
         pick = ("best feasible tiling: " + ", ".join(f"{k}={v}" for k, v in best.values.items())
-                + f" ({best.est_us:.2f} us estimated)") if best else "no feasible tiling"
+                + f" ({best.est_us:.2f} us estimated{_why(best)})") if best else \
+            "no feasible tiling"
         return (f"{self.kernel}: {len(self.points)} points, {len(self.feasible)} feasible; "
                 f"{pick}; {self.seconds:.1f} s on {self.where}")
 

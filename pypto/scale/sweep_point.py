@@ -25,7 +25,7 @@ from pypto.scale.constants import (
     module_constants,
     with_constants,
 )
-from pypto.scale.estimate import makespan_us
+from pypto.scale.estimate import Estimate, estimate
 from pypto.scale.pyptolib import install_golden_alias, library_root
 
 
@@ -56,6 +56,7 @@ class SweepPoint:
     verdict: str = ""  # pass | diagnosed | fail | compile error | over budget | fault | ...
     est_us: float | None = None  # estimated makespan (pypto.scale.estimate)
     est_us_serial: float | None = None  # the tasks' estimates summed (the trace's totals)
+    estimate: Estimate | None = None  # what sets est_us: bound, launch cost, tasks
     reason: str = ""
     over_budget: list = field(default_factory=list)
     seconds: float = 0.0
@@ -250,7 +251,9 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
             p.matches = bool(result.passed) if golden is not None else None
             p.verdict, p.reason, p.est_us_serial = rec["verdict"], rec["reason"], rec["est_us"]
             trace = getattr(result.sim, "trace", None)
-            p.est_us = makespan_us(trace) if trace is not None else None
+            if trace is not None:
+                p.estimate = estimate(trace)
+                p.est_us = p.estimate.makespan_us
             if golden is None:
                 p.verdict, p.reason = "no golden", "no golden_fn: outputs not checked"
         except PyptoError as err:

@@ -29,8 +29,18 @@ def _short(p: Any) -> str:
 def _hover(p: Any) -> str:
     vals = ", ".join(f"{k}={v}" for k, v in p.values.items())
     est = f"{p.est_us:.3f} µs (estimate)" if p.est_us is not None else "no estimate"
+    e = p.estimate
+    bound = (f"<br>bound by the {e.bound}; launch {e.launch_us:.2f} µs of it, {e.tasks} "
+             "task(s)" if e is not None else "")
     why = f"<br>{html.escape(p.reason[:160])}" if p.reason else ""
-    return f"<b>{html.escape(vals)}</b><br>{p.verdict}: {est}{why}"
+    return f"<b>{html.escape(vals)}</b><br>{p.verdict}: {est}{bound}{why}"
+
+
+def _because(p: Any) -> str:
+    """What sets the best point's estimate (the core's `Estimate`), for the title."""
+    e = p.estimate
+    return (f": {e.bound}, {e.launch_us:.2f} µs launching {e.tasks} task(s)"
+            if e is not None else "")
 
 
 def _cell(points: list) -> Any:
@@ -44,7 +54,8 @@ def sweep_figure(result: Any) -> go.Figure:
     best = result.best
     title = f"{result.kernel}<br>" + (
         "best feasible tiling: " + ", ".join(f"{k}={v}" for k, v in best.values.items())
-        + f" · {best.est_us:.3g} µs (estimate)" if best else "no feasible tiling")
+        + f" · {best.est_us:.3g} µs (estimate{_because(best)})" if best else
+        "no feasible tiling")
     if len(names) == 1:
         return _bars(result, names[0], best, title)
     xs, ys = [str(v) for v in result.grid[names[0]]], [str(v) for v in result.grid[names[1]]]

@@ -3,10 +3,14 @@ reports, and the errors a user sees."""
 import importlib.util
 import re
 
+import numpy as np
 import pytest
 from scale_kernels import kernel_source, write
 
+import pypto.language as pl
+import pypto.sim as sim
 from pypto.scale.constants import ConstantError, harness_tolerances, with_constants
+from pypto.scale.estimate import estimate
 from pypto.scale.sweep import grid_points, sweep
 
 SOURCE = """A = 4
@@ -66,12 +70,19 @@ def test_sweep_a_file_in_process(tmp_path):
     assert by[512].reason == "over the on-chip budget: double_rows: Vec"
     assert by[48].verdict == "fault" and by[48].matches is False
     assert [p.values["TILE"] for p in result.feasible] == [16, 64]
-    assert by[16].est_us == pytest.approx(by[64].est_us / 4, rel=0.05)
+    # one wave each (32 and 8 tasks on 48 AIV cores): the path is one task plus its
+    # launch, and a 16-row task does a quarter of a 64-row one's work
+    for t, tasks in ((16, 32), (64, 8)):
+        e = by[t].estimate
+        assert (e.bound, e.tasks, e.launch_us) == ("dependency path", tasks, 0.8)
+    assert by[16].est_us - 0.8 == pytest.approx((by[64].est_us - 0.8) / 4, rel=0.05)
     assert by[16].est_us_serial == pytest.approx(by[64].est_us_serial, rel=0.05)
     assert result.best is by[16]
     table = result.table().splitlines()
     (best_row,) = [row for row in table if "<- best" in row]
     assert best_row.split()[0] == "16" and "best feasible tiling: TILE=16" in table[-1]
+    assert "bound by the dependency path, 0.80 us of it launching 32 task(s)" in table[-1]
+    assert "tasks launch us        bound by" in table[0]
     # TILE=0's whole compile error is there, wrapped under the note column, not cut
     first = next(i for i, row in enumerate(table) if row.split()[:1] == ["0"])
     note_col = table[first].index("PyptoSyntaxError")
@@ -106,3 +117,27 @@ def test_sweep_errors_name_what_was_given(tmp_path):
     result = sweep(f, {"TILE": [32]}, kernel="nope")
     assert result.points[0].verdict == "compile error"
     assert "no kernel named 'nope'" in result.points[0].reason
+
+
+def _rows_kernel(rows: int, tile: int):
+    @pl.jit
+    def rows_k(x: pl.Tensor[[rows, 64], pl.FP32], y: pl.Out[pl.Tensor[[rows, 64], pl.FP32]]):
+        for i in pl.parallel(0, rows, tile):
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="rows"):
+                y[i:i + tile, :] = pl.mul(x[i:i + tile, :], 2.0)
+        return y
+
+    x = np.ones((rows, 64), np.float32)
+    return sim.simulate(rows_k, x, np.zeros_like(x), checks=()).trace
+
+
+def test_the_launch_cost_decides_between_many_small_tasks_and_few_large_ones():
+    small, large = _rows_kernel(2048, 8), _rows_kernel(2048, 64)  # 256 and 32 tasks
+    # with no launch cost the smallest tile wins (the work spreads over the cores) ...
+    assert estimate(small, launch_us=0).makespan_us < estimate(large, launch_us=0).makespan_us
+    # ... with the platform's, 256 launches on 48 cores cost more than one wave of 32
+    e_small, e_large = estimate(small), estimate(large)
+    assert e_large.makespan_us < e_small.makespan_us
+    assert (e_small.bound, e_small.tasks) == ("vector work", 256)
+    assert e_small.launch_us == pytest.approx(0.8 * 256 / 48)
+    assert (e_large.bound, e_large.launch_us) == ("dependency path", 0.8)

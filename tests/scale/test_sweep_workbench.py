@@ -18,10 +18,13 @@ CELL = kernel_source(rows=512).split("if __name__")[0].replace(
 def test_the_figure_names_the_best_tiling(tmp_path):
     view = pypto_lab.sweep(write(tmp_path, "k.py", rows=512), {"TILE": [0, 16, 64, 512]})
     fig = view.figure
-    assert fig.layout.title.text == "k.py<br>best feasible tiling: TILE=16 · 0.0711 µs (estimate)"
+    assert fig.layout.title.text == (
+        "k.py<br>best feasible tiling: TILE=16 · 0.871 µs (estimate: dependency path, 0.80 µs "
+        "launching 32 task(s))")
     bar = fig.data[0]
     assert list(bar.x) == ["0", "16", "64", "512"]
-    assert list(bar.text) == ["no compile", "0.0711", "0.284", "over budget"]
+    assert list(bar.text) == ["no compile", "0.871", "1.08", "over budget"]
+    assert "bound by the dependency path; launch 0.80 µs of it, 32 task(s)" in bar.hovertext[1]
     assert bar.marker.color[1] == "#d62728" and bar.marker.color[2] == "#2b7bba"
     assert "<- best" in view.text() and view.result.best.values == {"TILE": 16}
 
