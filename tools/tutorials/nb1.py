@@ -141,7 +141,10 @@ NB1 = [
     points that do not compile, do not fit the Unified Buffer or fail the golden are
     marked with why. (Here on 1024 rows: a 512-row tile of 128 floats is 256 KiB, more
     than the 184 KiB UB.) Each point runs the cell's source again with the constant
-    replaced.
+    replaced. The table says why a point costs what it does: every task pays a launch
+    cost (about 0.8 µs on a2a3), so 128 tasks of 8 rows queue on the 48 vector cores,
+    while one wave of 32 larger tasks finishes sooner, and 8 tasks of 128 rows leave
+    cores idle.
     """),
     code("""
     %%pypto --run specs golden --sweep TILE=8,16,32,64,128,512
