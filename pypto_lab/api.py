@@ -131,14 +131,14 @@ def _task_graph_view(model: KernelModel, run: LabRun, max_tasks: int) -> FigureV
     tg = task_graph(model, run.tasks, max_nodes=max_tasks, races=run.races,
                     uninit=run.uninit_reads)
     found = ""
-    if run.races or run.uninit_reads:
-        found = (f"; {len(run.races)} race(s), {len(run.uninit_reads)} uninitialized "
+    if run.races or run.uninit_reads:  # (a line of its own: the title must not be cut)
+        found = (f"<br>{len(run.races)} race(s), {len(run.uninit_reads)} uninitialized "
                  "read site(s)")
     return FigureView(graph_figure(tg, f"task graph · {model.name} "
                                        f"(one node per {tg.graph['fold']}){found}"),
                       f"task graph {model.name}",
                       f"{tg.number_of_nodes()} nodes, {tg.number_of_edges()} edges, "
-                      f"folded per {tg.graph['fold']}{found}")
+                      f"folded per {tg.graph['fold']}{found.replace('<br>', '; ')}")
 
 
 def data_path_views(compiled: Any, model: KernelModel) -> list[View]:

@@ -31,10 +31,14 @@ def graph_figure(graph: nx.DiGraph, title: str) -> go.Figure:
     if why is not None:
         traces.append(why)
     layers = max((x for x, _ in pos.values()), default=0) + 1
-    height = max(180, 90 * max((sum(1 for p in pos.values() if p[0] == x)
-                               for x in {p[0] for p in pos.values()}), default=1))
+    rows = max((sum(1 for p in pos.values() if p[0] == x)
+                for x in {p[0] for p in pos.values()}), default=1)
+    # a row of nodes needs room for its label above it and an edge's label between rows
+    height = max(180, 90 * rows) if rows < 2 else 120 * rows + 40
+    lines = title.count("<br>")
     fig = go.Figure(traces, base_layout(
-        title, height=min(height, 900), width=max(520, 190 * layers), showlegend=True,
+        title, height=min(height + 18 * lines, 900), width=max(520, 190 * layers),
+        margin={"l": 40, "r": 20, "t": 40 + 18 * lines, "b": 30}, showlegend=True,
         legend={"orientation": "h", "y": -0.05},
         xaxis={"visible": False, "range": [-0.6, layers - 0.15]},
         yaxis={"visible": False, "range": _y_range(pos)}))
