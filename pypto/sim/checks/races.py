@@ -63,6 +63,7 @@ from pypto.errors import SimulationError
 from pypto.ir.nodes import Program
 from pypto.ir.span import Span
 from pypto.passes.regions import LoopInfo
+from pypto.sim.checks.live_accesses import LiveAccesses, conflict
 from pypto.sim.runtime.dependencies import runtime_view
 from pypto.sim.runtime.submits import CallDirections
 from pypto.sim.trace.trace import TaskRecord, Trace
@@ -372,84 +373,6 @@ def _within_tasks(acc: list, by_pos: dict, tensor: str, found: dict) -> None:
                 _add(found, group[i], group[j], tensor, by_pos)
 
 
-class _Live:
-    """The live accesses of one buffer, indexed by rows: each sits in the buckets of the
-    first-axis cells its box spans (cells as tall as the first access), so a new access
-    meets only the accesses near it, and a write finds the ones it covers the same way.
-    A box spanning more than `WIDE` cells is kept aside and met by every access. Entries
-    are `[access, alive]`; a covered one is marked and dropped from a bucket when next
-    met there."""
-
-    WIDE = 64
-
-    def __init__(self, cell: int):
-        self.cell = max(1, cell)
-        self.buckets: dict[int, list] = {}
-        self.wide: list = []
-        self.count = 0
-
-    def _cells(self, a: tuple) -> range | None:
-        if not a[4]:
-            return None  # a scalar buffer: one box
-        lo, hi = a[4][0] // self.cell, (a[5][0] - 1) // self.cell
-        return range(lo, hi + 1) if hi - lo < self.WIDE else None
-
-    def add(self, accesses: list) -> None:
-        for a in accesses:
-            entry = [a, True]
-            cells = self._cells(a)
-            if cells is None:
-                self.wide.append(entry)
-            else:
-                buckets = self.buckets
-                for c in cells:
-                    got = buckets.get(c)
-                    if got is None:
-                        buckets[c] = [entry]
-                    else:
-                        got.append(entry)
-            self.count += 1
-
-    def near(self, b: tuple) -> list:
-        """The live entries whose first-axis extent may meet `b`'s (each once)."""
-        cells = self._cells(b)
-        if cells is None:
-            groups = [*self.buckets.values(), self.wide]
-        else:
-            groups = [g for g in (self.buckets.get(c) for c in cells) if g] + [self.wide]
-        out = []
-        seen: set = set()
-        for g in groups:
-            stale = False
-            for e in g:
-                if not e[1]:
-                    stale = True
-                elif len(groups) == 1 or id(e) not in seen:
-                    seen.add(id(e))
-                    out.append(e)
-            if stale:
-                g[:] = [e for e in g if e[1]]
-        return out
-
-    def cover(self, w: tuple) -> None:
-        """`w` writes over the live accesses inside its box: it stands for them now."""
-        for e in self.near(w):
-            if _covers_box(w, e[0]):
-                e[1] = False
-                self.count -= 1
-
-
-def _conflict(a: tuple, b: tuple) -> bool:
-    ka, kb = a[2], b[2]
-    if not (ka or kb) or (ka == 2 and kb == 2):
-        return False  # reads meet reads, and atomic adds commute
-    return all(x < w and y < z for x, z, y, w in zip(a[4], a[5], b[4], b[5]))
-
-
-def _covers_box(a: tuple, b: tuple) -> bool:
-    return all(x <= y and w <= z for x, z, y, w in zip(a[4], a[5], b[4], b[5]))
-
-
 def _between_tasks(acc: list, order: Order, by_pos: dict, tensor: str, found: dict) -> None:
     """Accesses of different tasks: each task's accesses meet the *live* accesses before
     it - the ones no later write has covered. A write that covers an earlier access
@@ -457,8 +380,8 @@ def _between_tasks(acc: list, order: Order, by_pos: dict, tensor: str, found: di
     with the write, so a race through it is reported with the write (the check finds
     every racy element; of several racing pairs on one element it may name the later).
     That keeps the work linear in the accesses when tasks keep rewriting one region, and
-    a bucket look-up per access (`_Live`) when they write disjoint parts of it."""
-    live = _Live(acc[0][5][0] - acc[0][4][0] if acc[0][4] else 1)
+    a bucket look-up per access (`LiveAccesses`) when they write disjoint parts of it."""
+    live = LiveAccesses(acc[0][5][0] - acc[0][4][0] if acc[0][4] else 1)
     i = 0
     n = len(acc)
     while i < n:
@@ -473,7 +396,7 @@ def _between_tasks(acc: list, order: Order, by_pos: dict, tensor: str, found: di
             for b in mine:
                 for e in live.near(b):
                     a = e[0]
-                    if a[6] == root or not _conflict(a, b):
+                    if a[6] == root or not conflict(a, b):
                         continue
                     o = ordered.get(a[6])
                     if o is None:
