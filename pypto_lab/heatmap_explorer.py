@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from pypto_lab.figures.mismatch import MAX_SIDE, METRICS, pool_factor
+from pypto_lab.figures.mismatch import MAX_SIDE, METRICS, metrics_for, pool_factor
 
 Window = tuple[int, int, int, int]
 _HINT = ("<small style='color:#555'>Drag a box on the map (or click a cell) for the "
@@ -76,8 +76,9 @@ class HeatmapExplorer:
                                description="output", layout={"width": "240px"})
         # the label sits beside the buttons as its own widget: as the ToggleButtons'
         # description it took a line of its own and pushed the buttons below it
-        self.metric = w.ToggleButtons(options=list(METRICS), value=view.metric,
-                                      tooltips=list(METRICS.values()),
+        metrics = metrics_for(run.output(view.output))
+        self.metric = w.ToggleButtons(options=metrics, value=view.metric,
+                                      tooltips=[METRICS[m] for m in metrics],
                                       style={"button_width": "56px"},
                                       layout={"width": "max-content"})
         metric_label = w.Label("metric", layout={"margin": "0 4px 0 16px"})
@@ -162,6 +163,16 @@ class HeatmapExplorer:
         self.hint.layout.display = "" if big else "none"
 
     def _on_output(self, _change: Any) -> None:
+        metrics = metrics_for(self.view.run.output(self.pick.value))
+        if list(self.metric.options) != metrics:
+            self._busy = True
+            try:
+                keep = self.metric.value if self.metric.value in metrics else "abs"
+                self.metric.options = metrics
+                self.metric.tooltips = [METRICS[m] for m in metrics]
+                self.metric.value = keep
+            finally:
+                self._busy = False
         self._lead_sliders()
         self._fit()
         self.window = None

@@ -49,12 +49,10 @@ class HeatmapView(FigureView):
 
     def mismatch_windows(self, side: int = MAX_SIDE) -> list[tuple[int, int]]:
         """Corners (row, col) of the `side`-square windows holding mismatches, in order."""
-        out = self.run.output(self.output)
-        a = slice_2d(out.actual, self.lead).astype(np.float64)
-        e = slice_2d(out.expected, self.lead).astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            bad = ~np.isclose(a, e, out.rtol, out.atol)
-        rows, cols = np.nonzero(bad)
+        failing = self.run.output(self.output).failing()  # the comparator's verdict
+        if failing is None:
+            return []
+        rows, cols = np.nonzero(slice_2d(failing, self.lead))
         corners = sorted({(int(r) // side * side, int(c) // side * side)
                           for r, c in zip(rows, cols)})
         return corners
@@ -92,6 +90,7 @@ class HeatmapView(FigureView):
 def heatmap(obj: Any, output: str | None = None, metric: str | None = None,
             lead: tuple[int, ...] | None = None, window: tuple | None = None) -> HeatmapView:
     """Golden-mismatch heatmap of a run's output (the first failing one by default).
-    `metric`: abs, rel, ulp, or the ownership views task / block; `window`: (r0, r1,
+    `metric`: abs, rel, ulp, tol (error ÷ the comparator's threshold), or the ownership
+    views task / block; `window`: (r0, r1,
     c0, c1) to draw that part at full resolution."""
     return HeatmapView(run_of(obj), output, metric, lead, window)

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from pypto.golden.report import OutputCheck
+from pypto.golden.validation import ElementRule
 from pypto.sim import on_progress
 
 Progress = Callable[[str, float], None]
@@ -74,6 +76,40 @@ class LabOutput:
     """Races on this tensor (`Race.to_dict()`), drawn as outlines on the heatmap."""
     uninit_reads: list = field(default_factory=list)
     """Reads of unwritten elements of this tensor (`UninitRead.to_dict()`)."""
+    check: Any = None
+    """The core's `OutputCheck`: its comparator's element verdict is the one drawn. None
+    (an output built by hand): the core's allclose rule at `rtol` / `atol`."""
+    _element: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def comparator(self) -> str:
+        return self.check.comparator if self.check is not None else "allclose"
+
+    def _rule(self) -> ElementRule:
+        if self.check is not None and self.check.rule is not None:
+            return self.check.rule
+        return ElementRule(None, self.rtol, self.atol)
+
+    def failing(self) -> np.ndarray | None:
+        """The elements the comparator fails (the core's verdict, the output's shape), or
+        None when the comparator judges only the output as a whole."""
+        if "failing" not in self._element:
+            if self.check is not None and self.check.rule is not None:
+                self._element["failing"] = self.check.failing_elements()
+            else:
+                self._element["failing"] = self._rule().verdict(self.actual, self.expected)
+        return self._element["failing"]
+
+    @property
+    def has_error_ratio(self) -> bool:
+        return self._rule().has_error_ratio
+
+    def error_ratio(self) -> np.ndarray | None:
+        """Each element's error over the threshold the comparator holds it to (> 1
+        fails), or None when its rule has no threshold."""
+        if "ratio" not in self._element:
+            self._element["ratio"] = self._rule().error_ratio(self.actual, self.expected)
+        return self._element["ratio"]
 
     # -- who wrote what: read from the trace on demand (an output can be 10^8 elements) --
 
@@ -253,7 +289,8 @@ def _first(*values: float | None) -> float:
 def _output(check: Any, trace: Any, rtol: float, atol: float) -> LabOutput:
     out = LabOutput(check.name, np.asarray(check.actual), np.asarray(check.expected),
                     bool(check.passed), rtol, atol, getattr(check, "direction", None),
-                    lines=list(check.lines()) if hasattr(check, "lines") else [])
+                    lines=list(check.lines()) if hasattr(check, "lines") else [],
+                    check=check if isinstance(check, OutputCheck) else None)
     writer = getattr(trace, "writers", {}).get(check.name) if trace is not None else None
     if writer is not None and np.shape(writer.events) == out.actual.shape:
         out.writer, out.trace = writer, trace

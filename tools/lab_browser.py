@@ -323,7 +323,7 @@ class Lab:
                   height: window.innerHeight};
         }""")
         graph = [p for p in seen["plots"] if p["title"].startswith("region graph")]
-        heat = [p for p in seen["plots"] if "outside rtol" in p["title"]]
+        heat = [p for p in seen["plots"] if " failing " in p["title"]]
         problems = []
         if not graph or graph[0]["top"] < 0:
             problems.append("no region graph on the cell's first screen")

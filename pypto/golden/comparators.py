@@ -23,37 +23,48 @@ def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
     worse candidate breaks the order and fails. The value tensor itself is checked
     by its own rule.
     """
-    def cmp(actual: Any, expected: Any, *, actual_outputs: dict, **_: Any
-            ) -> tuple[bool, str]:
+    def failing(actual: Any, expected: Any, actual_outputs: dict
+                ) -> tuple[np.ndarray | None, str]:
+        """The positions whose index differs and whose paired values break the order
+        (in the output's shape), or None and why the pairing cannot be checked."""
         if vals_name not in actual_outputs:
-            return False, (f"    compare_fn misconfigured: vals_name='{vals_name}' is not an "
-                           f"output (outputs: {list(actual_outputs)})")
+            return None, (f"    compare_fn misconfigured: vals_name='{vals_name}' is not an "
+                          f"output (outputs: {list(actual_outputs)})")
         ai, ei = io.as_numpy(actual), io.as_numpy(expected)
         av = io.to_f32(io.as_numpy(actual_outputs[vals_name]))
         if ai.shape != ei.shape:
-            return False, f"    idx shape mismatch: {ai.shape} vs {ei.shape}"
+            return None, f"    idx shape mismatch: {ai.shape} vs {ei.shape}"
         if ai.shape != av.shape:
-            return False, f"    idx/vals shape mismatch: idx={ai.shape} vs vals={av.shape}"
+            return None, f"    idx/vals shape mismatch: idx={ai.shape} vs vals={av.shape}"
         if not -ai.ndim <= dim < ai.ndim:
-            return False, f"    dim={dim} out of range for shape {ai.shape}"
+            return None, f"    dim={dim} out of range for shape {ai.shape}"
         axis = dim % ai.ndim
-        ai2 = np.moveaxis(ai, axis, -1).reshape(-1, ai.shape[axis])
-        ei2 = np.moveaxis(ei, axis, -1).reshape(-1, ai.shape[axis])
-        av2 = np.moveaxis(av, axis, -1).reshape(-1, ai.shape[axis])
-        lead_shape = tuple(s for d, s in enumerate(ai.shape) if d != axis)
-        differ = ai2 != ei2
-        if not differ.any():
-            return True, ""
-        k = ai2.shape[1]
+        differ = np.moveaxis(ai != ei, axis, -1)
+        vals = np.moveaxis(av, axis, -1)
         ordered_ok = np.ones_like(differ)
-        if k >= 2:
-            pair = av2[:, :-1] >= av2[:, 1:] if descending else av2[:, :-1] <= av2[:, 1:]
-            ordered_ok[:, 1:] &= pair
-            ordered_ok[:, :-1] &= pair
-        failing = differ & ~ordered_ok
-        if not failing.any():
+        if differ.shape[-1] >= 2:
+            pair = (vals[..., :-1] >= vals[..., 1:] if descending
+                    else vals[..., :-1] <= vals[..., 1:])
+            ordered_ok[..., 1:] &= pair
+            ordered_ok[..., :-1] &= pair
+        return np.moveaxis(differ & ~ordered_ok, -1, axis), ""
+
+    def cmp(actual: Any, expected: Any, *, actual_outputs: dict, **_: Any
+            ) -> tuple[bool, str]:
+        bad, problem = failing(actual, expected, actual_outputs)
+        if bad is None:
+            return False, problem
+        if not bad.any():
             return True, ""
-        rows, cols = np.nonzero(failing)
+        ai, ei = io.as_numpy(actual), io.as_numpy(expected)
+        av = io.to_f32(io.as_numpy(actual_outputs[vals_name]))
+        axis = dim % ai.ndim
+        k = ai.shape[axis]
+        ai2 = np.moveaxis(ai, axis, -1).reshape(-1, k)
+        ei2 = np.moveaxis(ei, axis, -1).reshape(-1, k)
+        av2 = np.moveaxis(av, axis, -1).reshape(-1, k)
+        lead_shape = tuple(s for d, s in enumerate(ai.shape) if d != axis)
+        rows, cols = np.nonzero(np.moveaxis(bad, axis, -1).reshape(-1, k))
         order = "descending" if descending else "ascending"
         lines = [f"    top-k idx mismatch via '{vals_name}' (dim={dim} order={order}): "
                  f"{rows.size} position(s) where the kernel's values break {order} order"]
@@ -69,8 +80,14 @@ def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
             lines.append(f"      ... and {rows.size - max_show} more")
         return False, "\n".join(lines)
 
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, *,
+                 actual_outputs: dict | None = None, **_: Any) -> np.ndarray | None:
+        # None when nothing pairs up (the comparator's text says why)
+        return failing(actual, expected, actual_outputs or {})[0]
+
     cmp.__name__ = "topk_pair_compare"
-    return with_attrs(cmp, options=dict(vals_name=vals_name, dim=dim, descending=descending))
+    return with_attrs(cmp, bad_mask=bad_mask,
+                      options=dict(vals_name=vals_name, dim=dim, descending=descending))
 
 
 _INT_KINDS = "iu"
@@ -99,33 +116,32 @@ def mapped_pool_ratio_allclose(mapping_name: str, *, mapping_shape: tuple,
                          f"{mapping_shape}")
     rows_compare = ratio_allclose(atol=atol, rtol=rtol, max_error_ratio=max_error_ratio)
 
-    def compare(actual: Any, expected: Any, **kwargs: Any) -> tuple[bool, str]:
-        a, e = io.as_numpy(actual), io.as_numpy(expected)
+    def rows_of(a: np.ndarray, e: np.ndarray, inputs: dict) -> tuple[Any, str]:
+        """(actual rows, expected rows, written) as [ranks, rows, rest], or None and the
+        reason the pool and its mapping do not fit."""
         if a.shape != e.shape:
-            return False, f"    {pool_name} shape mismatch: actual={a.shape} expected={e.shape}"
+            return None, f"    {pool_name} shape mismatch: actual={a.shape} expected={e.shape}"
         block_axis = 2 if leading_rank_axis else 1
         if a.ndim <= block_axis or a.shape[block_axis] != block_size:
             layout = ("[ranks, blocks, block_size, ...]" if leading_rank_axis
                       else "[blocks, block_size, ...]")
-            return False, (f"    {pool_name} should be block-major {layout} with "
-                           f"block_size={block_size}, got {a.shape}")
-        mapping = kwargs.get("inputs", {}).get(mapping_name)
+            return None, (f"    {pool_name} should be block-major {layout} with "
+                          f"block_size={block_size}, got {a.shape}")
+        mapping = inputs.get(mapping_name)
         if mapping is None:
-            return False, f"    compare_fn misconfigured: missing input '{mapping_name}'"
+            return None, f"    compare_fn misconfigured: missing input '{mapping_name}'"
         m = io.as_numpy(mapping)
         if m.dtype.kind not in _INT_KINDS:
-            return False, f"    '{mapping_name}' must be an integer tensor, got {m.dtype}"
+            return None, f"    '{mapping_name}' must be an integer tensor, got {m.dtype}"
         if tuple(m.shape) != mapping_shape:
-            return False, (f"    '{mapping_name}' must have shape {mapping_shape}, got "
-                           f"{tuple(m.shape)}")
+            return None, (f"    '{mapping_name}' must have shape {mapping_shape}, got "
+                          f"{tuple(m.shape)}")
         m = m.astype(np.int64)
         ranks = mapping_shape[0] if leading_rank_axis else 1
         if leading_rank_axis and a.shape[0] != ranks:
-            return False, (f"    leading rank count of {pool_name} must be {ranks}, got "
-                           f"{a.shape[0]}")
+            return None, (f"    leading rank count of {pool_name} must be {ranks}, got "
+                          f"{a.shape[0]}")
         nrows = (a.shape[1] if leading_rank_axis else a.shape[0]) * block_size
-        a_rows = a.reshape(ranks, nrows, -1)
-        e_rows = e.reshape(ranks, nrows, -1)
         m_rows = m.reshape(ranks, -1)
 
         def where(r: int, i: int) -> str:
@@ -134,13 +150,13 @@ def mapped_pool_ratio_allclose(mapping_name: str, *, mapping_shape: tuple,
         neg = np.argwhere(m_rows < -1)
         if neg.size:
             r, i = neg[0]
-            return False, (f"    '{mapping_name}'{where(r, i)}={m_rows[r, i]} is invalid; "
-                           "only -1 may mark an unused slot")
+            return None, (f"    '{mapping_name}'{where(r, i)}={m_rows[r, i]} is invalid; "
+                          "only -1 may mark an unused slot")
         high = np.argwhere(m_rows >= nrows)
         if high.size:
             r, i = high[0]
-            return False, (f"    '{mapping_name}'{where(r, i)}={m_rows[r, i]} is outside "
-                           f"physical row range [0, {nrows})")
+            return None, (f"    '{mapping_name}'{where(r, i)}={m_rows[r, i]} is outside "
+                          f"physical row range [0, {nrows})")
         written = np.zeros((ranks, nrows), dtype=bool)
         for r in range(ranks):
             ids = m_rows[r][m_rows[r] >= 0]
@@ -148,8 +164,16 @@ def mapped_pool_ratio_allclose(mapping_name: str, *, mapping_shape: tuple,
             if (counts > 1).any():
                 dup = int(uniq[counts > 1][0])
                 on = f" on rank {r}" if leading_rank_axis else ""
-                return False, f"    '{mapping_name}' contains duplicate physical row {dup}{on}"
+                return None, f"    '{mapping_name}' contains duplicate physical row {dup}{on}"
             written[r, ids] = True
+        return (a.reshape(ranks, nrows, -1), e.reshape(ranks, nrows, -1), written), ""
+
+    def compare(actual: Any, expected: Any, **kwargs: Any) -> tuple[bool, str]:
+        a, e = io.as_numpy(actual), io.as_numpy(expected)
+        fitted, problem = rows_of(a, e, kwargs.get("inputs", {}))
+        if fitted is None:
+            return False, problem
+        a_rows, e_rows, written = fitted
         same = _bit_equal_rows(a_rows, e_rows)
         stray = np.argwhere(~written & ~same)
         if stray.size:
@@ -173,6 +197,24 @@ def mapped_pool_ratio_allclose(mapping_name: str, *, mapping_shape: tuple,
             return True, ""
         return False, f"    mapped rows in {pool_name} from '{mapping_name}':\n{detail}"
 
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, *,
+                 inputs: dict | None = None, **_: Any) -> np.ndarray | None:
+        """Mapped rows: ratio_allclose's element rule (non-finite fails); every other
+        row: each element that is not bit-identical to the golden (a stray write)."""
+        a, e = io.as_numpy(actual), io.as_numpy(expected)
+        fitted, _ = rows_of(a, e, inputs or {})
+        if fitted is None:
+            return None
+        a_rows, e_rows, written = fitted
+        bad = ~_bit_equal(a_rows, e_rows)
+        if written.any():
+            mapped = rows_compare.bad_mask(a_rows[written], e_rows[written], rtol, atol)
+            if io.is_floating(a.dtype):
+                mapped |= ~np.isfinite(io.to_f32(a_rows[written]))
+            bad[written] = mapped
+        return bad.reshape(a.shape)
+
+    with_attrs(compare, bad_mask=bad_mask)
     compare.__name__ = (f"mapped_pool_ratio_allclose(mapping={mapping_name}, "
                         f"shape={mapping_shape}, block_size={block_size}, "
                         f"leading_rank_axis={leading_rank_axis}, atol={atol}, rtol={rtol}, "
@@ -233,8 +275,14 @@ def error_distribution(diff_thds: tuple = (1e-3, 3e-3, 5e-3, 1e-2, 3e-2, 5e-2),
             _percentiles("|golden| percentiles", mag, quantiles, qs)
         return True, ""
 
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+                 ) -> np.ndarray:
+        """A measurement fails no element; with always_pass=False, NaN/Inf ones."""
+        a = io.to_f32(io.as_numpy(actual))
+        return np.zeros(a.shape, bool) if always_pass else ~np.isfinite(a)
+
     cmp.__name__ = f"error_distribution(diff_thds={diff_thds})"
-    return cmp
+    return with_attrs(cmp, bad_mask=bad_mask)
 
 
 def _percentiles(label: str, flat: np.ndarray, quantiles: tuple, qs: np.ndarray) -> None:

@@ -21,7 +21,7 @@ from pypto.golden.report import (
     summarize_mismatch,
 )
 from pypto.golden.spec import TensorSpec
-from pypto.golden.validation import check_outputs, default_compare, isclose
+from pypto.golden.validation import ElementRule, check_outputs, default_compare, isclose
 from pypto.sim.device.fill import residue
 
 
@@ -72,14 +72,14 @@ def diagnose(check: OutputCheck, spec: TensorSpec, sim: Any, cmp: Callable | Non
     if a.shape != e.shape:
         return
     try:
-        rule = getattr(cmp, "bad_mask", None)
-        own_rule = rule is not None
-        if rule is not None:
-            bad = rule(a, e, rtol, atol)
-        elif a.dtype == e.dtype:
-            bad = ~isclose(a, e, rtol=rtol, atol=atol)
-        else:
-            bad = ~isclose(io.to_f32(a), io.to_f32(e), rtol=rtol, atol=atol)
+        # the comparator's own element verdict; a custom comparator without one is
+        # located by allclose, and only said when that finds something
+        bad = (check.failing_elements() if check.rule is not None
+               else ElementRule(cmp, rtol, atol).verdict(a, e))
+        own_rule = bad is not None
+        if bad is None:
+            bad = ~isclose(a, e, rtol=rtol, atol=atol) if a.dtype == e.dtype else \
+                ~isclose(io.to_f32(a), io.to_f32(e), rtol=rtol, atol=atol)
         if own_rule or cmp is default_compare or bad.any():
             check.mismatch = summarize_mismatch(a, e, bad)
         else:

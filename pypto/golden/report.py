@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from pypto.golden import _interop as io
+from pypto.golden.validation import ElementRule
 
 MAX_FIRST_BAD = 5
 # the words a failing output's report uses when its unwritten pl.Out region is the whole
@@ -126,10 +127,27 @@ class OutputCheck:
     # own, or others its comparator reads through actual_outputs) hold the golden's
     # values: {output: element count}. The failure is those regions' residue, nothing else
     through_unwritten: dict = field(default_factory=dict)
+    # the comparator as the run applied it, for the element verdict (asked on demand)
+    rule: ElementRule | None = field(default=None, repr=False, compare=False)
+    _failing: Any = field(default=False, repr=False, compare=False)
 
     @property
     def shape(self) -> tuple:
         return tuple(self.actual.shape)
+
+    def failing_elements(self) -> np.ndarray | None:
+        """The elements the output's comparator fails by its own rule (bool, the output's
+        shape), or None when the comparator has no element rule (its text is the whole
+        verdict). Computed once. A ratio comparator may pass with some of them set."""
+        if self._failing is False:
+            self._failing = (None if self.rule is None
+                             else self.rule.verdict(self.actual, self.expected))
+        return self._failing
+
+    def error_ratio(self) -> np.ndarray | None:
+        """Each element's error over its threshold under the comparator's rule (> 1
+        fails), or None when the rule has no threshold."""
+        return None if self.rule is None else self.rule.error_ratio(self.actual, self.expected)
 
     def headline(self) -> str:
         dtype = self.actual.dtype.name
@@ -236,6 +254,9 @@ class RunResult:
     # the run replayed through the runtime's rings, per rank (`pypto.sim.runtime.rings.
     # RingReport`; one for a one-card run, none untraced): peaks, scope samples, deadlock
     rings: list = field(default_factory=list)
+    # the program's casts and the precision traps among them (`cast_audit.CastAudit`);
+    # the report shows the traps when an output fails
+    cast_audit: Any = None
 
     def __str__(self) -> str:
         took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""
@@ -256,6 +277,8 @@ class RunResult:
         for check in self.outputs.values():
             lines.extend("  " + ln for ln in check.lines())
         lines.extend(f"  warning: {w}" for w in self.warnings)
+        if not self.passed and self.cast_audit is not None and self.cast_audit.findings:
+            lines.extend("  " + ln for ln in self.cast_audit.text().splitlines())
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

@@ -43,13 +43,15 @@ from pypto.dfx import artifacts as dfx_artifacts
 from pypto.dfx import knobs
 from pypto.dfx.build_dir import BuildDir, default_root
 from pypto.golden import _interop as io
-from pypto.golden import data
+from pypto.golden import cast_audit, data
 from pypto.golden.binding import bind_specs
 from pypto.golden.diagnosis import check_zero_fill, diagnose, diagnose_through_unwritten
 from pypto.golden.record import emit
 from pypto.golden.report import OutputCheck, RunResult
 from pypto.golden.spec import ScalarSpec, TensorSpec
-from pypto.golden.validation import check_outputs, default_compare
+from pypto.golden.validation import ElementRule, check_outputs, default_compare
+from pypto.ir import dtypes
+from pypto.ir.dtypes import DType
 from pypto.platform import DEFAULT_PLATFORM
 from pypto.sim import simulate
 from pypto.sim.runtime.rings import RingCapacities
@@ -437,7 +439,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                            compiled.program)
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
-                       stages=clock.stages, warnings=warnings, rtol=rtol, atol=atol, **base)
+                       stages=clock.stages, warnings=warnings, rtol=rtol, atol=atol,
+                       cast_audit=cast_audit.audit(compiled.program, golden_fn,
+                                                   _emitted_dtypes(tensor_specs)), **base)
     for c in checks.values():
         if c.zero_fill is not None:
             _note(f"[RUN]   warning: '{c.name}' passes only because fresh memory on "
@@ -455,6 +459,18 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
 
 
+
+
+def _emitted_dtypes(tensor_specs: list) -> dict[str, DType]:
+    """The dtype the kernel emits each output in (the binding made the spec's agree)."""
+    out = {}
+    for s in tensor_specs:
+        if s.is_output:
+            try:
+                out[s.name] = dtypes.from_numpy(s.np_dtype)
+            except TypeError:  # a dtype with no pl counterpart: nothing to audit there
+                continue
+    return out
 
 
 def _announce(written: list, verbose: bool) -> list:
@@ -483,7 +499,9 @@ def _validate(tensor_specs: list, scalars: dict, host: dict, golden: dict, direc
         ok, detail, label = verdicts[s.name]
         check = OutputCheck(name=s.name, passed=ok, comparator=label, detail=detail,
                             actual=actual[s.name], expected=golden[s.name],
-                            direction=directions.get(s.name))
+                            direction=directions.get(s.name),
+                            rule=ElementRule(compare_fn.get(s.name), rtol, atol,
+                                             wrap(actual), wrap(inputs)))
         tensor = (kernel_names or {}).get(s.name, s.name)  # its name in the sim's trace
         if not ok:
             diagnose(check, s, sim, compare_fn.get(s.name, default_compare), rtol, atol,

@@ -9,13 +9,27 @@ protocol::
         -> (ok: bool, detail: str)
 
 `actual`/`expected` are numpy arrays or torch tensors (whatever the run uses); the
-built-in comparators accept both and work in numpy. A built-in comparator also
-carries `cmp.bad_mask(actual, expected, rtol, atol)` - the element-wise verdict the
-run report uses to locate mismatches.
+built-in comparators accept both and work in numpy.
+
+Beside its output verdict, every built-in comparator carries its *element* verdict, so
+whoever draws or explains a mismatch (the run report, the workbench's heatmap) shows the
+elements this rule failed, never ones it re-derives with another rule::
+
+    cmp.bad_mask(actual, expected, rtol, atol, **context) -> bool array
+        the elements the comparator's own rule fails (a ratio comparator can pass with
+        some of them: they are within its allowance)
+    cmp.error_ratio(actual, expected, rtol, atol, **context) -> float array
+        each element's error over the threshold it is held to (> 1 fails); absent when
+        the rule has no threshold (a top-k pairing, a stray-write check)
+
+`context` is what the comparator itself is handed (`actual_outputs`, `inputs`).
+`element_verdict` / `element_error_ratio` call them.
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -94,9 +108,102 @@ def with_attrs(fn: Callable, **attrs: Any) -> Callable:
     return fn
 
 
+def tolerance_ratio(actual: Any, expected: Any, rtol: float, atol: float) -> np.ndarray:
+    """|a - e| / (atol + rtol*|e|) in fp32: an allclose element fails where this is > 1
+    (0 where equal, including equal infinities; inf where either side is NaN)."""
+    a, e = io.to_f32(io.as_numpy(actual)), io.to_f32(io.as_numpy(expected))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        diff = np.abs(a - e)
+        ratio = diff / (np.float32(atol) + np.float32(rtol) * np.abs(e))
+        ratio = np.where(a == e, np.float32(0), ratio)
+        return np.where(np.isnan(ratio), np.float32(np.inf), ratio).astype(np.float32)
+
+
 default_compare.__name__ = "allclose"
 with_attrs(default_compare,
-           bad_mask=lambda a, e, rtol, atol: ~isclose(a, e, rtol=rtol, atol=atol))
+           bad_mask=lambda a, e, rtol, atol, **_: ~isclose(a, e, rtol=rtol, atol=atol),
+           error_ratio=lambda a, e, rtol, atol, **_: tolerance_ratio(a, e, rtol, atol))
+
+
+def _element_rule(cmp: Callable | None, attr: str, actual: Any, expected: Any, rtol: float,
+                  atol: float, context: dict) -> np.ndarray | None:
+    rule = getattr(cmp if cmp is not None else default_compare, attr, None)
+    if rule is None:
+        return None
+    a, e = io.as_numpy(actual), io.as_numpy(expected)
+    try:
+        np.broadcast_shapes(a.shape, e.shape)
+    except ValueError:
+        return None  # a shape mismatch: no element lines up with another
+    if _takes_context(rule):
+        out = rule(actual, expected, rtol, atol, **context)
+    else:  # a user rule of the older four-argument form
+        out = rule(actual, expected, rtol, atol)
+    if out is None:  # the rule cannot judge elements here (its comparator says why)
+        return None
+    return np.broadcast_to(np.asarray(out), a.shape)
+
+
+def _takes_context(rule: Callable) -> bool:
+    try:
+        params = inspect.signature(rule).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+@dataclass(frozen=True)
+class ElementRule:
+    """One output's comparator with everything it was handed: asks its element verdict
+    and error ratio on demand (an output can hold 10^8 elements; most are never drawn)."""
+
+    comparator: Callable | None
+    """None: the allclose default."""
+    rtol: float
+    atol: float
+    actual_outputs: dict = field(default_factory=dict, repr=False)
+    inputs: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def label(self) -> str:
+        return "allclose" if self.comparator is None else _comparator_label(self.comparator)
+
+    @property
+    def has_error_ratio(self) -> bool:
+        """Whether the rule holds elements to a threshold (see `error_ratio`)."""
+        rule = self.comparator if self.comparator is not None else default_compare
+        return getattr(rule, "error_ratio", None) is not None
+
+    def verdict(self, actual: Any, expected: Any) -> np.ndarray | None:
+        return element_verdict(self.comparator, actual, expected, rtol=self.rtol,
+                               atol=self.atol, actual_outputs=self.actual_outputs,
+                               inputs=self.inputs)
+
+    def error_ratio(self, actual: Any, expected: Any) -> np.ndarray | None:
+        return element_error_ratio(self.comparator, actual, expected, rtol=self.rtol,
+                                   atol=self.atol, actual_outputs=self.actual_outputs,
+                                   inputs=self.inputs)
+
+
+def element_verdict(cmp: Callable | None, actual: Any, expected: Any, *, rtol: float,
+                    atol: float, actual_outputs: dict | None = None,
+                    inputs: dict | None = None) -> np.ndarray | None:
+    """The elements comparator `cmp` (None: the allclose default) fails by its own rule,
+    as a bool array of `actual`'s shape; None when it has no element rule (a custom
+    comparator without `bad_mask`) or the shapes do not line up."""
+    mask = _element_rule(cmp, "bad_mask", actual, expected, rtol, atol,
+                         {"actual_outputs": actual_outputs or {}, "inputs": inputs or {}})
+    return None if mask is None else mask.astype(bool, copy=False)
+
+
+def element_error_ratio(cmp: Callable | None, actual: Any, expected: Any, *, rtol: float,
+                        atol: float, actual_outputs: dict | None = None,
+                        inputs: dict | None = None) -> np.ndarray | None:
+    """Each element's error over the threshold `cmp`'s rule holds it to (> 1 fails), or
+    None when the rule has no threshold."""
+    ratio = _element_rule(cmp, "error_ratio", actual, expected, rtol, atol,
+                          {"actual_outputs": actual_outputs or {}, "inputs": inputs or {}})
+    return None if ratio is None else ratio.astype(np.float32, copy=False)
 
 
 # ----------------------------------------------------------------------------------------
@@ -341,13 +448,22 @@ def ratio_allclose(atol: float | None = None, rtol: float | None = None,
             f"(tol={float(tol.reshape(-1)[worst]):.6g})\n"
             f"    first {min(max_show, idx.size)} mismatches:\n" + _show(lines, max_show))
 
-    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float) -> np.ndarray:
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+                 ) -> np.ndarray:
         use_atol, use_rtol = _overrides(cmp, atol, rtol)
         mask = _ratio_allclose_mask(io.as_numpy(actual), io.as_numpy(expected), use_rtol,
                                     use_atol)
         return _restrict_mask(mask, io.as_numpy(expected), valid_rows, valid_axis, ignore_nan)
 
+    def error_ratio(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+                    ) -> np.ndarray:
+        use_atol, use_rtol = _overrides(cmp, atol, rtol)
+        ratio = tolerance_ratio(actual, expected, use_rtol, use_atol)
+        return _restrict_ratio(ratio, io.as_numpy(expected), valid_rows, valid_axis,
+                               ignore_nan)
+
     with_attrs(cmp, atol_override=atol, rtol_override=rtol, bad_mask=bad_mask,
+               error_ratio=error_ratio,
                options=dict(atol=atol, rtol=rtol, max_error_ratio=max_error_ratio,
                             valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
                             ignore_nan=ignore_nan))
@@ -369,6 +485,14 @@ def _restrict_mask(mask: np.ndarray, expected: np.ndarray, valid_rows: int | Non
     if ignore_nan:
         mask &= ~np.isnan(io.to_f32(expected))
     return mask
+
+
+def _restrict_ratio(ratio: np.ndarray, expected: np.ndarray, valid_rows: int | None,
+                    valid_axis: int, ignore_nan: bool) -> np.ndarray:
+    """Zero the error ratio where a comparator does not look (as `_restrict_mask`)."""
+    looked = _restrict_mask(np.ones(ratio.shape, bool), expected, valid_rows, valid_axis,
+                            ignore_nan)
+    return np.where(looked, ratio, np.float32(0)).astype(np.float32)
 
 
 def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
@@ -434,14 +558,24 @@ def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
                        f"    first {min(max_show, n_bad)} mismatches:\n"
                        + _show(lines, max_show))
 
-    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float) -> np.ndarray:
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+                 ) -> np.ndarray:
         a, e = _f32_pair(actual, expected)
         with np.errstate(invalid="ignore", divide="ignore"):
             _, rdiff = _reldiff(a, e, diff_thd)
             mask = ~(rdiff <= diff_thd)
         return _restrict_mask(mask, e, valid_rows, valid_axis, ignore_nan)
 
-    with_attrs(cmp, bad_mask=bad_mask,
+    def error_ratio(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+                    ) -> np.ndarray:
+        a, e = _f32_pair(actual, expected)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            _, rdiff = _reldiff(a, e, diff_thd)
+            ratio = np.where(np.isnan(rdiff), np.float32(np.inf), rdiff / np.float32(diff_thd))
+        return _restrict_ratio(ratio.astype(np.float32), e, valid_rows, valid_axis,
+                               ignore_nan)
+
+    with_attrs(cmp, bad_mask=bad_mask, error_ratio=error_ratio,
                options=dict(diff_thd=diff_thd, pct_thd=pct_thd, max_diff_hd=max_diff_hd,
                             valid_rows=valid_rows, valid_axis=valid_axis, zero_tail=zero_tail,
                             ignore_nan=ignore_nan))

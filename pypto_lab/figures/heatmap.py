@@ -64,8 +64,7 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
         where += f" rows {window[0]}:{window[1]}, cols {window[2]}:{window[3]}"
     pooled = f" · each cell the worst of a {p.fy}×{p.fx} block" if p.pooled else ""
     # two lines: a narrow (tall) map would clip one long title
-    title = (f"{esc(where)}: {p.bad_total}/{p.total} outside rtol={out.rtol:g} "
-             f"atol={out.atol:g}<br>{METRICS[metric]}{pooled}")
+    title = f"{esc(where)}: {_verdict_text(out, p)}<br>{METRICS[metric]}{pooled}"
     h, w = p.size
     plot_h = int(min(360, max(160, 520 * h / max(w, 1))))
     # both ranges explicit, the y one reversed: with the axes locked 1:1 an autoranged
@@ -88,6 +87,19 @@ def heatmap_figure(out: LabOutput, metric: str = "abs", lead: tuple = (),
 
 
 _NOTE_LINE_PX = 15
+_LABEL_CHARS = 60
+
+
+def _verdict_text(out: LabOutput, p: Pooled) -> str:
+    """How many elements the comparator fails, in its own name."""
+    rule = (f"rtol={out.rtol:g} atol={out.atol:g}" if out.comparator == "allclose"
+            else out.comparator if len(out.comparator) <= _LABEL_CHARS
+            else out.comparator[:_LABEL_CHARS - 1] + "…")
+    if out.failing() is None:
+        return (f"{esc(rule)} judges the output as a whole "
+                f"({'PASS' if out.passed else 'FAIL'}): no element verdict, the map "
+                "shows the metric everywhere")
+    return f"{p.bad_total}/{p.total} failing {esc(rule)}"
 
 
 def _stack_notes(notes: list[dict], layout: dict) -> list[dict]:
@@ -120,13 +132,20 @@ def _metric_trace(out: LabOutput, p: Pooled, metric: str) -> dict:
         return {"type": "heatmap", "name": f"writer {metric}", "z": typed(z), **_axis(p),
                 "colorscale": _OWNER_SCALE, "zmin": -0.5, "zmax": len(PALETTE) - 0.5,
                 "showscale": False, "hoverinfo": "skip", "hoverongaps": False}
-    err = p.status == 1
+    judged = out.failing() is not None
+    err = (p.status == 1) if judged else np.isfinite(p.value)
     z = np.where(err, p.value, np.nan)
+    title = metric
+    if metric == "tol":  # ratios span decades; 1 (the threshold) sits at 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.log10(np.maximum(z, np.float32(1e-30)))
+        title = "log10(err/tol)"
     top = float(np.nanmax(z)) if err.any() else 1.0
+    low = 0.0 if metric != "tol" else float(min(0.0, np.nanmin(z))) if err.any() else 0.0
     return {"type": "heatmap", "name": "error", "z": typed(z), **_axis(p),
-            "colorscale": ERROR_SCALE, "zmin": 0.0, "zmax": top if top > 0 else 1.0,
+            "colorscale": ERROR_SCALE, "zmin": low, "zmax": top if top > low else low + 1.0,
             "showscale": bool(err.any()), "hoverinfo": "skip", "hoverongaps": False,
-            "colorbar": {"title": {"text": metric}, "len": 0.6, "thickness": 12}}
+            "colorbar": {"title": {"text": title}, "len": 0.6, "thickness": 12}}
 
 
 def _writer_columns(out: LabOutput, p: Pooled) -> np.ndarray:

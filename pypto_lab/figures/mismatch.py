@@ -2,10 +2,13 @@
 element (within tolerance, error, NaN/Inf, never written) and pooled into blocks so that
 a large output draws as at most `max_side` cells a side.
 
-Pooling keeps the *worst* element of each block (the largest error of the visible
-metric; a NaN or a never-written element beats any finite error), so every mismatch
-stays visible however large the output, and the hover reports that element: its index,
-its values and its writer. Block sides are powers of two, so blocks line up with tiles.
+Which elements fail is the comparator's own element verdict, asked of the core
+(`LabOutput.failing`); nothing here re-decides it. Pooling keeps the *worst* element of
+each block (a failing element beats every passing one; a NaN or a never-written one beats
+any finite error; then the largest error of the visible metric), so every failing element
+marks its cell however large the output, the cell counts them, and the hover reports the
+worst: its index, its values and its writer. Block sides are powers of two, so blocks
+line up with tiles.
 Everything is vectorised over the plane: a 2048x1024 output pools in tens of ms.
 """
 from __future__ import annotations
@@ -20,6 +23,8 @@ from pypto_lab.runs import LabOutput
 OK, ERROR, NONFINITE, UNWRITTEN = 0, 1, 2, 3
 STATUS_NAMES = ("within tolerance", "error", "NaN/Inf", "never written")
 METRICS = {"abs": "|actual − expected|", "rel": "relative error", "ulp": "error in ULPs",
+           "tol": "error ÷ tolerance (the comparator's threshold; > 1 fails)",
+           "count": "failing elements per cell",
            "task": "writer task", "block": "writer block"}
 OWNERSHIP = ("task", "block")
 MAX_SIDE = 160
@@ -74,6 +79,12 @@ def _work_dtype(dtype: np.dtype) -> type:
         dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2") else np.float64
 
 
+def metrics_for(out: LabOutput) -> list[str]:
+    """The metrics `out` can draw: error ÷ tolerance only where the comparator holds
+    elements to a threshold (a top-k pairing does not)."""
+    return [m for m in METRICS if m != "tol" or out.has_error_ratio]
+
+
 def error_metric(actual: np.ndarray, expected: np.ndarray, metric: str,
                  diff: np.ndarray | None = None) -> np.ndarray:
     """`abs`, `rel` (over |expected|) or `ulp` (in units of the output dtype's spacing)."""
@@ -81,7 +92,7 @@ def error_metric(actual: np.ndarray, expected: np.ndarray, metric: str,
     e = expected.astype(wt, copy=False)
     if diff is None:
         diff = np.abs(actual.astype(wt, copy=False) - e)
-    if metric in ("abs",) + OWNERSHIP:
+    if metric in ("abs", "count") + OWNERSHIP:
         return diff
     tiny = np.finfo(wt).tiny
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -103,31 +114,53 @@ def pool_factor(n: int, max_side: int) -> int:
 
 def classify(out: LabOutput, lead: tuple, window: tuple | None, metric: str
              ) -> tuple[np.ndarray, ...]:
-    """Per element of the plane (or window): status, badness (-1 within tolerance, the
-    metric for errors, +inf for NaN/Inf and never-written), actual, expected, events."""
+    """Per element of the plane (or window): status, badness (-1 where the comparator
+    passes the element, the metric for the elements it fails, +inf for NaN/Inf and
+    never-written ones), actual, expected, events.
+
+    Which elements fail is the comparator's own element verdict (`LabOutput.failing`,
+    from the core); this only sorts the failing ones into error / NaN-Inf / never
+    written for the colour. A comparator that judges the output only as a whole has no
+    failing elements here; the figure says so and draws the metric everywhere."""
     a = slice_2d(out.actual, lead)
     e = slice_2d(out.expected, lead)
     ev = out.events_plane(lead)
+    failing = out.failing()
+    bad = slice_2d(failing, lead) if failing is not None else np.zeros(a.shape, bool)
     if window is not None:
         r0, r1, c0, c1 = window
-        a, e = a[r0:r1, c0:c1], e[r0:r1, c0:c1]
+        a, e, bad = a[r0:r1, c0:c1], e[r0:r1, c0:c1], bad[r0:r1, c0:c1]
         ev = ev[r0:r1, c0:c1] if ev is not None else None
+    status = np.where(bad, np.int8(ERROR), np.int8(OK))
     wt = _work_dtype(a.dtype)
-    af, ef = a.astype(wt, copy=False), e.astype(wt, copy=False)
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(af - ef)
-        ok = diff <= out.atol + out.rtol * np.abs(ef)
-        ok |= af == ef  # equal infinities
-    status = np.where(ok, np.int8(OK), np.int8(ERROR))
-    status[~np.isfinite(af) & ~ok] = NONFINITE
+        diff = np.abs(a.astype(wt, copy=False) - e.astype(wt, copy=False))
+    status[bad & ~np.isfinite(a.astype(wt, copy=False))] = NONFINITE
     if ev is not None:
-        status[(ev == 0) & ~ok] = UNWRITTEN
+        status[(ev == 0) & bad] = UNWRITTEN
     elif out.unwritten_bounds and out.direction == "Out":
-        status[_box_mask(a.shape, out.unwritten_bounds, lead, window) & ~ok] = UNWRITTEN
-    err = error_metric(a, e, metric, diff)
-    badness = np.where(ok, np.float32(-1), err).astype(np.float32, copy=False)
+        status[_box_mask(a.shape, out.unwritten_bounds, lead, window) & bad] = UNWRITTEN
+    if metric == "tol":
+        err = _plane(out.error_ratio(), lead, window)
+        if err is None:
+            raise ValueError(f"{out.comparator} holds its elements to no threshold: "
+                             "no error ÷ tolerance to draw; choose abs, rel or ulp")
+    else:
+        err = error_metric(a, e, metric, diff)
+    shown = err if failing is None else np.where(bad, err, np.float32(-1))
+    badness = np.asarray(shown, dtype=np.float32)
     badness[status >= NONFINITE] = np.inf
     return status, badness, a, e, ev
+
+
+def _plane(full: np.ndarray | None, lead: tuple, window: tuple | None) -> np.ndarray | None:
+    if full is None:
+        return None
+    plane = slice_2d(full, lead)
+    if window is not None:
+        r0, r1, c0, c1 = window
+        plane = plane[r0:r1, c0:c1]
+    return plane
 
 
 def pool(out: LabOutput, metric: str = "abs", lead: tuple = (), window: tuple | None = None,
@@ -147,6 +180,8 @@ def pool(out: LabOutput, metric: str = "abs", lead: tuple = (), window: tuple | 
         pick_status = status[rows, cols]
         value = badness[rows, cols]
         bad = _block_sum(status != OK, fy, fx)
+    if metric == "count":  # the pooled verdict itself: how many of the cell's elements fail
+        value = np.where(bad > 0, bad, -1).astype(np.float32)
     origin = (window[0], window[2]) if window is not None else (0, 0)
     wt = _work_dtype(a.dtype)
     return Pooled(plane_shape=slice_2d(out.actual, lead).shape, origin=origin, size=(h, w),

@@ -41,7 +41,10 @@ PASS_COLOR = "#e8e8e8"
 NAN_COLOR = "#111111"
 UNWRITTEN_OUTLINE = "#ff00aa"
 UNWRITTEN_COLOR = "#f4c6e7"
-ERROR_SCALE = "Reds"
+#: The failing elements' error. Its lightest colour is a plain red, never near the pass
+#: grey: with one outlier setting the top, plotly's "Reds" drew the many small errors of
+#: a precision mismatch almost white, and a map of failing cells read as passing.
+ERROR_SCALE = [[0.0, "#fb8a6e"], [0.4, "#e5332a"], [1.0, "#67000d"]]
 #: Distinct colours for per-region bars (timeline), assigned in sorted name order.
 PALETTE = ("#2b7bba", "#d9822b", "#27ae60", "#8e44ad", "#c0392b", "#16a085", "#f1c40f",
            "#7f8c8d", "#e84393", "#2d3436", "#6c5ce7", "#00b894")

@@ -48,4 +48,4 @@ def test_the_workbench_report_shows_them():
     assert run.report.splitlines()[0].endswith("· compared with rtol=0.001 atol=0.002")
     # the heatmap's title states the same tolerances
     title = lab.heatmap(result).to_dict()["layout"]["title"]["text"]
-    assert "outside rtol=0.001 atol=0.002" in title
+    assert "failing rtol=0.001 atol=0.002" in title

@@ -160,7 +160,7 @@ class TestHeatmap:
         pick, label, metric = controls.children[0].children
         assert label.value == "metric"  # beside the buttons, not their description
         assert pick.options == ("y",)
-        assert metric.options == ("abs", "rel", "ulp", "task", "block")
+        assert metric.options == ("abs", "rel", "ulp", "tol", "count", "task", "block")
         window = controls.children[2]
         assert window.layout.display == "none"  # 64x64 draws whole
         metric.value = "task"

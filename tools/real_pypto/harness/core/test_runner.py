@@ -49,7 +49,7 @@ def runtime_compare(actual: Any, expected: Any, *, rtol: float, atol: float,
 
 
 runtime_compare.__name__ = "isclose, NaN golden = don't care"
-runtime_compare.bad_mask = lambda a, e, rtol, atol: ~_close(_as_numpy(a), _as_numpy(e),
+runtime_compare.bad_mask = lambda a, e, rtol, atol, **_: ~_close(_as_numpy(a), _as_numpy(e),
                                                             rtol, atol)
 
 
