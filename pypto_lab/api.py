@@ -16,7 +16,7 @@ from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.ranks import rank_figure
 from pypto_lab.figures.region_graph import graph_figure
-from pypto_lab.figures.task_grid import task_grid_figure
+from pypto_lab.figures.task_grid import grid_planes, task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
 from pypto_lab.figures.windows import window_figure
 from pypto_lab.graphs import pipe_label, region_graph, task_graph, ub_text
@@ -115,14 +115,18 @@ def task_views(obj: Any, *, max_tasks: int = 60) -> list[View]:
         return []
     model = KernelModel.of(compiled_of(obj))
     platform = getattr(run.trace, "platform", None)
-    grid = task_grid_figure(run, f"tasks · {model.name}",
-                            clock_ghz=getattr(platform, "clock_ghz", 1.8))
+    planes = grid_planes(run)
     views: list[View] = []
-    if grid is not None:
-        n = len({t.task for t in run.tasks})
-        views.append(FigureView(grid, f"task grid {model.name}",
-                                f"{n} task(s) over the output's tiles, by estimated cost"))
-    if grid is None or run.races or run.uninit_reads:
+    for plane in planes:
+        grid = task_grid_figure(plane, f"tasks · {model.name}",
+                                clock_ghz=getattr(platform, "clock_ghz", 1.8))
+        n = len({b["task"] for b in plane.boxes})
+        unwritten = (f"; {plane.unwritten_count} element(s) no task wrote"
+                     if plane.unwritten_count else "")
+        views.append(FigureView(grid, f"task grid {model.name} · {plane.tensor}",
+                                f"{n} task(s) over {plane.tensor}'s {plane.shape[0]}x"
+                                f"{plane.shape[1]} plane, by estimated cost{unwritten}"))
+    if not planes or run.races or run.uninit_reads:
         views.append(_task_graph_view(model, run, max_tasks))
     return views
 

@@ -8,6 +8,20 @@ VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline", "dumps")
 DUMP_LEVELS = "1 tagged, 2 all, 3 metadata + tagged payloads"
 
 
+def _check_names(text: str) -> tuple[str, ...]:
+    """`--checks` as the core's check names (its own validation, its own words)."""
+    from pypto.errors import ConfigError
+    from pypto.sim.options import check_names
+
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        return check_names(text)
+    except ConfigError as err:
+        raise ArgsError(f"--checks: {err.message}"
+                        + (f" ({err.hint})" if err.hint else "")) from None
+
+
 class ArgsError(ValueError):
     """A bad magic line (the magic turns it into IPython's UsageError)."""
 
@@ -31,6 +45,9 @@ class MagicArgs:
     dump_args: int = 0
     """The args dump level to capture at (`--dump-args N`, the runtime's
     `enable_dump_args`; 0: none)."""
+    checks: tuple[str, ...] | None = None
+    """The simulator checks of the run (`--checks oob,ub`; `none`: only the argument
+    checks); None: the workbench's own, every check (`runs.CHECKS`)."""
 
     @staticmethod
     def from_namespace(ns: Any) -> MagicArgs:
@@ -60,7 +77,12 @@ class MagicArgs:
             raise ArgsError("--dump-args needs a run: add --run SPECS [GOLDEN]")
         if "dumps" in show and not dump:
             raise ArgsError(f"--show dumps needs an args dump: add --dump-args N ({DUMP_LEVELS})")
+        checks = None
+        if getattr(ns, "checks", None) is not None:
+            if not run:
+                raise ArgsError("--checks needs a run: add --run SPECS [GOLDEN]")
+            checks = _check_names(ns.checks)
         return MagicArgs(show=tuple(dict.fromkeys(show)), specs=run[0] if run else None,
                          golden=run[1] if len(run) > 1 else None, kernel=ns.kernel,
                          platform=ns.platform, seed=ns.seed, rtol=ns.rtol, atol=ns.atol,
-                         dump_args=dump)
+                         dump_args=dump, checks=checks)

@@ -31,6 +31,10 @@ class PyptoMagics(Magics):
     @magic_arguments.argument("--dump-args", type=int, metavar="N",
                               help="capture the args dump at level N (1 tagged, 2 all, 3 "
                                    "metadata + tagged payloads); --show dumps draws it")
+    @magic_arguments.argument("--checks", metavar="NAMES",
+                              help="simulator checks of the run, comma separated: oob, ub, "
+                                   "race, window, uninit, div, or none (default: oob, ub, "
+                                   "race, uninit)")
     @magic_arguments.argument("--sweep", action="append", metavar="NAME=V1,V2,...",
                               help="tile-size sweep of the cell's constants (needs --run)")
     @line_cell_magic

@@ -21,7 +21,7 @@ from pypto_lab import api
 from pypto_lab.args import MagicArgs
 from pypto_lab.model import KernelModel
 from pypto_lab.result import CellResult, DiagnosticView, KernelResult, run_report_view
-from pypto_lab.runs import run_kernel
+from pypto_lab.runs import CHECKS, run_kernel
 from pypto_lab.specs import check_specs
 
 Progress = Callable[[str, float], None]
@@ -154,7 +154,8 @@ def _run(result: CellResult, args: MagicArgs, user_ns: dict, note: Progress) -> 
         check_specs(target.compiled, specs, args.specs)
         target.run = run_kernel(kernel, specs, golden, platform=target.compiled.platform,
                                 seed=args.seed, rtol=args.rtol, atol=args.atol,
-                                progress=note, dump_args=args.dump_args)
+                                progress=note, dump_args=args.dump_args,
+                                checks=CHECKS if args.checks is None else args.checks)
     except PyptoError as err:
         result.diagnostics.append(DiagnosticView(err, f"run {target.name}"))
 

@@ -42,6 +42,7 @@ import numpy as np
 from pypto.dfx import artifacts as dfx_artifacts
 from pypto.dfx import knobs
 from pypto.dfx.build_dir import BuildDir, default_root
+from pypto.errors import ConfigError
 from pypto.golden import _interop as io
 from pypto.golden import cast_audit, data
 from pypto.golden.binding import bind_specs
@@ -52,8 +53,10 @@ from pypto.golden.spec import ScalarSpec, TensorSpec
 from pypto.golden.validation import ElementRule, check_outputs, default_compare
 from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
+from pypto.ir.nodes import Program
 from pypto.platform import DEFAULT_PLATFORM
 from pypto.sim import simulate
+from pypto.sim.config import SimConfig
 from pypto.sim.runtime.rings import RingCapacities
 
 # hardware platform -> the simulator that stands in for it
@@ -199,9 +202,41 @@ def fresh_memory(requested: str | None, runtime_cfg: dict | None = None) -> str:
     return "zero" if requested in ZERO_FILL_PLATFORMS else "residue"
 
 
+# what a `config=` of run_jit / run may set: how to simulate. What the harness decides
+# itself has its own knob, named in the error when a config sets it differently.
+_CONFIG_OPTIONS = ("checks", "strict", "seed", "padding", "max_work", "max_while", "batch")
+_HARNESS_KNOBS = {
+    "platform": "runtime_cfg={'platform': ...}",
+    "device_ids": "compile_cfg={'distributed_config': ...} or runtime_cfg={'device_ids': ...}",
+    "dump_args": "runtime_cfg={'enable_dump_args': N}",
+    "uninit": "runtime_cfg={'sim_uninit': 'residue' | 'zero'}",
+    "trace": "nothing: the harness always traces (its diagnosis reads the trace)",
+    "oob_reads": "nothing: the harness reports reads past a tensor's end as warnings, "
+                 "as the device reads whatever follows",
+}
+
+
+def config_options(config: Any) -> dict:
+    """The simulator options of a `config=` (a `SimConfig`, a dict of its options or a
+    RunConfig-like object) that a harness run honours; a `ConfigError` naming the
+    harness's own knob for an option the harness decides itself."""
+    if config is None:
+        return {}
+    cfg = SimConfig.from_any(config)
+    plain = SimConfig()
+    for name, knob in _HARNESS_KNOBS.items():
+        if getattr(cfg, name) != getattr(plain, name):
+            raise ConfigError(
+                f"config= sets {name}={getattr(cfg, name)!r}, which the harness decides "
+                f"itself", hint=f"use {knob}")
+    return {name: getattr(cfg, name) for name in _CONFIG_OPTIONS}
+
+
 def _simulate(compiled: Any, args: list, platform: str, uninit: str,
-              runtime_cfg: dict | None = None, devices: Any = None) -> Any:
+              runtime_cfg: dict | None = None, devices: Any = None,
+              config: dict | None = None) -> Any:
     opts = sim_options()
+    opts.update(config or {})
     opts["uninit"] = uninit
     opts["oob_reads"] = "warn"  # the device reads what follows; the report says so
     cfg = runtime_cfg or {}
@@ -241,6 +276,8 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     compile_cfg = dict(compile_cfg or {})
     runtime_cfg = dict(runtime_cfg or {})
     compare_fn = dict(compare_fn or {})
+    extra = dict(extra)
+    sim_config = config_options(extra.pop("config", None))
     for key in extra:
         _warn_once(f"{kind}() ignores keyword {key!r} on the simulator")
     for key in runtime_cfg:
@@ -382,7 +419,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
                 for s in binding.ordered]
         try:
             sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
-                            _devices(compile_cfg, runtime_cfg))
+                            _devices(compile_cfg, runtime_cfg), sim_config)
         except Exception:
             if save_data and golden_fn is not None and data_dir is None:
                 golden_stage()  # a crashing kernel still leaves its goldens saved
@@ -440,8 +477,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
                        stages=clock.stages, warnings=warnings, rtol=rtol, atol=atol,
-                       cast_audit=cast_audit.audit(compiled.program, golden_fn,
-                                                   _emitted_dtypes(tensor_specs)), **base)
+                       cast_audit=_audit_casts(compiled, golden_fn, tensor_specs), **base)
     for c in checks.values():
         if c.zero_fill is not None:
             _note(f"[RUN]   warning: '{c.name}' passes only because fresh memory on "
@@ -459,6 +495,15 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
 
 
+
+
+def _audit_casts(compiled: Any, golden_fn: Callable | None, tensor_specs: list
+                 ) -> cast_audit.CastAudit | None:
+    """The cast audit of a program compiled from source (None for a stand-in program
+    that has no IR to read)."""
+    if not isinstance(getattr(compiled, "program", None), Program):
+        return None
+    return cast_audit.audit(compiled.program, golden_fn, _emitted_dtypes(tensor_specs))
 
 
 def _emitted_dtypes(tensor_specs: list) -> dict[str, DType]:
@@ -547,6 +592,11 @@ def run_jit(fn: Any, specs: list, golden_fn: Callable | None = None,
     runtime_dir  must exist (pypto-lib reuses a build there); the simulator recompiles
     save_data    write inputs and goldens under <work_dir>/data/{in,out}/ for replay
     verbose      print the stage lines and per-output verdicts (pypto-lab extension)
+    config       how to simulate (pypto-lab extension): a `pypto.sim.SimConfig` or a dict
+                 of its options; its checks, strict, seed, padding, max_work, max_while
+                 and batch are used (over PYPTO_SIM_CHECKS; runtime_cfg's sim_checks /
+                 sim_strict win over it). Options the harness decides (platform,
+                 devices, args dump, fresh memory, tracing) are refused with their knob.
     """
     return emit(_harness("run_jit", fn, specs, golden_fn, golden_data, compile_cfg,
                          runtime_cfg, rtol, atol, compare_fn, compile_only, runtime_dir,

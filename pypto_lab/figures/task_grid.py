@@ -1,56 +1,110 @@
-"""The task graph of a run laid over the output's tile space: one box per (task, block)
-where it wrote the output most tasks write, coloured by its estimated cost, labelled
-with its task id, and the dependency edges as arrows between boxes. It reads like the
-output itself: which task owns which tile, which tiles cost most, what waits on what."""
+"""The tasks of a run laid over each output they write: per output, one box per
+(task, block) where it wrote that output's trailing 2-D plane, coloured by its estimated
+cost, labelled with its task id, the dependency edges as arrows between boxes, and the
+elements no task wrote marked. It reads like the output itself: which task owns which
+tile, which tiles cost most, what waits on what, what nothing wrote.
+
+Every output gets its plane at its true shape (not the extent of what was written). A
+thin plane (a 128x1 column of row sums) is drawn stretched to a readable width instead
+of at 1:1, where it would be a one-pixel strip."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
+import numpy as np
 import plotly.graph_objects as go
 
-from pypto_lab.figures.style import esc, layout
+from pypto_lab.figures.mismatch import MAX_SIDE, pool_factor
+from pypto_lab.figures.style import UNWRITTEN_COLOR, esc, layout
+from pypto_lab.figures.typed import typed
 from pypto_lab.runs import LabRun
 
 MAX_BOXES = 400  # boxes drawn as shapes; more become markers only
 MAX_ARROWS = 120
 MAX_LABELS = 96
+# a plane whose sides differ by more than this is drawn stretched, not at 1:1
+THIN_RATIO = 8
 
 
-def grid_boxes(run: LabRun) -> tuple[str, list[dict]] | None:
-    """(tensor, boxes): the output most tasks write, and per (task, block) the box it
-    wrote there in the trailing two dims; None when no task writes an output."""
+@dataclass(frozen=True)
+class GridPlane:
+    """One output's trailing plane and the task blocks that wrote it."""
+
+    tensor: str
+    shape: tuple[int, int]
+    boxes: tuple[dict, ...]
+    unwritten: np.ndarray | None
+    """bool (rows, cols): elements no task wrote in any leading index; None when the
+    run does not know who wrote the output."""
+
+    @property
+    def unwritten_count(self) -> int:
+        return 0 if self.unwritten is None else int(self.unwritten.sum())
+
+
+def grid_planes(run: LabRun) -> list[GridPlane]:
+    """One `GridPlane` per output some task writes, in the run's output order (every
+    tensor a task writes when the run checked no outputs)."""
     trace = run.trace
-    outputs = {o.name for o in run.outputs} or None
-    counts: dict[str, set] = {}
+    written: dict[str, dict[tuple[int, int], list]] = {}
+    buffer_of: dict[str, int] = {}
     for rec in getattr(trace, "tasks", None) or ():
         for a in rec.accesses:
-            if a.mode == "W" and (outputs is None or a.tensor in outputs):
-                counts.setdefault(a.tensor, set()).add(rec.id)
-    if not counts:
-        return None
-    tensor = max(sorted(counts), key=lambda t: len(counts[t]))
-    cost = {(t.task, t.block): t for t in run.tasks}
-    boxes: dict[tuple[int, int], list] = {}
-    for rec in trace.tasks:
-        for a in rec.accesses:
-            if a.mode != "W" or a.tensor != tensor:
+            if a.mode != "W":
                 continue
+            buffer_of.setdefault(a.tensor, a.uid)
             lo, hi = _plane(a.lo), _plane(a.hi)
+            boxes = written.setdefault(a.tensor, {})
             key = (rec.id, a.block)
             box = boxes.get(key)
             boxes[key] = [lo[0], hi[0], lo[1], hi[1]] if box is None else [
                 min(box[0], lo[0]), max(box[1], hi[0]), min(box[2], lo[1]),
                 max(box[3], hi[1])]
-    out = []
-    for (task, block), (r0, r1, c0, c1) in sorted(boxes.items()):
-        t = cost.get((task, block))
-        out.append({"task": task, "block": block, "r0": r0, "r1": r1, "c0": c0, "c1": c1,
-                    "cycles": t.cycles if t is not None else 0.0,
-                    "name": t.name if t is not None else "?",
-                    "source": t.source if t is not None else "",
-                    "cost": dict(t.cost) if t is not None else {},
-                    "deps": t.deps if t is not None else ()})
-    return tensor, out
+    if run.outputs:
+        names = [o.name for o in run.outputs if o.name in written]
+    else:  # no golden: the kernel's parameters it writes (not its scratch tensors)
+        names = [n for n in written
+                 if trace.buffers.get(buffer_of[n], (n, (), None, "param"))[3] == "param"]
+    cost = {(t.task, t.block): t for t in run.tasks}
+    planes = []
+    for name in names:
+        boxes = [_box(task, block, rect, cost.get((task, block)))
+                 for (task, block), rect in sorted(written[name].items())]
+        shape, unwritten = _extent(run, name, buffer_of[name], boxes)
+        planes.append(GridPlane(name, shape, tuple(boxes), unwritten))
+    return planes
+
+
+def _box(task: int, block: int, rect: list, t: object | None) -> dict:
+    r0, r1, c0, c1 = rect
+    return {"task": task, "block": block, "r0": r0, "r1": r1, "c0": c0, "c1": c1,
+            "cycles": t.cycles if t is not None else 0.0,
+            "name": t.name if t is not None else "?",
+            "source": t.source if t is not None else "",
+            "cost": dict(t.cost) if t is not None else {},
+            "deps": t.deps if t is not None else ()}
+
+
+def _extent(run: LabRun, name: str, uid: int, boxes: list[dict]
+            ) -> tuple[tuple[int, int], np.ndarray | None]:
+    """The plane's true shape (the checked output's, else the buffer the trace saw)
+    and its never-written elements, from the trace's last writer of each element."""
+    out = next((o for o in run.outputs if o.name == name), None)
+    info = run.trace.buffers.get(uid)
+    full = tuple(np.shape(out.actual)) if out is not None else \
+        tuple(info[1]) if info is not None else None
+    if full is None:
+        return (max(b["r1"] for b in boxes), max(b["c1"] for b in boxes)), None
+    shape = (1, 1) if not full else (1, full[0]) if len(full) == 1 else full[-2:]
+    writer = out.writer if out is not None and out.writer is not None \
+        else run.trace.writers.get(name)
+    unwritten = None
+    if writer is not None and np.shape(writer.events) == full:
+        never = np.asarray(writer.events) == 0
+        unwritten = never.reshape(shape) if never.ndim < 2 else \
+            never.reshape((-1,) + tuple(shape)).all(axis=0)
+    return (int(shape[0]), int(shape[1])), unwritten
 
 
 def _plane(index: tuple) -> tuple[int, int]:
@@ -59,11 +113,10 @@ def _plane(index: tuple) -> tuple[int, int]:
     return (index[-2], index[-1]) if len(index) >= 2 else (0, index[-1] if index else 0)
 
 
-def task_grid_figure(run: LabRun, title: str, clock_ghz: float = 1.8) -> go.Figure | None:
-    found = grid_boxes(run)
-    if found is None:
-        return None
-    tensor, boxes = found
+def task_grid_figure(plane: GridPlane, title: str, clock_ghz: float = 1.8) -> go.Figure:
+    """The task blocks over `plane` (see the module doc)."""
+    tensor, boxes = plane.tensor, list(plane.boxes)
+    rows, cols = plane.shape
     top = max((b["cycles"] for b in boxes), default=0.0) or 1.0
     shapes, notes = [], []
     for b in boxes[:MAX_BOXES]:
@@ -109,19 +162,61 @@ def task_grid_figure(run: LabRun, title: str, clock_ghz: float = 1.8) -> go.Figu
                 "color": [b["cycles"] for b in boxes], "colorscale": _SCALE,
                 "cmin": 0, "cmax": top, "showscale": True,
                 "colorbar": {"title": {"text": "cycles"}, "len": 0.6, "thickness": 12}})
-    rows = max(b["r1"] for b in boxes)
-    cols = max(b["c1"] for b in boxes)
-    height = int(min(380, max(200, 520 * rows / max(cols, 1)))) + 90
-    full = (f"{title}: {len(boxes)} task block(s) over {tensor}'s "
-            f"{rows}x{cols} tile space · colour = estimated cycles")
-    fig = go.Figure([marker], layout(
-        esc(full), height=height, margin={"l": 56, "r": 20, "t": 40, "b": 40},
+    data = [marker] + _unwritten_traces(plane)
+    thin = max(rows, cols) > THIN_RATIO * min(rows, cols)
+    if thin:  # stretched: a 1:1 128x1 plane is a one-pixel strip under its own ticks
+        height = 380 if rows >= cols else 200
+    else:
+        height = int(min(380, max(200, 520 * rows / max(cols, 1))))
+    # two lines: one long line is cut at the figure's right edge
+    full = esc(f"{title} · {tensor}: {len(boxes)} task block(s) over {tensor}'s "
+               f"{rows}x{cols} tile space") + "<br>colour = estimated cycles"
+    if plane.unwritten_count:
+        full += f" · {plane.unwritten_count:,} element(s) no task wrote (magenta)"
+    yaxis = {"title": {"text": "row"}, "range": [rows - 0.5, -0.5], "showgrid": False,
+             "zeroline": False, **_ticks(rows)}
+    if not thin:
+        yaxis.update(scaleanchor="x", constrain="domain")
+    legend = 40 if plane.unwritten_count else 0  # the key sits under the x axis
+    fig = go.Figure(data, layout(
+        full, height=height + 106 + legend,
+        margin={"l": 56, "r": 20, "t": 56, "b": 40 + legend},
         xaxis={"title": {"text": "column"}, "range": [-0.5, cols - 0.5], "showgrid": False,
-               "zeroline": False, "constrain": "domain"},
-        yaxis={"title": {"text": "row"}, "range": [rows - 0.5, -0.5], "showgrid": False,
-               "zeroline": False, "scaleanchor": "x", "constrain": "domain"},
-        shapes=shapes, annotations=notes))
+               "zeroline": False, "constrain": "domain", **_ticks(cols)},
+        yaxis=yaxis, shapes=shapes, annotations=notes,
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                "x": 0}))
     return fig
+
+
+def _ticks(n: int) -> dict:
+    """A short axis gets one tick per index (plotly would put 0.5 steps on a 1-wide one)."""
+    return {"tickvals": list(range(n))} if n <= 4 else {}
+
+
+def _unwritten_traces(plane: GridPlane) -> list:
+    """The never-written elements as a magenta layer (pooled: a cell is marked when any
+    of its elements is), drawn over the boxes, transparent where written; a legend
+    entry says what it is."""
+    if not plane.unwritten_count:
+        return []
+    m = plane.unwritten
+    rows, cols = m.shape
+    fy, fx = pool_factor(rows, MAX_SIDE), pool_factor(cols, MAX_SIDE)
+    if fy * fx > 1:
+        pad = np.zeros((-(-rows // fy) * fy, -(-cols // fx) * fx), bool)
+        pad[:rows, :cols] = m
+        m = pad.reshape(pad.shape[0] // fy, fy, pad.shape[1] // fx, fx).any(axis=(1, 3))
+    z = np.where(m, 1.0, np.nan)
+    layer = go.Heatmap(z=typed(z), x0=(fx - 1) / 2, dx=fx, y0=(fy - 1) / 2, dy=fy,
+                       colorscale=[[0, UNWRITTEN_COLOR], [1, UNWRITTEN_COLOR]],
+                       showscale=False, hoverinfo="skip", hoverongaps=False,
+                       name="never written")
+    key = go.Scatter(x=[None], y=[None], mode="markers", showlegend=True,
+                     name=f"never written ({plane.unwritten_count:,})", hoverinfo="skip",
+                     marker={"symbol": "square", "size": 12, "color": UNWRITTEN_COLOR,
+                             "line": {"width": 1, "color": "#999999"}})
+    return [layer, key]
 
 
 # light to mid blue: the task labels (dark text) stay readable on every box
@@ -144,4 +239,4 @@ def _blocks(boxes: list[dict], task: int) -> bool:
     return sum(1 for b in boxes if b["task"] == task) > 1
 
 
-__all__ = ["grid_boxes", "task_grid_figure"]
+__all__ = ["GridPlane", "grid_planes", "task_grid_figure"]

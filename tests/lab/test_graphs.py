@@ -4,11 +4,13 @@ sizes; the ping-pong schematic with the kernel's own tile count; labels that do 
 sit on nodes; hover text escaped once."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from lab_cells import MIXED, MIXED_RUN, PARTIAL, needs_sim
 
 import pypto_lab
 from pypto_lab.args import MagicArgs
+from pypto_lab.figures.typed import decode
 from pypto_lab.session import run_cell
 
 
@@ -30,15 +32,65 @@ def test_tasks_laid_over_the_output_tiles_with_their_cost():
                      (31.5, 47.5, -0.5, 63.5)]
     labels = sorted(a["text"] for a in fig["layout"]["annotations"] if "ax" not in a)
     assert labels == ["#0", "#1", "#2"]
-    (marker,) = fig["data"]
+    marker, layer, key = fig["data"]
     assert all("estimate:" in h and "cycles" in h for h in marker["hovertext"])
-    assert "3 task block(s) over y's 48x64 tile space" in fig["layout"]["title"]["text"]
+    # rows 48:64 nobody wrote: a magenta layer over them, and a legend entry
+    z = decode(layer["z"])
+    assert layer["name"] == "never written" and z.shape == (64, 64)
+    assert np.isfinite(z[48:]).all() and np.isnan(z[:48]).all()
+    assert key["name"] == "never written (1,024)"
+    title = fig["layout"]["title"]["text"]
+    assert "3 task block(s) over y's 64x64 tile space" in title  # its true shape
+    assert "1,024 element(s) no task wrote" in title
+
+
+TWO_OUTPUTS = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+N, D, T = 128, 128, 32
+
+@pl.jit
+def stats_and_scale(x: pl.Tensor[[N, D], pl.FP32], s: pl.Out[pl.Tensor[[N, 1], pl.FP32]],
+                    y: pl.Out[pl.Tensor[[200, D], pl.FP32]]):
+    for r in pl.parallel(0, N, T):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="stats"):
+            s[r : r + T, :] = pl.row_sum(x[r : r + T, :])
+    for b in pl.spmd(N // T, name_hint="scale"):
+        y[b * T : b * T + T, :] = pl.mul(x[b * T : b * T + T, :], 2.0)
+    return s, y
+
+specs = [TensorSpec("x", [N, D], np.float32, init_value=lambda: np.ones((N, D))),
+         TensorSpec("s", [N, 1], np.float32, is_output=True),
+         TensorSpec("y", [200, D], np.float32, is_output=True)]
+'''
+
+
+@needs_sim
+def test_every_output_gets_a_grid_at_its_true_shape():
+    """Issue 29 item 3: the second output's blocks were missing, a 128x1 output was a
+    one-pixel strip, and a 200x128 output read as the 128x128 that was written."""
+    k = run_cell(TWO_OUTPUTS, MagicArgs(specs="specs"), {}).kernels[0]
+    views = [v for v in pypto_lab.show_graph(k).children if v.title.startswith("task grid")]
+    assert [v.title.rsplit(" · ", 1)[1] for v in views] == ["s", "y"]
+    s_fig, y_fig = (v.to_dict() for v in views)
+    assert "4 task block(s) over s's 128x1 tile space" in s_fig["layout"]["title"]["text"]
+    # thin: stretched, not locked 1:1; one tick on the one column
+    assert "scaleanchor" not in s_fig["layout"]["yaxis"]
+    assert list(s_fig["layout"]["xaxis"]["tickvals"]) == [0]
+    assert len(s_fig["layout"]["shapes"]) == 4
+    y_title = y_fig["layout"]["title"]["text"]
+    assert "over y's 200x128 tile space" in y_title
+    assert "9,216 element(s) no task wrote" in y_title  # rows 128:200
+    assert y_fig["layout"]["yaxis"]["scaleanchor"] == "x"
 
 
 @needs_sim
 def test_task_grid_draws_the_dependencies():
     k = run_cell(MIXED_RUN, MagicArgs(specs="specs"), {}).kernels[0]
-    fig = _child(pypto_lab.show_graph(k), "task grid")
+    (fig,) = [v.to_dict() for v in pypto_lab.show_graph(k).children
+              if v.title.startswith("task grid") and v.title.endswith("· z")]
     arrows = [a for a in fig["layout"]["annotations"] if a.get("showarrow")]
     assert arrows
     assert " over z's 128x128 tile space" in fig["layout"]["title"]["text"]

@@ -169,4 +169,61 @@ def test_clean_run_draws_no_sanitizer_overlay():
     assert k.run.races == [] and k.run.uninit_reads == []
     titles = [v.title for v in pypto_lab.show_graph(k).children]
     # no findings: the tasks over the output's tiles, no separate task graph to mark up
-    assert titles == ["region graph partial", "task grid partial"]
+    assert titles == ["region graph partial", "task grid partial · y"]
+
+
+# --- choosing the checks: %%pypto --checks, run_jit(config=) (issue 29 item 5) ----------
+
+
+def test_checks_option_chooses_the_runs_checks(ip):
+    everything = ip.run_cell_magic("pypto", "--run specs golden", RACY)
+    assert everything.kernels[-1].run.races  # the workbench's default: every check
+    chosen = ip.run_cell_magic("pypto", "--run specs golden --checks oob,ub", RACY)
+    run = chosen.kernels[-1].run
+    assert run.races == [] and not run.raw.sim.races
+    none = ip.run_cell_magic("pypto", "--run specs golden --checks none", RACY)
+    assert none.kernels[-1].run.races == []
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("--run specs --checks oob,rcae", "--checks: unknown simulator check(s) 'rcae'; choose "
+                                      "from oob, ub, race, window, uninit, div (did you mean "
+                                      "'race'? several checks: a tuple such as ('oob', 'ub') "
+                                      "or one string such as 'oob,ub')"),
+    ("--checks race", "--checks needs a run: add --run SPECS [GOLDEN]"),
+])
+def test_bad_checks_are_one_line_usage_errors(ip, line, message):
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError) as info:
+        ip.run_cell_magic("pypto", line, RACY)
+    assert str(info.value) == message
+
+
+def test_run_jit_honours_a_sim_config(tmp_path):
+    import sys
+
+    import numpy as np
+
+    from pypto.errors import ConfigError
+    from pypto.golden import run_jit
+    from pypto.sim import SimConfig
+
+    path = tmp_path / "racy_kernel.py"
+    path.write_text(RACY)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import racy_kernel as m
+    finally:
+        sys.path.remove(str(tmp_path))
+    plain = run_jit(m.racy, m.specs, m.golden, verbose=False)
+    assert not plain.sim.races  # the harness's default checks leave races out
+    found = run_jit(m.racy, m.specs, m.golden, verbose=False,
+                    config=SimConfig(checks=("race",), strict=False))
+    assert found.sim.races and {r.tensor for r in found.sim.races} == {"y"}
+    assert np.array_equal(found.outputs["y"].actual, plain.outputs["y"].actual)
+    with pytest.raises(ConfigError) as info:
+        run_jit(m.racy, m.specs, m.golden, verbose=False, config={"platform": "a5sim"})
+    assert info.value.message == ("config= sets platform='a5sim', which the harness decides "
+                                  "itself")
+    assert info.value.hint == "use runtime_cfg={'platform': ...}"

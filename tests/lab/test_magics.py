@@ -46,7 +46,7 @@ class TestDefineAndCompile:
         titles = [v.title for v in r.views]
         # the first screen of the cell: region graph, run, heatmap; what ran after them
         assert titles == ["summary partial", "region graph partial", "run partial",
-                          "heatmap partial.y", "task grid partial"]
+                          "heatmap partial.y", "task grid partial · y"]
 
 
 class TestErrors:
