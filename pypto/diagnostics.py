@@ -18,9 +18,39 @@ kernel defined in a notebook cell renders with its cell's lines.
 from __future__ import annotations
 
 import linecache
+from collections.abc import Callable
 from typing import Any
 
 _CONTEXT = 1  # lines shown before and after the offending one
+
+# Who can name a source file better than its path: the notebook front end knows that
+# /tmp/ipykernel_4242/2816485.py is the cell In[5]. The core knows no front end; one
+# registers a namer (`name_sources`), which returns None for files it does not know.
+_source_namers: list[Callable[[str], str | None]] = []
+
+
+def name_sources(namer: Callable[[str], str | None]) -> None:
+    """Register `namer(path) -> label | None` to name source files in error locations
+    (once; the latest registered is asked first)."""
+    if namer not in _source_namers:
+        _source_namers.insert(0, namer)
+
+
+def forget_source_namer(namer: Callable[[str], str | None]) -> None:
+    if namer in _source_namers:
+        _source_namers.remove(namer)
+
+
+def location(span: Any) -> str:
+    """`file:line:col`, or `<label>, line L, column C` where a namer knows the file."""
+    for namer in _source_namers:
+        try:
+            label = namer(span.file)
+        except Exception:  # noqa: BLE001 - a namer's bug must not hide the error itself
+            label = None
+        if label:
+            return f"{label}, line {span.line}, column {span.col}"
+    return f"{span.file}:{span.line}:{span.col}"
 
 
 def _source_window(span: Any) -> list[tuple[int, str]]:
@@ -59,7 +89,7 @@ def render_text(err: Any) -> str:
         window = _source_window(span)
         width = len(str(window[-1][0])) if window else 2
         pad = " " * width
-        out.append(f"{pad}--> {span.file}:{span.line}:{span.col}")
+        out.append(f"{pad}--> {location(span)}")
         if window:
             out.append(f"{pad} |")
             for n, text in window:
@@ -111,7 +141,7 @@ def render_html(err: Any) -> str:
                 line = (_escape(text[:i]) + "<mark>" + _escape(text[i:i + w]) + "</mark>"
                         + _escape(text[i + w:]))
             rows.append(f'<div class="{cls}"><span class="pp-ln">{n:>4} |</span> {line}</div>')
-    loc = (f'<div class="pp-loc">--&gt; {_escape(str(span))}</div>'
+    loc = (f'<div class="pp-loc">--&gt; {_escape(location(span))}</div>'
            if span is not None and span.known else "")
     extra = _extra_context(err)
     parts = [

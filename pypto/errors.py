@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pypto.diagnostics import render_html, render_text
+from pypto.diagnostics import location, render_html, render_text
 
 if TYPE_CHECKING:
     from pypto.ir.span import Span
@@ -196,7 +196,8 @@ class PyptoWarning(UserWarning):
         self.hint = hint
 
     def __str__(self) -> str:
-        where = f"{self.span}: " if self.span is not None and self.span.known else ""
+        where = f"{location(self.span)}: " if self.span is not None and self.span.known \
+            else ""
         tail = f" (hint: {self.hint})" if self.hint else ""
         return f"{where}{self.message}{tail}"
 

@@ -9,6 +9,7 @@ never).
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 _API = ("show_graph", "inspect", "heatmap", "timeline", "dumps", "pipeline_view", "ranks",
@@ -22,6 +23,7 @@ def load_ipython_extension(ipython: Any) -> None:
     from pypto_lab.magics import PyptoMagics, help_transformer
 
     ipython.register_magics(PyptoMagics(ipython))
+    _name_cells(ipython)
     if help_transformer not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(help_transformer)
     if getattr(ipython, "kernel", None) is not None:
@@ -47,6 +49,33 @@ def unload_ipython_extension(ipython: Any) -> None:
     from pypto_lab.progress import show_bars
 
     show_bars(False)
+    if _namer:
+        from pypto.diagnostics import forget_source_namer
+
+        forget_source_namer(_namer.pop())
+
+
+_namer: list = []  # the source namer this session registered (one at a time)
+
+
+def _name_cells(ipython: Any) -> None:
+    """Errors located in a notebook cell say `Cell In[5], line 13, column 9`, as
+    IPython's own tracebacks do, not the kernel's temporary file name: the core asks
+    this namer (`pypto.diagnostics.name_sources`)."""
+    from pypto.diagnostics import forget_source_namer, name_sources
+    from pypto_lab.session import cell_label
+
+    def name(path: str) -> str | None:
+        label = cell_label(path)
+        if label is not None:
+            return label
+        kind = ipython.compile.format_code_name(path)  # ("Cell", "In[5]") for a cell
+        return f"{kind[0]} {kind[1]}" if kind else None
+
+    if _namer:
+        forget_source_namer(_namer.pop())
+    _namer.append(name)
+    name_sources(name)
 
 
 def __getattr__(name: str) -> Any:
@@ -67,3 +96,18 @@ def __getattr__(name: str) -> Any:
 
         return run_cell
     raise AttributeError(f"module 'pypto_lab' has no attribute {name!r}")
+
+
+def _load_into_running_shell() -> None:
+    """`import pypto_lab` in IPython or Jupyter registers `%%pypto` as `%load_ext
+    pypto_lab` does: a notebook that forgot the `%load_ext` line but imports the package
+    gets the magic instead of IPython's bare "Cell magic `%%pypto` not found". Outside
+    IPython (a script, the tests' workers) nothing happens."""
+    shell_module = sys.modules.get("IPython")
+    shell = shell_module.get_ipython() if shell_module is not None else None
+    if shell is None or "pypto" in shell.magics_manager.magics["cell"]:
+        return
+    shell.extension_manager.load_extension("pypto_lab")
+
+
+_load_into_running_shell()

@@ -261,15 +261,20 @@ class PassesView(View):
         self.title = title
         self.records = records
 
+    def first_changed(self) -> int:
+        """The pass the view opens on: the first that changed the IR (0 if none did)."""
+        return next((i for i, r in enumerate(self.records) if r.changed), 0)
+
     def text(self) -> str:
         rows = pass_table(self.records)
         return "\n".join([self.title, table_text(rows, ["#", "pass", "changed", "summary"])])
 
     def html(self) -> str:
         parts = [f"<b>{html.escape(self.title)}</b>"]
+        first = self.first_changed()
         for i, r in enumerate(self.records):
             _, diff = pass_diff(r)
-            opened = " open" if r.changed and i == 0 else ""
+            opened = " open" if i == first and r.changed else ""
             parts.append(f"<details{opened}><summary>{i}. <b>{html.escape(r.name)}</b> — "
                          f"{html.escape(r.summary)} ({'changed' if r.changed else 'no change'})"
                          f"</summary>{diff}</details>")
@@ -280,10 +285,12 @@ class PassesView(View):
 
         names = [f"{i}. {r.name}" + ("" if r.changed else " (no change)")
                  for i, r in enumerate(self.records)]
-        slider = w.SelectionSlider(options=names, value=names[0], description="pass",
+        first = names[self.first_changed()]
+        slider = w.SelectionSlider(options=names, value=first, description="pass",
                                    continuous_update=False, readout=False,
                                    layout={"width": "420px"})
-        diff = w.HTML(pass_diff(self.records[0])[1])
+        diff = w.HTML(pass_diff(self.records[self.first_changed()])[1],
+                      layout={"width": "100%", "overflow": "auto"})
         summary = w.HTML()
 
         def show(change: Any) -> None:
@@ -293,7 +300,7 @@ class PassesView(View):
             diff.value = pass_diff(r)[1]
 
         slider.observe(show, "value")
-        show({"new": names[0]})
+        show({"new": first})
         return w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), slider, summary, diff])
 
 

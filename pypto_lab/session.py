@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -61,6 +62,10 @@ def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
             return result
         defined = [(k, v) for k, v in user_ns.items()
                    if before.get(k) != id(v) and _is_kernel(v)]
+        if args.kernel and all(k != args.kernel for k, _ in defined) and \
+                _is_kernel(user_ns.get(args.kernel)):
+            # a kernel of an earlier cell, named: this cell changed its specs or golden
+            defined.append((args.kernel, user_ns[args.kernel]))
         for i, (name, kernel) in enumerate(defined):
             note(f"compiling {name}", i / max(1, len(defined)))
             try:
@@ -75,6 +80,9 @@ def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
                 _no_kernel(args.kernel, result, code.co_filename, line), "--kernel"))
         elif args.specs and result.kernels:
             _run(result, args, user_ns, note)
+        elif args.specs and not result.diagnostics:
+            result.diagnostics.append(DiagnosticView(
+                _nothing_to_run(user_ns, code.co_filename, line), "--run"))
         result.views = _views(result, args)
     _reraise_internal(caught)
     shown = {w for k in result.kernels for w in k.model.warnings}
@@ -118,6 +126,15 @@ def _compile_cell(source: str, line: str, number: int | None) -> Any:
         raise CellSyntaxError(f"{kind}: {err.msg}", span,
                               hint="the cell must be valid Python before anything is "
                                    "compiled; fix the line marked above") from None
+
+
+_CELL_NAME = re.compile(r"<pypto-cell-(\d+)(?:\.\d+)?>$")
+
+
+def cell_label(filename: str) -> str | None:
+    """`Cell In[N]` for the file name of a `%%pypto` cell (`_cell_name`), else None."""
+    m = _CELL_NAME.match(filename)
+    return f"Cell In[{m.group(1)}]" if m else None
 
 
 def _cell_name(number: int | None) -> str:
@@ -176,6 +193,21 @@ def _no_kernel(name: str, result: CellResult, filename: str, line: str) -> Kerne
         Span(filename, 1, col, 1, col + len(name)),
         hint=(f"did you mean '{near[0]}'? " if near else "") +
              "--kernel takes the name of a @pl.jit function the cell defines")
+
+
+def _nothing_to_run(user_ns: dict, filename: str, line: str) -> KernelNameError:
+    """`--run` in a cell that defined no kernel: it ran nothing, and says how to run
+    one (located at --run on the `%%pypto` line)."""
+    magic = f"%%pypto {line}"
+    col = magic.find("--run") + 1 or 1
+    earlier = sorted(k for k, v in user_ns.items() if not k.startswith("_") and _is_kernel(v))
+    hint = (f"to run a kernel of an earlier cell, name it: --kernel {earlier[-1]}"
+            + (f" (kernels defined: {', '.join(earlier)})" if len(earlier) > 1 else "")
+            if earlier else "define a @pl.jit kernel in the cell")
+    return KernelNameError(
+        "--run: the cell defines no kernel, so nothing ran (a name bound again to the "
+        "same kernel is not a new definition)",
+        Span(filename, 1, col, 1, col + len("--run")), hint=hint)
 
 
 def _lookup(ns: dict, name: str | None, what: str) -> Any:

@@ -26,10 +26,15 @@ def pass_diff(record: object) -> tuple[str, str]:
         bg = (_ADD if ln.startswith("+") and not ln.startswith("+++") else
               _DEL if ln.startswith("-") and not ln.startswith("---") else
               _HUNK if ln.startswith("@@") else "transparent")
-        rows.append(f"<div style='background:{bg};white-space:pre'>{html.escape(ln)}</div>")
-    body = "".join(rows) or "<i>no change</i>"
-    return text, (f"<div style='font-family:monospace;font-size:12px;max-height:420px;"
-                  f"overflow:auto;border:1px solid #ddd;padding:4px'>{body}</div>")
+        rows.append(f"<span style='display:block;background:{bg}'>{html.escape(ln)}</span>")
+    # one <pre> with a block per line, no newlines between them: a <div> per line took the
+    # front end's paragraph spacing (double-spaced), and a long line must scroll, not be
+    # cut at the output's right edge
+    body = ("<pre style='margin:0;font-size:12px;line-height:1.35;white-space:pre;"
+            "width:max-content;min-width:100%'>" + "".join(rows) + "</pre>") if rows \
+        else "<i>no change</i>"
+    return text, (f"<div style='max-height:420px;max-width:100%;overflow:auto;"
+                  f"border:1px solid #ddd;padding:4px'>{body}</div>")
 
 
 def pass_table(records: list) -> list[list[str]]:

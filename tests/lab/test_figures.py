@@ -91,6 +91,34 @@ class TestPipeline:
         html = view.html()
         assert "#e6ffec" in html and "self.mlp_mm_act" in html
 
+    def test_passes_open_on_the_first_that_changed(self, mixed):
+        """Issue 29 item 5: the slider opened on pass 0, which changes nothing here."""
+        from pypto_lab.api import PassesView
+
+        records = pypto_lab.pipeline_view(mixed.compiled).records
+        first = next(i for i, r in enumerate(records) if r.changed)
+        assert first > 0 and not records[0].changed
+        view = PassesView("p", records)
+        assert view.first_changed() == first
+        slider, diff = view.widget().children[1], view.widget().children[3]
+        assert slider.value.startswith(f"{first}. {records[first].name}")
+        assert "#e6ffec" in diff.value or "#ffebe9" in diff.value  # a real diff shown
+        html = view.html()
+        assert html.count("<details open>") == 1
+        assert f"<details open><summary>{first}. " in html
+
+    def test_ir_diff_is_one_block_that_scrolls(self, mixed):
+        """One <pre>, a block per line and no newline between them (a <div> per line
+        was double-spaced in JupyterLab); wider than the output: it scrolls."""
+        from pypto_lab.figures.pipeline import pass_diff
+
+        record = next(r for r in pypto_lab.pipeline_view(mixed.compiled).records if r.changed)
+        text, html = pass_diff(record)
+        assert html.count("<pre") == 1 and "<div style='background" not in html
+        assert "\n" not in html
+        assert html.count("display:block") == len(text.splitlines())
+        assert "overflow:auto" in html and "width:max-content" in html
+
     def test_stage_schematic(self, mixed):
         stages = pypto_lab.pipeline_view(mixed.compiled).stages.to_dict()
         lanes = set(stages["data"][0]["y"])

@@ -187,3 +187,90 @@ class TestCellErrors:
         with pytest.raises(UndefinedNameError) as info:
             ip.user_ns["broken"].compile()
         assert info.value.span == first.diagnostics[0].error.span
+
+
+PLAIN_BAD = """
+import numpy as np
+import pypto.language as pl
+
+@pl.jit
+def bad(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[:, :] = pl.no_such_op(x[:, :])
+    return y
+
+bad(np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32))
+"""
+
+
+def test_an_error_in_a_plain_cell_names_the_cell(ip):
+    """Issue 29 item 5: not /tmp/ipykernel_*/....py:13:9 but the cell and its line."""
+    from pypto.errors import PyptoError
+
+    res = ip.run_cell(PLAIN_BAD, store_history=True)
+    err = res.error_in_exec
+    assert isinstance(err, PyptoError)
+    assert f"--> Cell In[{res.execution_count}], line 7, column 19" in str(err)
+    assert "y[:, :] = pl.no_such_op(x[:, :])" in str(err)  # the cell's own line
+
+
+def test_an_error_in_a_pypto_cell_names_the_cell(ip):
+    r = ip.run_cell("%%pypto\nimport pypto.language as pl\nx = (1,\ny = 2\n",
+                    store_history=True)
+    (d,) = r.result.diagnostics
+    assert f"--> Cell In[{r.execution_count}], line 3, column 5" in repr(r.result)
+    assert d.error.span.file.startswith("<pypto-cell-")  # the span keeps the real file
+
+
+def test_unloading_forgets_the_cell_names(ip):
+    from pypto.diagnostics import location
+    from pypto.ir.span import Span
+
+    span = Span("<pypto-cell-7>", 2, 3)
+    assert location(span) == "Cell In[7], line 2, column 3"
+    ip.extension_manager.unload_extension("pypto_lab")
+    try:
+        assert location(span) == "<pypto-cell-7>:2:3"
+    finally:
+        ip.extension_manager.load_extension("pypto_lab")
+
+
+def test_run_in_a_cell_without_a_kernel_says_so_and_how(ip):
+    """Issue 29 item 5: such a cell ran nothing and said only '0 kernel(s) compiled'."""
+    from lab_cells import PARTIAL
+
+    ip.run_cell_magic("pypto", "", PARTIAL)
+    r = ip.run_cell("%%pypto --run specs golden --show heatmap\npartial = partial\n",
+                    store_history=True)
+    (d,) = r.result.diagnostics
+    assert d.error.message == ("--run: the cell defines no kernel, so nothing ran (a name "
+                               "bound again to the same kernel is not a new definition)")
+    assert d.error.hint.startswith("to run a kernel of an earlier cell, name it: --kernel ")
+    span = d.error.span
+    assert (span.line, span.col, span.end_col) == (1, 9, 14)  # the --run on the magic line
+
+
+def test_kernel_option_runs_a_kernel_of_an_earlier_cell(ip):
+    from lab_cells import PARTIAL
+
+    ip.run_cell_magic("pypto", "", PARTIAL)
+    r = ip.run_cell_magic("pypto", "--run specs golden --kernel partial",
+                          "specs = specs[:]  # only the specs change here\n")
+    assert [k.name for k in r.kernels] == ["partial"] and not r.diagnostics
+    assert r.kernels[0].run is not None and not r.kernels[0].run.passed  # rows 48:64
+
+
+def test_importing_the_package_in_ipython_registers_the_magic(ip):
+    """Issue 29 item 5: a notebook that imports pypto_lab but forgot `%load_ext`."""
+    import pypto_lab
+
+    ip.extension_manager.unload_extension("pypto_lab")
+    assert "pypto" not in ip.magics_manager.magics["cell"]
+    try:
+        pypto_lab._load_into_running_shell()  # what `import pypto_lab` runs
+        assert "pypto" in ip.magics_manager.magics["cell"]
+        r = ip.run_cell_magic("pypto", "", "x = 1\n")
+        assert r.kernels == []
+    finally:
+        if "pypto" not in ip.magics_manager.magics["cell"]:
+            ip.extension_manager.load_extension("pypto_lab")
