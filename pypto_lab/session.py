@@ -9,6 +9,7 @@ Warnings raised while the cell runs are collected and shown once, in the result.
 """
 from __future__ import annotations
 
+import ast
 import itertools
 import linecache
 import re
@@ -60,8 +61,9 @@ def run_cell(source: str, args: MagicArgs, user_ns: dict, *, line: str = "",
             result.warnings = _unique(caught)
             _reraise_internal(caught)
             return result
+        bound = _bound_names(source)
         defined = [(k, v) for k, v in user_ns.items()
-                   if before.get(k) != id(v) and _is_kernel(v)]
+                   if (before.get(k) != id(v) or k in bound) and _is_kernel(v)]
         if args.kernel and all(k != args.kernel for k, _ in defined) and \
                 _is_kernel(user_ns.get(args.kernel)):
             # a kernel of an earlier cell, named: this cell changed its specs or golden
@@ -195,6 +197,26 @@ def _no_kernel(name: str, result: CellResult, filename: str, line: str) -> Kerne
              "--kernel takes the name of a @pl.jit function the cell defines")
 
 
+def _bound_names(source: str) -> set[str]:
+    """Names the cell's own top-level statements bind (`kernel = lib.k`, `def`, `class`,
+    imports): a cell run again binds its kernel to the same object, and still means it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
 def _nothing_to_run(user_ns: dict, filename: str, line: str) -> KernelNameError:
     """`--run` in a cell that defined no kernel: it ran nothing, and says how to run
     one (located at --run on the `%%pypto` line)."""
@@ -205,8 +227,7 @@ def _nothing_to_run(user_ns: dict, filename: str, line: str) -> KernelNameError:
             + (f" (kernels defined: {', '.join(earlier)})" if len(earlier) > 1 else "")
             if earlier else "define a @pl.jit kernel in the cell")
     return KernelNameError(
-        "--run: the cell defines no kernel, so nothing ran (a name bound again to the "
-        "same kernel is not a new definition)",
+        "--run: the cell defines no kernel, so nothing ran",
         Span(filename, 1, col, 1, col + len("--run")), hint=hint)
 
 

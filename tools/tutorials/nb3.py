@@ -56,7 +56,7 @@ NB3 = [
     md("""
     Nothing named `quick_gelu` is left: the passes spliced it in, then cut the `pl.at` block
     out as `act_inline_act`. The pipeline view shows each pass and the IR it produced; move
-    the slider to `3. outline_regions` to see the region become its own function.
+    the slider to `outline_regions` to see the region become its own function.
     """),
     code("""
     pypto_lab.pipeline_view(act_inline)
