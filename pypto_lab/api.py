@@ -16,6 +16,7 @@ from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
 from pypto_lab.figures.ranks import rank_figure
 from pypto_lab.figures.region_graph import graph_figure
+from pypto_lab.figures.rings import rings_figure
 from pypto_lab.figures.task_grid import grid_planes, task_grid_figure
 from pypto_lab.figures.timeline import timeline_figure
 from pypto_lab.figures.windows import window_figure
@@ -242,6 +243,22 @@ def timeline(obj: Any, *, pickup_us: float | None = None,
                      pickup_us=pickup_us if pickup_us is not None else 0.0,
                      stages=pipeline_stages(run), inner=_inner_pipelines(run))
     return TimelineView(run, sched, critical_path(sched) if critical else None)
+
+
+def rings(obj: Any, rank: int = 0) -> FigureView:
+    """The runtime's ring heaps over a run (the core's replay): heap bytes and task slots
+    each ring's open scopes hold at every scope begin and end, the capacities, and the
+    deadlock the device would latch, at its scope's line."""
+    run = run_of(obj)
+    if not run.rings:
+        raise ValueError(f"the run of {run.kernel} has no ring replay: it was not traced "
+                         "(a harness run replays the rings of every traced run)")
+    if not 0 <= rank < len(run.rings):
+        raise ValueError(f"rank {rank} out of range: the run has {len(run.rings)} "
+                         f"rank(s)")
+    report = run.rings[rank]
+    title = f"rings {run.kernel}" + (f" rank {rank}" if len(run.rings) > 1 else "")
+    return FigureView(rings_figure(report, title), title, report.text())
 
 
 def _inner_pipelines(run: LabRun) -> dict:

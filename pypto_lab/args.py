@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline", "dumps")
+VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline", "dumps", "rings")
 DUMP_LEVELS = "1 tagged, 2 all, 3 metadata + tagged payloads"
 
 
@@ -69,7 +69,7 @@ class MagicArgs:
         if len(run) > 2:
             raise ArgsError("--run takes SPECS and an optional GOLDEN name, e.g. "
                             "--run specs golden")
-        needs_run = {"run", "heatmap", "timeline", "dumps"} & set(show)
+        needs_run = {"run", "heatmap", "timeline", "dumps", "rings"} & set(show)
         if needs_run and not run:
             raise ArgsError(f"--show {','.join(sorted(needs_run))} needs a run: add "
                             "--run SPECS [GOLDEN]")

@@ -188,6 +188,9 @@ class LabRun:
     """The args dump level the run captured at (0: none)."""
     artifacts: list = field(default_factory=list)
     """What the harness wrote (`RunResult.artifacts`: `pypto.dfx.artifacts.Artifact`)."""
+    rings: list = field(default_factory=list)
+    """The runtime's rings replayed over the run (`RunResult.rings`: the core's
+    `RingReport`, one per rank)."""
 
     def output(self, name: str) -> LabOutput:
         for o in self.outputs:
@@ -279,7 +282,8 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None 
                   getattr(result, "error", None), result, trace, races=race_dicts,
                   uninit_reads=reads, dumps=list(getattr(sim, "arg_dumps", None) or []),
                   dump_level=int(getattr(sim, "dump_args_level", 0) or 0),
-                  artifacts=list(getattr(result, "artifacts", None) or []))
+                  artifacts=list(getattr(result, "artifacts", None) or []),
+                  rings=list(getattr(result, "rings", None) or []))
 
 
 def _first(*values: float | None) -> float:

@@ -260,4 +260,6 @@ def _views(result: CellResult, args: MagicArgs) -> list:
             views.append(api.timeline(k.run))
         if "dumps" in args.show and k.run.dump_level:
             views.append(api.dumps(k.run))
+        if "rings" in args.show and k.run.rings:
+            views.append(api.rings(k.run))
     return views

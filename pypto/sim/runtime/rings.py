@@ -184,6 +184,16 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} B"
 
 
+@dataclass(frozen=True)
+class RingUse:
+    """What one ring holds right after a submit is admitted (best case, as the peaks)."""
+
+    pos: int  # the submit's position in the run (`Submit.pos`)
+    ring: int
+    heap: int  # bytes held by live tasks
+    slots: int  # task-window slots held
+
+
 @dataclass
 class RingPeak:
     """A ring's highest use of one resource, and the scope site it happened in."""
@@ -202,6 +212,7 @@ class RingReport:
     window_peak: list = field(default_factory=lambda: [RingPeak() for _ in range(RINGS)])
     dep_pool_peak: list = field(default_factory=lambda: [RingPeak() for _ in range(RINGS)])
     tensormap_peak: int = 0
+    uses: list = field(default_factory=list)  # RingUse per admitted submit, in order
     deadlock: RingDeadlock | None = None
     submits: list = field(default_factory=list, repr=False)
 
@@ -370,6 +381,7 @@ def replay(submits: list[Submit], capacities: RingCapacities | None = None,
         top[5] += 1
         if top[4] is None:  # the scope's first task of its own pins its ring from here
             top[4] = local
+        report.uses.append(RingUse(s.pos, ring, g.used(), g.head - g.tail))
         _peak(report.heap_peak[ring], g.used(), site)
         _peak(report.window_peak[ring], g.head - g.tail, site)
         _peak(report.dep_pool_peak[ring], g.dep_live, site)
@@ -393,5 +405,5 @@ def _deadlock(kind: tuple, ring: int, site: str, s: Submit, needed: int, used: i
 
 
 __all__ = ["FLOW_CONTROL_DEADLOCK", "HEAP_RING_DEADLOCK", "SCOPE_DEADLOCK", "RingCapacities",
-           "RingConfigError", "RingDeadlock", "RingPeak", "RingReport", "ScopeSample",
+           "RingConfigError", "RingDeadlock", "RingPeak", "RingReport", "RingUse", "ScopeSample",
            "replay"]
