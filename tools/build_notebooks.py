@@ -37,6 +37,7 @@ from tutorials.nb6 import NB6
 from tutorials.nb7 import NB7
 from tutorials.nb8 import NB8
 from tutorials.nb9 import NB9
+from tutorials.nb10 import NB10
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -52,6 +53,7 @@ NOTEBOOKS = {
     "07_pypto_lib_kernel_files.ipynb": NB7,
     "08_two_ranks.ipynb": NB8,
     "09_debugging_a_dependency.ipynb": NB9,
+    "10_will_it_fit.ipynb": NB10,
 }
 
 
