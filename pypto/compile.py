@@ -161,6 +161,15 @@ def _program_entry(progdef: Any) -> str:
     return opaque[-1] if opaque else next(iter(funcs or progdef.functions))
 
 
+def compile_ir(program: Program, platform: str | None = None) -> CompiledProgram:
+    """A `Program` read from text (`pl.parse` / `pl.loads`, e.g. a printed program)
+    through the pass pipeline, as a parsed `@pl.program` goes; its source is itself."""
+    ctx = PassContext(platform=platform or DEFAULT_PLATFORM, warnings=[])
+    final, records = run_pipeline(program, default_pipeline(), ctx)
+    return CompiledProgram(final, records, ctx.analyses, ctx.warnings,
+                           platform or DEFAULT_PLATFORM, program)
+
+
 def _finish(program: Program, builder: Any, platform: str, source: Any) -> CompiledProgram:
     ctx = PassContext(platform=platform, warnings=list(builder.warnings))
     final, records = run_pipeline(program, default_pipeline(), ctx)

@@ -305,7 +305,8 @@ class TextParser(FunctionParser):
             attrs.append(("predicate", parse_predicate(
                 self, kws.pop("predicate"), "pl.spmd_submit", dict(attrs).get("deps", ()),
                 True)))
-        kws.pop("dumps", None)  # tensors the runtime dumps for debugging: no effect
+        if "dumps" in kws:  # the arguments the args dump captures (no effect on values)
+            attrs.append(("dumps", self._submit_dumps(kws.pop("dumps"), args)))
         if kws:
             raise self.error(PyptoSyntaxError, f"unknown task option '{next(iter(kws))}'", call)
         outs = tuple(self.new_var(n, t) for n, t in zip(names[:-1], returns))
@@ -317,6 +318,23 @@ class TextParser(FunctionParser):
             self.env[v.name] = v
         record_outputs(self, outs, task)
         return Scope(ScopeKind.SPMD, body, tuple(attrs), task, self.span(node))
+
+    def _submit_dumps(self, node: ast.expr, args: tuple) -> tuple:
+        """`dumps=[a, ...]` of a printed `pl.submit`: each entry one of its arguments."""
+        entries = node.elts if isinstance(node, (ast.List, ast.Tuple)) else None
+        if entries is None:
+            raise self.error(PyptoTypeError, "pl.submit's dumps= must be a list of its "
+                             "arguments", node)
+        out: list[Any] = []
+        for e in entries:
+            v = self.ir(e)
+            if not any(v is a for a in args):
+                raise self.error(PyptoTypeError, f"pl.submit's dumps= entry "
+                                 f"'{ast.unparse(e)}' is not an argument of this submit", e,
+                                 hint="list tensors passed to the kernel in this call")
+            if not any(v is o for o in out):
+                out.append(v)
+        return tuple(out)
 
     def _spmd_body(self, node: ast.With, attrs: list, body: tuple) -> None:
         """A `with pl.spmd(n):` body dispatches one kernel, or reads its block index, or is

@@ -190,11 +190,12 @@ def golden_conversions(golden_fn: Callable | None, outputs: dict[str, DType]
     stored into it is rounded on the way in)."""
     found: list[GoldenConversion] = []
     lines, first = _source_lines(golden_fn)
+    file = _file(golden_fn) if golden_fn is not None else "<golden>"
     for i, line in enumerate(lines):
         code = line.split("#", 1)[0]
         for name, spellings in _GOLDEN_NAMES.items():
             if any(sp in code for sp in spellings) and _converts(code):
-                found.append(GoldenConversion(name, f"{_file(golden_fn)}:{first + i}",
+                found.append(GoldenConversion(name, f"{file}:{first + i}",
                                               code.strip()))
     for out, dt in outputs.items():
         if dt.name in _GOLDEN_NAMES:

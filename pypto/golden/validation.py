@@ -558,19 +558,19 @@ def ratio_reldiff(diff_thd: float = 0.01, pct_thd: float = 0.05,
                        f"    first {min(max_show, n_bad)} mismatches:\n"
                        + _show(lines, max_show))
 
-    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+    def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, **context: Any
                  ) -> np.ndarray:
         a, e = _f32_pair(actual, expected)
         with np.errstate(invalid="ignore", divide="ignore"):
-            _, rdiff = _reldiff(a, e, diff_thd)
+            rdiff = _reldiff(a, e, diff_thd)[1]
             mask = ~(rdiff <= diff_thd)
         return _restrict_mask(mask, e, valid_rows, valid_axis, ignore_nan)
 
-    def error_ratio(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
+    def error_ratio(actual: Any, expected: Any, rtol: float, atol: float, **context: Any
                     ) -> np.ndarray:
         a, e = _f32_pair(actual, expected)
         with np.errstate(invalid="ignore", divide="ignore"):
-            _, rdiff = _reldiff(a, e, diff_thd)
+            rdiff = _reldiff(a, e, diff_thd)[1]
             ratio = np.where(np.isnan(rdiff), np.float32(np.inf), rdiff / np.float32(diff_thd))
         return _restrict_ratio(ratio.astype(np.float32), e, valid_rows, valid_axis,
                                ignore_nan)

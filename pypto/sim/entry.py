@@ -14,7 +14,8 @@ import threading
 import weakref
 from typing import Any
 
-from pypto.ir.nodes import FunctionKind
+from pypto.errors import ConfigError
+from pypto.ir.nodes import FunctionKind, Program
 from pypto.passes.placement import misplaced_error
 from pypto.passes.runnable import refusal_error
 from pypto.platform import get_platform
@@ -160,6 +161,11 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     max_while and batch as `SimConfig`'s."""
     plat = get_platform(platform)
     args = host_args(args)
+    if isinstance(program, Program):  # read from text: the passes have not run on it
+        raise ConfigError(
+            f"simulate() got the IR Program '{program.name}' as read from text; it runs "
+            "compiled programs", hint="compile it first: "
+            "pypto.compile.compile_ir(program), then simulate that")
     if hasattr(program, "compile") and not hasattr(program, "records"):
         compiled = program.compile(*args, platform=plat.name)
     else:

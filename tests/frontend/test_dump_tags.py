@@ -4,6 +4,7 @@ renaming and outlining), never by name."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from frontend_helpers import compile_error
 
 import pypto.language as pl
@@ -164,3 +165,48 @@ def inlined(a: pl.Tensor[[N, T], pl.FP32], b: pl.Out[pl.Tensor[[N, T], pl.FP32]]
 
 def test_a_tag_in_an_inline_helper_reaches_the_launch_it_inlines():
     assert dumped(inlined) == {"inner": ["x___helper1"]}
+
+
+SUBMIT_TEXT = '''
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32],
+          y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [16, 16])
+        y__1: pl.Tensor[[16, 16], pl.FP32] = pl.store(pl.exp(t), [0, 0], y)
+        return y__1
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             z: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y__out0, tid = pl.submit(self.k, x, y, dumps=[DUMPED])
+        return y__out0
+'''
+
+
+def test_a_printed_submit_keeps_its_dumps_when_read_back():
+    """Issue 32: pl.parse of a `pl.submit(..., dumps=[...])` dropped the list."""
+    import numpy as np
+
+    import pypto.sim as sim
+    from pypto.compile import compile_ir
+    from pypto.errors import ConfigError
+
+    prog = pl.parse(SUBMIT_TEXT.replace("DUMPED", "x"))
+    assert "dumps=(x,)" in print_program(prog)
+    x = np.ones((16, 16), np.float32)
+    with pytest.raises(ConfigError, match="got the IR Program 'P' as read from text"):
+        sim.simulate(prog, x, np.zeros_like(x), x)
+    r = sim.simulate(compile_ir(prog), x, np.zeros_like(x), x, dump_args=1)
+    assert [d.tensor for d in r.arg_dumps] == ["x"]
+
+
+def test_a_submit_dumps_entry_must_be_an_argument():
+    from pypto.errors import PyptoTypeError
+
+    with pytest.raises(PyptoTypeError) as info:
+        pl.parse(SUBMIT_TEXT.replace("DUMPED", "z"))
+    assert info.value.message == ("pl.submit's dumps= entry 'z' is not an argument of "
+                                  "this submit")
+    assert (info.value.span.line, info.value.span.col) == (14, 55)  # the entry

@@ -39,7 +39,8 @@ class FakeCompiled:
         self.calls = 0
 
 
-def fake_simulate(compiled, args, platform, uninit="residue", runtime_cfg=None, devices=None):
+def fake_simulate(compiled, args, platform, uninit="residue", runtime_cfg=None, devices=None,
+                  config=None):
     compiled.calls += 1
     device = {}
     for p, a in zip(compiled.program.entry_function.params, args):
