@@ -25,7 +25,7 @@ from pypto.errors import (
 from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.distributed import dispatch_on_device
-from pypto.frontend.dump_tags import call_dumps
+from pypto.frontend.dump_tags import call_dumps, is_tagged
 from pypto.frontend.expressions import SelfProgram
 from pypto.frontend.extern import extern_body
 from pypto.frontend.func_attrs import decorator_attrs
@@ -113,9 +113,11 @@ class ProgramBuilder:
 
     def parse_function(self, fn: Any, kind: FunctionKind, name: str, *,
                        args: list | None = None, entry: bool = False, in_region: bool = False,
-                       self_object: Any = None) -> tuple[Function, FunctionParser]:
+                       self_object: Any = None, tagged: frozenset = frozenset()
+                       ) -> tuple[Function, FunctionParser]:
         """Parse `fn` as a function of `kind`. `args` are the caller's values (for
-        specialisation) or the runtime arguments of an entry."""
+        specialisation) or the runtime arguments of an entry; `tagged`, the positions of
+        the ones `pl.dump_tag` marked in the caller (an inline body dumps them too)."""
         src = get_source(fn)
         p = FunctionParser(self, src, PythonScope(fn), kind, name)
         if self_object is not None:
@@ -133,6 +135,13 @@ class ProgramBuilder:
             p.region_stack.append("caller")
         params = self._params(p, src.tree, kind, args, entry, self_object is not None)
         p.params = params
+        # a tag marks a value, and an inline parameter is bound to the caller's value:
+        # the body's dispatches dump it as the caller's would (after the real parser's
+        # sticky dump tags, which follow the value through the splice)
+        for i in sorted(tagged):
+            var = p.env.get(positional_params(p, src.tree, self_object is not None)[i].arg)
+            if isinstance(var, Var):
+                p.dump_tags.append(var)
         spec = extern_spec(fn)
         if spec is not None:
             body, returns, attrs = extern_body(p, src.tree, params, spec)
@@ -319,7 +328,8 @@ class ProgramBuilder:
         if given:
             raise p.error(PyptoSyntaxError, "attrs= is for calls of kernels (InCore "
                           f"functions); {fn.__name__} is spliced into its caller", node)
-        key = (id(fn), _signature(values), p.in_region)
+        tagged = frozenset(i for i, v in enumerate(values) if is_ir(v) and is_tagged(p, v))
+        key = (id(fn), _signature(values), p.in_region, tagged)
         if key in self._active:
             raise p.error(InvalidOperationError, f"recursive call of {fn.__name__}", node)
         name, func = self._specs.get(key, ("", None))
@@ -328,7 +338,8 @@ class ProgramBuilder:
             try:
                 name = self.unique(fn.__name__)
                 func, _ = self.parse_function(fn, FunctionKind.INLINE, name, args=values,
-                                              in_region=p.in_region, self_object=self_object)
+                                              in_region=p.in_region, self_object=self_object,
+                                              tagged=tagged)
             finally:
                 self._active.pop()
             self._specs[key] = (name, func)
