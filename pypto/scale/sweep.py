@@ -46,6 +46,12 @@ def grid_points(grid: dict[str, list]) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*grid.values())]
 
 
+def _bytes(n: int) -> str:
+    """A ring heap's bytes, short: 512 B, 32 KiB, 1.5 MiB."""
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n // 1024} KiB" if n >= 1024 \
+        else f"{n} B"
+
+
 def _why(p: SweepPoint) -> str:
     """What sets a point's estimate, in words (the table's last columns)."""
     e = p.estimate
@@ -79,8 +85,8 @@ class SweepResult:
     def table(self) -> str:
         names = list(self.grid)
         head = "  ".join(f"{n:>8}" for n in names)
-        rows = [f"{head}  {'compiles':>8} {'fits':>5} {'golden':>9} {'est us':>10} "
-                f"{'tasks':>6} {'launch us':>9} {'bound by':>15}  note"]
+        rows = [f"{head}  {'compiles':>8} {'fits':>5} {'UB':>5} {'golden':>9} {'heap':>9} "
+                f"{'est us':>10} {'tasks':>6} {'launch us':>9} {'bound by':>15}  note"]
         best = self.best
         for p in self.points:
             vals = "  ".join(f"{p.values[n]!s:>8}" for n in names)
@@ -91,8 +97,10 @@ class SweepResult:
             why = (f"{e.tasks:>6} {e.launch_us:>9.2f} {e.bound:>15}" if e is not None else
                    f"{'-':>6} {'-':>9} {'-':>15}")
             mark = "  <- best" if p is best else ""
-            cells = (f"{vals}  {'yes' if p.compiles else 'NO':>8} {fits:>5} {gold:>9} "
-                     f"{est} {why}  ")
+            ub = f"{p.ub_use:5.0%}" if p.ub_use is not None else f"{'-':>5}"
+            heap = _bytes(p.heap_peak) if p.heap_peak is not None else "-"
+            cells = (f"{vals}  {'yes' if p.compiles else 'NO':>8} {fits:>5} {ub} {gold:>9} "
+                     f"{heap:>9} {est} {why}  ")
             # a long note (a compile error with its hint) wraps under the note column
             # rather than being cut: the reason is what the user came for
             note = textwrap.wrap(p.reason, 80, break_on_hyphens=False) or [""]

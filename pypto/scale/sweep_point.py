@@ -59,6 +59,8 @@ class SweepPoint:
     estimate: Estimate | None = None  # what sets est_us: bound, launch cost, tasks
     reason: str = ""
     over_budget: list = field(default_factory=list)
+    ub_use: float | None = None  # the fullest region's UB estimate over its capacity
+    heap_peak: int | None = None  # the most any ring heap held (bytes; best case)
     seconds: float = 0.0
 
     @property
@@ -221,6 +223,15 @@ def _located(err: BaseException) -> str:
     return f"{type(err).__name__}: {first[0] if first else ''}"
 
 
+def ub_use(result: Any) -> float | None:
+    """The fullest region's UB (Vec) estimate over its capacity (the compile's regions;
+    None when it has none or no Vec budget)."""
+    uses = [r.ub_bytes / dict(r.budget)["Vec"]
+            for r in (getattr(result.compiled, "regions", None) or ())
+            if dict(r.budget).get("Vec")]
+    return max(uses) if uses else None
+
+
 def evaluate(case: SweepCase, values: dict) -> SweepPoint:
     """Compile, budget-check, simulate and validate the kernel at one point."""
     t0 = time.perf_counter()
@@ -237,6 +248,7 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
         p.seconds = time.perf_counter() - t0
         return p
     p.compiles = True
+    p.ub_use = ub_use(first)
     p.over_budget = over_budget(first)
     p.fits = not p.over_budget
     if not p.fits:
@@ -250,6 +262,8 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
             rec = summarize(result)
             p.matches = bool(result.passed) if golden is not None else None
             p.verdict, p.reason, p.est_us_serial = rec["verdict"], rec["reason"], rec["est_us"]
+            peaks = [peak.value for report in result.rings for peak in report.heap_peak]
+            p.heap_peak = max(peaks) if peaks else None
             trace = getattr(result.sim, "trace", None)
             if trace is not None:
                 p.estimate = estimate(trace)

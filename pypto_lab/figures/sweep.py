@@ -33,7 +33,13 @@ def _hover(p: Any) -> str:
     bound = (f"<br>bound by the {e.bound}; launch {e.launch_us:.2f} µs of it, {e.tasks} "
              "task(s)" if e is not None else "")
     why = f"<br>{html.escape(p.reason[:160])}" if p.reason else ""
-    return f"<b>{html.escape(vals)}</b><br>{p.verdict}: {est}{bound}{why}"
+    use = []
+    if p.ub_use is not None:
+        use.append(f"UB {p.ub_use:.0%} of the fullest region's")
+    if p.heap_peak is not None:
+        use.append(f"ring heap peak {p.heap_peak / 1024:.1f} KiB")
+    uses = "<br>" + "; ".join(use) if use else ""
+    return f"<b>{html.escape(vals)}</b><br>{p.verdict}: {est}{bound}{uses}{why}"
 
 
 def _because(p: Any) -> str:

@@ -83,6 +83,13 @@ def test_sweep_a_file_in_process(tmp_path):
     assert best_row.split()[0] == "16" and "best feasible tiling: TILE=16" in table[-1]
     assert "bound by the dependency path, 0.80 us of it launching 32 task(s)" in table[-1]
     assert "tasks launch us        bound by" in table[0]
+    # per point, the on-chip and ring use the verdicts rest on (issue 28 item 3)
+    assert " UB " in table[0] and " heap " in table[0]
+    assert by[512].ub_use > 1 and 0 < by[16].ub_use < by[64].ub_use < 1
+    assert by[64].ub_use == pytest.approx(4 * by[16].ub_use)
+    assert by[16].heap_peak is not None and by[0].heap_peak is None
+    row16 = next(row for row in table if row.split()[:1] == ["16"])
+    assert f"{by[16].ub_use:5.0%}".strip() in row16
     # TILE=0's whole compile error is there, wrapped under the note column, not cut
     first = next(i for i, row in enumerate(table) if row.split()[:1] == ["0"])
     note_col = table[first].index("PyptoSyntaxError")

@@ -25,6 +25,10 @@ def test_the_figure_names_the_best_tiling(tmp_path):
     assert list(bar.x) == ["0", "16", "64", "512"]
     assert list(bar.text) == ["no compile", "0.871", "1.08", "over budget"]
     assert "bound by the dependency path; launch 0.80 µs of it, 32 task(s)" in bar.hovertext[1]
+    r16 = view.result.points[1]
+    assert f"UB {r16.ub_use:.0%} of the fullest region's" in bar.hovertext[1]
+    assert "ring heap peak 0.0 KiB" in bar.hovertext[1]  # no pl.create_tensor here
+    assert "UB" in bar.hovertext[3] and "ring heap" not in bar.hovertext[3]  # not run
     assert bar.marker.color[1] == "#d62728" and bar.marker.color[2] == "#2b7bba"
     assert "<- best" in view.text() and view.result.best.values == {"TILE": 16}
 
