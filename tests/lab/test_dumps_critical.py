@@ -58,8 +58,9 @@ def test_the_timeline_outlines_only_the_path_and_draws_its_edge():
     traces = [t for t in view.spec["data"] if t["name"].startswith("critical path")]
     outline, edge = traces
     assert outline["name"] == "critical path (2 tasks)"
-    assert sorted({c[0] for c in outline["customdata"]}) == [0, 2]  # side (task 1) is not
-    assert {c[2] for c in outline["customdata"]} == {"mte2", "vector", "mte3"}
+    ids = decode(outline["customdata"])  # (task, block) per bar
+    assert sorted(set(ids[:, 0].tolist())) == [0, 2]  # side (task 1) is not
+    assert {lane.split(" · ")[1] for lane in outline["y"]} == {"mte2", "vector", "mte3"}
     assert outline["marker"]["color"] == "rgba(0,0,0,0)"
     # one arrow: from scale's store to shift's load (on AIV2, the earliest free core:
     # AIV0 ran scale, AIV1 side)
