@@ -25,7 +25,10 @@ class PyptoMagics(Magics):
                                    "with GOLDEN (a golden_fn); names from the cell or notebook")
     @magic_arguments.argument("--kernel", help="which kernel to run (default: the last one)")
     @magic_arguments.argument("--platform", help="a2a3sim (default) or a5sim")
-    @magic_arguments.argument("--seed", type=int, default=0, help="input generation seed")
+    @magic_arguments.argument("--seed", type=int, default=0,
+                              help="seeds numpy's and torch's global generators before the "
+                                   "inputs are made (spec factories such as np.random.randn "
+                                   "draw from them; a spec's own generator is kept)")
     @magic_arguments.argument("--rtol", type=float, default=1e-5, help="golden rtol")
     @magic_arguments.argument("--atol", type=float, default=1e-5, help="golden atol")
     @magic_arguments.argument("--dump-args", type=int, metavar="N",

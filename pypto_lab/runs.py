@@ -8,7 +8,6 @@ output, with the last-writer arrays that blame each element).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import linecache
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.golden.data import seed_global_generators
 from pypto.golden.report import OutputCheck
 from pypto.golden.validation import ElementRule
 from pypto.sim import on_progress
@@ -229,11 +229,7 @@ def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: s
                                      "sim_uninit": "residue"})
     if dump_args:
         kwargs["runtime_cfg"]["enable_dump_args"] = dump_args
-    params = inspect.signature(run_jit).parameters
-    if "seed" in params:
-        kwargs["seed"] = seed
-    if "progress" in params and progress is not None:
-        kwargs["progress"] = lambda frac: note("simulating", 0.1 + 0.8 * float(frac))
+    seed_global_generators(seed)  # `--seed`: what spec factories draw from
     log = io.StringIO()
     # a long simulation moves the bar (the core's progress hook, in place of its line on
     # stderr); the fraction is nominal: how long a run takes is not known ahead

@@ -22,6 +22,7 @@ and a clone per golden call). Here the simulation runs before the golden (see
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,3 +150,13 @@ def compute_golden(specs: list, scalars: dict, host: dict[str, np.ndarray],
                for s in specs if isinstance(s, TensorSpec) and s.is_output}
     written = [n for n in shared if scratch[n]._version != versions[n]]
     return GoldenInputs(outputs, written)
+
+
+def seed_global_generators(seed: int) -> None:
+    """Seed numpy's and torch's global generators, which spec factories draw from
+    (`np.random.randn`, `torch.randn`): the same inputs on every run with this seed. A
+    spec with its own generator (`np.random.default_rng(0)`) keeps it."""
+    np.random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)

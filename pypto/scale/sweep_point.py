@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from pypto.errors import PyptoError
 from pypto.golden import run, run_jit
+from pypto.golden.data import seed_global_generators
 from pypto.golden.record import over_budget, summarize
 from pypto.ir.nodes import FunctionKind
 from pypto.language.kernels import KernelFunction
@@ -209,15 +208,6 @@ def _pick(ns: dict, case: SweepCase) -> tuple[Any, Any, Any]:
     return k, list(specs), golden
 
 
-def _seed_inputs() -> None:
-    """The same random inputs at every point (specs draw from numpy's or torch's global
-    generator)."""
-    np.random.seed(0)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(0)
-
-
 def _located(err: BaseException) -> str:
     first = str(err).strip().splitlines()
     return f"{type(err).__name__}: {first[0] if first else ''}"
@@ -256,7 +246,7 @@ def evaluate(case: SweepCase, values: dict) -> SweepPoint:
         p.reason = "over the on-chip budget: " + "; ".join(p.over_budget)
     else:
         try:
-            _seed_inputs()
+            seed_global_generators(0)  # the same random inputs at every point
             result = harness(kernel, specs, golden, runtime_cfg=cfg, rtol=case.rtol,
                              atol=case.atol, verbose=False)
             rec = summarize(result)
