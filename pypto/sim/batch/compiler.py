@@ -79,12 +79,15 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, WindowCores, FnCompiler)
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
-        if len(set(p[0] for p in cf.params)) == len(cf.params):
-            cf.call = generate_call([p[0] for p in cf.params], cf.body)
+        if len(set(p[0] for p in cf.params)) == len(cf.params) and \
+                self.settings.source != "plain":
+            cf.call = generate_call(cf.name, [p[0] for p in cf.params], cf.body,
+                                    self.settings.source_dump)
         return cf
 
     def body(self, stmts: tuple) -> Stmt:
-        if stmts is self.func.body:  # the region's top level: one generated function
+        # the region's top level: one generated function (plain: closures, as elsewhere)
+        if stmts is self.func.body and self.settings.source != "plain":
             return generate(self, stmts)
         return super().body(stmts)
 

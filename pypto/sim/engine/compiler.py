@@ -215,7 +215,7 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
         (`pypto.sim.engine.opcall`; with `store`, the statement assigning its result to
         that variable), or None where `op_call` builds it (no impl)."""
         impl = op.impl
-        if impl is None:
+        if impl is None or self.settings.source == "plain":  # (plain: `op_call`'s closure)
             return None
         public = [i for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
         k = self._watched_divisor(e, op, public)
@@ -239,7 +239,7 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
         cast = self.caster(e.type, f"pl op '{e.op}'")
         acct = self.accountant(e, op, public) if self.settings.trace else None
         return op_closure(operands, impl, op.wants_ctx, cast, self._typed_valid(e.type), acct,
-                          e.span, e.op, divisor, store)
+                          e.span, e.op, divisor, store, self.settings.source_dump)
 
     def guard(self, fn: Expr, e: Call) -> Expr:
         """`fn` with the failures of an impl turned into faults naming the op."""

@@ -26,7 +26,10 @@ optional steps apply — this module writes the equivalent function once:
         return run
 
 and binds it per site (`make(...)`): the same steps in the same order, the same faults
-(a missing variable, an impl's failure named after the op) as the general closure.
+(a missing variable, an impl's failure named after the op) as the general closure. The
+source is compiled by the simulator's one source writer (`pypto.sim.engine.source`), as
+`<pypto:op-call:KINDS#N>`; `SimConfig(source="plain")` uses the general closure instead
+(`FnCompiler.quick_op_call`).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from typing import Any
 
 from pypto.errors import PyptoError
 from pypto.ir.span import Span
+from pypto.sim.engine.source import dump_source, run_source
 from pypto.sim.engine.values import FRAME, Env, Expr
 
 VAR, CONST, EXPR = "var", "const", "expr"
@@ -77,7 +81,7 @@ _GLOBALS = {
 # (operand kinds, takes the frame, cast, tag, cost, the operand whose zeros are watched,
 # assigns its result)
 Shape = tuple[tuple[str, ...], bool, bool, bool, bool, int, bool]
-_MAKERS: dict[Shape, Callable[..., Expr]] = {}
+_MAKERS: dict[Shape, tuple[Callable[..., Expr], str]] = {}  # -> (maker, its file name)
 
 
 def _source(shape: Shape) -> str:
@@ -143,20 +147,25 @@ def op_closure(operands: list[tuple[str, Any, Span | None]], impl: Callable[...,
                tag: Callable[[Env, Any], Any] | None, acct: Callable[..., None] | None,
                span: Span | None, op: str,
                divisor: tuple[int, Callable, Callable] | None = None,
-               store: str | None = None) -> Expr:
+               store: str | None = None, dump: str | None = None) -> Expr:
     """The guarded closure of one op call: `operands` are (kind, what, span) with kind
     VAR (what: the variable's name), CONST (its value) or EXPR (its closure);
     `divisor` (checks=("div",)): (k, zero_at, found): after the cost, `found(frame, at)`
     where `zero_at(operand k, result)` finds a zero divisor. With `store`, the closure
-    is the statement assigning the result to that variable (it returns None)."""
+    is the statement assigning the result to that variable (it returns None). `dump`:
+    the directory the maker's source is written to (`SimConfig.source_dump`)."""
     watched, zero_at, found = divisor if divisor is not None else (-1, None, None)
     shape: Shape = (tuple(k for k, _, _ in operands), ctx, cast is not None, tag is not None,
                     acct is not None, watched, store is not None)
-    make = _MAKERS.get(shape)
-    if make is None:
+    got = _MAKERS.get(shape)
+    if got is None:
         ns: dict[str, Any] = dict(_GLOBALS)
-        exec(compile(_source(shape), f"<pypto op call {len(_MAKERS)}>", "exec"), ns)
-        make = _MAKERS[shape] = ns["make"]
+        # (a maker lives as long as the process: its lines stay in linecache)
+        name = run_source("op-call", "_".join(shape[0]) or "no_operands", _source(shape), ns)
+        got = _MAKERS[shape] = (ns["make"], name)
+    make, filename = got
+    if dump is not None:
+        dump_source(filename, dump)
     return make(impl, cast, tag, acct, span, tuple(s for _, _, s in operands), op, zero_at,
                 found, store, *(w for _, w, _ in operands))
 
