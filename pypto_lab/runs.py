@@ -152,6 +152,9 @@ class LabRun:
     """The args dump level the run captured at (0: none)."""
     artifacts: list = field(default_factory=list)
     """What the harness wrote (`RunResult.artifacts`: `pypto.dfx.artifacts.Artifact`)."""
+    decisions: dict = field(default_factory=dict)
+    """Region name → how its launches ran and why (`SimResult.decisions()`: each a
+    `pypto.sim.machine.decisions.Decision`)."""
 
     def output(self, name: str) -> LabOutput:
         for o in self.outputs:
@@ -243,7 +246,8 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None 
                   getattr(result, "error", None), result, trace, races=race_dicts,
                   uninit_reads=reads, dumps=list(getattr(sim, "arg_dumps", None) or []),
                   dump_level=int(getattr(sim, "dump_args_level", 0) or 0),
-                  artifacts=list(getattr(result, "artifacts", None) or []))
+                  artifacts=list(getattr(result, "artifacts", None) or []),
+                  decisions=sim.decisions() if hasattr(sim, "decisions") else {})
 
 
 def _first(*values: float | None) -> float:
