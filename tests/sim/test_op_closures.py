@@ -15,7 +15,7 @@ import pytest
 import pypto.language as pl
 from pypto.errors import SimulationError
 from pypto.sim import SimConfig, entry
-from pypto.sim.engine.opcall import CONST, EXPR, VAR, ResultShapeError, op_closure
+from pypto.sim.engine.opcall import CONST, EXPR, VAR, OpSteps, ResultShapeError, op_closure
 from pypto.sim.engine.values import FRAME
 from tests.sim.test_speed_equivalence import KERNELS, _inputs, _run, canonical_trace
 
@@ -124,8 +124,9 @@ class _Frame:
 
 
 def _closure(impl, operands, **kw):
-    return op_closure(operands, impl, False, kw.get("cast"), None, kw.get("acct"), None,
-                      "my_op", kw.get("divisor"), kw.get("store"))
+    steps = OpSteps("my_op", None, impl, False, kw.get("cast"), None, kw.get("acct"),
+                    kw.get("divisor"))
+    return op_closure(operands, steps, kw.get("store"))
 
 
 def test_operands_of_each_kind_in_order():
