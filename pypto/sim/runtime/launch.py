@@ -311,8 +311,7 @@ class LaunchNest:
         return None
 
 
-_IN_SYNCALL = Decision("per_block", LAUNCH, "launched between blocks meeting at "
-                                           "pl.system.syncall")
+_IN_SYNCALL = refused(LAUNCH, "launched between blocks meeting at pl.system.syncall")
 _NOT_AFFINE = refused(LAUNCH, "an argument of the launch is not affine in the loop "
                               "variables at run time")
 
