@@ -42,10 +42,16 @@ class Decision:
     times: int = field(default=0, compare=False)
     """How many times it was decided this way: per launch, or per run of a loop nest of
     launches, which is decided as a whole (filled in by `DecisionLog.decisions`)."""
+    # (a decision is a dict key on every launch: its hash is computed once)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # (a misspelt kind would be counted apart from the real one, silently)
         assert self.kind in KINDS and self.stage in STAGES, (self.kind, self.stage)
+        object.__setattr__(self, "_hash", hash((self.kind, self.stage, self.reason)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __str__(self) -> str:
         times = f" ×{self.times}" if self.times != 1 else ""
@@ -70,42 +76,41 @@ def refused(stage: str, reason: str) -> Decision:
     return Decision(PER_BLOCK, stage, reason)
 
 
-class DecisionLog:
-    """The decisions of one run's launches, counted per region (owned by the `Run`)."""
+class DecisionLog(dict):
+    """The decisions of one run's launches, counted per region (owned by the `Run`):
+    (region, decision) -> times. A dict itself, as every call makes one (a run of one
+    launch nest notes one decision: the log must cost next to nothing)."""
 
-    __slots__ = ("counts", "singles")
-
-    def __init__(self) -> None:
-        self.counts: dict[tuple[str, Decision], int] = {}
-        # single-block launches, counted apart: a region launched one block at a time
-        # inside a loop nest that could not batch has the nest's decision, which says
-        # more than "one block" (`decisions` reports them only for the other regions)
-        self.singles: dict[str, int] = {}
+    __slots__ = ()
 
     def note(self, region: str, decision: Decision) -> None:
         key = (region, decision)
-        self.counts[key] = self.counts.get(key, 0) + 1
+        self[key] = self.get(key, 0) + 1
 
     def note_single(self, region: str) -> None:
-        self.singles[region] = self.singles.get(region, 0) + 1
+        # single-block launches are counted apart (under decision None): a region
+        # launched one block at a time inside a loop nest that could not batch has the
+        # nest's decision, which says more than "one block" (`decisions` reports them
+        # only for the other regions)
+        key = (region, None)
+        self[key] = self.get(key, 0) + 1
 
     def decisions(self) -> dict[str, tuple[Decision, ...]]:
         """Per region launched: each distinct decision with the times it was made, in
         the order they were first made."""
         out: dict[str, list[Decision]] = {}
-        for (region, d), n in self.counts.items():
-            out.setdefault(region, []).append(dataclasses.replace(d, times=n))
-        for region, n in self.singles.items():
-            if region not in out:
+        for (region, d), n in self.items():
+            if d is not None:
+                out.setdefault(region, []).append(dataclasses.replace(d, times=n))
+        for (region, d), n in self.items():
+            if d is None and region not in out:
                 out[region] = [dataclasses.replace(ONE_BLOCK, times=n)]
         return {r: tuple(ds) for r, ds in out.items()}
 
     def merge(self, other: DecisionLog) -> None:
         """Add `other`'s counts to these (a multi-card run: the ranks' logs)."""
-        for key, n in other.counts.items():
-            self.counts[key] = self.counts.get(key, 0) + n
-        for region, n in other.singles.items():
-            self.singles[region] = self.singles.get(region, 0) + n
+        for key, n in other.items():
+            self[key] = self.get(key, 0) + n
 
 
 __all__ = [
