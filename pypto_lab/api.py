@@ -41,9 +41,18 @@ from pypto_lab.views import FigureView, HtmlView, Panel, View, output_of, table_
 # --- summary ------------------------------------------------------------------------
 
 _REGION_HEADER = ["region", "kind", "class", "ops per unit", "UB estimate", "loops", "pipe"]
+_RAN_HEADER = "ran"
 
 
-def region_rows(model: KernelModel) -> list[list[str]]:
+def ran_text(decisions: tuple) -> str:
+    """How a region's launches ran in a simulated run and why (its `Decision`s), or
+    "-" when the run did not launch it."""
+    return "; ".join(str(d) for d in decisions) or "-"
+
+
+def region_rows(model: KernelModel, run: LabRun | None = None) -> list[list[str]]:
+    """One row per region (`_REGION_HEADER`); with a simulated run, also how its
+    launches ran (`ran_text`)."""
     rows = []
     for r in model.regions:
         kind = r.kind + (f" ×{r.core_num}" if r.kind == "spmd" else "")
@@ -53,15 +62,19 @@ def region_rows(model: KernelModel) -> list[list[str]]:
                      " ".join(f"{u}={n}" for u, n in r.ops_per_unit.items()), ub_text(r),
                      " › ".join(f.label for f in r.loops) or "-",
                      pipe_label(r) if r.classification == "mixed" else "-"])
+        if run is not None:
+            rows[-1].append(ran_text(run.decisions.get(r.name, ())))
     return rows
 
 
-def summary_view(model: KernelModel) -> HtmlView:
-    """Regions, tasks and warnings of one kernel as a compact table."""
-    rows = region_rows(model)
+def summary_view(model: KernelModel, run: LabRun | None = None) -> HtmlView:
+    """Regions, tasks and warnings of one kernel as a compact table; with a simulated
+    run, how each region's launches ran (batched, split or block by block) and why."""
+    rows = region_rows(model, run)
+    header = _REGION_HEADER + ([_RAN_HEADER] if run is not None else [])
     head = (f"{model.name} on {model.platform}: {len(model.regions)} region(s), "
             f"{len(model.sites)} launch site(s), {len(model.edges)} region edge(s)")
-    text = head + ("\n" + table_text(rows, _REGION_HEADER) if rows else "")
+    text = head + ("\n" + table_text(rows, header) if rows else "")
     warn = list(model.warnings)
     if warn:
         text += "\nwarnings:\n" + "\n".join("  " + w for w in warn)
@@ -69,7 +82,7 @@ def summary_view(model: KernelModel) -> HtmlView:
     for r, region in zip(esc, model.regions):
         if region.over_budget:
             r[4] = f"<b style='color:#c0392b'>{r[4]}</b>"
-    body = table_html(esc, _REGION_HEADER) if rows else "<i>no InCore regions</i>"
+    body = table_html(esc, header) if rows else "<i>no InCore regions</i>"
     warn_html = "".join(f"<div style='color:#8a6d3b'>⚠ {html.escape(w)}</div>" for w in warn)
     return HtmlView(f"summary {model.name}", text,
                     f"<div style='margin:4px 0'><b>{html.escape(head)}</b>{body}{warn_html}"
@@ -375,11 +388,11 @@ def inspect(obj: Any) -> Panel:
     """Everything about a kernel or result: summary, IR, graph, and the run if any."""
     compiled = compiled_of(obj)
     model = KernelModel.of(compiled)
-    parts: list[View] = [summary_view(model), show_graph(obj), ir_view(compiled)]
     try:
         run = run_of(obj)
     except ValueError:
         run = None
+    parts: list[View] = [summary_view(model, run), show_graph(obj), ir_view(compiled)]
     if run is not None:
         parts.append(HtmlView("run", run.report, f"<pre>{html.escape(run.report)}</pre>"))
         if run.outputs:

@@ -191,6 +191,9 @@ class LabRun:
     rings: list = field(default_factory=list)
     """The runtime's rings replayed over the run (`RunResult.rings`: the core's
     `RingReport`, one per rank)."""
+    decisions: dict = field(default_factory=dict)
+    """Region name → how its launches ran and why (`SimResult.decisions()`: each a
+    `pypto.sim.machine.decisions.Decision`)."""
 
     def output(self, name: str) -> LabOutput:
         for o in self.outputs:
@@ -279,7 +282,8 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None 
                   uninit_reads=reads, dumps=list(getattr(sim, "arg_dumps", None) or []),
                   dump_level=int(getattr(sim, "dump_args_level", 0) or 0),
                   artifacts=list(getattr(result, "artifacts", None) or []),
-                  rings=list(getattr(result, "rings", None) or []))
+                  rings=list(getattr(result, "rings", None) or []),
+                  decisions=sim.decisions() if hasattr(sim, "decisions") else {})
 
 
 def _first(*values: float | None) -> float:

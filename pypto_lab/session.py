@@ -240,7 +240,7 @@ def _lookup(ns: dict, name: str | None, what: str) -> Any:
 def _views(result: CellResult, args: MagicArgs) -> list:
     views: list = []
     for k in result.kernels:
-        views.append(api.summary_view(k.model))
+        views.append(api.summary_view(k.model, k.run))
         if "ir" in args.show:
             views.append(api.ir_view(k.compiled))
         if "passes" in args.show:

@@ -14,7 +14,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.nodes import Const
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.facts import Ufunc
+from pypto.ops.facts import Batching, MaskRule, Ufunc
 from pypto.ops.intdiv import is_int_array, true_quotient
 from pypto.ops.numeric import (
     compute_dtype,
@@ -288,7 +288,8 @@ def _hp_unary(name: str, fn: Callable, doc: str, tile_high_precision: bool = Fal
     sig.__doc__ = doc
     impl = elementwise(fn)
     defop(name, unit=Unit.VECTOR, impl=lambda x, high_precision=False, tmp=None: impl(x),
-          batchable=True, names=(f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}"))(sig)
+          batchable=True, batching=Batching(mask=MaskRule.UNARY),
+          names=(f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}"))(sig)
 
 
 _hp_unary("rsqrt", _rsqrt, "Elementwise `1/sqrt(x)`.")

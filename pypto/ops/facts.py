@@ -26,10 +26,16 @@ works everywhere once its `defop` line says so.
 * `divisor` — the parameter an op divides by (division, remainder): with an integer
   result, a zero there has the defined result of `pypto.ops.intdiv` and is what the
   simulator's `div` check reports.
+* `Batching` — what the simulator's batch engine may do with the op beyond `batchable`
+  and `ufunc`: its own batched form, its integer-array form, a result that never
+  carries a valid-shape tag, and how a partial tile's valid shape goes through it
+  (`MaskRule`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -111,4 +117,34 @@ class Role(Enum):
     COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
 
 
-__all__ = ["Matmul", "Role", "Ufunc", "View", "Window", "WindowRead", "WindowWrite"]
+class MaskRule(Enum):
+    """How the valid shape of a partial tile goes through an op in a batch
+    (`pypto.sim.batch.masks`), for ops whose `Ufunc` fact does not say it."""
+
+    # a float product: each operand cast (transposed when asked), then np.matmul - numpy's
+    # rule for the result's tag (matmul_acc adds the accumulator first)
+    PRODUCT = "product"
+    # a numpy ufunc of the first operand alone (the other operands - a precision flag, a
+    # scratch tile - change nothing in the simulator)
+    UNARY = "unary"
+    # a vector broadcast to the shape of the first operand (a fresh, untagged array),
+    # which then takes the valid shape its type declares
+    EXPAND = "expand"
+
+
+@record(slots=False)
+class Batching:
+    """What the batch engine may do with an op beyond `batchable` / `ufunc`."""
+
+    # `f(nb, rank, *operands)`: the op computes a batch of `nb` leading axes itself
+    # (None when it cannot): gather by indices that differ per block
+    form: Callable[..., Any] | None = None
+    # one call over integer arrays for all blocks (min / max, integer casts)
+    int_array: Callable[..., Any] | None = None
+    # the result never carries a valid-shape tag, whatever its operands carry
+    untagged: bool = False
+    mask: MaskRule | None = None
+
+
+__all__ = ["Batching", "MaskRule", "Matmul", "Role", "Ufunc", "View", "Window", "WindowRead",
+           "WindowWrite"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, TileType
-from pypto.ops.facts import Matmul
+from pypto.ops.facts import Batching, MaskRule, Matmul
 from pypto.ops.numeric import is_tile_window, plain
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_equal, dtype_arg, like, py_value, same_family, shaped
@@ -166,6 +166,7 @@ def _whole_product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: boo
 
 
 defop("matmul", unit=Unit.CUBE, matmul=Matmul(l0_tiled=True), batchable=True,
+      batching=Batching(mask=MaskRule.PRODUCT),
       impl=lambda lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False:
       _mm(lhs, rhs, a_trans, b_trans),
       names=("pl.matmul", "pl.tensor.matmul", "pl.tile.matmul"))(_matmul)
@@ -199,7 +200,7 @@ def _matmul_acc_impl(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None
 
 defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl,
       matmul=Matmul(acc="acc", l0_tiled=True),
-      batchable=True,
+      batchable=True, batching=Batching(mask=MaskRule.PRODUCT),
       names=("pl.matmul_acc", "pl.tensor.matmul_acc", "pl.tile.matmul_acc"))(_matmul_acc)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import TileType
-from pypto.ops.facts import Ufunc
+from pypto.ops.facts import Batching, MaskRule, Ufunc
 from pypto.ops.intdiv import true_quotient
 from pypto.ops.numeric import (
     _QUIET,
@@ -329,9 +329,9 @@ def _broadcast_vector(target: np.ndarray, vec: np.ndarray) -> np.ndarray:
 
 
 defop("row_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batchable=True,
-      names=_names("row_expand"))(_row_expand)
+      batching=Batching(mask=MaskRule.EXPAND), names=_names("row_expand"))(_row_expand)
 defop("col_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batchable=True,
-      names=_names("col_expand"))(_col_expand)
+      batching=Batching(mask=MaskRule.EXPAND), names=_names("col_expand"))(_col_expand)
 
 
 def _expands(target, scalar):

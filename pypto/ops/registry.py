@@ -25,7 +25,16 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir.record import record
-from pypto.ops.facts import Matmul, Role, Ufunc, View, Window, WindowRead, WindowWrite
+from pypto.ops.facts import (
+    Batching,
+    Matmul,
+    Role,
+    Ufunc,
+    View,
+    Window,
+    WindowRead,
+    WindowWrite,
+)
 
 
 class Unit(Enum):
@@ -86,6 +95,7 @@ class OpDef:
     memory_param: str | None = None
     affinity: Unit | None = None
     divisor: str | None = None
+    batching: Batching = Batching()  # (the batch engine's facts beyond batchable / ufunc)
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
@@ -117,6 +127,7 @@ class OpDef:
         return self.window if isinstance(self.window, WindowWrite) else None
 
 
+_NO_BATCHING = Batching()
 REGISTRY: dict[str, OpDef] = {}
 # Public spelling ("pl.add", "pl.tensor.dim") -> op name.
 BY_PUBLIC_NAME: dict[str, str] = {}
@@ -129,7 +140,8 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           ufunc: Ufunc | None = None, role: Role | None = None, batchable: bool = False,
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
-          divisor: str | None = None, **extra: Any) -> Callable:
+          divisor: str | None = None, batching: Batching | None = None,
+          **extra: Any) -> Callable:
     """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`)."""
 
     def register(rule: Callable) -> OpDef:
@@ -141,7 +153,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
                    matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
                    shape_param=shape_param, memory_param=memory_param, affinity=affinity,
-                   divisor=divisor, extra=extra)
+                   divisor=divisor, batching=batching or _NO_BATCHING, extra=extra)
         for param in _named_params(op):
             if param not in op.params:
                 raise ValueError(f"op {name!r}: fact names {param!r}, not a parameter")

@@ -14,6 +14,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType
+from pypto.ops.facts import Batching
 from pypto.ops.intdiv import scalar_quotient, scalar_remainder
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import scalar_dtype, scalar_like, type_of
@@ -151,6 +152,6 @@ def _minmax(lhs, rhs):
 
 
 defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs),
-      names=("pl.max", "pl.tile.max"), int_array=np.maximum)(_minmax)
+      names=("pl.max", "pl.tile.max"), batching=Batching(int_array=np.maximum))(_minmax)
 defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs),
-      names=("pl.min", "pl.tile.min"), int_array=np.minimum)(_minmax)
+      names=("pl.min", "pl.tile.min"), batching=Batching(int_array=np.minimum))(_minmax)

@@ -8,7 +8,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
-from pypto.ops.facts import Role, View
+from pypto.ops.facts import Batching, Role, View
 from pypto.ops.memory import _slice_impl, _static_ints  # noqa: F401
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.registry import OpError, Unit, defop
@@ -68,7 +68,7 @@ def _transpose(x, axis1, axis2):
 # shape (the batch's tag rules read this: `pypto.sim.batch.mask_ops`)
 defop("transpose", unit=Unit.VECTOR,
       impl=lambda x, axis1, axis2: np.ascontiguousarray(np.swapaxes(x, axis1, axis2)),
-      names=_names("transpose"), untagged=True)(_transpose)
+      names=_names("transpose"), batching=Batching(untagged=True))(_transpose)
 
 
 def _dim(x, axis):

@@ -16,7 +16,7 @@ from typing import Any
 
 from pypto.errors import ConfigError
 from pypto.platform import Platform, get_platform
-from pypto.sim.options import CHECKS, check_names, did_you_mean, shown, validated
+from pypto.sim.options import CHECKS, SOURCE_MODES, check_names, did_you_mean, shown, validated
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,14 @@ class SimConfig:
               3 every task's metadata, payload for the tagged ones. The snapshots are
               taken at each task's boundary (`pypto.sim.machine.capture`) into
               `SimResult.arg_dumps`; it traces and runs block by block.
+    source:   how the code the simulator generates runs (`pypto.sim.engine.source`):
+              "generated" (the op calls, statement lists and batched region bodies
+              written as Python source, named `<pypto:KIND:NAME#N>` in tracebacks) or
+              "plain" (the closures that source stands in for: the same results,
+              slower; for debugging the generator). None: the environment variable
+              PYPTO_SIM_SOURCE (generated / plain), else "generated".
+    source_dump: a directory the generated source is written to, one file per
+              function (`KIND.NAME.N.py`); None: PYPTO_SIM_SOURCE_DUMP, else none.
     """
 
     platform: str | None = None
@@ -90,6 +98,8 @@ class SimConfig:
     batch: bool = True
     device_ids: tuple | None = None
     dump_args: int = 0
+    source: str | None = None
+    source_dump: str | None = None
 
     def __post_init__(self) -> None:
         # every option is validated (and put in its one spelling) here, so a config that
@@ -198,6 +208,10 @@ class Settings:
     # dump that names tasks by it); a trace taken only for the window check is dropped
     # after the run
     keep_trace: bool = True
+    # why `batch` is off (the run's launches report it as their decision), else ""
+    no_batch: str = ""
+    source: str = "generated"  # generated source or plain closures (`engine.source`)
+    source_dump: str | None = None  # the directory generated source is written to
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None, ranks: int = 1) -> Settings:
@@ -212,15 +226,40 @@ class Settings:
         trace = keep or window
         cfg = dataclasses.replace(cfg, platform=platform.name, trace=trace,
                                   checks=tuple(cfg.checks or ()))
-        batch = bool(cfg.batch) and os.environ.get("PYPTO_SIM_BATCH", "1") != "0" and \
-            "uninit" not in checks and cfg.dump_args == 0  # (the written-bitmaps and the
-        # task-boundary snapshots are taken by the per-block path)
+        # (the written-bitmaps and the task-boundary snapshots are taken by the per-block
+        # path)
+        no_batch = "SimConfig(batch=False)" if not cfg.batch else \
+            "PYPTO_SIM_BATCH=0" if os.environ.get("PYPTO_SIM_BATCH", "1") == "0" else \
+            "the uninit check runs block by block" if "uninit" in checks else \
+            "the args dump runs block by block" if cfg.dump_args else ""
+        batch = not no_batch
         return Settings(cfg, platform, trace, "oob" in checks, "ub" in checks,
                         "race" in checks, "uninit" in checks, batch, cfg.uninit == "zero",
                         cfg.oob_reads == "warn", bool(cfg.strict),
                         int(cfg.seed), int(cfg.max_work), check_div="div" in checks,
                         max_while=int(cfg.max_while), dump_args=int(cfg.dump_args),
-                        check_window=window, keep_trace=keep)
+                        check_window=window, keep_trace=keep,
+                        no_batch=f"batching is off: {no_batch}" if no_batch else "",
+                        source=cfg.source or _source_from_environment(),
+                        source_dump=cfg.source_dump or os.environ.get(SOURCE_DUMP) or None)
+
+
+SOURCE_MODE = "PYPTO_SIM_SOURCE"  # the default of SimConfig.source
+SOURCE_DUMP = "PYPTO_SIM_SOURCE_DUMP"  # the default of SimConfig.source_dump
+
+
+def _source_from_environment() -> str:
+    """PYPTO_SIM_SOURCE (case-insensitive), else "generated"; another value is a
+    `ConfigError` (a knob must not be ignored silently)."""
+    value = os.environ.get(SOURCE_MODE, "generated")
+    mode = value.strip().lower()
+    if mode not in SOURCE_MODES:
+        raise ConfigError(f"{SOURCE_MODE}={value!r} is not a source mode; choose from "
+                          f"{', '.join(SOURCE_MODES)}",
+                          hint="'generated' runs the written source (the default), 'plain' "
+                               "the closures it stands in for; SimConfig(source=...) "
+                               "overrides the variable")
+    return mode
 
 
 __all__ = [

@@ -13,11 +13,14 @@ nearest valid name for a typo). Accepted spellings, each on purpose:
 * `seed`: an integer (numpy integers too; not a bool, a float or a string).
 * `max_work`, `max_while`: an integer >= 1.
 * `dump_args`: an integer 0 to 3 (the runtime's `enable_dump_args` levels).
+* `source`: None (the environment's `PYPTO_SIM_SOURCE`, else "generated"), "generated"
+  or "plain", case-insensitive; `source_dump`: None or a directory (a str or a path).
 """
 from __future__ import annotations
 
 import difflib
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -26,6 +29,9 @@ from pypto.errors import ConfigError
 from pypto.platform import get_platform
 
 CHECKS = ("oob", "ub", "race", "window", "uninit", "div")
+# how generated code runs (`pypto.sim.engine.source`): the written source, or the plain
+# closures it stands in for
+SOURCE_MODES = ("generated", "plain")
 CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
            "oob_reads": ("fault", "warn")}
 _BOOLS = ("strict", "trace", "batch")
@@ -118,6 +124,13 @@ def validated(cfg: Any) -> dict[str, Any]:
         raise ConfigError(f"SimConfig.dump_args must be an args dump level 0, 1, 2 or 3, got "
                           f"{level}", hint="0 off, 1 tagged, 2 all, 3 metadata (+ tagged payload)")
     out["dump_args"] = level
+    if cfg.source is not None:
+        out["source"] = _choice("source", cfg.source, SOURCE_MODES)
+    if cfg.source_dump is not None:
+        if not isinstance(cfg.source_dump, (str, os.PathLike)):
+            raise ConfigError(f"SimConfig.source_dump must be a directory (a str or a path) "
+                              f"or None, got {shown(cfg.source_dump)}")
+        out["source_dump"] = os.fspath(cfg.source_dump)
     return out
 
 
@@ -141,4 +154,4 @@ def _devices(ids: Any) -> tuple[int, ...] | None:
     return out
 
 
-__all__ = ["CHECKS", "CHOICES", "check_names", "did_you_mean", "shown", "validated"]
+__all__ = ["CHECKS", "CHOICES", "SOURCE_MODES", "check_names", "did_you_mean", "shown", "validated"]

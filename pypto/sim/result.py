@@ -14,6 +14,7 @@ from pypto.sim.checks.races import RaceReport
 from pypto.sim.checks.uninit import UninitRead
 from pypto.sim.config import SimConfig
 from pypto.sim.machine.capture import ArgSnapshot
+from pypto.sim.machine.decisions import Decision, DecisionLog
 from pypto.sim.machine.run import Run
 from pypto.sim.runtime.dependencies import TaskDependency, runtime_view, task_dependencies
 from pypto.sim.runtime.rings import RingCapacities, RingReport, replay
@@ -53,6 +54,7 @@ class SimResult:
             if run.capture is not None else []
         self.dump_args_level = run.capture.level if run.capture is not None else 0
         self._batch = run.batch
+        self._decisions: DecisionLog = run.decisions
         #: regions that cannot run batched, with the reason (`pypto.sim.batch.plan`)
         self.batch_refusals = MappingProxyType(batch_refusals)
 
@@ -60,6 +62,14 @@ class SimResult:
     def batch_stats(self) -> dict[str, int]:
         """Launches this call ran batched, and batched runs it abandoned for block by block."""
         return self._batch.as_dict()
+
+    def decisions(self) -> dict[str, tuple[Decision, ...]]:
+        """Per region this call launched (by its function's name): how its launches ran -
+        `batched`, `split` or `per_block` - who decided it and why, each distinct
+        `Decision` with the times it was made (per launch, or per run of a launch loop
+        nest; `pypto.sim.machine.decisions`). The run-time fallbacks of a batch are
+        among them."""
+        return self._decisions.decisions()
 
     def dependencies(self) -> list[TaskDependency]:
         """The edges the device runtime creates between this run's tasks, each with its

@@ -50,6 +50,24 @@ class TestDefineAndCompile:
                           "heatmap partial.y", "task grid partial · y"]
 
 
+    def test_the_summary_of_a_run_says_how_each_region_ran(self, ip):
+        from lab_cells import PARTIAL
+
+        r = ip.run_cell_magic("pypto", "--run specs golden", PARTIAL)
+        summary = r.views[0]
+        assert summary.title == "summary partial"
+        lines = summary.text().splitlines()
+        header = lines[1]
+        assert header.split()[-1] == "ran"
+        # (the workbench runs the uninit check, which runs block by block)
+        row = lines[3]
+        assert row.startswith("rows") and row.endswith(
+            "per_block (launch: batching is off: the uninit check runs block by block)")
+        assert ">ran<" in summary.html()
+        (decision,) = r.kernels[0].run.decisions["partial_rows"]
+        assert (decision.kind, decision.times) == ("per_block", 1)
+
+
 class TestErrors:
     def test_error_cell_shows_diagnostic_and_shell_survives(self, ip):
         r = ip.run_cell_magic("pypto", "", BAD)

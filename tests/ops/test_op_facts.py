@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from pypto.ir import dtypes
-from pypto.ops.facts import View
+from pypto.ops.facts import MaskRule, View
 from pypto.ops.registry import Unit, all_ops
 
 ROOT = Path(__file__).resolve().parents[2] / "pypto"
@@ -176,7 +176,7 @@ def test_untagged_fact_is_the_impl():
     # an op declaring `untagged` makes a plain array of a partially valid operand
     from pypto.ops.numeric import with_valid
 
-    tagged = [n for n, op in all_ops().items() if op.extra.get("untagged")]
+    tagged = [n for n, op in all_ops().items() if op.batching.untagged]
     assert sorted(tagged) == ["fillpad", "transpose"]
     x = with_valid(np.arange(32, dtype=np.float32).reshape(4, 8), (2, 5))
     assert getattr(x, "valid", None) == (2, 5)
@@ -202,3 +202,32 @@ def test_a_fact_naming_no_parameter_is_refused():
     with pytest.raises(ValueError, match="fact names 'offsets', not a parameter"):
         defop("_test_bad_window", unit=Unit.MTE,
               window=WindowRead("x", "offsets", "shape"))(lambda x, shape, offset: x)
+
+
+def test_batching_facts_are_typed_and_where_they_belong():
+    # (the batch engine's facts were untyped `extra` keys once: a misspelt one was
+    # silently ignored; no op may carry them there now)
+    old = {"batched", "untagged", "int_array"}
+    assert [n for n, op in all_ops().items() if old & set(op.extra)] == []
+    by_rule = {r: sorted(n for n, op in all_ops().items() if op.batching.mask is r)
+               for r in MaskRule}
+    assert by_rule == {MaskRule.PRODUCT: ["matmul", "matmul_acc"],
+                       MaskRule.UNARY: ["log", "recip", "rsqrt"],
+                       MaskRule.EXPAND: ["col_expand", "row_expand"]}
+    assert sorted(n for n, op in all_ops().items() if op.batching.form is not None) == \
+        ["gather"]
+    assert sorted(n for n, op in all_ops().items() if op.batching.int_array is not None) == \
+        ["cast", "max", "min"]
+
+
+def test_mask_rules_are_the_impls():
+    from pypto.ops.numeric import with_valid
+
+    x = with_valid(np.arange(1, 33, dtype=np.float32).reshape(4, 8), (2, 5))
+    for name in ("log", "recip", "rsqrt"):  # a ufunc of the first operand alone
+        op = all_ops()[name]
+        assert _same_bits(op.impl(x), op.impl(x, True)), name
+    # an expand is a fresh, untagged array of the first operand's shape
+    vec = np.arange(4, dtype=np.float32).reshape(4, 1)
+    r = all_ops()["row_expand"].impl(x, vec)
+    assert type(r) is np.ndarray and r.shape == (4, 8) and r[3, 7] == 3.0

@@ -31,6 +31,11 @@ def test_allreduce_on_two_ranks_sums_every_rank_row():
     assert result.world_size == 2 and len(result.ranks) == 2
     kinds = [e.kind for e in result.events]
     assert kinds.count("notify") == 2 and kinds.count("wait_done") == 2
+    # each rank launched the region once, one block: the result sums the ranks' decisions
+    (once,) = result.ranks[0].decisions()["exchange"]
+    (twice,) = result.decisions()["exchange"]
+    assert (once.kind, once.times, twice.times) == ("per_block", 1, 2)
+    assert twice.reason == "one block per launch, and no loop nest around it ran batched"
 
 
 def test_same_inputs_give_the_same_outputs_and_the_same_schedule():

@@ -1,9 +1,10 @@
-"""The op call closures written per call-site shape (`pypto.sim.engine.opcall`) and the
-statement lists written out as Python (`pypto.sim.engine.bodygen`) are
-indistinguishable from the general closures (`FnCompiler.op_call` behind its guard, a
-sequence of statement closures): the same outputs, traces and faults for every kernel
-of the equivalence suite, and the same faults (a missing variable, a failing impl, a
-division by zero) in isolation."""
+"""The op call closures written per call-site shape (`pypto.sim.engine.opcall`), the
+statement lists written out as Python (`pypto.sim.engine.bodygen`) and the batched
+region bodies (`pypto.sim.batch.codegen`) are indistinguishable from the plain closures
+they stand in for (`SimConfig(source="plain")`: `FnCompiler.op_call` behind its guard,
+sequences of statement closures, cores behind closures): the same outputs, traces and
+faults for every kernel of the equivalence suite, batched and block by block, and the
+same faults (a missing variable, a failing impl, a division by zero) in isolation."""
 from __future__ import annotations
 
 import warnings
@@ -14,9 +15,7 @@ import pytest
 import pypto.language as pl
 from pypto.errors import SimulationError
 from pypto.sim import SimConfig, entry
-from pypto.sim.engine import statements
-from pypto.sim.engine.compiler import FnCompiler
-from pypto.sim.engine.opcall import CONST, EXPR, VAR, ResultShapeError, op_closure
+from pypto.sim.engine.opcall import CONST, EXPR, VAR, OpSteps, ResultShapeError, op_closure
 from pypto.sim.engine.values import FRAME
 from tests.sim.test_speed_equivalence import KERNELS, _inputs, _run, canonical_trace
 
@@ -85,14 +84,9 @@ def test_scalar_loop_values(trace):
         assert task.op_counts["scalar"] > 0 and task.op_counts["vector"] > 0
 
 
-def _general_closures(monkeypatch):
-    """Compile as before the written code: general op closures, sequences of closures."""
-    monkeypatch.setattr(FnCompiler, "quick_op_call", lambda self, e, op, store=None: None)
-    monkeypatch.setattr(statements, "written_body", lambda fc, stmts: None)
-
-
+@pytest.mark.parametrize("batch", [False, True])
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_written_closures_equal_general_ones(kernel, monkeypatch):
+def test_written_closures_equal_plain_ones(kernel, batch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -103,12 +97,8 @@ def test_written_closures_equal_general_ones(kernel, monkeypatch):
     if args is None:
         pytest.skip("shapes computed from dynamic dims")
     for trace in (True, False):
-        entry._table(compiled).by_config.clear()
-        r0, out0, err0 = _run(compiled, args, batch=False, trace=trace)
-        with monkeypatch.context() as m:
-            _general_closures(m)
-            entry._table(compiled).by_config.clear()
-            r1, out1, err1 = _run(compiled, args, batch=False, trace=trace)
+        r0, out0, err0 = _run(compiled, args, batch=batch, trace=trace)
+        r1, out1, err1 = _run(compiled, args, batch=batch, trace=trace, source="plain")
         entry._table(compiled).by_config.clear()
         assert err0 == err1
         if err0 is not None:
@@ -118,6 +108,7 @@ def test_written_closures_equal_general_ones(kernel, monkeypatch):
                 assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), "outputs differ"
         if trace:
             assert canonical_trace(r0.trace) == canonical_trace(r1.trace)
+        assert r0.batch_stats == r1.batch_stats
 
 
 # --- faults, in isolation ---------------------------------------------------------------
@@ -133,8 +124,9 @@ class _Frame:
 
 
 def _closure(impl, operands, **kw):
-    return op_closure(operands, impl, False, kw.get("cast"), None, kw.get("acct"), None,
-                      "my_op", kw.get("divisor"), kw.get("store"))
+    steps = OpSteps("my_op", None, impl, False, kw.get("cast"), None, kw.get("acct"),
+                    kw.get("divisor"))
+    return op_closure(operands, steps, kw.get("store"))
 
 
 def test_operands_of_each_kind_in_order():

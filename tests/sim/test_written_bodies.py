@@ -106,4 +106,9 @@ def test_their_loops_are_written_out(monkeypatch):
             np.arange(16, dtype=np.int32).reshape(4, 4)
         kernel(x, np.zeros_like(x), config=SimConfig(trace=False))
         assert written, kernel.__name__
-        assert all(fn.__code__.co_filename == "<pypto statements>" for fn in written)
+        assert all(fn.__code__.co_filename.startswith(f"<pypto:statements:{kernel.__name__}_")
+                   for fn in written)
+        # (the plain closures: nothing written)
+        written.clear()
+        kernel(x, np.zeros_like(x), config=SimConfig(trace=False, source="plain"))
+        assert written == []

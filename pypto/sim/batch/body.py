@@ -38,8 +38,10 @@ from pypto.sim.batch.nest import LaunchStep, Nest, ScalarStep, Shape
 from pypto.sim.batch.plan import Plan
 from pypto.sim.batch.replay import Replay
 from pypto.sim.batch.run import (
+    PAST_WORK,
     BatchCache,
     BatchedRegion,
+    fallback_decision,
     prepare,
     run_batched,
     task_args,
@@ -48,6 +50,7 @@ from pypto.sim.batch.state import Aff, Fallback, Stack
 from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.values import Env
 from pypto.sim.faults import source_name
+from pypto.sim.machine.decisions import ARGUMENTS, BODY_BATCH, LAUNCH, Decision, refused
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.trace.trace import TaskRecord
 
@@ -69,9 +72,9 @@ class _Launch:
 
 
 def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Shape,
-             env: Env) -> bool:
-    """Run the loop nest's body batched (`shape`: this run's loops); False when it
-    cannot, having changed nothing (the caller runs the loops sequentially)."""
+             env: Env) -> Decision:
+    """Run the loop nest's body batched (`shape`: this run's loops): `BODY_BATCH`, or
+    why it cannot, having changed nothing (the caller runs the loops sequentially)."""
     run = fr.run
     bs = shape.bs
     bv, carried = nest.values(env, shape)
@@ -80,18 +83,18 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
         if isinstance(step, ScalarStep):
             v = step.fn(env, bv)
             if v is None:
-                return False
+                return _SCALAR
             bv[step.target] = v
             continue
         args = [f(env, bv) for f in step.argk]
         if any(a is None for a in args):
-            return False
+            return _ARGUMENT
         cf = host.function(step.site.func)
         if cf.has_syncall:
-            return False
+            return _SYNCALL
         region = prepare(host, cache, cf, args, bs, False, body=True)
-        if region is None:
-            return False
+        if isinstance(region, Decision):
+            return region
         ln = _Launch(step, cf, region, args)
         plan = region.plan
         for alias, varies in zip(plan.returns, plan.vreturns):
@@ -107,16 +110,16 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
     for li, j, o in nest.step_carries:
         ln = launches[sum(isinstance(s, LaunchStep) for s in nest.steps[:li])]
         if o >= len(ln.outs) or ln.outs[o] is not ln.args[j]:
-            return False  # a carried tensor must come back as itself
+            return _NOT_ITSELF  # a carried tensor must come back as itself
     why = _independent(launches, bs)
     if why is not None:
         for ln in launches:
             cache.refusals.setdefault(ln.cf.name, why)
-        return False
+        return refused(ARGUMENTS, why)
     m = len(launches)
     n_tasks = math.prod(bs)
     if run.work + shape.pre_work + n_tasks * m > run.settings.max_work:
-        return False
+        return PAST_WORK
     if run.memory.pending:
         run.memory.flush_pending()
     for ln in launches:
@@ -143,12 +146,12 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
                         raise Fallback("a returned value that is not an array")
                     out.array = np.broadcast_to(r, bs + r.shape[len(r.shape) -
                                                                  _rank(ln, o):])
-    except Fallback:
+    except Fallback as exc:
         for view, old in reversed(undo):
             view[...] = old
         run.work = w0
         run.memory.forget_views()
-        return False
+        return fallback_decision(exc)
     run.next_tid = tid0 + n_tasks * m
     last = _finish(fr, launches, bs, tid0, shape, env, (time.perf_counter() - t0) /
                    (n_tasks * m))
@@ -168,7 +171,16 @@ def run_body(host: Host, cache: BatchCache, fr: TaskFrame, nest: Nest, shape: Sh
                 env[name] = x
             env[names[-1]] = tid0 + (n_tasks - 1) * m + k
     run.memory.forget_views()
-    return True
+    return BODY_BATCH
+
+
+# the loop body's steps, refused before anything ran
+_SCALAR = refused(ARGUMENTS, "an integer of the loop body is not affine in the loop "
+                             "variables at run time")
+_ARGUMENT = refused(ARGUMENTS, "an argument of a launch is not affine in the loop "
+                               "variables at run time")
+_SYNCALL = refused(LAUNCH, "a launch of the loop body meets at pl.system.syncall")
+_NOT_ITSELF = refused(ARGUMENTS, "a tensor the loop carries does not come back as itself")
 
 
 def _rank(ln: _Launch, o: int) -> int:

@@ -16,7 +16,10 @@ The cores are the functions the closures call (`BatchCompiler.core`), so the gen
 body computes exactly what the closures compute; anything else (uniform ops, nested
 loops, other statements) stays a compiled closure called from the body. No guard is
 needed: every exception of a batched run abandons the batch and the region runs block
-by block (`pypto.sim.batch.run`), which reports what it always reported.
+by block (`pypto.sim.batch.run`), which reports what it always reported. The source is
+compiled by the simulator's one source writer (`pypto.sim.engine.source`) as
+`<pypto:batch-body:REGION#N>` and `<pypto:batch-call:REGION#N>`; under
+`SimConfig(source="plain")` the compiler keeps its closures (`BatchCompiler.body`).
 """
 from __future__ import annotations
 
@@ -26,7 +29,9 @@ from typing import Any, Protocol
 
 from pypto.ir.nodes import Assign, Call, CallFunc, Eval, Function, ListExpr, Return, Var
 from pypto.ir.nodes import Stmt as IRStmt
+from pypto.sim.config import Settings
 from pypto.sim.engine.function import Call as CallFn
+from pypto.sim.engine.source import keep_lines, run_source
 from pypto.sim.engine.values import FRAME, RETURN, UNDEF, Expr, Stmt
 
 
@@ -46,6 +51,7 @@ class BatchCompiling(Protocol):
 
     func: Function
     cube_vars: set[str]
+    settings: Settings
 
     def const(self, e: Any) -> tuple[bool, Any]:
         """(True, value) of a compile-time constant, else (False, None)."""
@@ -147,14 +153,17 @@ def generate(bc: BatchCompiling, stmts: tuple) -> Stmt:
             break
     w.lines.append("    return None")
     scope: dict[str, Any] = dict(w.names)
-    exec(compile("\n".join(w.lines), f"<batched region {bc.func.name}>", "exec"), scope)
+    filename = run_source("batch-body", bc.func.name, "\n".join(w.lines) + "\n", scope,
+                          bc.settings.source_dump)
     body: Stmt = scope["body"]
+    keep_lines(body, filename)
     return body
 
 
-def generate_call(names: list[str], body: Stmt) -> CallFn:
-    """`CompiledFunction.call` for a batched region of parameters `names`: the env
-    built without a loop (UNDEF arguments stay unset, as there)."""
+def generate_call(region: str, names: list[str], body: Stmt, dump: str | None) -> CallFn:
+    """`CompiledFunction.call` for the batched region `region` of parameters `names`:
+    the env built without a loop (UNDEF arguments stay unset, as there); `dump`: the
+    directory its source is written to."""
     params = ", ".join(f"a{i}" for i in range(len(names)))
     lines = ["def call(args, fr):",
              f"    {params}{',' if len(names) == 1 else ''} = args" if names else "    pass",
@@ -166,8 +175,9 @@ def generate_call(names: list[str], body: Stmt) -> CallFn:
     lines.append("    body(env)")
     lines.append("    return env.get('$ret', ())")
     scope: dict[str, Any] = {"UNDEF": UNDEF, "body": body}
-    exec(compile("\n".join(lines), "<batched region call>", "exec"), scope)
+    filename = run_source("batch-call", region, "\n".join(lines) + "\n", scope, dump)
     call: Callable[[list, Any], tuple] = scope["call"]
+    keep_lines(call, filename)
     return call
 
 

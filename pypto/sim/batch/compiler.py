@@ -79,12 +79,15 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, WindowCores, FnCompiler)
 
     def compile(self) -> CompiledFunction:
         cf = super().compile()
-        if len(set(p[0] for p in cf.params)) == len(cf.params):
-            cf.call = generate_call([p[0] for p in cf.params], cf.body)
+        if len(set(p[0] for p in cf.params)) == len(cf.params) and \
+                self.settings.source != "plain":
+            cf.call = generate_call(cf.name, [p[0] for p in cf.params], cf.body,
+                                    self.settings.source_dump)
         return cf
 
     def body(self, stmts: tuple) -> Stmt:
-        if stmts is self.func.body:  # the region's top level: one generated function
+        # the region's top level: one generated function (plain: closures, as elsewhere)
+        if stmts is self.func.body and self.settings.source != "plain":
             return generate(self, stmts)
         return super().body(stmts)
 
@@ -190,7 +193,7 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, WindowCores, FnCompiler)
         c = self.tagged_core(e)  # (set_validshape, transpose, fillpad: `mask_ops`)
         if c is not None:
             return c
-        if not op.batchable and op.extra.get("batched") is not None:
+        if not op.batchable and op.batching.form is not None:
             return self.bbatched(e)
         if op.batchable:
             c = self.bchunked(e) if not self.settings.trace else None
@@ -370,10 +373,11 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, WindowCores, FnCompiler)
         return Core("args", core, list(ic.operands))
 
     def bbatched(self, e: Call) -> Core:
-        """An op whose registry entry computes a batch itself (its `batched` fact:
-        `f(nb, rank, *operands)`, None when it cannot), cast to its dtype."""
+        """An op whose registry entry computes a batch itself (its `Batching.form`
+        fact: `f(nb, rank, *operands)`, None when it cannot), cast to its dtype."""
         opdef = get(e.op)
-        batched = opdef.extra["batched"]
+        batched = opdef.batching.form
+        assert batched is not None
         public = [i for i, p in enumerate(opdef.params) if not p.startswith("_")
                   and i < len(e.args)]
         t = e.type

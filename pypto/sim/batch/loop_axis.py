@@ -201,7 +201,8 @@ def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
     bc.plan = ax.plan
     bc.loop_vars.append(s.var.name)
     try:
-        body = generate(bc, s.body)
+        # (plain: the closures of the body's statements, as elsewhere)
+        body = generate(bc, s.body) if bc.settings.source != "plain" else bc.body(s.body)
     finally:
         bc.loop_vars.pop()
         bc.plan = outer

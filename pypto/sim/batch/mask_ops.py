@@ -26,6 +26,7 @@ import numpy as np
 
 from pypto.ir.nodes import Call
 from pypto.ir.types import ShapedType
+from pypto.ops.facts import Role
 from pypto.ops.padding import _runtime_pad, pad_scalar
 from pypto.ops.registry import OpDef, get
 from pypto.sim.batch.codegen import Core
@@ -43,19 +44,23 @@ from pypto.sim.batch.masks import (
 from pypto.sim.batch.state import BatchState, Fallback
 from pypto.sim.trace.costs import note_onchip_copy
 
-RULED = ("set_validshape", "transpose", "fillpad")
+
+def ruled(opdef: OpDef) -> bool:
+    """Is `opdef` one of the ops this module has rules for: set_validshape (its role)
+    and the ops whose result is never tagged (transpose, fillpad: `Batching.untagged`)?"""
+    return opdef.role is Role.SET_VALID or opdef.batching.untagged
 
 
 def admits(opdef: OpDef, e: Call, vargs: list) -> bool:
-    """Does the batch have a rule for this call of an op of `RULED` (its varying
+    """Does the batch have a rule for this call of an op of `ruled` (its varying
     operands `vargs`)? Static tile shapes; transpose's axes, fillpad's pad constant."""
-    if opdef.name not in RULED or not isinstance(e.type, ShapedType) or \
+    if not ruled(opdef) or not isinstance(e.type, ShapedType) or \
             e.type.static_shape() is None or not e.args:
         return False
     t = getattr(e.args[0], "type", None)
     if not isinstance(t, ShapedType) or t.static_shape() is None:
         return False
-    if opdef.name == "set_validshape":
+    if opdef.role is Role.SET_VALID:
         return len(t.shape) == 2
     return not any(vargs[1:])
 
@@ -70,7 +75,7 @@ def _first(a: Any, rank: int, nb: int) -> Any:
 
 
 class TaggedCores:
-    """The batched cores of the ops of `RULED` (see the module docstring)."""
+    """The batched cores of the ops of `ruled` (see the module docstring)."""
 
     # (provided by compiler.BatchCompiler)
     settings: Any
@@ -79,7 +84,7 @@ class TaggedCores:
 
     def tagged_core(self, e: Call) -> Core | None:
         opdef = get(e.op)
-        if opdef.name not in RULED:
+        if not ruled(opdef):
             return None
         t = e.type
         assert isinstance(t, ShapedType)
@@ -91,9 +96,9 @@ class TaggedCores:
                   and i < len(e.args)]
         # (set_validshape is metadata: the intrinsic charges nothing, `intrinsics.alloc`)
         acct = self.accountant(e, opdef, public) if self.settings.trace and \
-            opdef.name != "set_validshape" else None
+            opdef.role is not Role.SET_VALID else None
         fn: Callable
-        if opdef.name == "set_validshape":
+        if opdef.role is Role.SET_VALID:
             fn = _set_valid
         elif opdef.name == "transpose":
             axes = [self.const(x) for x in e.args[1:3]]
@@ -223,4 +228,4 @@ def _filler(kind: str, rank: int) -> Callable[[BatchState, list], Any]:
     return run
 
 
-__all__ = ["RULED", "TaggedCores", "admits", "reshaped"]
+__all__ = ["TaggedCores", "admits", "reshaped", "ruled"]

@@ -37,6 +37,7 @@ import numpy as np
 
 from pypto.ir.nodes import Const
 from pypto.ir.types import ShapedType, Type
+from pypto.ops.facts import MaskRule
 from pypto.ops.numeric import ValidArray
 from pypto.ops.registry import get
 from pypto.sim.batch.state import BatchState, Fallback, Partial
@@ -309,29 +310,17 @@ def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
     return out
 
 
-# the float products (`ops.matmul._mm`: each operand cast, transposed when asked, then
-# np.matmul - numpy's rule for the result's tag; matmul_acc adds the accumulator first)
-PRODUCTS = frozenset(("matmul", "matmul_acc"))
-
-# unary ops whose impl is a numpy ufunc of their first operand alone (`ops.elementwise`'s
-# high-precision family: the flag and the scratch tile change nothing in the simulator)
-UNARIES = frozenset(("recip", "log", "rsqrt"))
-
-# ops whose impl broadcasts a vector to the shape of its first operand (a fresh, untagged
-# array: `ops.reduce._broadcast_vector`), which then takes the valid shape its type declares
-EXPANDS = frozenset(("row_expand", "col_expand"))
-
-
 def kind_of(e: Any) -> tuple | None:
-    """("elementwise", arity), ("reduce", axis) or ("expand", 2) when the op of call `e`
-    is one the rules here cover (its impl is its registry ufunc, a reduction with it, or
-    a broadcast of a vector: `EXPANDS`), else None."""
+    """("elementwise", arity), ("reduce", axis), ("expand", 2) or ("matmul", ...) when
+    the op of call `e` is one the rules here cover (its impl is its registry ufunc, a
+    reduction with it, or what its registry `MaskRule` says), else None."""
     op = get(e.op)
-    if op.name in EXPANDS:
+    rule = op.batching.mask
+    if rule is MaskRule.EXPAND:
         return ("expand", 2)
-    if op.name in UNARIES:
+    if rule is MaskRule.UNARY:
         return ("elementwise", 1)
-    if op.name in PRODUCTS:
+    if rule is MaskRule.PRODUCT:
         public = [p for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
         return ("matmul",) + tuple(public.index(p) if p in public else None
                                    for p in ("acc", "lhs", "rhs", "a_trans", "b_trans",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -49,8 +49,11 @@ from pypto.sim.batch.state import (
 )
 from pypto.sim.device.memory import PendingFill
 from pypto.sim.engine.function import CompiledFunction, Host, LaunchSite
+from pypto.sim.machine.decisions import ARGUMENTS, LAUNCH, PLAN, RUN, Decision, refused
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.trace.trace import TaskRecord
+
+E = TypeVar("E", bound=BaseException)
 
 
 class BatchedRegion:
@@ -74,14 +77,15 @@ class BatchCache:
     shared by every run of it)."""
 
     def __init__(self) -> None:
-        self.regions: dict[tuple, BatchedRegion | None] = {}  # (region, varying) -> ...
+        # (region, varying) -> the region compiled batched, or why it cannot be
+        self.regions: dict[tuple, BatchedRegion | Decision] = {}
         self.prepared: dict[tuple, tuple] = {}  # `_prepare`'s static part per call shape
         self.refusals: dict[str, str] = {}  # region -> why it cannot run batched
         # concurrent calls: a region is planned and compiled once, by the first of them
         self._lock = threading.Lock()
 
     def region(self, host: Host, cf: CompiledFunction, varying: frozenset[str]
-               ) -> BatchedRegion | None:
+               ) -> BatchedRegion | Decision:
         key = (cf.name, varying)
         if key in self.regions:
             return self.regions[key]
@@ -91,18 +95,20 @@ class BatchCache:
             # (conditions that differ per block run predicated; traced, each block
             # records the branch it takes: `branch_trace`)
             plan = analyze(cf.func, set(varying), predicate=True)
-            region = None
+            region: BatchedRegion | Decision
             if isinstance(plan, Plan):
                 region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
             else:
                 self.refusals[cf.name] = plan
+                region = refused(PLAN, plan)
             self.regions[key] = region
         return region
 
 
 def prepare(host: Host, cache: BatchCache, cf: CompiledFunction, args: list, bs: tuple,
-            spmd: bool, body: bool = False) -> BatchedRegion | None:
-    """The batched region of `cf` for these arguments, or None. `body`: one launch of a
+            spmd: bool, body: bool = False) -> BatchedRegion | Decision:
+    """The batched region of `cf` for these arguments, or why they run block by block
+    (the plan's refusal or the arguments'). `body`: one launch of a
     loop body of several (`pypto.sim.batch.body`), which checks the blocks' footprints
     over all its launches itself and takes the fresh tensors a region returns."""
     # the static part (plan, separation) is memoised per region, varying steps and batch
@@ -121,23 +127,30 @@ def prepare(host: Host, cache: BatchCache, cf: CompiledFunction, args: list, bs:
                 cache.prepared.clear()
             cache.prepared[key] = hit
     region, written = hit
-    if region is None:
-        return None
+    if isinstance(region, Decision):
+        return region
     for j in written:
         a = args[j]
         if not isinstance(a, np.ndarray):
             continue
         if type(a) is not np.ndarray or not a.flags.writeable:
-            return None
+            return _READ_ONLY
         passed = 0
         for b in args:
             if b is a:
                 passed += 1
             elif isinstance(b, np.ndarray) and np.may_share_memory(a, b):
-                return None
+                return _SHARED
         if passed > 1:
-            return None
+            return _TWICE
     return region
+
+
+# this call's arguments, refused by `prepare`
+_READ_ONLY = refused(ARGUMENTS, "a tensor it writes is passed read-only or as a view of "
+                                "another type")
+_SHARED = refused(ARGUMENTS, "a tensor it writes shares memory with another argument")
+_TWICE = refused(ARGUMENTS, "a tensor it writes is passed more than once")
 
 
 def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: list,
@@ -147,20 +160,20 @@ def _prepare_static(host: Host, cache: BatchCache, cf: CompiledFunction, args: l
     if spmd:
         varying.add(BLOCK)
     region = cache.region(host, cf, frozenset(varying))
-    if region is None:
-        return None, ()
+    if isinstance(region, Decision):
+        return region, ()
     if body:
         return region, region.written
     if any(region.plan.vreturns):
         cache.refusals[cf.name] = "returns a varying value"
-        return None, ()
+        return refused(PLAN, "returns a varying value"), ()
     deltas = {n: a.d for n, a in zip(names, args) if type(a) is Aff}
     if spmd:
         deltas[BLOCK] = (1,)
     why = region.plan.separated(deltas, bs)
     if why is not None:
         cache.refusals[cf.name] = why
-        return None, ()
+        return refused(ARGUMENTS, why), ()
     return region, region.written
 
 
@@ -190,10 +203,12 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
             a[...] = copy
         run.work = work
         run.batch.fallback += 1
-        partial = _partial(exc)
+        partial = _cause(exc, Partial)
         if partial is not None:  # (the caller may split the batch: `launch_loop`)
             raise partial from None
-        raise Fallback(str(exc)) from exc
+        given = _cause(exc, Fallback)  # (a core's own words, maybe behind an op's fault)
+        raise Fallback(str(given) if given is not None else
+                       f"{type(exc).__name__}: {exc}") from exc
     for r in rets:
         if type(r) is Masked:  # (a partial tile handed on: block by block from here)
             for a, copy in snaps:
@@ -204,15 +219,21 @@ def run_batched(fr: TaskFrame, region: BatchedRegion, args: list, bs: tuple, spm
     return rets, f
 
 
-def _partial(exc: BaseException | None) -> Partial | None:
-    """The `Partial` behind `exc` (the op guard reports it as a fault it causes)."""
+def _cause(exc: BaseException | None, cls: type[E]) -> E | None:
+    """The `cls` exception behind `exc` (the op guard reports it as a fault it
+    causes)."""
     seen = 0
     while exc is not None and seen < 8:
-        if isinstance(exc, Partial):
+        if isinstance(exc, cls):
             return exc
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return None
+
+
+def fallback_decision(exc: Fallback) -> Decision:
+    """The decision of a batch abandoned at run time by `exc`."""
+    return refused(RUN, str(exc))
 
 
 
@@ -230,24 +251,24 @@ class Split:
 def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFunction,
                 site: LaunchSite, args: list, bs: tuple, pre_work: int,
                 carries: list[tuple[int, int]], loops: tuple = ((), (), ())
-                ) -> tuple[tuple, int] | Split | None:
+                ) -> tuple[tuple, int] | Split | Decision:
     """Run the tasks of a parallel launch loop nest (batch shape `bs`) batched. Returns
-    (rets, last task id), a `Split`, or None to run the loop block by block instead
+    (rets, last task id), a `Split`, or why the loop runs block by block instead
     (nothing changed in both cases). `loops`: the
     outer loops' (variable, value) pairs, the nest's (start, stop, step) per level and
     its variables (each task records its loop values)."""
     run = fr.run
     region = prepare(host, cache, cf, args, bs, False)
-    if region is None:
-        return None
+    if isinstance(region, Decision):
+        return region
     names = region.names
     rets_alias = region.plan.returns
     for j, o in carries:  # carried tensors must come back as themselves
         if o >= len(rets_alias) or rets_alias[o] != names[j]:
-            return None
+            return _NOT_ITSELF
     n_tasks = math.prod(bs)
     if run.work + pre_work + n_tasks > run.settings.max_work:
-        return None
+        return PAST_WORK
     if run.settings.check_ub:
         host.check_budget(cf, site.label, site.span)
     w0 = run.work
@@ -269,15 +290,14 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             rows = np.asarray(p.mask.reshape(bs[0], -1).any(axis=1))
             first = int(np.argmax(rows))
         if first == 0:
-            cache.refusals.setdefault(cf.name, "partial tiles (a valid shape or clamp short "
-                                               "of the window) in the first iteration")
-            return None
+            cache.refusals.setdefault(cf.name, _FIRST_PARTIAL.reason)
+            return _FIRST_PARTIAL
         run.batch.fallback -= 1  # (not abandoned: split; a carried tensor is the same
         return Split(first)      # array throughout, checked above)
-    except Fallback:
+    except Fallback as exc:
         run.work = w0
         run.memory.forget_views()
-        return None
+        return fallback_decision(exc)
     st = f.batch
     if kept:
         assert st.wlog is not None
@@ -311,6 +331,13 @@ def launch_loop(host: Host, cache: BatchCache, fr: TaskFrame, cf: CompiledFuncti
             later.close()
     run.memory.forget_views()
     return rets, tid0 + n_tasks - 1
+
+
+_NOT_ITSELF = refused(ARGUMENTS, "a tensor the loop carries does not come back as itself")
+# (block by block, the launch that passes the limit reports it, where it happens)
+PAST_WORK = refused(LAUNCH, "the nest would pass the work limit (SimConfig.max_work)")
+_FIRST_PARTIAL = refused(RUN, "partial tiles (a valid shape or clamp short of the window) "
+                              "in the first iteration")
 
 
 def task_args(fr: TaskFrame, cf: CompiledFunction, args: list) -> list[tuple]:
@@ -370,18 +397,18 @@ def _write_only(region: BatchedRegion, param: str) -> bool:
 
 
 def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunction, args: list,
-             n: int) -> tuple | None:
+             n: int) -> tuple | Decision:
     """Run the `n` blocks of one SPMD launch (the task of frame `task`) batched. Returns
-    the region's returns, or None to run the blocks one by one instead."""
+    the region's returns, or why the blocks run one by one instead."""
     region = prepare(host, cache, cf, args, (n,), True)
-    if region is None:
-        return None
+    if isinstance(region, Decision):
+        return region
     assert task.region is not None
     try:
         rets, f = run_batched(task, region, args, (n,), True, task.region, task.task_id, n,
                               False)
-    except Fallback:
-        return None
+    except Fallback as exc:
+        return fallback_decision(exc)
     rec = task.rec
     if rec is not None:
         assert f.rec is not None and f.batch.log is not None
@@ -401,5 +428,6 @@ def run_spmd(host: Host, cache: BatchCache, task: TaskFrame, cf: CompiledFunctio
     return rets
 
 
-__all__ = ["BatchCache", "BatchedRegion", "Split", "add_costs", "launch_loop", "prepare",
-           "run_batched", "run_spmd", "task_args"]
+__all__ = ["PAST_WORK", "BatchCache", "BatchedRegion", "Split", "add_costs",
+           "fallback_decision", "launch_loop", "prepare", "run_batched", "run_spmd",
+           "task_args"]

@@ -58,9 +58,9 @@ class ScalarCores:
         public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
         cast = self.caster(e.type, f"pl op '{e.op}'")
         acct = self.accountant(e, opdef, public) if self.settings.trace else None
-        # the op over integer arrays, one call for all blocks (the registry's `int_array`
-        # fact: min / max, integer casts), when it has one
-        whole = opdef.extra.get("int_array")
+        # the op over integer arrays, one call for all blocks (the registry's
+        # `Batching.int_array` fact: min / max, integer casts), when it has one
+        whole = opdef.batching.int_array
 
         def core(f: BatchFrame, args: list) -> Any:
             st = f.batch

@@ -24,6 +24,7 @@ from typing import Any
 from pypto.ir.nodes import Assign, Call, Const, For, Function, If, Var, While, Yield
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType, Type
+from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.masks import declares_valid
 from pypto.sim.engine.intrinsics.common import falsy_const
@@ -40,7 +41,7 @@ def tags(n: Call, whole: Whole | None = None) -> bool:
     except KeyError:
         return True
     t = getattr(n, "type", None)
-    if op.name == "set_validshape":
+    if op.role is Role.SET_VALID:
         return True
     if op.window_read is not None:
         if declares_valid(t):
@@ -53,9 +54,10 @@ def tags(n: Call, whole: Whole | None = None) -> bool:
 
 
 def _untagged(name: str) -> bool:
-    """Does op `name` always make an untagged result (the registry's `untagged` fact)?"""
+    """Does op `name` always make an untagged result (the registry's `Batching.untagged`
+    fact)?"""
     try:
-        return bool(get(name).extra.get("untagged"))
+        return get(name).batching.untagged
     except KeyError:
         return False
 

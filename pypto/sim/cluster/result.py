@@ -7,6 +7,7 @@ import numpy as np
 from pypto.sim.checks.races import RaceReport, find_races
 from pypto.sim.cluster.happens import WindowRace
 from pypto.sim.cluster.world import CommEvent, World
+from pypto.sim.machine.decisions import Decision, DecisionLog
 from pypto.sim.machine.run import Run
 from pypto.sim.result import SimResult
 
@@ -45,6 +46,15 @@ class ClusterResult(SimResult):
             for key, n in rank.batch_stats.items():
                 total[key] = total.get(key, 0) + n
         return total
+
+    def decisions(self) -> dict[str, tuple[Decision, ...]]:
+        """How each region's launches ran and why, over the host and every rank (each
+        decision's times summed)."""
+        total = DecisionLog()
+        total.merge(self._decisions)
+        for rank in self.ranks:
+            total.merge(rank._decisions)
+        return total.decisions()
 
     def window(self, name: str, rank: int) -> np.ndarray:
         """The bytes of window buffer `name` on `rank` at the end of the run, as the

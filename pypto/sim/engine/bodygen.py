@@ -21,16 +21,31 @@ could need a signal, and only where the compiler compiles them the plain way (a 
 that compiles them its own way, as the batch compiler does, gets its closures called);
 every other statement is its closure, called as a sequence calls it. Each closure is the
 one the statement compiles to anyway, so the generated function computes exactly what
-the closures compute, in the same order.
+the closures compute, in the same order. The source is compiled by the simulator's one
+source writer (`pypto.sim.engine.source`) as `<pypto:statements:FUNCTION#N>`;
+`SimConfig(source="plain")` keeps the sequence of closures.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pypto.ir.nodes import Assign, Break, Continue, Eval, For, If, LoopKind, Return, Yield
+from pypto.ir.nodes import (
+    Assign,
+    Break,
+    Continue,
+    Eval,
+    For,
+    Function,
+    If,
+    LoopKind,
+    Return,
+    Yield,
+)
 from pypto.ir.nodes import Stmt as IRStmt
 from pypto.ir.transform import walk
+from pypto.sim.config import Settings
+from pypto.sim.engine.source import keep_lines, run_source
 from pypto.sim.engine.values import Env, Expr, Stmt
 
 # statements whose closures never return a signal
@@ -44,6 +59,8 @@ class BodyCompiling(Protocol):
 
     in_region: bool
     loop_vars: list[str]
+    settings: Settings
+    func: Function
 
     def stmt(self, s: IRStmt) -> Stmt: ...
 
@@ -162,8 +179,8 @@ class _Writer:
 
 def written_body(fc: BodyCompiling, stmts: tuple) -> Stmt | None:
     """The generated function running `stmts` (None: nothing to gain, the plain
-    sequence of closures runs them)."""
-    if not any(isinstance(s, (For, If)) for s in stmts):
+    sequence of closures runs them, as under `SimConfig(source="plain")`)."""
+    if fc.settings.source == "plain" or not any(isinstance(s, (For, If)) for s in stmts):
         return None
     w = _Writer(fc)
     w.block(stmts, 0, True)
@@ -173,8 +190,9 @@ def written_body(fc: BodyCompiling, stmts: tuple) -> Stmt | None:
     src = "\n".join([f"def make({', '.join(names)}):", "    def body(env):", *w.lines,
                      "    return body"]) + "\n"
     ns: dict[str, Any] = {}
-    exec(compile(src, "<pypto statements>", "exec"), ns)
+    filename = run_source("statements", fc.func.name, src, ns, fc.settings.source_dump)
     fn: Stmt = ns["make"](*w.values)
+    keep_lines(fn, filename)
     return fn
 
 

@@ -47,7 +47,7 @@ from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.group import compile_group
 from pypto.sim.engine.intrinsics import intrinsic
 from pypto.sim.engine.launches import LaunchCompiler, not_simulatable
-from pypto.sim.engine.opcall import CONST, EXPR, VAR, ResultShapeError, op_closure
+from pypto.sim.engine.opcall import CONST, EXPR, VAR, OpSteps, ResultShapeError, op_closure
 from pypto.sim.engine.statements import StmtCompiler
 from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt, scalar_caster
 from pypto.sim.faults import source_name
@@ -215,17 +215,9 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
         (`pypto.sim.engine.opcall`; with `store`, the statement assigning its result to
         that variable), or None where `op_call` builds it (no impl)."""
         impl = op.impl
-        if impl is None:
+        if impl is None or self.settings.source == "plain":  # (plain: `op_call`'s closure)
             return None
         public = [i for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
-        k = self._watched_divisor(e, op, public)
-        divisor = None
-        if k is not None:
-            ok, d = self.const(e.args[public[k]])
-            # (a constant divisor other than 0 and not an array never divides by zero:
-            # `zero_at` of it is None whatever the result)
-            if not (ok and not isinstance(d, (np.ndarray, list, str, bytes)) and d != 0):
-                divisor = (k, zero_at, _zero_division(e, op, e.args[public[k]]))
         operands: list[tuple[str, Any, Span | None]] = []
         for i in public:
             a = e.args[i]
@@ -236,10 +228,25 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
                 operands.append((VAR, a.name, a.span))
             else:
                 operands.append((EXPR, self.expr(a), None))
+        return op_closure(operands, self.op_steps(e, op, impl, public), store,
+                          self.settings.source_dump)
+
+    def op_steps(self, e: Call, op: OpDef, impl: Callable[..., Any],
+                 public: list[int]) -> OpSteps:
+        """The steps of the op call `e` (`OpSteps`), after its operands compiled (the
+        valid-shape tag compiles its dims' expressions after them)."""
         cast = self.caster(e.type, f"pl op '{e.op}'")
         acct = self.accountant(e, op, public) if self.settings.trace else None
-        return op_closure(operands, impl, op.wants_ctx, cast, self._typed_valid(e.type), acct,
-                          e.span, e.op, divisor, store)
+        tag = self._typed_valid(e.type)
+        k = self._watched_divisor(e, op, public)
+        divisor = None
+        if k is not None:
+            ok, d = self.const(e.args[public[k]])
+            # (a constant divisor other than 0 and not an array never divides by zero:
+            # `zero_at` of it is None whatever the result)
+            if not (ok and not isinstance(d, (np.ndarray, list, str, bytes)) and d != 0):
+                divisor = (k, zero_at, _zero_division(e, op, e.args[public[k]]))
+        return OpSteps(e.op, e.span, impl, op.wants_ctx, cast, tag, acct, divisor)
 
     def guard(self, fn: Expr, e: Call) -> Expr:
         """`fn` with the failures of an impl turned into faults naming the op."""
@@ -313,16 +320,13 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
         public = [i for i, p in enumerate(names) if not p.startswith("_") and i < len(e.args)]
         argfns = [self.expr(e.args[i]) for i in public]
         consts = [self.const(e.args[i]) for i in public]
-        cast = self.caster(e.type, f"pl op '{e.op}'")
-        wants_ctx = op.wants_ctx
-        acct = self.accountant(e, op, public) if self.settings.trace else None
-        tag = self._typed_valid(e.type)
+        steps = self.op_steps(e, op, impl, public)
+        cast, tag, acct, wants_ctx = steps.cast, steps.tag, steps.acct, steps.wants_ctx
         # all arguments constant: evaluated once, here
         cvals = [v for _, v in consts] if all(c for c, _ in consts) else None
-        k = self._watched_divisor(e, op, public)
-        if k is not None:  # checks=("div",): an integer division (its own closure, so
-            # that no other op pays for the check)
-            found = _zero_division(e, op, e.args[public[k]])
+        if steps.divisor is not None:  # checks=("div",): an integer division (its own
+            # closure, so that no other op pays for the check)
+            k, _, found = steps.divisor
 
             def divide(env: Env) -> Any:
                 args = cvals if cvals is not None else [f(env) for f in argfns]

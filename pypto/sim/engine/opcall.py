@@ -26,15 +26,20 @@ optional steps apply — this module writes the equivalent function once:
         return run
 
 and binds it per site (`make(...)`): the same steps in the same order, the same faults
-(a missing variable, an impl's failure named after the op) as the general closure.
+(a missing variable, an impl's failure named after the op) as the general closure. The
+source is compiled by the simulator's one source writer (`pypto.sim.engine.source`), as
+`<pypto:op-call:KINDS#N>`; `SimConfig(source="plain")` uses the general closure instead
+(`FnCompiler.quick_op_call`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import PyptoError
 from pypto.ir.span import Span
+from pypto.sim.engine.source import dump_source, run_source
 from pypto.sim.engine.values import FRAME, Env, Expr
 
 VAR, CONST, EXPR = "var", "const", "expr"
@@ -74,10 +79,30 @@ _GLOBALS = {
     "bad_shape": bad_shape,
 }
 
+@dataclass(frozen=True)
+class OpSteps:
+    """The steps of one op call, in the order every form of the call runs them on its
+    evaluated operands: `impl` (given the task frame as `ctx=` when `wants_ctx`), `cast`
+    to the declared dtype, the valid-shape `tag`, the cost (`acct`, traced runs; when
+    the task frame has a record), then the divisor watch (checks=("div",): `divisor` is
+    (k, zero_at, found): `found(frame, at)` where `zero_at(operand k, result)` finds a
+    zero). `FnCompiler.op_steps` makes it once per call site; the general closure
+    (`FnCompiler.op_call`) and the written one (`op_closure`) both run it."""
+
+    op: str
+    span: Span | None
+    impl: Callable[..., Any]
+    wants_ctx: bool
+    cast: Callable[[Any], Any] | None
+    tag: Callable[[Env, Any], Any] | None
+    acct: Callable[..., None] | None
+    divisor: tuple[int, Callable, Callable] | None
+
+
 # (operand kinds, takes the frame, cast, tag, cost, the operand whose zeros are watched,
 # assigns its result)
 Shape = tuple[tuple[str, ...], bool, bool, bool, bool, int, bool]
-_MAKERS: dict[Shape, Callable[..., Expr]] = {}
+_MAKERS: dict[Shape, tuple[Callable[..., Expr], str]] = {}  # -> (maker, its file name)
 
 
 def _source(shape: Shape) -> str:
@@ -138,27 +163,30 @@ def _source(shape: Shape) -> str:
     return "\n".join(lines) + "\n"
 
 
-def op_closure(operands: list[tuple[str, Any, Span | None]], impl: Callable[..., Any],
-               ctx: bool, cast: Callable[[Any], Any] | None,
-               tag: Callable[[Env, Any], Any] | None, acct: Callable[..., None] | None,
-               span: Span | None, op: str,
-               divisor: tuple[int, Callable, Callable] | None = None,
-               store: str | None = None) -> Expr:
-    """The guarded closure of one op call: `operands` are (kind, what, span) with kind
-    VAR (what: the variable's name), CONST (its value) or EXPR (its closure);
-    `divisor` (checks=("div",)): (k, zero_at, found): after the cost, `found(frame, at)`
-    where `zero_at(operand k, result)` finds a zero divisor. With `store`, the closure
-    is the statement assigning the result to that variable (it returns None)."""
+def op_closure(operands: list[tuple[str, Any, Span | None]], steps: OpSteps,
+               store: str | None = None, dump: str | None = None) -> Expr:
+    """The guarded closure of one op call running `steps`: `operands` are (kind, what,
+    span) with kind VAR (what: the variable's name), CONST (its value) or EXPR (its
+    closure). With `store`, the closure is the statement assigning the result to that
+    variable (it returns None). `dump`: the directory the maker's source is written to
+    (`SimConfig.source_dump`)."""
+    divisor = steps.divisor
     watched, zero_at, found = divisor if divisor is not None else (-1, None, None)
-    shape: Shape = (tuple(k for k, _, _ in operands), ctx, cast is not None, tag is not None,
-                    acct is not None, watched, store is not None)
-    make = _MAKERS.get(shape)
-    if make is None:
+    shape: Shape = (tuple(k for k, _, _ in operands), steps.wants_ctx,
+                    steps.cast is not None, steps.tag is not None, steps.acct is not None,
+                    watched, store is not None)
+    got = _MAKERS.get(shape)
+    if got is None:
         ns: dict[str, Any] = dict(_GLOBALS)
-        exec(compile(_source(shape), f"<pypto op call {len(_MAKERS)}>", "exec"), ns)
-        make = _MAKERS[shape] = ns["make"]
-    return make(impl, cast, tag, acct, span, tuple(s for _, _, s in operands), op, zero_at,
-                found, store, *(w for _, w, _ in operands))
+        # (a maker lives as long as the process: its lines stay in linecache)
+        name = run_source("op-call", "_".join(shape[0]) or "no_operands", _source(shape), ns)
+        got = _MAKERS[shape] = (ns["make"], name)
+    make, filename = got
+    if dump is not None:
+        dump_source(filename, dump)
+    return make(steps.impl, steps.cast, steps.tag, steps.acct, steps.span,
+                tuple(s for _, _, s in operands), steps.op, zero_at, found, store,
+                *(w for _, w, _ in operands))
 
 
-__all__ = ["CONST", "EXPR", "VAR", "ResultShapeError", "op_closure"]
+__all__ = ["CONST", "EXPR", "VAR", "OpSteps", "ResultShapeError", "op_closure"]

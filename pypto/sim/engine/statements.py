@@ -17,6 +17,7 @@ from pypto.ir.nodes import (
     Continue,
     Eval,
     For,
+    Function,
     If,
     LoopKind,
     Return,
@@ -29,6 +30,7 @@ from pypto.ir.nodes import (
 from pypto.ir.nodes import Stmt as IRStmt
 from pypto.ir.options import SplitMode
 from pypto.ops.registry import Unit, get
+from pypto.sim.config import Settings
 from pypto.sim.engine.bodygen import written_body
 from pypto.sim.engine.nest_work import sure_inner_work
 from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
@@ -40,6 +42,8 @@ class StmtCompiler(abc.ABC):
     in_region: bool
     cube_vars: set[str]  # values held in L0C (storing them drains it)
     loop_vars: list[str]  # the variables of the loops being compiled, outermost first
+    settings: Settings  # the run's (the source mode among them)
+    func: Function  # the function being compiled
 
     @abc.abstractmethod
     def expr(self, e: Any, tolerant: bool = False) -> Expr:

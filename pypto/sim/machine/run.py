@@ -18,6 +18,7 @@ from pypto.sim.checks.uninit import UninitTracker
 from pypto.sim.config import Settings
 from pypto.sim.device.memory import DeviceMemory
 from pypto.sim.machine.capture import ArgCapture
+from pypto.sim.machine.decisions import DecisionLog
 from pypto.sim.trace.trace import TaskRecord, Trace
 
 
@@ -41,6 +42,7 @@ class Run:
         "batch",
         "capture",
         "comm",
+        "decisions",
         "divides",
         "dyn",
         "memory",
@@ -71,6 +73,8 @@ class Run:
         # checks=("div",): integer divisions by zero
         self.divides = DivideLog(settings.strict) if settings.check_div else None
         self.batch = BatchStats()
+        # how each region's launches ran and why (`pypto.sim.machine.decisions`)
+        self.decisions = DecisionLog()
         # a multi-card run: the host's or a rank's communication runtime (`ctx.run.comm`
         # of the pld ops; `pypto.sim.cluster`), else None
         self.comm: Any = None

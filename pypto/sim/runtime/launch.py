@@ -11,10 +11,13 @@
   iteration launches as above.
 
 Every launch is one task (one `TaskRecord` in a traced run) with a frame of its own;
-the caller's frame is left as it was.
+the caller's frame is left as it was. Each launch notes how it ran, and why, in the
+run's `DecisionLog` (`pypto.sim.machine.decisions`): the batch engine answers a
+refusal or a run-time fallback with a `Decision`, and this module records it.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any, Protocol
@@ -26,11 +29,25 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType
 from pypto.sim.batch.body import run_body
-from pypto.sim.batch.nest import Nest, Shape, nest_of
+from pypto.sim.batch.nest import LaunchStep, Nest, Shape, nest_of
 from pypto.sim.batch.run import BatchCache, Split, launch_loop, run_spmd, task_args
 from pypto.sim.batch.state import arg_at
 from pypto.sim.engine.function import CompiledFunction, Compiler, Host, LaunchSite
 from pypto.sim.engine.values import FRAME, Env, Stmt
+from pypto.sim.machine.decisions import (
+    BODY_BATCH,
+    LAUNCH,
+    NEST_BATCH,
+    NESTED,
+    ONE_BLOCK,
+    PLAN,
+    RUN,
+    SPLIT,
+    SPMD_BATCH,
+    SYNCALL,
+    Decision,
+    refused,
+)
 from pypto.sim.machine.frame import TaskFrame
 from pypto.sim.machine.interleave import Interleaver
 from pypto.sim.trace.trace import TaskRecord
@@ -82,23 +99,24 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
     rets: tuple = ()
     try:
         if cf.has_syncall and core_num > 1:
+            run.decisions.note(cf.name, SYNCALL)
             rets = _interleaved(exe, task, cf, args, core_num, span)
         else:
-            batched = run_spmd(exe, exe.batch, task, cf, args, core_num) \
-                if core_num > 1 and settings.batch and top else None
-            if batched is not None:
-                rets = batched
-            elif rec is None:
-                call = cf.call
-                for b in range(core_num):
-                    task.block = b
-                    rets = call(args, task)
+            # how its blocks run: one decision, asked here once
+            how: tuple | Decision = ONE_BLOCK
+            if core_num > 1:
+                how = NESTED if not top else \
+                    run_spmd(exe, exe.batch, task, cf, args, core_num) if settings.batch \
+                    else batching_off(settings.no_batch)
+            if not isinstance(how, Decision):
+                run.decisions.note(cf.name, SPMD_BATCH)
+                rets = how
             else:
-                call = cf.call
-                for b in range(core_num):
-                    task.start_block(b)
-                    rets = call(args, task)
-                    task.close_block()
+                if how is ONE_BLOCK:
+                    run.decisions.note_single(cf.name)
+                else:
+                    run.decisions.note(cf.name, how)
+                rets = _per_block(cf, args, task, core_num)
     finally:
         if top:
             run.memory.forget_views()
@@ -117,6 +135,29 @@ def launch(exe: Executable, fr: TaskFrame, site: LaunchSite, args: list, core_nu
                     trace.results[buf.uid] = tid
                     trace.note_buffer(buf)
     return rets, tid
+
+
+def _per_block(cf: CompiledFunction, args: list, task: TaskFrame, n: int) -> tuple:
+    """The `n` blocks of the task of frame `task`, one after the other: the last
+    block's returns."""
+    rets: tuple = ()
+    call = cf.call
+    if task.rec is None:
+        for b in range(n):
+            task.block = b
+            rets = call(args, task)
+    else:
+        for b in range(n):
+            task.start_block(b)
+            rets = call(args, task)
+            task.close_block()
+    return rets
+
+
+@functools.lru_cache(maxsize=8)
+def batching_off(why: str) -> Decision:
+    """The decision of every launch of a run whose settings turn batching off."""
+    return refused(LAUNCH, why)
 
 
 def _interleaved(exe: Executable, task: TaskFrame, cf: CompiledFunction, args: list,
@@ -155,13 +196,20 @@ def launch_nest(exe: Executable, fc: Compiler, s: For, seq: Stmt) -> Stmt:
             return seq
         where = f"loop {s.span.file}:{s.span.line}" if s.span is not None else "loop"
         why = nest
+        settings = exe.settings
+        decision = refused(PLAN, f"its loop cannot run batched: {why}") if settings.batch \
+            else batching_off(settings.no_batch)
+        regions = _launched(s)
 
-        def refused(env: Env) -> str | None:
-            if exe.settings.batch:
+        def sequential(env: Env) -> str | None:
+            if settings.batch:
                 exe.batch.refusals.setdefault(where, why)
+            note = env[FRAME].run.decisions.note
+            for region in regions:
+                note(region, decision)
             return seq(env)
 
-        return refused
+        return sequential
     runner = LaunchNest(exe, s, nest, seq)
     exe.nests[id(s)] = runner
     return runner
@@ -171,7 +219,7 @@ class LaunchNest:
     """A launch loop nest of orchestration (`Nest`): called with the environment, it runs
     the nest batched when this run can, else its loops sequentially (`seq`)."""
 
-    __slots__ = ("exe", "nest", "parallel", "region", "s", "seq", "site", "splits")
+    __slots__ = ("exe", "nest", "parallel", "region", "regions", "s", "seq", "site", "splits")
 
     def __init__(self, exe: Executable, s: For, nest: Nest, seq: Stmt):
         self.exe = exe
@@ -181,14 +229,27 @@ class LaunchNest:
         self.site = nest.site
         self.parallel = _all_parallel(s, len(nest.loop_vars))
         self.region: CompiledFunction | None = None  # the launched region, on first use
+        # the regions it launches (each notes the nest's decision)
+        self.regions = tuple(st.site.func for st in nest.steps if isinstance(st, LaunchStep))
         # batch shape -> where the last call split it (`Split`): the next call with that
         # shape splits there at once, instead of finding out with a batch that stops (a
         # wrong guess costs speed only: a partial head stops its batch, and the nest runs
         # sequentially, as when a split fails)
         self.splits: dict[tuple, int] = {}
 
-    def sequential(self, env: Env) -> str | None:
-        memory = env[FRAME].run.memory
+    def note(self, env: Env, decision: Decision) -> None:
+        """Note `decision` for every region the nest launches."""
+        note = env[FRAME].run.decisions.note
+        for region in self.regions:
+            note(region, decision)
+
+    def sequential(self, env: Env, decision: Decision | None = None) -> str | None:
+        """The nest's loops run sequentially (each iteration launches as `launch`
+        decides), after noting why (`decision`; None: nothing beyond "one block")."""
+        run = env[FRAME].run
+        if decision is not None:
+            self.note(env, decision)
+        memory = run.memory
         if memory.pending:  # block by block: every deferred fill happens first
             memory.flush_pending()
         return self.seq(env)
@@ -197,7 +258,7 @@ class LaunchNest:
         exe, nest, s = self.exe, self.nest, self.s
         fr = env[FRAME]
         if fr.in_region or fr.interleaver is not None:
-            return self.sequential(env)
+            return self.sequential(env, NESTED if fr.in_region else _IN_SYNCALL)
         try:
             shape = nest.shape(env)
         except Exception:  # noqa: BLE001 - the loops report their own bounds
@@ -208,15 +269,19 @@ class LaunchNest:
             more = shape.pre_work + math.prod(shape.bs) * nest.n_launches
             if fr.run.work + more > fr.run.settings.max_work:
                 raise fr.over_work(s.span, _nest_words(self.parallel, shape.bs), more)
-        if shape is None or not exe.settings.batch:
+        if shape is None:
             return self.sequential(env)
+        if not exe.settings.batch:
+            return self.sequential(env, batching_off(exe.settings.no_batch))
         if not nest.single:
-            if run_body(exe, exe.batch, fr, nest, shape, env):
+            how = run_body(exe, exe.batch, fr, nest, shape, env)
+            if how is BODY_BATCH:
+                self.note(env, how)
                 return None
-            return self.sequential(env)
+            return self.sequential(env, how)
         got = nest.arguments(env, shape)
         if got is None:
-            return self.sequential(env)
+            return self.sequential(env, _NOT_AFFINE)
         args, carried = got
         site = self.site
         assert site is not None
@@ -224,7 +289,7 @@ class LaunchNest:
         if cf is None:
             cf = self.region = exe.function(site.func)
         if cf.has_syncall:
-            return self.sequential(env)
+            return self.sequential(env, SYNCALL)
         # the outer loops' values (a traced task records them; untraced, nothing does)
         outer = tuple((v, env[v]) for v in site.loops if v in env
                       and v not in shape.loop_vars) if fr.run.trace is not None else ()
@@ -233,24 +298,32 @@ class LaunchNest:
         r = Split(n) if n is not None else \
             launch_loop(exe, exe.batch, fr, cf, site, args, shape.bs, shape.pre_work,
                         nest.carries, (outer, shape.raw, nest.loop_vars))
+        how = NEST_BATCH
         if isinstance(r, Split):
             splits[shape.bs] = r.n
-            r = _split(exe, fr, nest, shape, cf, site, env, outer, r.n)
-            if r is None:
+            r, how = _split(exe, fr, nest, shape, cf, site, env, outer, r.n)
+            if isinstance(r, Decision):
                 splits.pop(shape.bs, None)
-        if r is None:
-            return self.sequential(env)
+        if isinstance(r, Decision):
+            return self.sequential(env, r)
+        self.note(env, how)
         nest.finish(env, shape, carried, *r)
         return None
 
 
+_IN_SYNCALL = refused(LAUNCH, "launched between blocks meeting at pl.system.syncall")
+_NOT_AFFINE = refused(LAUNCH, "an argument of the launch is not affine in the loop "
+                              "variables at run time")
+
+
 def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: CompiledFunction,
-           site: LaunchSite, env: Env, outer: tuple, n: int) -> tuple[tuple, int] | None:
+           site: LaunchSite, env: Env, outer: tuple, n: int
+           ) -> tuple[tuple[tuple, int] | Decision, Decision]:
     """The nest's first `n` outermost iterations batched, then the others (their tiles
     are partial: a valid shape or a clamp short of the window) batched with masks when
-    untraced, else one launch at a time, in program order; (the last launch's returns,
-    its task id), or None when the first part does not run batched after all (nothing
-    changed)."""
+    untraced, else one launch at a time, in program order: ((the last launch's returns,
+    its task id), how the nest ran), or (why not, that again) when the first part does
+    not run batched after all (nothing changed)."""
     run = fr.run
     # (a deferred pl.Out fill stays deferred: the head's batch fills what it leaves
     # unwritten, the tail's launches then write their part of that)
@@ -258,25 +331,49 @@ def _split(exe: Executable, fr: TaskFrame, nest: Nest, shape: Shape, cf: Compile
     tail = nest.sub_shape(shape, n, shape.bs[0])
     got, rest = nest.arguments(env, head), nest.arguments(env, tail)
     if got is None or rest is None:
-        return None
+        return _NOT_AFFINE, _NOT_AFFINE
     r = launch_loop(exe, exe.batch, fr, cf, site, got[0], head.bs, head.pre_work,
                     nest.carries, (outer, head.raw, nest.loop_vars))
-    if r is None or isinstance(r, Split):
-        return None
+    if isinstance(r, Decision):
+        return r, r
+    if isinstance(r, Split):
+        return _SPLIT_TWICE, _SPLIT_TWICE
     if run.trace is None and math.prod(tail.bs) > 1:
         # untraced, the partial tiles batch too (with masks: `pypto.sim.batch.masks`;
         # a single one costs less block by block)
         t = launch_loop(exe, exe.batch, fr, cf, site, rest[0], tail.bs, tail.pre_work,
                         nest.carries, (outer, tail.raw, nest.loop_vars))
-        if t is not None and not isinstance(t, Split):
-            return t
+        if not isinstance(t, Decision) and not isinstance(t, Split):
+            return t, _split_decision(n, "batched with masks")
     args = rest[0]
     run.work += tail.pre_work  # the loops' own iterations, as the sequential loops count
     names = nest.loop_vars
     for idx in np.ndindex(*tail.bs):
         here = tuple((v, a + i * c) for v, (a, _, c), i in zip(names, tail.raw, idx))
         r = launch(exe, fr, site, [arg_at(a, idx) for a in args], 1, [], outer + here)
-    return r
+    return r, _split_decision(n, "one launch at a time")
+
+
+_SPLIT_TWICE = refused(RUN, "the first iterations before a partial tile have partial tiles "
+                            "too")
+
+
+@functools.lru_cache(maxsize=64)
+def _split_decision(n: int, rest: str) -> Decision:
+    """A nest split before iteration `n` of its outermost loop, its rest run `rest`."""
+    return Decision(SPLIT, RUN, f"partial tiles from iteration {n} of the outermost loop "
+                                f"on: the {n} before it batched, the rest {rest}")
+
+
+def _launched(s: For) -> tuple[str, ...]:
+    """The regions the body of loop `s` launches itself (not inside inner loops)."""
+    names: dict[str, None] = {}
+    for st in s.body:
+        if not isinstance(st, For):
+            for n in walk(st):
+                if isinstance(n, CallFunc) and n.launch:
+                    names[n.func] = None
+    return tuple(names)
 
 
 def _all_parallel(s: For, depth: int) -> bool:
