@@ -31,6 +31,8 @@ from pypto.ir.dtypes import DType
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ops.cast import MODE_NAMES
+from pypto.ops.facts import Role
+from pypto.ops.registry import all_ops
 
 _DEFAULT_MODE = "round"
 
@@ -142,7 +144,7 @@ def cast_sites(program: Any) -> list[CastSite]:
                 defined[node.targets[0].uid] = node.value
         found: dict[int, CastSite] = {}  # id(Call) -> site, so chains share one node
         for node in walk(fn):
-            if isinstance(node, N.Call) and node.op == "cast":
+            if isinstance(node, N.Call) and _converts_dtype(node):
                 site = _site(fn.name, node, defined, found)
                 if site is not None:
                     sites.append(site)
@@ -160,11 +162,17 @@ def _site(function: str, call: N.Call, defined: dict, found: dict) -> CastSite |
     while isinstance(feeding, N.Var) and feeding.uid in defined:
         feeding = defined[feeding.uid]
     inner = None
-    if isinstance(feeding, N.Call) and feeding.op == "cast":
+    if isinstance(feeding, N.Call) and _converts_dtype(feeding):
         inner = _site(function, feeding, defined, found)
     site = CastSite(function, call.span, source, target, _mode(call), inner)
     found[id(call)] = site
     return site
+
+
+def _converts_dtype(call: N.Call) -> bool:
+    """A `pl.cast` (the op's registry fact, not its name)."""
+    op = all_ops().get(call.op)
+    return op is not None and op.role is Role.CONVERT
 
 
 def _dtype(expr: Any) -> DType | None:
