@@ -48,9 +48,16 @@ class SimConfig:
     padding:  what a load puts in the part of a tile outside its valid shape when no
               pad_value is given: "zero" (like the reference CPU backend) or "nan"
               (poison, to catch kernels that read padding).
-    uninit:   contents of fresh device memory (`pl.Out` buffers, `pl.create_tensor`
-              without init_value, `pl.create_tile`): "residue" (NaN / garbage, like
-              hardware) or "zero".
+    uninit:   contents of fresh device memory (`pl.Out` buffers under
+              out_start="fresh", `pl.create_tensor` without init_value,
+              `pl.create_tile`): "residue" (NaN / garbage, like hardware) or "zero".
+    out_start: what a pure `pl.Out` parameter holds when the kernel starts. "caller"
+              (a direct call's default): the caller's array, as the real runtime works
+              on the caller's tensor when a `@pl.jit` kernel is called directly (the
+              real `tests/st/runtime/ops/test_atomic_add.py` pre-fills one and expects
+              `baseline + x`). "fresh": fresh device memory, per `uninit` - the L2
+              guide's rule for the harness (`TensorSpec`: "the host buffer is not
+              uploaded"), which `pypto.golden` runs with.
     oob_reads: what a read past the end of a global tensor does under the "oob" check:
               "fault" (raise, naming tensor, region, block and window) or "warn" (record
               it in `SimResult.oob_reads` and read fresh memory - residue or zeros, per
@@ -84,6 +91,7 @@ class SimConfig:
     seed: int = 0
     padding: str = "zero"
     uninit: str = "residue"
+    out_start: str = "caller"
     oob_reads: str = "fault"
     max_work: int = 10 ** 8
     max_while: int = 10 ** 6
@@ -198,6 +206,8 @@ class Settings:
     # dump that names tasks by it); a trace taken only for the window check is dropped
     # after the run
     keep_trace: bool = True
+    # a pure pl.Out parameter starts from the caller's array (out_start="caller")
+    out_from_caller: bool = False
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None, ranks: int = 1) -> Settings:
@@ -220,7 +230,8 @@ class Settings:
                         cfg.oob_reads == "warn", bool(cfg.strict),
                         int(cfg.seed), int(cfg.max_work), check_div="div" in checks,
                         max_while=int(cfg.max_while), dump_args=int(cfg.dump_args),
-                        check_window=window, keep_trace=keep)
+                        check_window=window, keep_trace=keep,
+                        out_from_caller=cfg.out_start == "caller")
 
 
 __all__ = [

@@ -27,7 +27,7 @@ from pypto.platform import get_platform
 
 CHECKS = ("oob", "ub", "race", "window", "uninit", "div")
 CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
-           "oob_reads": ("fault", "warn")}
+           "oob_reads": ("fault", "warn"), "out_start": ("caller", "fresh")}
 _BOOLS = ("strict", "trace", "batch")
 
 
