@@ -257,6 +257,17 @@ class FunctionParser:
             return
         if any(isinstance(n, Var) and n is prev for n in walk(value)):
             return
+        if param.direction is Direction.OUT and "at" in self.region_stack:
+            # inside a region the name becomes a local of the outlined kernel that no
+            # store ever takes to the output: the real code generator fails on it
+            from pypto.backend.pto_backend import OutRebindError  # (errors <- backend)
+            raise self.error(
+                OutRebindError,
+                f"assigning to pl.Out parameter '{name}' inside a pl.at region rebinds the "
+                "name: the value never reaches the output buffer (the real compiler's code "
+                "generator fails: PartialCodegenError)", node,
+                hint=f"write into it with `{name}[...] = value` (or pl.assemble / pl.store), "
+                     "or bind the value to another name")
         self.warn(f"assigning to pl.{param.direction.value} parameter '{name}' rebinds the name; "
                   "nothing is written to the output buffer", node,
                   hint=f"write into it with `{name}[...] = value` (or pl.assemble / pl.store)")
