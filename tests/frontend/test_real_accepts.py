@@ -1,0 +1,81 @@
+"""Kernels the real compiler accepts (its CI runs them) that were refused here (issue 33,
+item 2). Each is written in our own words after the real source named in its test."""
+from __future__ import annotations
+
+import numpy as np
+
+import pypto.language as pl
+
+N = 16
+
+
+@pl.program
+class FlagFromYield:
+    @pl.function(type=pl.FunctionType.InCore)
+    def bump(self, x: pl.Tensor[[N, N], pl.FP32], acc: pl.InOut[pl.Tensor[[N, N], pl.FP32]],
+             first: pl.Scalar[pl.BOOL]) -> pl.Tensor[[N, N], pl.FP32]:
+        t = pl.load(x, [0, 0], [N, N])
+        if first:
+            t = pl.mul(t, 10.0)
+        s = pl.add(pl.load(acc, [0, 0], [N, N]), t)
+        return pl.store(s, [0, 0], acc)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[N, N], pl.FP32], acc: pl.InOut[pl.Tensor[[N, N], pl.FP32]]
+             ) -> pl.Tensor[[N, N], pl.FP32]:
+        for i in pl.range(3):
+            if i == 0:  # noqa: SIM108 - the real example's if/else with pl.yield_
+                first = pl.yield_(1)
+            else:
+                first = pl.yield_(0)
+            acc = self.bump(x, acc, first)
+        return acc
+
+
+def test_an_integer_passed_to_a_bool_scalar_parameter():
+    """Real `examples/models/04_paged_attention.py`: `is_first = pl.yield_(1)` (an INDEX)
+    passed to `is_first: pl.Scalar[pl.BOOL]`; a nonzero integer is true."""
+    x = np.full((N, N), 2.0, np.float32)
+    acc = np.ones((N, N), np.float32)
+    FlagFromYield(x, acc)
+    np.testing.assert_array_equal(acc, 1.0 + 20.0 + 2.0 + 2.0)
+
+
+@pl.jit.inline
+def grouped_matmul_bias(a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+                        bias: pl.Tensor[[N, N], pl.FP32], c: pl.Tensor[[N, N], pl.FP32]):
+    with pl.cluster():  # noqa: SIM117 - the real source nests them; so does the IR
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c[:, :] = pl.add(pl.matmul(a, b, out_dtype=pl.FP32), bias)
+    return c
+
+
+@pl.jit
+def cluster_in_auto_scope(a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
+                          bias: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    c = grouped_matmul_bias(a, b, bias, c)
+    return c
+
+
+@pl.jit
+def named_cluster(a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.cluster(name_hint="grp"):  # noqa: SIM117 - a scope around a region
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c[:, :] = pl.exp(a)
+    return c
+
+
+def test_a_cluster_in_an_auto_scoped_function():
+    """Real `tests/ut/jit/test_dump_tag_outline.py` (`_cluster_mixed_writeback`, lowered
+    with `.lower(...)`): `with pl.cluster():` in a default (auto_scope=True) function. The
+    real parser reads pl.cluster() as a Cluster scope, not an AUTO runtime scope, so the
+    rule that a hand-placed `pl.scope()` needs auto_scope=False does not apply to it."""
+    rng = np.random.default_rng(3)
+    a, b, bias = (rng.standard_normal((N, N)).astype(np.float32) for _ in range(3))
+    c = np.zeros_like(a)
+    assert cluster_in_auto_scope.lower(a, b, bias, c) is not None
+    cluster_in_auto_scope(a, b, bias, c)
+    np.testing.assert_allclose(c, a @ b + bias, rtol=1e-5, atol=1e-5)
+    y = np.zeros_like(a)
+    named_cluster(a, y)  # pl.cluster(name_hint=...) as the real parser takes it
+    np.testing.assert_allclose(y, np.exp(a), rtol=1e-6)
