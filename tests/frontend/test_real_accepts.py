@@ -79,3 +79,37 @@ def test_a_cluster_in_an_auto_scoped_function():
     y = np.zeros_like(a)
     named_cluster(a, y)  # pl.cluster(name_hint=...) as the real parser takes it
     np.testing.assert_allclose(y, np.exp(a), rtol=1e-6)
+
+
+R, C = 16, 32
+
+
+@pl.program
+class OrchTranspose:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_kernel(self, a: pl.Tensor[[C, R], pl.FP32], b: pl.Tensor[[C, R], pl.FP32],
+                   c: pl.Out[pl.Tensor[[C, R], pl.FP32]]) -> pl.Tensor[[C, R], pl.FP32]:
+        s = pl.add(pl.load(a, [0, 0], [C, R]), pl.load(b, [0, 0], [C, R]))
+        return pl.store(s, [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orchestrator(self, a: pl.Tensor[[R, C], pl.FP32], b: pl.Tensor[[R, C], pl.FP32],
+                     c: pl.Out[pl.Tensor[[C, R], pl.FP32]]) -> pl.Tensor[[C, R], pl.FP32]:
+        a_t: pl.Tensor[[C, R], pl.FP32] = pl.transpose(a, axis1=0, axis2=1)
+        b_t = pl.transpose(b, 0, 1)
+        return self.add_kernel(a_t, b_t, c)
+
+
+def test_a_transpose_in_orchestration_is_a_view_of_the_tensor():
+    """Real `tests/st/runtime/control_flow/test_dyn_orch_shape.py`
+    (`DynOrchTransposeAddTestCase`): `pl.transpose` on a tensor in an Orchestration
+    function lowers to the runtime's `ChipTensor::transpose`, which swaps two axes' shapes
+    and strides (simpler `task_interface/tensor.h`): the kernel reads the transposed
+    elements. (The real test's constant inputs cannot tell a transpose from a reshape;
+    random ones here can.)"""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((R, C)).astype(np.float32)
+    b = rng.standard_normal((R, C)).astype(np.float32)
+    c = np.zeros((C, R), np.float32)
+    OrchTranspose(a, b, c)
+    np.testing.assert_array_equal(c, (a + b).T)
