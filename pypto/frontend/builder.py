@@ -67,6 +67,14 @@ PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   None: FunctionKind.OPAQUE}
 
 
+def _callee_kind(callee: Any) -> FunctionKind | None:
+    """The kind of a called program or `@pl.jit` function, None for anything else."""
+    if isinstance(callee, FunctionDef):
+        return program_kind(callee)
+    kind = getattr(callee, "kind", None)
+    return kind if isinstance(kind, FunctionKind) else None
+
+
 def program_kind(fdef: FunctionDef) -> FunctionKind:
     """The kind of a `@pl.function`: its `type=`, or HOST for
     `@pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)`."""
@@ -305,6 +313,11 @@ class ProgramBuilder:
                       node: ast.AST, launch: bool = False) -> Any:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
+        if p.kind is FunctionKind.HOST and not p.in_region and \
+                _callee_kind(callee) in (FunctionKind.ORCHESTRATION, FunctionKind.OPAQUE):
+            # a chip dispatch with no device=: the runtime hands these out round-robin
+            # over the chips in submit order (real `_resolve_chip_worker`)
+            return self._device_call(p, callee, args, {**kwargs, "device": None}, node)
         if callable(getattr(callee, "fn", None)) and parse_options(callee.fn).get("subworker"):
             return self._subworker_call(p, callee.fn, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)
