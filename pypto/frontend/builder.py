@@ -58,6 +58,7 @@ from pypto.ir.span import Span
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType, Level
 from pypto.language.kernels import FunctionDef, core_function_attrs, extern_spec, parse_options
+from pypto.passes.runnable import Refusal
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
@@ -93,6 +94,8 @@ class ProgramBuilder:
         self.platform = platform
         self.functions: dict[str, Function] = {}
         self.warnings: list[PyptoWarning] = []
+        # what compiles and a run refuses, found while parsing (`pypto.passes.runnable`)
+        self.refusals: list[Refusal] = []
         self._specs: dict[Any, tuple[str, Any]] = {}
         self._active: list[Any] = []  # callees being parsed, to reject recursion
         # inline functions without a return value: name -> span of their `def`

@@ -404,6 +404,14 @@ def spmd_loop(p: Any, node: ast.For) -> None:
 
 @with_scope(dsl.spmd)
 def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
+    if p.clusters and target is not None:
+        # (the real parser's rule: the cluster's group function runs the spmd body, so
+        # no Submit of its own produces a TaskId)
+        raise p.error(PyptoSyntaxError, "`with pl.spmd(...) as tid:` cannot capture a TaskId "
+                      "when nested inside `pl.cluster()`: a pl.spmd inside a cluster runs as "
+                      "part of the cluster's group, not as a task of its own", target,
+                      hint="use a standalone `with pl.spmd(...) as tid:` outside the "
+                           "pl.cluster to capture the dispatch's TaskId")
     kw, attrs = _spmd_common(p, call, node)
     deps: tuple = ()
     if "deps" in kw:

@@ -3,9 +3,12 @@ item 2). Each is written in our own words after the real source named in its tes
 from __future__ import annotations
 
 import numpy as np
+from frontend_helpers import compile_error
 
 import pypto.language as pl
+from pypto.errors import PyptoSyntaxError
 
+HERE = __file__
 N = 16
 
 
@@ -113,3 +116,24 @@ def test_a_transpose_in_orchestration_is_a_view_of_the_tensor():
     c = np.zeros((C, R), np.float32)
     OrchTranspose(a, b, c)
     np.testing.assert_array_equal(c, (a + b).T)
+
+
+@pl.program
+class CapturedSpmdInCluster:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[512, 128], pl.FP32],
+             out: pl.Out[pl.Tensor[[512, 128], pl.FP32]]) -> pl.Tensor[[512, 128], pl.FP32]:
+        with pl.cluster():  # noqa: SIM117 - the nesting is the point
+            with pl.spmd(4) as tid:  # ERR:tid_in_cluster
+                i = pl.tile.get_block_idx()
+                out = pl.store(pl.load(a, [i * 128, 0], [128, 128]), [i * 128, 0], out)
+        return out
+
+
+def test_a_cluster_still_refuses_a_captured_spmd_task_id():
+    """Real `tests/ut/language/parser/test_scope_parsing.py`
+    (`test_as_tid_nested_in_cluster_rejected`): the real parser's ParserSyntaxError, which
+    the auto-scope refusal of pl.cluster() used to stand in for."""
+    compile_error(CapturedSpmdInCluster, PyptoSyntaxError,
+                  "`with pl.spmd(...) as tid:` cannot capture a TaskId when nested inside "
+                  "`pl.cluster()`", HERE, "tid_in_cluster", "tid")
