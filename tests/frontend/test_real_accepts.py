@@ -3,10 +3,11 @@ item 2). Each is written in our own words after the real source named in its tes
 from __future__ import annotations
 
 import numpy as np
-from frontend_helpers import compile_error
+import pytest
+from frontend_helpers import assert_at, compile_error
 
 import pypto.language as pl
-from pypto.errors import PyptoSyntaxError
+from pypto.errors import PyptoSyntaxError, SimulationError
 
 HERE = __file__
 N = 16
@@ -137,3 +138,62 @@ def test_a_cluster_still_refuses_a_captured_spmd_task_id():
     compile_error(CapturedSpmdInCluster, PyptoSyntaxError,
                   "`with pl.spmd(...) as tid:` cannot capture a TaskId when nested inside "
                   "`pl.cluster()`", HERE, "tid_in_cluster", "tid")
+
+
+ROWS, TILE, W = 56, 16, 32
+
+
+@pl.program
+class TailViews:
+    """Row tiles of a 56-row tensor in 16-row views: the last view reaches 8 rows past
+    the end, and the kernel reads only its valid rows."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def exp_rows(self, x: pl.Tensor[[TILE, W], pl.FP32], rows: pl.Scalar[pl.INDEX],
+                 y: pl.Out[pl.Tensor[[TILE, W], pl.FP32]]) -> pl.Tensor[[TILE, W], pl.FP32]:
+        t = pl.load(x, [0, 0], [TILE, W], valid_shape=[rows, W])
+        return pl.store(pl.exp(t), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, W], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, W], pl.FP32]]) -> pl.Tensor[[64, W], pl.FP32]:
+        for r in pl.range(0, 64, TILE):
+            xs = pl.slice(x, [TILE, W], [r, 0])
+            ys = pl.slice(y, [TILE, W], [r, 0])
+            ys = self.exp_rows(xs, pl.min(ROWS - r, TILE), ys)
+        return y
+
+
+@pl.program
+class TailViewsReadWhole:
+    @pl.function(type=pl.FunctionType.InCore)
+    def exp_rows(self, x: pl.Tensor[[TILE, W], pl.FP32],
+                 y: pl.Out[pl.Tensor[[TILE, W], pl.FP32]]) -> pl.Tensor[[TILE, W], pl.FP32]:
+        t = pl.load(x, [0, 0], [TILE, W])  # ERR:whole_tile
+        return pl.store(pl.exp(t), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, W], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, W], pl.FP32]]) -> pl.Tensor[[64, W], pl.FP32]:
+        for r in pl.range(0, 64, TILE):
+            ys = self.exp_rows(pl.slice(x, [TILE, W], [r, 0]), pl.slice(y, [TILE, W], [r, 0]))
+        return y
+
+
+def test_an_orchestration_view_past_the_end_is_fine_until_a_kernel_reads_there():
+    """An orchestration `pl.slice` is view metadata (simpler `task_interface/tensor.h`:
+    ChipTensor view / slice are zero-copy metadata rewrites): a view reaching past the
+    tensor's end reads nothing. Issue 33 found it refused at the slice (S000) while the
+    kernel read only valid rows; the check now meets a read past the end at the kernel's
+    own load, as it meets a region's read past the end."""
+    x = np.random.default_rng(7).standard_normal((ROWS, W)).astype(np.float32)
+    y = np.full((64, W), -1.0, np.float32)
+    TailViews(x, y)
+    np.testing.assert_allclose(y[:ROWS], np.exp(x), rtol=1e-6)
+    np.testing.assert_array_equal(y[ROWS:], -1.0)  # never written: the caller's values
+    with pytest.raises(SimulationError) as info:
+        TailViewsReadWhole(x, np.zeros((64, W), np.float32))
+    err = info.value
+    assert err.message.startswith("out-of-bounds load: window [0:16, 0:32] of 'x' "
+                                  "(shape [8, 32]) runs past axis 0 (extent 8)")
+    assert_at(err, HERE, "whole_tile", "pl.load")
