@@ -96,6 +96,7 @@ class WindowAccess:
     what: str  # "pl.store", "pld.tile.remote_store", ...
     span: Span | None
     dispatch: int = -1  # the world-wide number of the dispatch it ran in (World.dispatches)
+    last_dispatch: int = -1  # of the last access merged into it (the same otherwise)
 
     def grow(self, lo: tuple, hi: tuple) -> bool:
         """Extend the box by [lo, hi) when the union is still a box."""
@@ -183,9 +184,12 @@ class AccessLog:
         last = accs[-1] if accs else None
         if last is not None and last.rank == acc.rank and last.write == acc.write and \
                 last.atomic == acc.atomic and last.clock == acc.clock and \
-                last.what == acc.what and last.dispatch == acc.dispatch and \
-                last.grow(acc.lo, acc.hi):
+                last.what == acc.what and last.grow(acc.lo, acc.hi):
+            # merged across the rank's dispatches: the box spans them all (a pair is then
+            # ordered by pace only if the whole span is)
+            last.last_dispatch = acc.dispatch
             return
+        acc.last_dispatch = acc.dispatch
         accs.append(acc)
 
     def races(self, dispatches: list[list[int]], limit: int = 100) -> list[WindowRace]:
@@ -199,8 +203,8 @@ class AccessLog:
                         continue
                     if not _overlap(a, b) or _before(a, b) or _before(b, a):
                         continue
-                    timed = a.dispatch >= 0 and b.dispatch >= 0 and \
-                        dispatches[a.dispatch][1] <= dispatches[b.dispatch][0]
+                    timed = a.last_dispatch >= 0 and b.dispatch >= 0 and \
+                        dispatches[a.last_dispatch][1] <= dispatches[b.dispatch][0]
                     found.append(WindowRace(self.names[index], owner, a, b, timed))
                     if len(found) >= limit:
                         return found
