@@ -172,5 +172,6 @@ def compile_ir(program: Program, platform: str | None = None) -> CompiledProgram
 
 def _finish(program: Program, builder: Any, platform: str, source: Any) -> CompiledProgram:
     ctx = PassContext(platform=platform, warnings=list(builder.warnings))
+    ctx.analyses["parse_refusals"] = tuple(builder.refusals)  # (CheckRunnable reports them)
     final, records = run_pipeline(program, default_pipeline(), ctx)
     return CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)

@@ -2,15 +2,24 @@
 
 pypto-lab generates no device code (the simulator runs the IR), so of this module only
 the error type a caller may catch is meaningful here: `PartialCodegenError`, the real
-compiler's report that code generation failed for some of a program's kernels. Nothing
-in pypto-lab raises it; a program that guards a compile with it runs unchanged.
+compiler's report that code generation failed for some of a program's kernels. The one
+kernel shape known to end there is refused by the parser with a located error of that
+class (`OutRebindError`); a program that guards a compile with it runs unchanged.
 """
 from __future__ import annotations
 
+from pypto.errors import SSAViolationError
+
 
 class PartialCodegenError(RuntimeError):
-    """Code generation failed for some kernels of a program (never raised by pypto-lab,
-    which has no code generator)."""
+    """Code generation failed for some kernels of a program."""
 
 
-__all__ = ["PartialCodegenError"]
+class OutRebindError(SSAViolationError, PartialCodegenError):
+    """A `pl.Out` parameter rebound to a new value inside a `pl.at` region: the value
+    never reaches the output buffer. The real compiler's code generator fails on it
+    (`PartialCodegenError`, real `examples/utils/error_handling.py`); here the parser
+    says where, so both `except PartialCodegenError` and `except PyptoError` catch it."""
+
+
+__all__ = ["OutRebindError", "PartialCodegenError"]

@@ -58,6 +58,7 @@ from pypto.ir.span import Span
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType, Level
 from pypto.language.kernels import FunctionDef, core_function_attrs, extern_spec, parse_options
+from pypto.passes.runnable import Refusal
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,
@@ -65,6 +66,14 @@ PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.AIV: FunctionKind.INCORE, FunctionType.Group: FunctionKind.INCORE,
                   FunctionType.Inline: FunctionKind.INLINE,
                   None: FunctionKind.OPAQUE}
+
+
+def _callee_kind(callee: Any) -> FunctionKind | None:
+    """The kind of a called program or `@pl.jit` function, None for anything else."""
+    if isinstance(callee, FunctionDef):
+        return program_kind(callee)
+    kind = getattr(callee, "kind", None)
+    return kind if isinstance(kind, FunctionKind) else None
 
 
 def program_kind(fdef: FunctionDef) -> FunctionKind:
@@ -85,6 +94,8 @@ class ProgramBuilder:
         self.platform = platform
         self.functions: dict[str, Function] = {}
         self.warnings: list[PyptoWarning] = []
+        # what compiles and a run refuses, found while parsing (`pypto.passes.runnable`)
+        self.refusals: list[Refusal] = []
         self._specs: dict[Any, tuple[str, Any]] = {}
         self._active: list[Any] = []  # callees being parsed, to reject recursion
         # inline functions without a return value: name -> span of their `def`
@@ -314,6 +325,11 @@ class ProgramBuilder:
                       node: ast.AST, launch: bool = False) -> Any:
         if "device" in kwargs:  # `chip(..., device=r)`: a dispatch on rank r (pld)
             return self._device_call(p, callee, args, kwargs, node)
+        if p.kind is FunctionKind.HOST and not p.in_region and \
+                _callee_kind(callee) in (FunctionKind.ORCHESTRATION, FunctionKind.OPAQUE):
+            # a chip dispatch with no device=: the runtime hands these out round-robin
+            # over the chips in submit order (real `_resolve_chip_worker`)
+            return self._device_call(p, callee, args, {**kwargs, "device": None}, node)
         if callable(getattr(callee, "fn", None)) and parse_options(callee.fn).get("subworker"):
             return self._subworker_call(p, callee.fn, args, kwargs, node)
         fn, kind, self_object = self._callee(p, callee, node)

@@ -81,7 +81,8 @@ def dispatch_on_device(p: Any, fn: Any, kind: FunctionKind, values: list, device
                        node: ast.AST, device_node: ast.AST, self_object: Any = None
                        ) -> CallFunc:
     """`chip(args..., device=r)` in host code: the per-device function `chip` runs on rank
-    `r`. Returns the call (the statement handler emits it)."""
+    `r`; `device` None: a call without device=, which the runtime hands to the chips
+    round-robin in submit order. Returns the call (the statement handler emits it)."""
     name = getattr(fn, "__name__", "?")
     if p.kind is not FunctionKind.HOST:
         raise p.error(ScopeError, f"device= dispatches {name} on a rank; only a @pl.jit.host "
@@ -99,7 +100,8 @@ def dispatch_on_device(p: Any, fn: Any, kind: FunctionKind, values: list, device
         raise p.error(InvalidOperationError, f"{name} cannot be dispatched on a device: only a "
                       "per-device @pl.jit (orchestration) function can", node)
     dev = p.to_ir(device, device_node) if is_number(device) else device
-    if not is_ir(dev) or not isinstance(dev.type, ScalarType) or not dev.type.dtype.is_int():
+    if device is not None and (not is_ir(dev) or not isinstance(dev.type, ScalarType)
+                               or not dev.type.dtype.is_int()):
         raise p.error(PyptoTypeError, f"device= must be a rank index (an integer), got "
                       f"{getattr(dev, 'type', dev)!r}", device_node)
     values = [p.to_ir(v, node) if is_number(v) else v for v in values]
@@ -111,8 +113,8 @@ def dispatch_on_device(p: Any, fn: Any, kind: FunctionKind, values: list, device
     _check_windows(p, func, values, node, name)
     rt = func.returns
     ret = NONE if not rt else rt[0] if len(rt) == 1 else TupleType(tuple(rt))
-    return CallFunc(fname, tuple(values), ret, p.span(node),
-                    launch=(("kind", "device"), ("device", dev)))
+    launch = (("kind", "device"),) if dev is None else (("kind", "device"), ("device", dev))
+    return CallFunc(fname, tuple(values), ret, p.span(node), launch=launch)
 
 
 def _check_windows(p: Any, func: Any, values: list, node: ast.AST, name: str) -> None:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.errors import (
-    DynamicShapeError,
     PyptoSyntaxError,
     PyptoTypeError,
     UnsupportedFeatureError,
@@ -106,7 +105,8 @@ def loop_bounds(p: Any, call: ast.Call, kind: LoopKind) -> tuple[Any, Any, Any, 
         raise p.error(PyptoSyntaxError, "loop step must not be 0", call,
                       hint="use a positive step, or a negative one to count down")
     if kind is LoopKind.UNROLL and (contains_ir(start) or contains_ir(stop) or contains_ir(step)):
-        raise p.error(DynamicShapeError, "pl.unroll needs compile-time bounds", call,
+        # a syntax rule of the real parser (ParserSyntaxError), as pl.pipeline's stage
+        raise p.error(PyptoSyntaxError, "pl.unroll needs compile-time bounds", call,
                       hint="use pl.range for a loop whose trip count is only known at run time")
     return start, stop, step, kwargs
 
@@ -120,7 +120,9 @@ def _counted(p: Any, node: ast.For, kind: LoopKind) -> None:
                           hint="give the pipeline depth, e.g. pl.pipeline(0, n, TILE, stage=2)")
         stage, snode = kwargs["stage"]
         if contains_ir(stage):
-            raise p.error(DynamicShapeError, "pl.pipeline's stage is a tiling constant and must "
+            # the real parser's ParserSyntaxError ("stage must be a compile-time constant
+            # integer"): a rule of the loop's form, not of a shape
+            raise p.error(PyptoSyntaxError, "pl.pipeline's stage is a tiling constant and must "
                           "be a compile-time integer", snode,
                           hint="use a module-level constant such as stage=2")
         if isinstance(stage, bool) or not isinstance(stage, int) or stage < 1:

@@ -39,6 +39,7 @@ from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType, Type
 from pypto.language.typing import DimExpr
+from pypto.passes.runnable import Refusal
 
 
 class FunctionParser:
@@ -256,6 +257,19 @@ class FunctionParser:
         if param is None or param.direction is Direction.IN:
             return
         if any(isinstance(n, Var) and n is prev for n in walk(value)):
+            return
+        if param.direction is Direction.OUT and "at" in self.region_stack:
+            # inside a region the name becomes a local of the outlined kernel that no
+            # store ever takes to the output. The real parser accepts it and its code
+            # generator fails (PartialCodegenError): so it compiles here and a run is
+            # refused (`pypto.passes.runnable`, which warns)
+            self.builder.refusals.append(Refusal(
+                "codegen", f"assigning to pl.Out parameter '{name}' inside a pl.at region "
+                "rebinds the name: the value never reaches the output buffer", self.span(node),
+                f"write into it with `{name}[...] = value` (or pl.assemble / pl.store), or "
+                "bind the value to another name",
+                "the program compiles, as with the real parser; the real code generator "
+                "fails on it (PartialCodegenError, real examples/utils/error_handling.py)"))
             return
         self.warn(f"assigning to pl.{param.direction.value} parameter '{name}' rebinds the name; "
                   "nothing is written to the output buffer", node,

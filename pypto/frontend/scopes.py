@@ -404,6 +404,14 @@ def spmd_loop(p: Any, node: ast.For) -> None:
 
 @with_scope(dsl.spmd)
 def _spmd_with(p: Any, node: ast.With, call: ast.Call, target: ast.expr | None) -> None:
+    if p.clusters and target is not None:
+        # (the real parser's rule: the cluster's group function runs the spmd body, so
+        # no Submit of its own produces a TaskId)
+        raise p.error(PyptoSyntaxError, "`with pl.spmd(...) as tid:` cannot capture a TaskId "
+                      "when nested inside `pl.cluster()`: a pl.spmd inside a cluster runs as "
+                      "part of the cluster's group, not as a task of its own", target,
+                      hint="use a standalone `with pl.spmd(...) as tid:` outside the "
+                           "pl.cluster to capture the dispatch's TaskId")
     kw, attrs = _spmd_common(p, call, node)
     deps: tuple = ()
     if "deps" in kw:
@@ -484,25 +492,33 @@ def _runtime_scope(kind: ScopeKind, name: str):
             raise p.error(PyptoSyntaxError, f"{name} takes keyword arguments only", call,
                           hint="write pl.scope(mode=pl.ScopeMode.MANUAL)")
         attrs = []
-        allowed = {"mode"} if kind is ScopeKind.RUNTIME else set()
+        allowed = {"mode"} if kind is ScopeKind.RUNTIME else \
+            {"name_hint"} if kind is ScopeKind.CLUSTER else set()
         for kw in call.keywords:
             if kw.arg not in allowed:
-                takes = "only mode=" if allowed else "no arguments"
+                takes = f"only {next(iter(allowed))}=" if allowed else "no arguments"
                 raise p.error(PyptoSyntaxError, f"{name}() got an unexpected keyword "
                               f"argument '{kw.arg}': it takes {takes}", kw,
                               hint="write `with pl.scope(mode=pl.ScopeMode.MANUAL):` or "
                                    "`with pl.manual_scope():`")
             attrs.append((kw.arg, p.visit_expr(kw.value)))
+        # pl.cluster() groups the cube and vector kernels of its regions; it is not a
+        # runtime scope (the real parser's Cluster ScopeKind, parsed with pl.spmd), so the
+        # AUTO-scope placement rules of pl.scope() do not apply to it: an auto-scoped
+        # function may hold one (real tests/ut/jit/test_dump_tag_outline.py)
+        cluster = kind is ScopeKind.CLUSTER
         mode = _runtime_mode(kind, dict(attrs))
-        _check_runtime_mode(p, call, name, mode)
-        p.runtime_scopes.append(mode)
-        p.clusters += kind is ScopeKind.CLUSTER
+        if not cluster:
+            _check_runtime_mode(p, call, name, mode)
+            p.runtime_scopes.append(mode)
+        p.clusters += cluster
         try:
             with p.block() as body:
                 p.visit_body(node.body)
         finally:
-            p.runtime_scopes.pop()
-            p.clusters -= kind is ScopeKind.CLUSTER
+            if not cluster:
+                p.runtime_scopes.pop()
+            p.clusters -= cluster
         p.emit(Scope(kind, tuple(body), tuple(attrs), None, p.span(node)))
 
     return handler

@@ -194,6 +194,13 @@ def _annotated_type(p: Any, annotation: ast.expr) -> Any:
     return want
 
 
+def _integral(dtype: Any) -> bool:
+    """An integer or a BOOL: the real compiler passes one for the other to a scalar
+    parameter (its `examples/models/04_paged_attention.py` hands `pl.yield_(1)`, an
+    INDEX, to `is_first: pl.Scalar[pl.BOOL]`), a nonzero integer being true."""
+    return dtype.is_int() or dtype.kind is dtypes.Kind.BOOL
+
+
 def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> None:
     """Raise when `got` provably does not fit the declared type `want`."""
     if type(want) is not type(got) and not (isinstance(want, ShapedType)
@@ -212,7 +219,7 @@ def check_compatible(p: Any, want: Any, got: Any, node: ast.AST, what: str) -> N
                 raise p.error(PyptoTypeError, f"{what} shape {want} does not match {got} "
                               f"(axis {i}: {a} vs {b})", node)
     elif isinstance(want, ScalarType) and want.dtype != got.dtype and \
-            not (want.dtype.is_int() and got.dtype.is_int()):
+            not (_integral(want.dtype) and _integral(got.dtype)):
         raise p.error(PyptoTypeError, f"{what} {want} does not match {got}", node,
                       hint="insert a pl.cast or fix the annotation")
 

@@ -181,10 +181,12 @@ class TextReader:
             options = self._decorators(defs)
         heads = {d.name: self._head(d, options[d.name], method) for d in defs}
         signatures = {name: head[2] for name, head in heads.items()}
+        kinds = {name: head[0] for name, head in heads.items()}
         out = []
         for d in defs:
             kind, params, returns, p = heads[d.name]
             p.signatures = signatures
+            p.kinds = kinds
             body = list(d.body)
             attrs = (("source_name", d.name),)
             first = _func_attr_call(p, body[0]) if body else None

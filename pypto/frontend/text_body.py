@@ -40,6 +40,7 @@ from pypto.ir.nodes import (
     Eval,
     Expr,
     For,
+    FunctionKind,
     If,
     LoopKind,
     Return,
@@ -78,6 +79,7 @@ class TextParser(FunctionParser):
         super().__init__(reader, src, scope, kind, name)
         self.ir_text = True  # composite pl.dynamic dims are IR here, as the printer writes
         self.signatures = signatures
+        self.kinds: dict[str, FunctionKind] = {}  # each function's kind (`text.py`)
         # bare annotations awaiting their binding (None: a bare pl.Tensor, infer it)
         self.declared: dict[str, Type | None] = {}
         self.source_map = reader.source_map
@@ -137,6 +139,11 @@ class TextParser(FunctionParser):
             t = NONE if not returns else returns[0] if len(returns) == 1 else TupleType(returns)
             return CallFunc(name, args, t, self.span(node),
                             (("kind", "device"), ("device", self.ir(device.value))))
+        if self.kind is FunctionKind.HOST and self.kinds.get(name) in (
+                FunctionKind.ORCHESTRATION, FunctionKind.OPAQUE):
+            # a host's chip dispatch without device= (printed so): the runtime picks the rank
+            t = NONE if not returns else returns[0] if len(returns) == 1 else TupleType(returns)
+            return CallFunc(name, args, t, self.span(node), (("kind", "device"),))
         for kw in node.keywords:
             if kw.arg == "attrs":
                 continue

@@ -173,7 +173,8 @@ def _call_str(c: Call) -> str:
 def _callfunc_str(c: CallFunc) -> str:
     parts = [expr_str(a) for a in c.args]
     if c.launch_attr("kind") == "device":  # a host's dispatch on one rank (pld)
-        parts.append(f"device={expr_str(c.launch_attr('device'))}")
+        if c.launch_attr("device") is not None:  # (none: the runtime picks the chip)
+            parts.append(f"device={expr_str(c.launch_attr('device'))}")
     elif c.launch:
         given = dict(c.launch)
         for key, default in LAUNCH_DEFAULTS:

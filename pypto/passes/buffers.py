@@ -18,7 +18,9 @@ The model (a planning estimate, not an allocator):
   side that produces or consumes them (§2.1, see `units.py`): a matmul result is
   Acc (L0C), a load feeding the cube is Mat (L1), everything else Vec (UB). A load
   consumed by both sides is counted in Mat and in Vec. A compute op reading a GM tensor
-  directly stages it (implicit load) in the consumer's space for that op. Tensor-level
+  directly stages it (implicit load) in the consumer's space for that op, once however
+  many of its operands it is (`pl.add(x, x)`: one tile of x); the op's result takes the
+  place of a staged operand it fits in (the operand dies at the op). Tensor-level
   matmul operands are not counted in Left/Right: the compiler tiles them to fit L0
   (AutoTileMatmulL0); only explicit `pl.Mem.Left`/`Right` tiles count there.
 * **AutoTileMatmulL0** (`autotile.py`). An accumulator whose output the compiler cuts
@@ -90,6 +92,7 @@ class Buffer:
     end: int
     copies: int = 1
     values: tuple = ()
+    staged: bool = False  # an implicit load of a GM operand, live at its op only
 
 
 @dataclass
@@ -247,9 +250,11 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
             continue
         per_batch = batch_staging(op, flow, storage, lookup(platform).capacity("Mat")) \
             if d.unit is Unit.CUBE else {}
+        staged: set[str] = set()
         for param, v in op.operands:
-            if v is None or not storage.in_gm(v):
-                continue
+            if v is None or not storage.in_gm(v) or v in staged:
+                continue  # (`pl.add(x, x)` loads x once: one tile per GM operand)
+            staged.add(v)
             t = flow.types.get(v)
             if not isinstance(t, ShapedType) or (d.matmul is not None and param == d.matmul.acc):
                 continue
@@ -258,7 +263,8 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
                 unknown.append(v)
                 continue
             space = "Mat" if d.unit is Unit.CUBE else "Vec"
-            buffers.append(Buffer(f"{v}@{op.result}", space, align(n), op.pos, op.pos))
+            buffers.append(Buffer(f"{v}@{op.result}", space, align(n), op.pos, op.pos,
+                                  staged=True))
 
     def cost(b: Buffer) -> int:
         n = (b.nbytes or 0) * b.copies
@@ -281,6 +287,21 @@ def estimate(f: Any, platform: str, split: str | None = None, slot_num: int = 2,
                 live[b.space].append(b)
         for s, bs in live.items():
             n = sum(cost(b) for b in bs)
+            # The op at `p` reads its staged GM operands and dies with them: its result
+            # takes a dying staged tile's place when it fits there, as the allocator's
+            # MemoryReuse shares touching lifetimes ("inputs are consumed before
+            # outputs are produced"; real ConvertTensorToTileOps loads each GM operand
+            # into one tile, whose life ends at its last reader)
+            dying = sorted((cost(b) for b in bs if b.staged and b.start == p), reverse=True)
+            in_place = []
+            for b in sorted((b for b in bs if b.start == p and not b.staged),
+                            key=lambda b: -cost(b)):
+                fit = next((i for i, size in enumerate(dying) if size >= cost(b)), None)
+                if fit is not None:
+                    n -= cost(b)
+                    dying.pop(fit)
+                    in_place.append(b)
+            bs = [b for b in bs if not any(b is r for r in in_place)]
             if n > peak.get(s, 0):
                 peak[s] = n
                 at[s] = sorted(((b.name, cost(b)) for b in bs), key=lambda x: -x[1])

@@ -317,8 +317,14 @@ def returned_param_sets(f: Function) -> list[frozenset[str]]:
     by_root: dict[str, set[str]] = defaultdict(set)
     for p in f.params:
         by_root[storage.root(p.var.name)].add(p.var.name)
-    return [frozenset(by_root.get(storage.root(v.name), ())) if isinstance(v, Var)
-            else frozenset() for v in rets[-1].values]
+    values = []
+    for v in rets[-1].values:
+        if isinstance(v, Call) and get(v.op).writes in get(v.op).params:
+            # `return pl.store(t, [0, 0], out)`: an in-place write hands back its target
+            v = v.args[get(v.op).params.index(get(v.op).writes)]
+        values.append(frozenset(by_root.get(storage.root(v.name), ())) if isinstance(v, Var)
+                      else frozenset())
+    return values
 
 
 __all__ = ["Dataflow", "LoopSpan", "OpNode", "Storage", "returned_param_sets"]

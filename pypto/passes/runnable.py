@@ -17,6 +17,10 @@ where the simulator builds the program's executable). Published as
   a multi-card system, which the real compiler outlines into a function of that level
   and hands to its distributed code generator. The simulator runs the regions of one
   card (`NotSimulatableError`).
+* A `pl.Out` parameter rebound to a new value inside a `pl.at` region (found by the
+  parser): the value never reaches the output buffer; the real code generator fails on
+  it (`PartialCodegenError`, real `examples/utils/error_handling.py`), so a run is
+  refused with `OutRebindError`, which is one.
 * A host `SubWorker` (`@pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)`):
   a Python callback the real runtime runs in a forked host worker; an abstract one
   (`...` body) is bound only at run time (`prepare(callbacks={...})`). The simulator
@@ -29,27 +33,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pypto.backend.pto_backend import OutRebindError
 from pypto.errors import NotSimulatableError, ScopeError, UserError
 from pypto.ir.nodes import CallFunc, Function, Program, Scope, ScopeKind
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.passes.base import Pass, PassContext
 
-_KINDS = {"scope": ScopeError, "simulator": NotSimulatableError}
+_KINDS = {"scope": ScopeError, "simulator": NotSimulatableError, "codegen": OutRebindError}
 
 
 @dataclass(frozen=True)
 class Refusal:
     """One construct of `function` that a run refuses."""
 
-    kind: str  # "scope": the real toolchain refuses it too; "simulator": only we do
+    # "scope": the real toolchain refuses it too; "simulator": only we do; "codegen": the
+    # real code generator fails on it (found by the parser: a pl.Out rebound in a region)
+    kind: str
     message: str
     span: Span | None
     hint: str
     note: str
 
 
-def refusal_error(r: Refusal) -> UserError | NotSimulatableError:
+def refusal_error(r: Refusal) -> UserError | NotSimulatableError | OutRebindError:
     """The error a run of a program with `r` raises."""
     return _KINDS[r.kind](r.message, r.span, r.hint, note=r.note)
 
@@ -119,7 +126,8 @@ class CheckRunnable(Pass):
     summary = "kernel calls in kernels, host-level code: a warning now, refused when run"
 
     def run(self, program: Program, ctx: PassContext) -> Program:
-        found = _kernel_calls(program) + _host_code(program)
+        found = list(ctx.analyses.get("parse_refusals", ())) + _kernel_calls(program) + \
+            _host_code(program)
         for r in found:
             ctx.warn(f"{r.message}: the program compiles, but running it is refused", r.span,
                      hint=r.hint)

@@ -48,9 +48,16 @@ class SimConfig:
     padding:  what a load puts in the part of a tile outside its valid shape when no
               pad_value is given: "zero" (like the reference CPU backend) or "nan"
               (poison, to catch kernels that read padding).
-    uninit:   contents of fresh device memory (`pl.Out` buffers, `pl.create_tensor`
-              without init_value, `pl.create_tile`): "residue" (NaN / garbage, like
-              hardware) or "zero".
+    uninit:   contents of fresh device memory (`pl.Out` buffers under
+              out_start="fresh", `pl.create_tensor` without init_value,
+              `pl.create_tile`): "residue" (NaN / garbage, like hardware) or "zero".
+    out_start: what a pure `pl.Out` parameter holds when the kernel starts. "caller"
+              (a direct call's default): the caller's array, as the real runtime works
+              on the caller's tensor when a `@pl.jit` kernel is called directly (the
+              real `tests/st/runtime/ops/test_atomic_add.py` pre-fills one and expects
+              `baseline + x`). "fresh": fresh device memory, per `uninit` - the L2
+              guide's rule for the harness (`TensorSpec`: "the host buffer is not
+              uploaded"), which `pypto.golden` runs with.
     oob_reads: what a read past the end of a global tensor does under the "oob" check:
               "fault" (raise, naming tensor, region, block and window) or "warn" (record
               it in `SimResult.oob_reads` and read fresh memory - residue or zeros, per
@@ -92,6 +99,7 @@ class SimConfig:
     seed: int = 0
     padding: str = "zero"
     uninit: str = "residue"
+    out_start: str = "caller"
     oob_reads: str = "fault"
     max_work: int = 10 ** 8
     max_while: int = 10 ** 6
@@ -212,6 +220,8 @@ class Settings:
     no_batch: str = ""
     source: str = "generated"  # generated source or plain closures (`engine.source`)
     source_dump: str | None = None  # the directory generated source is written to
+    # a pure pl.Out parameter starts from the caller's array (out_start="caller")
+    out_from_caller: bool = False
 
     @staticmethod
     def of(cfg: SimConfig, default_platform: str | None, ranks: int = 1) -> Settings:
@@ -241,7 +251,8 @@ class Settings:
                         check_window=window, keep_trace=keep,
                         no_batch=f"batching is off: {no_batch}" if no_batch else "",
                         source=cfg.source or _source_from_environment(),
-                        source_dump=cfg.source_dump or os.environ.get(SOURCE_DUMP) or None)
+                        source_dump=cfg.source_dump or os.environ.get(SOURCE_DUMP) or None,
+                        out_from_caller=cfg.out_start == "caller")
 
 
 SOURCE_MODE = "PYPTO_SIM_SOURCE"  # the default of SimConfig.source

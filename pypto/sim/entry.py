@@ -147,7 +147,7 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
              padding: str = "zero", uninit: str = "residue", max_work: int = 10 ** 8,
              strict: bool = True, oob_reads: str = "fault", device_ids: Any = None,
              dump_args: int = 0, max_while: int = 10 ** 6, batch: bool = True,
-             **kwargs: Any) -> SimResult:
+             out_start: str = "fresh", **kwargs: Any) -> SimResult:
     """Simulate `program` (a `@pl.jit` function, a `@pl.program` or a `CompiledProgram`)
     with `args`, tracing by default. `result.outputs` holds the device arrays of the
     `Out`/`InOut` parameters, `result.trace` the tasks, graph, costs and last writers.
@@ -158,7 +158,10 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     raising; oob_reads="warn" collects reads past the
     end of a tensor into `result.oob_reads`; dump_args=1|2|3 takes the args dump's
     snapshots at every task's boundary into `result.arg_dumps` (`SimConfig.dump_args`);
-    max_while and batch as `SimConfig`'s."""
+    max_while and batch as `SimConfig`'s. A pure pl.Out starts from fresh memory here
+    (out_start="fresh"), as the harness starts it: `simulate` shows what a kernel leaves
+    unwritten; out_start="caller" starts it from the caller's array, as a direct call
+    does (`SimConfig.out_start`)."""
     plat = get_platform(platform)
     args = host_args(args)
     if isinstance(program, Program):  # read from text: the passes have not run on it
@@ -173,7 +176,7 @@ def simulate(program: Any, *args: Any, platform: str = "a2a3sim",
     cfg = SimConfig(platform=plat.name, checks=check_names(checks), trace=trace, seed=seed,
                     padding=padding, uninit=uninit, max_work=max_work, strict=strict,
                     oob_reads=oob_reads, device_ids=device_ids, dump_args=dump_args,
-                    max_while=max_while, batch=batch)
+                    max_while=max_while, batch=batch, out_start=out_start)
     return run_compiled(compiled, args, kwargs, cfg)
 
 

@@ -33,7 +33,7 @@ CHECKS = ("oob", "ub", "race", "window", "uninit", "div")
 # closures it stands in for
 SOURCE_MODES = ("generated", "plain")
 CHOICES = {"padding": ("zero", "nan"), "uninit": ("residue", "zero"),
-           "oob_reads": ("fault", "warn")}
+           "oob_reads": ("fault", "warn"), "out_start": ("caller", "fresh")}
 _BOOLS = ("strict", "trace", "batch")
 
 

@@ -291,3 +291,47 @@ class P:
     assert (info.value.span.line, info.value.span.col) == (21, 68)
     program = pl.parse(text.replace("core_num=1, predicate", "core_num=1, deps=[g], predicate"))
     assert "predicate=(pl.read(rc, [0, 1]) != 3)" in print_program(program)
+
+
+R, C = 16, 16
+SENTINEL, POISON = 42.0, 999.0
+
+
+@pl.program
+class ClobberUnlessGated:
+    """Real `tests/st/runtime/scheduling/test_predicated_dispatch.py` in our words: each
+    kernel returns `pl.store(t, [0, 0], x)` into its pl.Out parameter, and a predicated
+    clobber between producer and consumer may be retired."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def producer(self, x: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        return pl.store(pl.tile.full([R, C], dtype=pl.FP32, value=SENTINEL), [0, 0], x)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def clobber(self, x: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        return pl.store(pl.tile.full([R, C], dtype=pl.FP32, value=POISON), [0, 0], x)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def consumer(self, x: pl.Tensor[[R, C], pl.FP32],
+                 out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [R, C]), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Out[pl.Tensor[[R, C], pl.FP32]], gate: pl.Tensor[[R, C], pl.INT32],
+             out: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        with pl.manual_scope():
+            x, made = pl.spmd_submit(self.producer, x, core_num=1)
+            x, clobbered = pl.spmd_submit(self.clobber, x, core_num=1, deps=[made],
+                                          predicate=(gate[0, 0] > 0))
+            out, _ = pl.spmd_submit(self.consumer, x, out, core_num=1, deps=[clobbered])
+        return out
+
+
+@pytest.mark.parametrize("gate,want", [(0, SENTINEL), (1, POISON)])
+def test_a_retired_task_hands_on_the_out_buffer_its_store_returns(gate, want):
+    """Retired, the clobber's output is the buffer its `return pl.store(.., x)` targets
+    (was S000: "its output 0 is not one of its tensor arguments")."""
+    x = np.full((R, C), -1.0, np.float32)
+    out = np.full((R, C), -1.0, np.float32)
+    ClobberUnlessGated(x, np.full((R, C), gate, np.int32), out)
+    np.testing.assert_array_equal(out, want)

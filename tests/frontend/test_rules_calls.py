@@ -7,6 +7,7 @@ import pytest
 from frontend_helpers import assert_at, compile_error, misplaced_at_run, refused_at_run
 
 import pypto.language as pl
+from pypto.backend.pto_backend import OutRebindError, PartialCodegenError
 from pypto.errors import (
     InvalidOperationError,
     PyptoSyntaxError,
@@ -31,6 +32,32 @@ def rebinds_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP
 
 
 @pl.jit
+def rebinds_out_twice(x: pl.Tensor[[N], pl.FP32], result: pl.Out[pl.Tensor[[N], pl.FP32]]):
+    """The real `examples/utils/error_handling.py` (its `test_ssa_violation`), in our words:
+    the second value discards the first, and neither reaches `result`."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        result = pl.mul(x, 2.0)  # ERR:first
+        result = pl.add(x, 1.0)
+    return result
+
+
+@pl.jit
+def rebinds_out_outside_a_region(x: pl.Tensor[[N, N], pl.FP32],
+                                 y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+    y = pl.create_tensor([N, N], dtype=pl.FP32)  # ERR:orch_rebind
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y[:, :] = pl.exp(x)
+    return y
+
+
+@pl.jit
+def rebinds_inout(x: pl.Tensor[[N, N], pl.FP32], y: pl.InOut[pl.Tensor[[N, N], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
+        y = pl.exp(x)  # ERR:inout_rebind
+    return y
+
+
+@pl.jit
 def writes_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="a"):
         y[0:T, :] = pl.exp(x[0:T, :])
@@ -38,13 +65,35 @@ def writes_out(x: pl.Tensor[[N, N], pl.FP32], y: pl.Out[pl.Tensor[[N, N], pl.FP3
     return y
 
 
-def test_rebinding_an_out_parameter_warns():
-    with pytest.warns(PyptoWarning, match="rebinds the name") as rec:
-        rebinds_out.compile()
-    w = next(r.message for r in rec if "rebinds the name" in str(r.message))
-    assert "pl.Out parameter 'y'" in w.message
-    assert "y[...] = value" in w.hint
-    assert_at(w, HERE, "rebind", "y = pl.exp")
+def test_rebinding_an_out_parameter_in_a_region_is_the_real_codegen_error():
+    """The real parser accepts it (real tests/ut/language/parser/test_dump_dsl.py parses
+    `d = pl.add(a, a)` in a region); its code generator fails: compiles, refused when run."""
+    x = np.ones((N, N), np.float32)
+    err = refused_at_run(rebinds_out, OutRebindError,
+                         "assigning to pl.Out parameter 'y' inside a pl.at region rebinds the "
+                         "name: the value never reaches the output buffer", HERE, "rebind", "y",
+                         args=(x, np.zeros_like(x)))
+    assert "y[...] = value" in err.hint
+    assert err.code == "E201" and "PartialCodegenError" in err.note
+
+
+def test_the_real_error_handling_example_catches_partial_codegen_error():
+    x = np.ones(N, np.float32)
+    with pytest.raises(PartialCodegenError) as info:  # what the real example catches
+        rebinds_out_twice(x, np.zeros_like(x))
+    assert isinstance(info.value, OutRebindError)
+    assert_at(info.value, HERE, "first", "result")
+
+
+def test_rebinding_outside_a_region_or_an_inout_warns():
+    for kernel, name, kind, tag, token in (
+            (rebinds_out_outside_a_region, "y", "Out", "orch_rebind", "y = pl.create_tensor"),
+            (rebinds_inout, "y", "InOut", "inout_rebind", "y = pl.exp")):
+        with pytest.warns(PyptoWarning, match="rebinds the name") as rec:
+            kernel.compile()
+        w = next(r.message for r in rec if "rebinds the name" in str(r.message))
+        assert f"pl.{kind} parameter '{name}'" in w.message
+        assert_at(w, HERE, tag, token)
 
 
 def test_writing_an_out_parameter_does_not_warn():

@@ -1,6 +1,8 @@
 """Region analysis: unit classification, cross-core pipe, buffer estimates."""
 from __future__ import annotations
 
+import numpy as np
+
 import pypto.language as pl
 from pypto.passes.regions import RegionInfo
 
@@ -184,3 +186,57 @@ def test_vector_results_of_acc_tiles_live_in_ub_and_tile_slices_are_views():
 def test_live_buffers_at_the_peak_are_reported():
     rep = nested_chain.compile().analyses["buffers"]["nested_chain_chain"]
     assert sum(n for _, n in rep.at["Vec"]) == rep.peak["Vec"]
+
+
+# --- in-place reuse of staged GM operands (issue 33, item 2) --------------------------
+
+
+@pl.jit
+def doubled_twice(x: pl.Tensor[[128, 128], pl.FP32],
+                  scratch: pl.Out[pl.Tensor[[128, 128], pl.FP32]],
+                  out: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+    """Real `examples/intermediate/07_task_graph.py`, in our words: tensor-level adds of a
+    whole 64 KiB operand with itself."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage1"):
+        scratch[:] = pl.add(x, x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage2"):
+        out[:] = pl.add(scratch, scratch)
+    return scratch, out
+
+
+@pl.jit
+def add_then_square(a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32],
+                    c: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+    """Real `docs/en/user/02-quickstart.md` / `language/04-scopes.md` blocks, in our words:
+    two staged operands, their sum, then its square."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="sq"):
+        s = pl.add(a, b)
+        c[:] = pl.mul(s, s)
+    return c
+
+
+def test_an_operand_used_twice_is_staged_once_and_the_result_takes_its_place():
+    """The real ConvertTensorToTileOps loads each GM operand of a region once, and
+    MemoryReuse lets a result share a buffer whose life ends at the op ("inputs are
+    consumed before outputs are produced"): pl.add(x, x) over a 64 KiB tensor needs one
+    64 KiB tile, not three (which passed the 184 KiB UB of a2a3 before)."""
+    compiled = doubled_twice.compile()
+    for region in ("doubled_twice_stage1", "doubled_twice_stage2"):
+        rep = compiled.analyses["buffers"][region]
+        assert rep.peak["Vec"] == 65536, (region, rep.at["Vec"])
+        assert sum(n for _, n in rep.at["Vec"]) == rep.peak["Vec"]
+    x = np.random.default_rng(1).standard_normal((128, 128)).astype(np.float32)
+    scratch, out = np.zeros_like(x), np.zeros_like(x)
+    doubled_twice(x, scratch, out)
+    np.testing.assert_array_equal(out, (x + x) + (x + x))
+
+
+def test_two_staged_operands_hold_their_sum():
+    rep = add_then_square.compile().analyses["buffers"]["add_then_square_sq"]
+    # a and b staged (64 KiB each); s takes a's place; s * s then takes s's
+    assert rep.peak["Vec"] == 2 * 65536, rep.at["Vec"]
+    a = np.full((128, 128), 2.0, np.float32)
+    b = np.full((128, 128), 3.0, np.float32)
+    c = np.zeros_like(a)
+    add_then_square(a, b, c)
+    np.testing.assert_array_equal(c, 25.0)

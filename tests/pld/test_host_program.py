@@ -135,3 +135,57 @@ def test_jit_host_body_keeps_the_guides_rule_on_dynamic_arithmetic():
     compile_error(jit_host_with_dim_math, DynamicShapeError,
                   "arithmetic on pl.dynamic symbols is not allowed", HERE, "jit-host",
                   "NRD * SIZE")
+
+
+@pl.program
+class CommlessDispatch:
+    """Real `tests/st/distributed/test_l3_distributed.py` (`L3DependencyProgram`, its
+    SubWorker left out): the host orchestrator calls the chip orchestration function with
+    no device=."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def tile_add(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                 f: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        s = pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16]))
+        return pl.store(s, [0, 0], f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_orch(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                  f: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return self.tile_add(a, b, f)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def whoami(self, probe: pld.DistributedTensor[[1, 8], pl.INT32],
+               out: pl.Out[pl.Tensor[[1, 8], pl.INT32]]) -> pl.Tensor[[1, 8], pl.INT32]:
+        return self.rank_row(probe, out)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def rank_row(self, probe: pld.DistributedTensor[[1, 8], pl.INT32],
+                 out: pl.Out[pl.Tensor[[1, 8], pl.INT32]]) -> pl.Tensor[[1, 8], pl.INT32]:
+        me = pld.rank(pld.get_comm_ctx(probe))
+        return pl.store(pl.full([1, 8], dtype=pl.INT32, value=me), [0, 0], out)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host_orch(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                  f: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+                  ranks: pl.Out[pl.Tensor[[3, 1, 8], pl.INT32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        out_f: pl.Tensor[[16, 16], pl.FP32] = self.chip_orch(a, b, f)
+        buf = pld.alloc_window_buffer(8 * pl.INT32.get_byte())
+        for i in pl.range(3):
+            probe = pld.window(buf, [1, 8], dtype=pl.INT32)
+            self.whoami(probe, ranks[i])
+        return out_f
+
+
+def test_a_dispatch_without_device_goes_round_robin_over_the_chips():
+    """Without device= the real runtime (`distributed_runner._resolve_chip_worker`) hands
+    chip dispatches out round-robin over the chips in submit order: on 2 devices the
+    add goes to rank 0, the three probes to ranks 1, 0, 1."""
+    a = np.full((16, 16), 2.0, np.float32)
+    b = np.full((16, 16), 3.0, np.float32)
+    f = np.zeros_like(a)
+    ranks = np.full((3, 1, 8), -1, np.int32)
+    CommlessDispatch(a, b, f, ranks, config=SimConfig(device_ids=(0, 1)))
+    np.testing.assert_array_equal(f, 5.0)
+    assert ranks[:, 0, 0].tolist() == [1, 0, 1]
+    assert (ranks == ranks[:, :, :1]).all()

@@ -59,7 +59,7 @@ def test_unwritten_rows_stay_nan():
     x = np.ones((64, 64), np.float32)
     y = np.zeros_like(x)
     compiled = _half.compile(x, y)
-    res = sim.run_compiled(compiled, (x, y))
+    res = sim.run_compiled(compiled, (x, y), config=sim.SimConfig(out_start="fresh"))
     assert np.isnan(y[32:]).all() and (y[:32] == 2).all()
     assert res.batch_stats["batched"] >= 1
     assert "y" in executable(compiled, sim.SimConfig()).deferrable

@@ -7,8 +7,13 @@ import pytest
 import sim_kernels as k
 
 import pypto.sim as sim
+from pypto.backend.pto_backend import OutRebindError
 
 warnings.filterwarnings("ignore", category=UserWarning)
+
+# a pure pl.Out from fresh memory, as the harness starts it (a direct call starts it
+# from the caller's array)
+FRESH = sim.SimConfig(out_start="fresh")
 
 
 def rand(*shape, dtype=np.float32, seed=0):
@@ -35,17 +40,30 @@ def test_in_param_reads_what_the_host_passed_even_zeros():
 
 def test_out_param_starts_as_nan_residue_and_is_copied_back():
     x = rand(64, 64)
-    y = np.zeros_like(x)  # the host's zeros are NOT uploaded
-    k.half_written(x, y)
+    y = np.zeros_like(x)  # the host's zeros are NOT uploaded (the harness's rule)
+    k.half_written(x, y, config=FRESH)
     np.testing.assert_allclose(y[:32], 2 * x[:32])
     assert np.isnan(y[32:]).all()
+
+
+def test_a_direct_call_starts_its_out_param_from_the_callers_array():
+    """As the real runtime on a direct `@pl.jit` call (real
+    `tests/st/runtime/ops/test_atomic_add.py` pre-fills a pl.Out and expects baseline + x)."""
+    x = rand(64, 64)
+    y = np.full_like(x, 5.0)
+    k.half_written(x, y)
+    np.testing.assert_allclose(y[:32], 2 * x[:32])
+    np.testing.assert_array_equal(y[32:], 5.0)
 
 
 def test_out_param_read_before_written_sees_residue():
     x = np.ones((32, 32), np.float32)
     y = np.zeros_like(x)
-    k.reads_its_output(x, y)
+    k.reads_its_output(x, y, config=FRESH)
     assert np.isnan(y).all()
+    y = np.full_like(x, 2.0)  # a direct call reads what the caller put there
+    k.reads_its_output(x, y)
+    np.testing.assert_array_equal(y, 3.0)
 
 
 def test_integer_residue_is_deterministic_garbage():
@@ -76,11 +94,12 @@ def test_inout_is_uploaded_and_copied_back():
     np.testing.assert_array_equal(y, 3.0)
 
 
-def test_assignment_to_out_name_writes_nothing():
+def test_assignment_to_out_name_in_a_region_is_refused():
     x = rand(32, 32)
     y = np.zeros_like(x)
-    k.assign_is_not_write(x, y)
-    assert np.isnan(y).all()
+    with pytest.raises(OutRebindError, match=r"pl\.Out parameter 'y' inside a pl\.at region"):
+        k.assign_is_not_write(x, y)
+    np.testing.assert_array_equal(y, 0.0)  # nothing ran
 
 
 def test_bf16_storage_and_rounding():
@@ -139,7 +158,7 @@ def test_aliased_arguments_keep_upload_semantics():
     x = rand(64, 64)
     keep = x.copy()
     # the same array as In and Out: the kernel must read the uploaded x, not the residue
-    k.half_written(x, x)
+    k.half_written(x, x, config=FRESH)
     np.testing.assert_allclose(x[:32], 2 * keep[:32])
     assert np.isnan(x[32:]).all()
 
@@ -148,7 +167,7 @@ def test_non_contiguous_out_is_copied_back():
     x = rand(64, 64)
     big = np.zeros((64, 128), np.float32)
     y = big[:, ::2]  # a strided view: simulated in a separate device buffer
-    k.half_written(x, y)
+    k.half_written(x, y, config=FRESH)
     np.testing.assert_allclose(big[:32, ::2], 2 * x[:32])
     assert np.isnan(big[32:, ::2]).all() and (big[:, 1::2] == 0).all()
 

@@ -13,7 +13,10 @@
   ranks touch with no notify -> wait ordering them (the ranks' vector clocks); found
   after the run from the ranks' window accesses (the check traces the ranks),
   collected into `ClusterResult.window_races`, raised as `WindowRaceError` when strict.
-  On by default; `"race"` implies it.
+  On by default; `"race"` implies it. A pair that only the pace of the ranks' workers
+  orders (a later host round overwriting a window a peer read in an earlier one: the
+  runtime tracks no write-after-read edge) is reported by `"race"`; by default it is
+  kept in `ClusterResult.window_races_by_timing`.
 * `"uninit"` (`uninit`): reads of `pl.Out` residue and of never-written
   `pl.create_tensor` / `pl.create_tile` elements, checked during the run against
   per-buffer "written" bitmaps; `UninitializedReadError` at the culprit when strict,

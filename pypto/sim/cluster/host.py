@@ -24,6 +24,14 @@ class HostComm:
 
     def __init__(self, world: World):
         self.world = world
+        self.commless = 0  # the dispatches without device= made so far
+
+    def commless_device(self) -> int:
+        """The rank of the next dispatch without device=: round-robin over the ranks in
+        submit order, as the real runtime's `_resolve_chip_worker` hands them out."""
+        rank = self.commless % self.world.size
+        self.commless += 1
+        return rank
 
     # -- windows -------------------------------------------------------------------------
 

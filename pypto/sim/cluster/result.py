@@ -34,6 +34,9 @@ class ClusterResult(SimResult):
         #: checks "window" (a default) / "race": the window accesses of different ranks
         #: nothing orders
         self.window_races: list[WindowRace] = []
+        #: the window races only the timing of the ranks' dispatches orders (a later
+        #: round's overwrite of what a peer read); reported by the "race" check
+        self.window_races_by_timing: list[WindowRace] = []
         self._world = world
         _merge_rank_writes(run, world)
 

@@ -1,9 +1,16 @@
 """The ranks of a multi-card run, stepped one at a time.
 
 Each rank runs in a thread of its own, but only the rank holding the turn runs: it goes
-on until it finishes or blocks (a `pld.system.wait` whose condition does not hold yet),
-then hands the turn to the next rank, in rank order after it, that can run - one that
-is not blocked, or whose condition another rank has since made true. The schedule is a
+on until it finishes a dispatch, finishes, or blocks (a `pld.system.wait` whose condition
+does not hold yet), then hands the turn to the next rank, in rank order after it, that can
+run - one that is not blocked, or whose condition another rank has since made true.
+Handing the turn on at every dispatch is the runtime's rule: every rank is a worker that
+runs its dispatches one at a time, in program order (simpler `docs/scheduler.md`: "each
+worker FIFO progresses independently"; pypto's per-rank comm ordering token), while the
+other workers run theirs - a rank does not race through dispatches its peers have not
+started. Nothing else orders ranks: the runtime tracks no write-after-read edge, so a
+dispatch that overwrites a window a peer's earlier dispatch reads is ordered only by
+signals (the `window` check reports it when none does). The schedule is a
 function of the program and its inputs alone, so a run gives the same outputs and the
 same trace every time, and a wait blocks only its own rank.
 
@@ -121,6 +128,16 @@ class RankScheduler:
                 self.switches += 1
             self.turn = nxt
         self.cv.notify_all()
+
+    def yield_turn(self) -> None:
+        """The running rank has finished a dispatch: the next runnable rank (in rank order
+        after it) runs its own next step before this rank starts its next dispatch. Each
+        rank is a worker running one dispatch at a time while the others run theirs, so no
+        rank runs ahead of the others through dispatches they have not reached."""
+        r = self._local.rank
+        with self.cv:
+            self._pass_turn(r)
+            self._wait_turn(r)
 
     def block(self, ready: Callable[[], bool], what: Any) -> None:
         """The running rank waits until `ready()`; the other ranks run meanwhile."""

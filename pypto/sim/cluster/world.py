@@ -82,6 +82,10 @@ class World:
         self.log = AccessLog() if self.settings.check_window else None
         self.events: list[CommEvent] = []
         self.queues: list[list[Dispatch]] = [[] for _ in range(self.size)]
+        # every dispatch the ranks ran, as [start, end] in the workers' pace (`Clocks`),
+        # and the one each rank is running: the window check asks whether two overlap
+        self.dispatches: list[list[int]] = []
+        self.running: list[int] = [-1] * self.size
         self.runs: list[Run | None] = [None] * self.size
         self.scheduler = RankScheduler(self.size, self._rank, self._deadlock)
 
@@ -114,7 +118,8 @@ class World:
         if self.log is not None:
             self.log.add(at.buffer, owner, WindowAccess(rank, lo, hi, write, atomic,
                                                          self.clocks.now[rank], what,
-                                                         span or getattr(ctx, "span", None)))
+                                                         span or getattr(ctx, "span", None),
+                                                         self.running[rank]))
         if write and rank != owner:
             self.event(ctx, rank, "remote_write", peer=owner, window=at.buffer.name,
                        lo=lo, hi=hi, what=what)
@@ -135,6 +140,8 @@ class World:
             for d in self.queues[r]:
                 self.event(None, r, "dispatch", func=d.func or "builtin",
                            device=self.device_ids[r])
+                self.running[r] = len(self.dispatches)
+                self.dispatches.append([self.clocks.begin_dispatch(r), -1])
                 if d.builtin is not None:
                     d.builtin(comm, TaskFrame(run))
                 else:
@@ -142,6 +149,8 @@ class World:
                     chip_executable(self.exe, d.func).run(tuple(d.args), {}, run=run,
                                                           report=False)
                 comm.complete()  # a dispatch returns when its tasks have completed
+                self.dispatches[self.running[r]][1] = self.clocks.end_dispatch(r)
+                self.scheduler.yield_turn()  # the other ranks' workers run meanwhile
         except SimulationError as err:
             self._on_rank(err, r)
             raise

@@ -78,7 +78,8 @@ class LaunchCompiler:
         a tensor `chip` makes itself never reaches the host."""
         picks = self._dispatch_results(e, targets) if targets else ()
         argfns = [self.expr(a, tolerant=True) for a in e.args]
-        device = self.expr(e.launch_attr("device"))
+        given = e.launch_attr("device")
+        device = self.expr(given) if given is not None else None
         name, span = e.func, e.span
 
         def run(env: Env) -> Any:
@@ -89,7 +90,8 @@ class LaunchCompiler:
                                "multi-card run has", span)
             fr.span = span
             args = [f(env) for f in argfns]
-            comm.dispatch(fr, device(env), name, args)
+            rank = device(env) if device is not None else comm.commless_device()
+            comm.dispatch(fr, rank, name, args)
             for t, i in picks:
                 env[t] = args[i]
             return None

@@ -194,16 +194,19 @@ class QuickBinding:
         return dyn
 
 
-def quick_binding(entry: Function, written: frozenset[str], deferrable: frozenset[str]
-                  ) -> QuickBinding | None:
+def quick_binding(entry: Function, written: frozenset[str], deferrable: frozenset[str],
+                  out_from_caller: bool = False) -> QuickBinding | None:
     """The quick binding of `entry`, or None when a parameter is of another kind (a
-    window, a tuple, a dim computed from others)."""
+    window, a tuple, a dim computed from others). `out_from_caller`: a pure pl.Out
+    starts from the caller's array (`SimConfig.out_start`), bound as an InOut is."""
     params: list = []
     n_arrays = 0
     for p in entry.params:
         t = p.var.type
         name = p.var.name
         direction = p.direction.value
+        if direction == "Out" and out_from_caller:
+            direction = "InOut"
         if isinstance(t, ScalarType):
             params.append(_Scalar(name, t, p.span))
             continue

@@ -137,7 +137,8 @@ def direct_entry(exe: Executable) -> DirectEntry | None:
                 return None
         elif not isinstance(s, Return):
             return None
-    binding = quick_binding(entry, exe.written_params, exe.deferrable)
+    binding = quick_binding(entry, exe.written_params, exe.deferrable,
+                            exe.settings.out_from_caller)
     if binding is None:
         return None
     return DirectEntry(exe, binding, list(cf.top))

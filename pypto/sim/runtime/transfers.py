@@ -314,6 +314,10 @@ def _upload(exe: Executable, run: Run, values: dict, hosts: dict) -> dict[str, A
         if spec.shaped:
             host = hosts[name]
             direction = spec.direction
+            if direction == "Out" and run.settings.out_from_caller:
+                # the caller's contents are what the kernel starts from: uploaded (or
+                # used in place) and copied back, as an InOut is (`SimConfig.out_start`)
+                direction = "InOut"
             in_place = (host.flags.c_contiguous and name not in overlapping
                         and not (memory.buffers and memory.owns_root(host)))
             keep = None
