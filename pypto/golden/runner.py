@@ -213,6 +213,10 @@ _HARNESS_KNOBS = {
     "trace": "nothing: the harness always traces (its diagnosis reads the trace)",
     "oob_reads": "nothing: the harness reports reads past a tensor's end as warnings, "
                  "as the device reads whatever follows",
+    "out_start": "nothing: the harness starts a pure pl.Out from fresh memory (the "
+                 "TensorSpec's host buffer is not uploaded)",
+    "source": "the environment variable PYPTO_SIM_SOURCE",
+    "source_dump": "the environment variable PYPTO_SIM_SOURCE_DUMP",
 }
 
 

@@ -227,3 +227,16 @@ def test_run_jit_honours_a_sim_config(tmp_path):
     assert info.value.message == ("config= sets platform='a5sim', which the harness decides "
                                   "itself")
     assert info.value.hint == "use runtime_cfg={'platform': ...}"
+
+
+def test_every_sim_option_is_honoured_or_refused_by_the_harness():
+    """A SimConfig field the harness's config= neither uses nor refuses would be
+    silently ignored: the two lists together are every field."""
+    import dataclasses
+
+    from pypto.golden.runner import _CONFIG_OPTIONS, _HARNESS_KNOBS
+    from pypto.sim import SimConfig
+
+    fields = {f.name for f in dataclasses.fields(SimConfig)}
+    assert set(_CONFIG_OPTIONS) | set(_HARNESS_KNOBS) == fields
+    assert not set(_CONFIG_OPTIONS) & set(_HARNESS_KNOBS)
