@@ -16,7 +16,7 @@ from pypto.errors import (
     UserError,
 )
 from pypto.frontend.dispatch import assign_construct, call_construct
-from pypto.frontend.dump_tags import call_dumps, is_tagged
+from pypto.frontend.dump_tags import call_dumps, is_tagged, listed_dumps
 from pypto.frontend.predicate import parse_predicate, record_outputs
 from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
@@ -269,16 +269,4 @@ def cluster_metadata(p: Any, what: str, kws: dict, node: ast.AST) -> None:
 def _check_dumps(p: Any, construct: Any, args: list, node: ast.expr) -> list:
     """`dumps=[a, ...]`: each entry one of the submit's positional tensor arguments;
     the entries."""
-    entries = node.elts if isinstance(node, (ast.List, ast.Tuple)) else None
-    if entries is None:
-        raise p.error(PyptoTypeError, f"{construct.name}'s dumps= must be a list of its "
-                      "arguments", node)
-    values = []
-    for e in entries:
-        v = p.visit_expr(e)
-        if not any(v is a for a in args):
-            raise p.error(PyptoTypeError, f"{construct.name}'s dumps= entry "
-                          f"'{ast.unparse(e)}' is not an argument of this submit", e,
-                          hint="list tensors passed to the kernel in this call")
-        values.append(v)
-    return values
+    return listed_dumps(node, args, p.visit_expr, p.error, construct.name)

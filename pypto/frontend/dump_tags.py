@@ -9,9 +9,11 @@ parameters receiving them), which the simulator's args-dump capture reads.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from pypto.errors import PyptoTypeError
 from pypto.ir.nodes import Var
 from pypto.ir.transform import walk
 
@@ -48,4 +50,26 @@ def call_dumps(p: Any, args: Iterable[Any], explicit: Iterable[Any] = ()) -> tup
                  and (is_tagged(p, a) or any(a is e for e in listed)))
 
 
-__all__ = ["call_dumps", "dumps_attr", "is_tagged", "live_tags"]
+def listed_dumps(node: ast.expr, args: Iterable[Any], value_of: Callable[[ast.expr], Any],
+                 error: Callable[..., Exception], submit: str) -> list:
+    """The entries of a submit's `dumps=[a, ...]`, each one of its arguments (`value_of`
+    reads an entry in the parser at hand; `error` is its located-error maker). Shared by
+    the decorator parser and the text reader, which read the same option."""
+    entries = node.elts if isinstance(node, (ast.List, ast.Tuple)) else None
+    if entries is None:
+        raise error(PyptoTypeError, f"{submit}'s dumps= must be a list of its arguments",
+                    node)
+    args = list(args)
+    values: list = []
+    for e in entries:
+        v = value_of(e)
+        if not any(v is a for a in args):
+            raise error(PyptoTypeError, f"{submit}'s dumps= entry '{ast.unparse(e)}' is not "
+                        "an argument of this submit", e,
+                        hint="list tensors passed to the kernel in this call")
+        if not any(v is o for o in values):
+            values.append(v)
+    return values
+
+
+__all__ = ["call_dumps", "dumps_attr", "is_tagged", "listed_dumps", "live_tags"]

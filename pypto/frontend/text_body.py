@@ -23,6 +23,7 @@ from pypto.frontend.annotations import AnnotationError, to_type
 from pypto.frontend.call_attrs import call_attrs
 from pypto.frontend.calls import call_args, construct_call
 from pypto.frontend.constructs import cluster_metadata
+from pypto.frontend.dump_tags import listed_dumps
 from pypto.frontend.opcall import bind_op
 from pypto.frontend.parser import FunctionParser
 from pypto.frontend.predicate import parse_predicate, record_outputs
@@ -328,20 +329,7 @@ class TextParser(FunctionParser):
 
     def _submit_dumps(self, node: ast.expr, args: tuple) -> tuple:
         """`dumps=[a, ...]` of a printed `pl.submit`: each entry one of its arguments."""
-        entries = node.elts if isinstance(node, (ast.List, ast.Tuple)) else None
-        if entries is None:
-            raise self.error(PyptoTypeError, "pl.submit's dumps= must be a list of its "
-                             "arguments", node)
-        out: list[Any] = []
-        for e in entries:
-            v = self.ir(e)
-            if not any(v is a for a in args):
-                raise self.error(PyptoTypeError, f"pl.submit's dumps= entry "
-                                 f"'{ast.unparse(e)}' is not an argument of this submit", e,
-                                 hint="list tensors passed to the kernel in this call")
-            if not any(v is o for o in out):
-                out.append(v)
-        return tuple(out)
+        return tuple(listed_dumps(node, args, self.ir, self.error, "pl.submit"))
 
     def _spmd_body(self, node: ast.With, attrs: list, body: tuple) -> None:
         """A `with pl.spmd(n):` body dispatches one kernel, or reads its block index, or is
