@@ -19,7 +19,7 @@ from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, PyptoErro
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.span import Span
 from pypto.language.dsl import KernelOnlyError
-from pypto.language.enums import LINQU_LEVEL, Level, Role
+from pypto.language.enums import LINQU_LEVEL, FunctionType, Level, Role
 from pypto.language.kernels import (
     EXTERN_MARKS,
     KIND_NAMES,
@@ -148,9 +148,13 @@ class _JitDecorator:
                                 f"argument {key!r}")
         if fn is None:
             return functools.partial(self.__call__, **options)
+        return self.decorate(fn, options, caller_names(1))
+
+    def decorate(self, fn: Callable, options: dict, names: dict | None) -> Any:
+        """The function `fn` decorated with `options`; `names`: the decorating frame's."""
         if isinstance(fn, JITFunction):
             fn = fn.fn
-        remember_scope(fn, caller_names(1))
+        remember_scope(fn, names)
         if "auto_scope" in options:
             set_parse_options(fn, auto_scope=bool(options["auto_scope"]))
         cls = InlineFunction if self._kind is FunctionKind.INLINE else JITFunction
@@ -248,16 +252,23 @@ class _Jit(_JitDecorator):
 jit = _Jit()
 # `@pl.inline`: the @pl.program form's helper spliced into each caller (a @pl.jit.inline
 # meant to be called from @pl.function methods, so calling it there mixes no forms)
-inline = _JitDecorator(FunctionKind.INLINE, (), {"program_form": True})
+_program_inline = _JitDecorator(FunctionKind.INLINE, (), {"program_form": True})
+
+
+def inline(func: Callable) -> InlineFunction:
+    """`@pl.inline`: a helper of the @pl.program form spliced into each caller."""
+    return _program_inline.decorate(func, {}, caller_names(1))
 
 
 # --- the @pl.program form -----------------------------------------------------------
 
 
-def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
-             role: Any = None, attrs: Any = None, auto_scope: bool = True,
+def function(func: Callable | None = None, *, type: Any = FunctionType.Opaque,
+             level: Any = None, role: Any = None, attrs: Any = None, auto_scope: bool = True,
              strict_ssa: bool = False, external_source: Any = None):
     """`@pl.function(type=pl.FunctionType.Opaque | Orchestration | InCore)`."""
+    if type is FunctionType.Opaque:
+        type = None  # the default: what the function's body and level make it
     if attrs:  # (a falsey non-dict is still checked when the function compiles)
         warnings.warn(PyptoDeprecationWarning(
             "@pl.function(attrs=...) is deprecated: the decorator runs before the parameters "
@@ -289,7 +300,7 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
             mark_extern(f, ExternSpec(core, (_beside(f, external_source),)))
         return FunctionDef(f, type, options)
 
-    return make if fn is None else make(fn)
+    return make if func is None else make(func)
 
 
 class ProgramDef:

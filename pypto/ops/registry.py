@@ -108,6 +108,17 @@ class OpDef:
     def params(self) -> tuple[str, ...]:
         return _rule_params(self.type_rule)
 
+    def spelling(self, public: str | None = None) -> Any:
+        """The signature a call of the public name `public` binds to, and where each of
+        its arguments goes in the rule (`pypto.ops.spellings`); the rule's own signature
+        when the name declares none."""
+        from pypto.ops import spellings
+
+        public = public or (self.names[0] if self.names else self.name)
+        if public in spellings.SPELLINGS:
+            return spellings.parse(public, tuple(self.signature.parameters))
+        return spellings.identity(public, self.signature)
+
     @property
     def window_read(self) -> WindowRead | None:
         return self.window if isinstance(self.window, WindowRead) else None

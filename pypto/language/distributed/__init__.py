@@ -31,7 +31,8 @@ from pypto.language.ops import build_namespaces as _build_namespaces
 alloc_window_buffer = _Construct(
     "pld.alloc_window_buffer",
     "`buf = pld.alloc_window_buffer(nbytes)` or `(shape, dtype=...)`: one symmetric window "
-    "allocation per rank, named after the variable; host (@pl.jit.host) code only.")
+    "allocation per rank, named after the variable; host (@pl.jit.host) code only.",
+    "(size, *, dtype=None, name='')")
 
 
 def _namespace(name: str, stubs: dict) -> _types.SimpleNamespace:
