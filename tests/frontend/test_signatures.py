@@ -192,3 +192,29 @@ def test_the_table_is_the_tools_output():
     finally:
         sys.path.pop(0)
     assert signatures.table(checkout.resolve()) == REAL
+
+
+def test_every_spelling_names_a_public_op_and_its_rule_parameters():
+    """Each declared spelling belongs to a public name of a registered op, and every
+    parameter it names goes to a parameter of that op's rule (or is marked `_`)."""
+    from pypto.ops import spellings
+    from pypto.ops.registry import BY_PUBLIC_NAME, get
+
+    for public in spellings.SPELLINGS:
+        assert public in BY_PUBLIC_NAME, public
+        sp = get(BY_PUBLIC_NAME[public]).spelling(public)  # raises on an unknown target
+        assert list(sp.signature.parameters) == list(sp.to_rule) or any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in sp.signature.parameters.values()), public
+
+
+def test_parser_binds_the_spelling():
+    """The parser binds a call with the signature `inspect.signature` shows."""
+    from pypto.ops.registry import BY_PUBLIC_NAME, get
+
+    for public, op in BY_PUBLIC_NAME.items():
+        space, _, name = public.rpartition(".")
+        if space == "pl.scalar":  # the IR text's spelling of scalar ops, not a namespace
+            continue
+        stub = ours(space, name)
+        assert inspect.signature(stub) == get(op).spelling(public).signature, public
