@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import weakref
 from dataclasses import dataclass, field
@@ -29,6 +30,44 @@ class CompiledProgram:
     warnings: list = field(default_factory=list)
     platform: str = DEFAULT_PLATFORM
     source: Any = None  # the JITFunction / ProgramDef compiled
+    # the run configuration given to `.compile(..., config=)` (its devices are the ones
+    # the program was compiled for), what a call of the compiled program starts from
+    run_config: Any = None
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Run the compiled program on the simulator, as the real
+        `kernel.compile(...)(args)`: `pl.Out` / `pl.InOut` arrays are filled in place.
+        A call's `config` is laid over the one given when compiling (a call that names
+        no devices runs on the compile's)."""
+        import pypto.sim as sim
+
+        merged = _merged_config(self.run_config, config)
+        return sim.run_compiled(self, sim.host_args(args), kwargs, config=merged)
+
+    def configured(self, config: Any) -> CompiledProgram:
+        """This program with `config` as the one it was compiled with."""
+        if config is None or config is self.run_config:
+            return self
+        return dataclasses.replace(self, run_config=config)
+
+    @property
+    def output_dir(self) -> str:
+        """The directory of what compiling produced. The real toolchain writes generated
+        C++ and the passes' dumps there; pypto-lab generates no device code, so it holds
+        the printed program (`program.py`, the text `pl.parse` reads back), written on
+        first access under the system's temporary directory."""
+        if self._output_dir is None:
+            import tempfile
+            from pathlib import Path
+
+            from pypto.ir.printer import print_program
+
+            out = Path(tempfile.mkdtemp(prefix=f"pypto_lab_{self.program.name}_"))
+            (out / "program.py").write_text(print_program(self.program), encoding="utf-8")
+            object.__setattr__(self, "_output_dir", str(out))
+        return str(self._output_dir)
+
+    _output_dir: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def entry(self):
@@ -47,6 +86,22 @@ class CompiledProgram:
             kinds[f.kind.value] = kinds.get(f.kind.value, 0) + 1
         return (f"<CompiledProgram {self.program.name} on {self.platform}: "
                 + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ">")
+
+
+def _merged_config(compiled_with: Any, given: Any) -> Any:
+    """A call's run config over the compile's: the call's options, the compile's devices
+    when the call names none (the real compiled program is built for its devices)."""
+    if compiled_with is None:
+        return given
+    if given is None:
+        return compiled_with
+    from pypto.sim import SimConfig
+
+    base = SimConfig.from_any(compiled_with)
+    call = SimConfig.from_any(given)
+    if call.device_ids is None and base.device_ids is not None:
+        call = dataclasses.replace(call, device_ids=base.device_ids)
+    return call
 
 
 def _arg_key(values: tuple) -> tuple:

@@ -55,13 +55,19 @@ class JITFunction(KernelFunction):
     # -- compilation -------------------------------------------------------------
 
     @public_entry
-    def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
-        """Parse and run the pass pipeline; returns a `CompiledProgram` (cached).
+    def compile(self, *args: Any, platform: str | None = None, config: Any = None,
+                **kwargs: Any):
+        """Parse and run the pass pipeline; returns a `CompiledProgram` (cached), which
+        a call runs (`kernel.compile(x, y, config=RunConfig(...))(x, y)`).
 
         Example arguments are only needed for bare `pl.Tensor` parameters; dims
         declared with `pl.dynamic` stay symbolic, so one compiled program serves
-        every size.
+        every size. `config` (a RunConfig or SimConfig) picks the platform and is
+        what a call of the result starts from (its devices, say).
         """
+        if config is not None:
+            platform = platform or _simulator().config_platform(config)
+            return self.compile(*args, platform=platform, **kwargs).configured(config)
         spec = extern_spec(self.fn)
         if spec is not None:
             raise not_simulatable(self.fn, spec, "compiled on its own")
@@ -323,7 +329,12 @@ class ProgramDef:
         return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"
 
     @public_entry
-    def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
+    def compile(self, *args: Any, platform: str | None = None, config: Any = None,
+                **kwargs: Any):
+        """Parse and run the pass pipeline (see `JITFunction.compile`)."""
+        if config is not None:
+            platform = platform or _simulator().config_platform(config)
+            return self.compile(*args, platform=platform, **kwargs).configured(config)
         return _compiler().compile_program(self, args, kwargs, platform=platform)
 
     @public_entry

@@ -1,0 +1,50 @@
+"""A compiled program is callable, as the real `kernel.compile(...)(args)`: the devices
+given when compiling are the ones a call runs on, a call's config is laid over them, and
+`output_dir` holds the printed program (pypto-lab generates no device code)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import rank_kernels as rk
+
+import pypto.language as pl
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.ir.equal import assert_structural_equal
+from pypto.runtime import RunConfig
+
+
+def _inputs() -> np.ndarray:
+    return np.stack([np.arange(rk.S, dtype=np.float32).reshape(1, rk.S) + 100 * r
+                     for r in range(rk.NR)])
+
+
+def test_a_compiled_multi_card_program_runs_on_the_devices_it_was_compiled_for():
+    x = _inputs()
+    y = np.zeros((rk.NR, 1, rk.S), np.float32)
+    compiled = rk.allreduce.compile(x, y, config=RunConfig(
+        platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0, 1])))
+    compiled(x, y, config=RunConfig(platform="a2a3sim"))  # no devices: the compile's
+    for r in range(rk.NR):
+        np.testing.assert_array_equal(y[r], x.sum(axis=0))
+    y2 = np.zeros_like(y)
+    compiled(x, y2)  # no config at all: the compile's
+    np.testing.assert_array_equal(y2, y)
+
+
+@pl.jit
+def doubled(x: pl.Tensor[[64], pl.FP32], y: pl.Out[pl.Tensor[[64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="double"):
+        y[0:64] = pl.add(x[0:64], x[0:64])
+    return y
+
+
+def test_a_compiled_kernel_is_callable_and_its_output_dir_holds_the_program():
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    compiled = doubled.compile(x, y, config=RunConfig())
+    compiled(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    text = (Path(compiled.output_dir) / "program.py").read_text()
+    assert_structural_equal(pl.parse(text), compiled.program)
+    assert compiled.output_dir == compiled.output_dir  # written once
