@@ -128,7 +128,10 @@ def caller_names(depth: int) -> dict | None:
     code applying a decorator); None at module level, whose names are the function's
     own globals. A kernel's annotations and body may name the locals of the function
     that decorates it - the real parser resolves them the same way."""
-    frame = sys._getframe(depth + 1)
+    try:
+        frame = sys._getframe(depth + 1)
+    except ValueError:  # above a script's top level (`@pl.function(...)` in __main__)
+        return None
     if frame.f_locals is frame.f_globals:
         return None
     return dict(frame.f_locals)

@@ -48,3 +48,35 @@ def test_a_compiled_kernel_is_callable_and_its_output_dir_holds_the_program():
     text = (Path(compiled.output_dir) / "program.py").read_text()
     assert_structural_equal(pl.parse(text), compiled.program)
     assert compiled.output_dir == compiled.output_dir  # written once
+
+
+def test_runtime_run_compiles_and_runs():
+    from pypto.runtime import run
+
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    compiled = run(doubled, x, y, config=RunConfig(platform="a2a3sim"))
+    np.testing.assert_array_equal(y, 2 * x)
+    z = np.zeros(64, np.float32)
+    compiled(x + 1, z)  # the result runs again
+    np.testing.assert_array_equal(z, 2 * (x + 1))
+    untouched = np.zeros(64, np.float32)
+    run(doubled, x, untouched, config=RunConfig(codegen_only=True))  # compiles only
+    assert not untouched.any()
+
+
+def test_a_parametrized_pl_function_at_a_scripts_top_level(tmp_path):
+    """`@pl.function(type=...)` in a script's __main__ (the real examples' form)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "kernel.py"
+    script.write_text(
+        "import pypto.language as pl\n"
+        "@pl.function(type=pl.FunctionType.InCore)\n"
+        "def k(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:\n"
+        "    return x\n"
+        "print(type(k).__name__)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "FunctionDef"
