@@ -4,14 +4,18 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import tempfile
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pypto.frontend import ProgramBuilder, check_program_externals, program_kind
 from pypto.ir.nodes import FunctionKind, Program
+from pypto.ir.printer import print_program
 from pypto.language.enums import FunctionType
 from pypto.language.kernels import parse_options
 from pypto.language.typing import Tensor
@@ -39,10 +43,9 @@ class CompiledProgram:
         `kernel.compile(...)(args)`: `pl.Out` / `pl.InOut` arrays are filled in place.
         A call's `config` is laid over the one given when compiling (a call that names
         no devices runs on the compile's)."""
-        import pypto.sim as sim
-
-        merged = _merged_config(self.run_config, config)
-        return sim.run_compiled(self, sim.host_args(args), kwargs, config=merged)
+        if not _RUNNER:
+            raise RuntimeError("no simulator is installed: import pypto.language first")
+        return _RUNNER[0](self, args, kwargs, config)
 
     def configured(self, config: Any) -> CompiledProgram:
         """This program with `config` as the one it was compiled with."""
@@ -57,11 +60,6 @@ class CompiledProgram:
         the printed program (`program.py`, the text `pl.parse` reads back), written on
         first access under the system's temporary directory."""
         if self._output_dir is None:
-            import tempfile
-            from pathlib import Path
-
-            from pypto.ir.printer import print_program
-
             out = Path(tempfile.mkdtemp(prefix=f"pypto_lab_{self.program.name}_"))
             (out / "program.py").write_text(print_program(self.program), encoding="utf-8")
             object.__setattr__(self, "_output_dir", str(out))
@@ -88,20 +86,13 @@ class CompiledProgram:
                 + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ">")
 
 
-def _merged_config(compiled_with: Any, given: Any) -> Any:
-    """A call's run config over the compile's: the call's options, the compile's devices
-    when the call names none (the real compiled program is built for its devices)."""
-    if compiled_with is None:
-        return given
-    if given is None:
-        return compiled_with
-    from pypto.sim import SimConfig
+# How a CompiledProgram is run: `(compiled, args, kwargs, config) -> result`, installed by
+# `pypto.language.jit` (the simulator sits beside the compiler, not under it).
+_RUNNER: list[Callable[..., Any]] = []
 
-    base = SimConfig.from_any(compiled_with)
-    call = SimConfig.from_any(given)
-    if call.device_ids is None and base.device_ids is not None:
-        call = dataclasses.replace(call, device_ids=base.device_ids)
-    return call
+
+def use_runner(run: Callable[..., Any]) -> None:
+    _RUNNER[:] = [run]
 
 
 def _arg_key(values: tuple) -> tuple:

@@ -13,6 +13,7 @@ from pypto.ir.options import (  # noqa: F401
     PadValue,
     Split,
     SplitMode,
+    TensorLayout,
 )
 from pypto.ir.types import MemorySpace
 
@@ -73,14 +74,6 @@ class ArgDirection(Enum):
 class Role(Enum):
     Orchestrator = "Orchestrator"
     SubWorker = "SubWorker"
-
-
-class TensorLayout(Enum):
-    ND = "ND"
-    DN = "DN"
-    NZ = "NZ"
-    MX_A_ZZ = "MX_A_ZZ"
-    MX_B_NN = "MX_B_NN"
 
 
 ND = TensorLayout.ND

@@ -8,6 +8,7 @@ signature. Calling an `@pl.jit` entry with numpy arrays runs it on the simulator
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -120,13 +121,29 @@ _TOOLCHAIN: dict[str, Any] = {}
 
 
 def _compiler() -> Any:
-    """The module `pypto.compile`."""
+    """The module `pypto.compile` (a CompiledProgram it makes runs on the simulator)."""
     mod = _TOOLCHAIN.get("compile")
     if mod is None:
-        import pypto.compile as mod
+        import pypto.compile as compiler
 
-        _TOOLCHAIN["compile"] = mod
+        compiler.use_runner(_run_compiled_program)
+        _TOOLCHAIN["compile"] = mod = compiler
     return mod
+
+
+def _run_compiled_program(compiled: Any, args: tuple, kwargs: dict, config: Any) -> Any:
+    """A call of a CompiledProgram: on the simulator, with the call's config laid over the
+    compile's (whose devices it keeps when the call names none: the real compiled
+    program is built for its devices)."""
+    sim = _simulator()
+    base = compiled.run_config
+    if base is not None and config is not None:
+        given = sim.SimConfig.from_any(config)
+        if given.device_ids is None:
+            config = dataclasses.replace(given, device_ids=sim.SimConfig.from_any(base).device_ids)
+    elif config is None:
+        config = base
+    return sim.run_compiled(compiled, sim.host_args(args), kwargs, config=config)
 
 
 def _simulator() -> Any:
@@ -316,6 +333,7 @@ class ProgramDef:
         self.cls = cls
         self.options = options
         self.__name__ = cls.__name__
+        self.name = cls.__name__  # the real @pl.program's value is an ir.Program: its name
         self.functions = {n: v for n, v in vars(cls).items() if isinstance(v, FunctionDef)}
         self._cache: dict = {}  # compiled programs by (platform, argument key)
         if not self.functions:
@@ -335,6 +353,8 @@ class ProgramDef:
         if config is not None:
             platform = platform or _simulator().config_platform(config)
             return self.compile(*args, platform=platform, **kwargs).configured(config)
+        if any(type(a).__module__.split(".")[0] == "torch" for a in args):
+            args = _simulator().host_args(args)  # as JITFunction.compile
         return _compiler().compile_program(self, args, kwargs, platform=platform)
 
     @public_entry

@@ -13,6 +13,7 @@ from typing import Any
 
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.record import record
+from pypto.language.enums import FunctionType
 
 KIND_NAMES = {
     FunctionKind.ORCHESTRATION: "jit", FunctionKind.INLINE: "jit.inline",
@@ -50,6 +51,15 @@ class FunctionDef:
         self.type = type
         self.options = options
         self.__name__ = fn.__name__
+
+    @property
+    def name(self) -> str:
+        return self.__name__
+
+    @property
+    def func_type(self) -> Any:
+        """The `type=` it was declared with (the real Function's func_type)."""
+        return self.type if self.type is not None else FunctionType.Opaque
 
     def __call__(self, *args: Any, **kwargs: Any):
         raise TypeError(f"{self.__name__} is a @pl.function: call it from a function of the "

@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir.record import record
+from pypto.ops import spellings
 from pypto.ops.facts import Matmul, Role, Ufunc, View, Window, WindowRead, WindowWrite
 
 
@@ -112,8 +113,6 @@ class OpDef:
         """The signature a call of the public name `public` binds to, and where each of
         its arguments goes in the rule (`pypto.ops.spellings`); the rule's own signature
         when the name declares none."""
-        from pypto.ops import spellings
-
         public = public or (self.names[0] if self.names else self.name)
         if public in spellings.SPELLINGS:
             return spellings.parse(public, tuple(self.signature.parameters))

@@ -32,6 +32,9 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
+from pypto.ir.options import AtomicType, PadValue, TensorLayout
+from pypto.ir.types import MemorySpace
+
 SPELLINGS: dict[str, str] = {}
 
 
@@ -276,11 +279,7 @@ def parse(public: str, rule_params: tuple[str, ...]) -> Spelling:
     return Spelling(public, inspect.Signature(params), to_rule)
 
 
-@functools.lru_cache(maxsize=1)
 def _defaults_namespace() -> dict[str, Any]:
-    from pypto.ir.options import AtomicType, PadValue
-    from pypto.ir.types import MemorySpace
-    from pypto.language.enums import AUTO, TensorLayout
-
+    # AUTO: pl.system.AUTO, the "place it for me" base of reserve_buffer
     return {"AtomicType": AtomicType, "PadValue": PadValue, "MemorySpace": MemorySpace,
-            "TensorLayout": TensorLayout, "AUTO": AUTO}
+            "TensorLayout": TensorLayout, "AUTO": -1}

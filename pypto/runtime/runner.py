@@ -79,9 +79,7 @@ def run(program: Any, *tensors: Any, config: RunConfig | None = None) -> Any:
     runs again. `config.codegen_only` compiles only; a hardware platform (`a2a3`, `a5`)
     compiles for its numbers and refuses to run, naming its simulated twin."""
     config = config if config is not None else RunConfig()
-    from pypto.sim import host_args
-
-    compiled = program.compile(*host_args(tensors), config=config)
+    compiled = program.compile(*tensors, config=config)
     if tensors and not config.codegen_only:
         compiled(*tensors, config=config)
     return compiled
