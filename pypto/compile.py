@@ -58,12 +58,19 @@ class CompiledProgram:
         """The directory of what compiling produced. The real toolchain writes generated
         C++ and the passes' dumps there; pypto-lab generates no device code, so it holds
         the printed program (`program.py`, the text `pl.parse` reads back), written on
-        first access under the system's temporary directory."""
+        first access under the system's temporary directory (or where
+        `pypto.ir.compile(..., output_dir=)` said)."""
         if self._output_dir is None:
-            out = Path(tempfile.mkdtemp(prefix=f"pypto_lab_{self.program.name}_"))
-            (out / "program.py").write_text(print_program(self.program), encoding="utf-8")
-            object.__setattr__(self, "_output_dir", str(out))
+            self.write_output(tempfile.mkdtemp(prefix=f"pypto_lab_{self.program.name}_"))
         return str(self._output_dir)
+
+    def write_output(self, directory: str) -> None:
+        """Write the printed program into `directory` (made if missing); it becomes
+        `output_dir`."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "program.py").write_text(print_program(self.program), encoding="utf-8")
+        object.__setattr__(self, "_output_dir", str(out))
 
     _output_dir: str | None = field(default=None, repr=False, compare=False)
 
@@ -109,6 +116,14 @@ def _arg_key(values: tuple) -> tuple:
 
 
 _BARE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# id(program) -> the CompiledProgram whose final program it is (`compiled_for`)
+_BY_PROGRAM: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def compiled_for(program: Program) -> CompiledProgram | None:
+    """The compiled program whose final IR is `program` (what `.lower()` returned)."""
+    c = _BY_PROGRAM.get(id(program))
+    return c if c is not None and c.program is program else None
 
 
 def _bare_params(fn: Any) -> bool:
@@ -210,4 +225,6 @@ def _program_entry(progdef: Any) -> str:
 def _finish(program: Program, builder: Any, platform: str, source: Any) -> CompiledProgram:
     ctx = PassContext(platform=platform, warnings=list(builder.warnings))
     final, records = run_pipeline(program, default_pipeline(), ctx)
-    return CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)
+    compiled = CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)
+    _BY_PROGRAM[id(final)] = compiled
+    return compiled

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pypto.ir as _ir
 from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, PyptoError, public_entry
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.span import Span
@@ -129,6 +130,29 @@ def _compiler() -> Any:
         compiler.use_runner(_run_compiled_program)
         _TOOLCHAIN["compile"] = mod = compiler
     return mod
+
+
+def _ir_compile(program: Any, *, output_dir: str | None, platform: str | None,
+                distributed_config: Any) -> Any:
+    """`pypto.ir.compile` (installed below): a decorated program or function compiled
+    for `platform`, or the compiled program a lowered `Program` came from."""
+    if isinstance(program, (JITFunction, ProgramDef)):
+        compiled = program.compile(platform=platform)
+    else:
+        compiled = _compiler().compiled_for(program)
+        if compiled is None:
+            raise TypeError(f"pypto.ir.compile takes a @pl.program, a @pl.jit function or a "
+                            f"Program their .lower() made, not {type(program).__name__}")
+    if distributed_config is not None:
+        ids = tuple(getattr(distributed_config, "device_ids", ()) or ())
+        compiled = compiled.configured(_simulator().SimConfig(device_ids=ids or None))
+    if output_dir is not None:
+        compiled = dataclasses.replace(compiled, _output_dir=None)
+        compiled.write_output(output_dir)
+    return compiled
+
+
+_ir.use_compiler(_ir_compile)
 
 
 def _run_compiled_program(compiled: Any, args: tuple, kwargs: dict, config: Any) -> Any:
