@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from pypto.frontend import ProgramBuilder, check_program_externals, program_kind
-from pypto.ir.nodes import FunctionKind, Program
+from pypto.ir.nodes import Direction, FunctionKind, Program
 from pypto.ir.printer import print_program
 from pypto.language.enums import FunctionType
 from pypto.language.kernels import parse_options
@@ -73,6 +73,21 @@ class CompiledProgram:
         object.__setattr__(self, "_output_dir", str(out))
 
     _output_dir: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def param_names(self) -> list[str]:
+        """The entry's parameter names, in order (the real call-shape contract)."""
+        return [p.var.name for p in self.entry.params]
+
+    @property
+    def output_indices(self) -> list[int]:
+        """The positions of the entry's pl.Out / pl.InOut parameters."""
+        return [i for i, p in enumerate(self.entry.params) if p.direction is not Direction.IN]
+
+    @property
+    def has_return(self) -> bool:
+        """Whether the entry returns values."""
+        return bool(self.entry.returns)
 
     @property
     def entry(self):

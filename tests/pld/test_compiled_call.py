@@ -80,3 +80,11 @@ def test_a_parametrized_pl_function_at_a_scripts_top_level(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "FunctionDef"
+
+
+def test_a_compiled_program_names_its_call_shape():
+    x = np.arange(64, dtype=np.float32)
+    compiled = doubled.compile(x, np.zeros(64, np.float32), config=RunConfig())
+    assert compiled.param_names == ["x", "y"]
+    assert compiled.output_indices == [1]
+    assert compiled.platform == "a2a3sim"
