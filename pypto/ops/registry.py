@@ -9,11 +9,13 @@ An entry is declared once, next to its type rule::
         '''Sum over the last axis, keeping it as size 1.'''
         return reduce_last(x)
 
-The decorated function *is* the type rule, and its Python signature *is* the
-op's signature: the parser binds call arguments against it exactly as Python
-would. The rule receives IR expressions (each with `.type`) for the arguments
-the user passed, and the raw Python default for the ones they did not. It
-returns the result type or raises `OpError`.
+The decorated function *is* the type rule, and its Python signature is the
+op's signature, unless a public name declares its own (`pypto.ops.spellings`: the
+real wrappers of one op name their parameters differently); the parser binds a
+call's arguments to the signature of the name it calls exactly as Python would,
+and hands them to the rule under the rule's names. The rule receives IR expressions
+(each with `.type`) for the arguments the user passed, and the raw Python default
+for the ones they did not. It returns the result type or raises `OpError`.
 """
 from __future__ import annotations
 

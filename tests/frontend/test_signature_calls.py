@@ -151,3 +151,20 @@ def test_signatures_show_the_real_parameters():
     assert str(inspect.signature(pl.system.task_dummy)) == "(*, deps)"
     assert inspect.signature(pl.fillpad).parameters["pad_value"].default is pl.PadValue.zero
     assert str(inspect.signature(pl.static_assert)) == "(condition, msg='')"
+
+
+@pl.jit
+def with_span(x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="span"):
+        t = pl.load(x, [0, 0], [R, C])
+        pl.system.bar_v(span=None)  # the real wrappers' IR location: accepted, no effect
+        y = pl.store(t, [0, 0], y)
+    return y
+
+
+def test_a_span_argument_is_accepted_and_changes_nothing():
+    x = np.arange(R * C, dtype=np.float32).reshape(R, C)
+    y = np.zeros((R, C), np.float32)
+    with_span(x, y)
+    np.testing.assert_array_equal(y, x)
+    assert "span=" not in print_program(with_span.compile().program)
