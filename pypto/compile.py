@@ -2,15 +2,20 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
+import tempfile
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pypto.frontend import ProgramBuilder, check_program_externals, program_kind
-from pypto.ir.nodes import FunctionKind, Program
+from pypto.ir.nodes import Direction, FunctionKind, Program
+from pypto.ir.printer import print_program
 from pypto.language.enums import FunctionType
 from pypto.language.kernels import parse_options
 from pypto.language.typing import Tensor
@@ -29,6 +34,60 @@ class CompiledProgram:
     warnings: list = field(default_factory=list)
     platform: str = DEFAULT_PLATFORM
     source: Any = None  # the JITFunction / ProgramDef compiled
+    # the run configuration given to `.compile(..., config=)` (its devices are the ones
+    # the program was compiled for), what a call of the compiled program starts from
+    run_config: Any = None
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Run the compiled program on the simulator, as the real
+        `kernel.compile(...)(args)`: `pl.Out` / `pl.InOut` arrays are filled in place.
+        A call's `config` is laid over the one given when compiling (a call that names
+        no devices runs on the compile's)."""
+        if not _RUNNER:
+            raise RuntimeError("no simulator is installed: import pypto.language first")
+        return _RUNNER[0](self, args, kwargs, config)
+
+    def configured(self, config: Any) -> CompiledProgram:
+        """This program with `config` as the one it was compiled with."""
+        if config is None or config is self.run_config:
+            return self
+        return dataclasses.replace(self, run_config=config)
+
+    @property
+    def output_dir(self) -> str:
+        """The directory of what compiling produced. The real toolchain writes generated
+        C++ and the passes' dumps there; pypto-lab generates no device code, so it holds
+        the printed program (`program.py`, the text `pl.parse` reads back), written on
+        first access under the system's temporary directory (or where
+        `pypto.ir.compile(..., output_dir=)` said)."""
+        if self._output_dir is None:
+            self.write_output(tempfile.mkdtemp(prefix=f"pypto_lab_{self.program.name}_"))
+        return str(self._output_dir)
+
+    def write_output(self, directory: str) -> None:
+        """Write the printed program into `directory` (made if missing); it becomes
+        `output_dir`."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "program.py").write_text(print_program(self.program), encoding="utf-8")
+        object.__setattr__(self, "_output_dir", str(out))
+
+    _output_dir: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def param_names(self) -> list[str]:
+        """The entry's parameter names, in order (the real call-shape contract)."""
+        return [p.var.name for p in self.entry.params]
+
+    @property
+    def output_indices(self) -> list[int]:
+        """The positions of the entry's pl.Out / pl.InOut parameters."""
+        return [i for i, p in enumerate(self.entry.params) if p.direction is not Direction.IN]
+
+    @property
+    def has_return(self) -> bool:
+        """Whether the entry returns values."""
+        return bool(self.entry.returns)
 
     @property
     def entry(self):
@@ -49,6 +108,15 @@ class CompiledProgram:
                 + ", ".join(f"{n} {k}" for k, n in kinds.items()) + ">")
 
 
+# How a CompiledProgram is run: `(compiled, args, kwargs, config) -> result`, installed by
+# `pypto.language.jit` (the simulator sits beside the compiler, not under it).
+_RUNNER: list[Callable[..., Any]] = []
+
+
+def use_runner(run: Callable[..., Any]) -> None:
+    _RUNNER[:] = [run]
+
+
 def _arg_key(values: tuple) -> tuple:
     key: list[tuple] = []
     nd = np.ndarray
@@ -63,6 +131,14 @@ def _arg_key(values: tuple) -> tuple:
 
 
 _BARE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# id(program) -> the CompiledProgram whose final program it is (`compiled_for`)
+_BY_PROGRAM: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def compiled_for(program: Program) -> CompiledProgram | None:
+    """The compiled program whose final IR is `program` (what `.lower()` returned)."""
+    c = _BY_PROGRAM.get(id(program))
+    return c if c is not None and c.program is program else None
 
 
 def _bare_params(fn: Any) -> bool:
@@ -174,4 +250,6 @@ def _finish(program: Program, builder: Any, platform: str, source: Any) -> Compi
     ctx = PassContext(platform=platform, warnings=list(builder.warnings))
     ctx.analyses["parse_refusals"] = tuple(builder.refusals)  # (CheckRunnable reports them)
     final, records = run_pipeline(program, default_pipeline(), ctx)
-    return CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)
+    compiled = CompiledProgram(final, records, ctx.analyses, ctx.warnings, platform, source)
+    _BY_PROGRAM[id(final)] = compiled
+    return compiled

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 from typing import Any, cast
 
 from pypto.errors import (
@@ -102,12 +103,17 @@ def _check_shape_args(p: Any, stub: OpStub, args: list, kwargs: dict, arg_nodes:
     pname = opdef.shape_param
     if pname is None:
         return
-    params = list(opdef.params)
-    i = params.index(pname)
-    if i < len(args):
+    spelling = opdef.spelling(stub.public_name)
+    i = spelling.index_of(pname)
+    public = spelling.from_rule.get(pname)
+    if i is None or public is None:
+        return
+    positional = spelling.signature.parameters[public].kind in (
+        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if positional and i < len(args):
         value, vnode = args[i], arg_nodes[i]
-    elif pname in kwargs:
-        value, vnode = kwargs[pname], kw_nodes.get(pname, node)
+    elif public in kwargs:
+        value, vnode = kwargs[public], kw_nodes.get(public, node)
     else:
         return
     if not isinstance(value, (list, tuple)):

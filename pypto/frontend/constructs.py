@@ -22,6 +22,7 @@ from pypto.frontend.scopes import deps_attr
 from pypto.frontend.values import contains_ir, is_ir, is_number
 from pypto.ir import dtypes
 from pypto.ir.nodes import Assign, Const, Eval, FunctionKind, Scope, ScopeKind, Var
+from pypto.ir.printer import expr_str
 from pypto.ir.types import NONE, ScalarType, TensorType, TupleType
 from pypto.language import dsl
 from pypto.language.kernels import FunctionDef, KernelFunction
@@ -87,10 +88,23 @@ def _static_print(p: Any, node: ast.Call) -> None:
 
 
 def _print_part(p: Any, node: ast.expr, v: Any) -> str:
-    """One argument of pl.static_print: a label as written, a value with its type."""
+    """One argument of pl.static_print, as the real parser prints it: a string literal as
+    written, a variable as `name: type`, a constant as `value: type` (a Python int is an
+    INDEX scalar, a float FP32, a bool BOOL, as the real parser reads literals), any other
+    kernel expression in its printed form."""
+    if isinstance(v, Var):
+        name = node.id if isinstance(node, ast.Name) else v.name
+        return f"{name}: {v.type}"
+    if isinstance(v, Const):
+        return f"{v.value}: {v.type}"
     if is_ir(v):
-        return f"{ast.unparse(node)}: {v.type}"
-    return v if isinstance(v, str) else str(v)
+        return expr_str(v)
+    if isinstance(v, str):
+        return v
+    literal = {bool: dtypes.BOOL, int: dtypes.INDEX, float: dtypes.FP32}.get(type(v))
+    if literal is not None:
+        return f"{v}: {ScalarType(literal)}"
+    return str(v)
 
 
 def _fstring_part(p: Any, v: ast.expr, fstring: ast.JoinedStr) -> str:

@@ -43,24 +43,34 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     With `placed`, also the rules of where the op may run (orchestration or a region)."""
     opdef = get(op_name)
     public = public or (opdef.names[0] if opdef.names else op_name)
+    spelling = opdef.spelling(public)
+    supplied: dict = {}  # arguments the parser supplies, outside the public signature
     if opdef.extra.get("split_from_scope"):
-        kwargs = _scope_split(p, public, args, kwargs, node)
+        kwargs, supplied = _scope_split(p, public, args, kwargs, node)
     if opdef.extra.get("shape_from_annotation"):
-        kwargs = _annotated_shape(p, kwargs, node)
+        kwargs, supplied = _annotated_shape(p, spelling, kwargs, supplied, node)
+    kwargs, supplied = _unspelled(p, opdef, spelling, kwargs, supplied)
     ir_args = [p.to_ir(a, (arg_nodes or [])[i] if arg_nodes and i < len(arg_nodes) else node)
                for i, a in enumerate(args)]
     ir_kwargs = {k: p.to_ir(v, (kw_nodes or {}).get(k, node)) for k, v in kwargs.items()}
     try:
-        bound = opdef.signature.bind(*ir_args, **ir_kwargs)
+        given = spelling.signature.bind(*ir_args, **ir_kwargs)
     except TypeError as exc:
+        raise _bind_error(p, public, spelling.signature, exc, node, arg_nodes,
+                          opdef.extra.get("bind_error", InvalidOperationError)) from None
+    rule_args, rule_kwargs = spelling.rule_arguments(given)
+    rule_kwargs.update({k: p.to_ir(v, node) for k, v in supplied.items()})
+    try:
+        bound = opdef.signature.bind(*rule_args, **rule_kwargs)
+    except TypeError as exc:  # a *args spelling forwards what the rule may still refuse
         raise _bind_error(p, public, opdef.signature, exc, node, arg_nodes) from None
     bound.apply_defaults()
     try:
         result_type = opdef.type_rule(**bound.arguments)
     except OpError as exc:
-        where = _arg_node(opdef, exc.arg, arg_nodes, kw_nodes) or node
+        where = _arg_node(spelling, exc.arg, arg_nodes, kw_nodes) or node
         raise p.error(exc.error or InvalidOperationError, f"{public}: {exc.message}", where,
-                      hint=exc.hint or f"signature: {public}{opdef.signature}") from None
+                      hint=exc.hint or f"signature: {public}{spelling.signature}") from None
     values = tuple(p.to_ir(v, node) for v in bound.arguments.values())
     # Scalar arithmetic (pl.cast(0, pl.INT32), pl.max(a, b)) is control-plane work even
     # when the op's tensor form is vector work.
@@ -75,12 +85,28 @@ def bind_op(p: Any, op_name: str, args: list, kwargs: dict, node: ast.AST,
     return Call(op_name, values, (), result_type, p.span(node))
 
 
-def _scope_split(p: Any, public: str, args: list, kwargs: dict, node: ast.AST) -> dict:
+def _unspelled(p: Any, opdef: Any, spelling: Any, kwargs: dict,
+               supplied: dict) -> tuple[dict, dict]:
+    """In the IR text form (`pl.parse`), rule arguments the public signature has no name
+    for, which the printer writes as keywords (a `pl.tpop_from_aic`'s valid_shape, a
+    `pl.rsqrt` whose tile form gave a scratch `tmp`), go to the rule as they are."""
+    if not getattr(p, "ir_text", False):
+        return kwargs, supplied
+    hidden = {k: v for k, v in kwargs.items() if k not in spelling.signature.parameters
+              and k in opdef.signature.parameters and k not in spelling.from_rule}
+    if not hidden:
+        return kwargs, supplied
+    return ({k: v for k, v in kwargs.items() if k not in hidden}, {**supplied, **hidden})
+
+
+def _scope_split(p: Any, public: str, args: list, kwargs: dict,
+                 node: ast.AST) -> tuple[dict, dict]:
     """`split=` of pl.aiv_shard / pl.aic_gather: the enclosing pl.split_aiv loop's mode
     (the real parser's rules: no `mode=`, no distributed operand, and outside a region
     only the outlined tile form `pl.tile.aiv_shard(tile, split=N)`)."""
     modes = getattr(p, "split_modes", None)
-    given = kwargs.get("split")
+    kwargs = dict(kwargs)
+    given = kwargs.pop("split", None)
     if "mode" in kwargs:
         raise p.error(PyptoSyntaxError, f"{public} does not take a mode: it is the enclosing "
                       "pl.split_aiv loop's", node, hint="leave mode= out")
@@ -97,33 +123,38 @@ def _scope_split(p: Any, public: str, args: list, kwargs: dict, node: ast.AST) -
             raise p.error(PyptoSyntaxError, f"{public}(x, split=...) outside a pl.split_aiv "
                           "region is the outlined form, which is tile-only; got a tensor",
                           node, hint="cross inside a `for aiv_id in pl.split_aiv(...)` loop")
-        return kwargs  # the text form of an outlined crossing names it
+        return kwargs, {"split": given}  # the text form of an outlined crossing names it
     mode = modes[-1]
     code = int(getattr(mode, "value", mode))
     if given is not None and int(getattr(given, "value", given)) != code:
         raise p.error(InvalidOperationError, f"{public}: split={given} differs from the "
                       f"enclosing pl.split_aiv region's mode ({code})", node,
                       hint="leave split out: the region supplies it")
-    return {**kwargs, "split": code}
+    return kwargs, {"split": code}
 
 
-def _annotated_shape(p: Any, kwargs: dict, node: ast.AST) -> dict:
+def _annotated_shape(p: Any, spelling: Any, kwargs: dict, supplied: dict,
+                     node: ast.AST) -> tuple[dict, dict]:
     """shape= / dtype= (and valid_shape=, when the annotation's pl.TileView gives one) of an
-    op typed by its assignment's annotation, when not given."""
+    op typed by its assignment's annotation, when not given; valid_shape, which the public
+    signature does not name, goes to the rule directly."""
     declared = getattr(p, "annotated_call", None)
     if declared is None or declared[0] is not node or "shape" in kwargs or "dtype" in kwargs:
-        return kwargs
+        return kwargs, supplied
     t = declared[1]
     if not isinstance(t, ShapedType):
-        return kwargs
+        return kwargs, supplied
     out = {**kwargs, "shape": list(t.shape), "dtype": t.dtype}
     if t.valid_shape is not None and "valid_shape" not in kwargs:
-        out["valid_shape"] = list(t.valid_shape)
-    return out
+        if "valid_shape" in spelling.signature.parameters:
+            out["valid_shape"] = list(t.valid_shape)
+        else:
+            supplied = {**supplied, "valid_shape": list(t.valid_shape)}
+    return out, supplied
 
 
 def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, node: ast.AST,
-                arg_nodes: list | None) -> Any:
+                arg_nodes: list | None, error: type = InvalidOperationError) -> Any:
     """A located error for arguments that do not fit an op's signature: an unknown
     keyword points at that keyword, surplus positionals at the first extra one."""
     msg = str(exc)
@@ -143,22 +174,27 @@ def _bind_error(p: Any, public: str, sig: inspect.Signature, exc: TypeError, nod
         if arg_nodes and npos < len(arg_nodes):
             where = arg_nodes[npos]
         msg = f"{public}() takes at most {npos} positional arguments"
+    elif (m := re.search(r"missing a required (?:keyword-only )?argument: '(\w+)'", msg)) and \
+            sig.parameters[m.group(1)].kind is inspect.Parameter.KEYWORD_ONLY:
+        msg = f"{public} requires keyword argument '{m.group(1)}'"
     else:
         msg = f"{public}(): {msg}"
-    return p.error(InvalidOperationError, msg, where, hint=hint)
+    return p.error(error, msg, where, hint=hint)
 
 
-def _arg_node(opdef: Any, arg: str | None, arg_nodes: list | None,
+def _arg_node(spelling: Any, arg: str | None, arg_nodes: list | None,
               kw_nodes: dict | None) -> ast.AST | None:
+    """The node of the argument a rule's error names (`arg`: a rule parameter)."""
     if arg is None:
         return None
-    if kw_nodes and arg in kw_nodes:
-        return kw_nodes[arg]
-    params = list(opdef.params)
-    if arg in params and arg_nodes:
-        i = params.index(arg)
-        if i < len(arg_nodes):
-            return arg_nodes[i]
+    public = spelling.from_rule.get(arg)
+    if public is None:
+        return None
+    if kw_nodes and public in kw_nodes:
+        return kw_nodes[public]
+    i = spelling.index_of(arg)
+    if i is not None and arg_nodes and i < len(arg_nodes):
+        return arg_nodes[i]
     return None
 
 

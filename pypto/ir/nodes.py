@@ -343,6 +343,35 @@ class Function:
     def attr(self, name: str, default: Any = None) -> Any:
         return dict(self.attrs).get(name, default)
 
+    @property
+    def func_type(self) -> FunctionKind:
+        """The real IR's name of the function's kind."""
+        return self.kind
+
+
+class FunctionTable(tuple):
+    """A program's functions: a tuple in program order that also answers by name like
+    the real `Program.functions` dict (`keys`, `values`, `items`, `table["name"]`)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            for f in self:
+                if f.name == key:
+                    return f
+            raise KeyError(key)
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return [f.name for f in self]
+
+    def values(self) -> list[Any]:
+        return list(self)
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(f.name, f) for f in self]
+
 
 @record
 class Program:
@@ -350,6 +379,10 @@ class Program:
     functions: tuple
     entry: str
     span: Span = _span()
+
+    def __post_init__(self) -> None:
+        if type(self.functions) is not FunctionTable:
+            object.__setattr__(self, "functions", FunctionTable(self.functions))
 
     def function(self, name: str) -> Function:
         for f in self.functions:

@@ -30,6 +30,16 @@ class PadValue(Enum):
     min = "min"
 
 
+class TensorLayout(Enum):
+    """How a tensor's elements lie in global memory (`pl.ND`, `pl.NZ`, ...)."""
+
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+    MX_A_ZZ = "MX_A_ZZ"
+    MX_B_NN = "MX_B_NN"
+
+
 class Optimization:
     """Base of the per-region hints listed in `pl.at(..., optimizations=[...])`."""
 
@@ -49,4 +59,4 @@ class CrossCoreSlot(Optimization):
     slot_num: int = 2
 
 
-__all__ = ["CrossCoreSlot", "Optimization", "PadValue", "Split", "SplitMode"]
+__all__ = ["CrossCoreSlot", "Optimization", "PadValue", "Split", "SplitMode", "TensorLayout"]

@@ -1,6 +1,7 @@
 """Enums and small value classes of the `pl` namespace."""
 from __future__ import annotations
 
+import inspect
 from enum import Enum, IntEnum
 
 from pypto.errors import PyptoSyntaxError
@@ -12,6 +13,7 @@ from pypto.ir.options import (  # noqa: F401
     PadValue,
     Split,
     SplitMode,
+    TensorLayout,
 )
 from pypto.ir.types import MemorySpace
 
@@ -74,14 +76,6 @@ class Role(Enum):
     SubWorker = "SubWorker"
 
 
-class TensorLayout(Enum):
-    ND = "ND"
-    DN = "DN"
-    NZ = "NZ"
-    MX_A_ZZ = "MX_A_ZZ"
-    MX_B_NN = "MX_B_NN"
-
-
 ND = TensorLayout.ND
 DN = TensorLayout.DN
 NZ = TensorLayout.NZ
@@ -142,11 +136,12 @@ AUTO = -1
 # (Optimization, Split, CrossCoreSlot: pypto.ir.options, where the passes recognise them)
 
 
-def split(mode: SplitMode = SplitMode.NONE, *, slot_num: int | None = None,
-          **unknown: object) -> Split:
+def split(mode: SplitMode, *, slot_num: int | None = None, **unknown: object) -> Split:
     """`pl.split(mode)`: the optimization entry that splits a region's vector work
     across the two AIV lanes (`slot_num=` is the deprecated spelling of
-    `pl.cross_core_slot`)."""
+    `pl.cross_core_slot`). An unknown keyword is the real parser's located
+    ParserSyntaxError, not Python's TypeError: `**unknown` catches it, and the
+    signature shown is the real one."""
     if unknown:
         raise PyptoSyntaxError(f"pl.split: Unknown keyword argument '{next(iter(unknown))}'",
                                hint="pl.split takes the mode and, deprecated, slot_num=")
@@ -155,10 +150,14 @@ def split(mode: SplitMode = SplitMode.NONE, *, slot_num: int | None = None,
     return Split(SplitMode(mode), slot_num)
 
 
-def cross_core_slot(*, slot_num: int = 2) -> CrossCoreSlot:
+def cross_core_slot(*, slot_num: int) -> CrossCoreSlot:
     """`pl.cross_core_slot(slot_num=N)`: the ring depth of the cube<->vector pipe."""
     _positive_slots("pl.cross_core_slot", slot_num)
     return CrossCoreSlot(slot_num)
+
+
+split.__signature__ = inspect.signature(split).replace(  # type: ignore[attr-defined]
+    parameters=list(inspect.signature(split).parameters.values())[:2])
 
 
 def _positive_slots(what: str, slot_num: object) -> None:

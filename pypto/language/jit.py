@@ -8,6 +8,7 @@ signature. Calling an `@pl.jit` entry with numpy arrays runs it on the simulator
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -15,11 +16,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pypto.ir as _ir
 from pypto.errors import NotSimulatableError, PyptoDeprecationWarning, PyptoError, public_entry
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.span import Span
 from pypto.language.dsl import KernelOnlyError
-from pypto.language.enums import LINQU_LEVEL, Level, Role
+from pypto.language.enums import LINQU_LEVEL, FunctionType, Level, Role
 from pypto.language.kernels import (
     EXTERN_MARKS,
     KIND_NAMES,
@@ -55,13 +57,19 @@ class JITFunction(KernelFunction):
     # -- compilation -------------------------------------------------------------
 
     @public_entry
-    def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
-        """Parse and run the pass pipeline; returns a `CompiledProgram` (cached).
+    def compile(self, *args: Any, platform: str | None = None, config: Any = None,
+                **kwargs: Any):
+        """Parse and run the pass pipeline; returns a `CompiledProgram` (cached), which
+        a call runs (`kernel.compile(x, y, config=RunConfig(...))(x, y)`).
 
         Example arguments are only needed for bare `pl.Tensor` parameters; dims
         declared with `pl.dynamic` stay symbolic, so one compiled program serves
-        every size.
+        every size. `config` (a RunConfig or SimConfig) picks the platform and is
+        what a call of the result starts from (its devices, say).
         """
+        if config is not None:
+            platform = platform or _simulator().config_platform(config)
+            return self.compile(*args, platform=platform, **kwargs).configured(config)
         spec = extern_spec(self.fn)
         if spec is not None:
             raise not_simulatable(self.fn, spec, "compiled on its own")
@@ -114,13 +122,52 @@ _TOOLCHAIN: dict[str, Any] = {}
 
 
 def _compiler() -> Any:
-    """The module `pypto.compile`."""
+    """The module `pypto.compile` (a CompiledProgram it makes runs on the simulator)."""
     mod = _TOOLCHAIN.get("compile")
     if mod is None:
-        import pypto.compile as mod
+        import pypto.compile as compiler
 
-        _TOOLCHAIN["compile"] = mod
+        compiler.use_runner(_run_compiled_program)
+        _TOOLCHAIN["compile"] = mod = compiler
     return mod
+
+
+def _ir_compile(program: Any, *, output_dir: str | None, platform: str | None,
+                distributed_config: Any) -> Any:
+    """`pypto.ir.compile` (installed below): a decorated program or function compiled
+    for `platform`, or the compiled program a lowered `Program` came from."""
+    if isinstance(program, (JITFunction, ProgramDef)):
+        compiled = program.compile(platform=platform)
+    else:
+        compiled = _compiler().compiled_for(program)
+        if compiled is None:
+            raise TypeError(f"pypto.ir.compile takes a @pl.program, a @pl.jit function or a "
+                            f"Program their .lower() made, not {type(program).__name__}")
+    if distributed_config is not None:
+        ids = tuple(getattr(distributed_config, "device_ids", ()) or ())
+        compiled = compiled.configured(_simulator().SimConfig(device_ids=ids or None))
+    if output_dir is not None:
+        compiled = dataclasses.replace(compiled, _output_dir=None)
+        compiled.write_output(output_dir)
+    return compiled
+
+
+_ir.use_compiler(_ir_compile)
+
+
+def _run_compiled_program(compiled: Any, args: tuple, kwargs: dict, config: Any) -> Any:
+    """A call of a CompiledProgram: on the simulator, with the call's config laid over the
+    compile's (whose devices it keeps when the call names none: the real compiled
+    program is built for its devices)."""
+    sim = _simulator()
+    base = compiled.run_config
+    if base is not None and config is not None:
+        given = sim.SimConfig.from_any(config)
+        if given.device_ids is None:
+            config = dataclasses.replace(given, device_ids=sim.SimConfig.from_any(base).device_ids)
+    elif config is None:
+        config = base
+    return sim.run_compiled(compiled, sim.host_args(args), kwargs, config=config)
 
 
 def _simulator() -> Any:
@@ -148,9 +195,13 @@ class _JitDecorator:
                                 f"argument {key!r}")
         if fn is None:
             return functools.partial(self.__call__, **options)
+        return self.decorate(fn, options, caller_names(1))
+
+    def decorate(self, fn: Callable, options: dict, names: dict | None) -> Any:
+        """The function `fn` decorated with `options`; `names`: the decorating frame's."""
         if isinstance(fn, JITFunction):
             fn = fn.fn
-        remember_scope(fn, caller_names(1))
+        remember_scope(fn, names)
         if "auto_scope" in options:
             set_parse_options(fn, auto_scope=bool(options["auto_scope"]))
         cls = InlineFunction if self._kind is FunctionKind.INLINE else JITFunction
@@ -248,16 +299,23 @@ class _Jit(_JitDecorator):
 jit = _Jit()
 # `@pl.inline`: the @pl.program form's helper spliced into each caller (a @pl.jit.inline
 # meant to be called from @pl.function methods, so calling it there mixes no forms)
-inline = _JitDecorator(FunctionKind.INLINE, (), {"program_form": True})
+_program_inline = _JitDecorator(FunctionKind.INLINE, (), {"program_form": True})
+
+
+def inline(func: Callable) -> InlineFunction:
+    """`@pl.inline`: a helper of the @pl.program form spliced into each caller."""
+    return _program_inline.decorate(func, {}, caller_names(1))
 
 
 # --- the @pl.program form -----------------------------------------------------------
 
 
-def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
-             role: Any = None, attrs: Any = None, auto_scope: bool = True,
+def function(func: Callable | None = None, *, type: Any = FunctionType.Opaque,
+             level: Any = None, role: Any = None, attrs: Any = None, auto_scope: bool = True,
              strict_ssa: bool = False, external_source: Any = None):
     """`@pl.function(type=pl.FunctionType.Opaque | Orchestration | InCore)`."""
+    if type is FunctionType.Opaque:
+        type = None  # the default: what the function's body and level make it
     if attrs:  # (a falsey non-dict is still checked when the function compiles)
         warnings.warn(PyptoDeprecationWarning(
             "@pl.function(attrs=...) is deprecated: the decorator runs before the parameters "
@@ -289,7 +347,7 @@ def function(fn: Callable | None = None, *, type: Any = None, level: Any = None,
             mark_extern(f, ExternSpec(core, (_beside(f, external_source),)))
         return FunctionDef(f, type, options)
 
-    return make if fn is None else make(fn)
+    return make if func is None else make(func)
 
 
 class ProgramDef:
@@ -299,6 +357,7 @@ class ProgramDef:
         self.cls = cls
         self.options = options
         self.__name__ = cls.__name__
+        self.name = cls.__name__  # the real @pl.program's value is an ir.Program: its name
         self.functions = {n: v for n, v in vars(cls).items() if isinstance(v, FunctionDef)}
         self._cache: dict = {}  # compiled programs by (platform, argument key)
         if not self.functions:
@@ -312,7 +371,14 @@ class ProgramDef:
         return f"<pl.program {self.__name__}: {', '.join(self.functions)}>"
 
     @public_entry
-    def compile(self, *args: Any, platform: str | None = None, **kwargs: Any):
+    def compile(self, *args: Any, platform: str | None = None, config: Any = None,
+                **kwargs: Any):
+        """Parse and run the pass pipeline (see `JITFunction.compile`)."""
+        if config is not None:
+            platform = platform or _simulator().config_platform(config)
+            return self.compile(*args, platform=platform, **kwargs).configured(config)
+        if any(type(a).__module__.split(".")[0] == "torch" for a in args):
+            args = _simulator().host_args(args)  # as JITFunction.compile
         return _compiler().compile_program(self, args, kwargs, platform=platform)
 
     @public_entry

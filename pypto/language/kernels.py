@@ -13,6 +13,7 @@ from typing import Any
 
 from pypto.ir.nodes import FunctionKind
 from pypto.ir.record import record
+from pypto.language.enums import FunctionType
 
 KIND_NAMES = {
     FunctionKind.ORCHESTRATION: "jit", FunctionKind.INLINE: "jit.inline",
@@ -50,6 +51,15 @@ class FunctionDef:
         self.type = type
         self.options = options
         self.__name__ = fn.__name__
+
+    @property
+    def name(self) -> str:
+        return self.__name__
+
+    @property
+    def func_type(self) -> Any:
+        """The `type=` it was declared with (the real Function's func_type)."""
+        return self.type if self.type is not None else FunctionType.Opaque
 
     def __call__(self, *args: Any, **kwargs: Any):
         raise TypeError(f"{self.__name__} is a @pl.function: call it from a function of the "
@@ -128,7 +138,10 @@ def caller_names(depth: int) -> dict | None:
     code applying a decorator); None at module level, whose names are the function's
     own globals. A kernel's annotations and body may name the locals of the function
     that decorates it - the real parser resolves them the same way."""
-    frame = sys._getframe(depth + 1)
+    try:
+        frame = sys._getframe(depth + 1)
+    except ValueError:  # above a script's top level (`@pl.function(...)` in __main__)
+        return None
     if frame.f_locals is frame.f_globals:
         return None
     return dict(frame.f_locals)

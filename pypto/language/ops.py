@@ -29,9 +29,10 @@ class OpStub:
 
     @property
     def __signature__(self) -> Any:
-        return REGISTRY[self.op].signature
+        return REGISTRY[self.op].spelling(self.public_name).signature
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.__signature__.bind(*args, **kwargs)  # a TypeError, as the real wrapper's call
         raise KernelOnlyError(f"{self.public_name}() can only be used inside a kernel body; "
                               "kernel bodies are parsed, not executed")
 

@@ -9,11 +9,13 @@ An entry is declared once, next to its type rule::
         '''Sum over the last axis, keeping it as size 1.'''
         return reduce_last(x)
 
-The decorated function *is* the type rule, and its Python signature *is* the
-op's signature: the parser binds call arguments against it exactly as Python
-would. The rule receives IR expressions (each with `.type`) for the arguments
-the user passed, and the raw Python default for the ones they did not. It
-returns the result type or raises `OpError`.
+The decorated function *is* the type rule, and its Python signature is the
+op's signature, unless a public name declares its own (`pypto.ops.spellings`: the
+real wrappers of one op name their parameters differently); the parser binds a
+call's arguments to the signature of the name it calls exactly as Python would,
+and hands them to the rule under the rule's names. The rule receives IR expressions
+(each with `.type`) for the arguments the user passed, and the raw Python default
+for the ones they did not. It returns the result type or raises `OpError`.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir.record import record
+from pypto.ops import spellings
 from pypto.ops.facts import (
     Batching,
     Matmul,
@@ -117,6 +120,15 @@ class OpDef:
     @functools.cached_property
     def params(self) -> tuple[str, ...]:
         return _rule_params(self.type_rule)
+
+    def spelling(self, public: str | None = None) -> Any:
+        """The signature a call of the public name `public` binds to, and where each of
+        its arguments goes in the rule (`pypto.ops.spellings`); the rule's own signature
+        when the name declares none."""
+        public = public or (self.names[0] if self.names else self.name)
+        if public in spellings.SPELLINGS:
+            return spellings.parse(public, tuple(self.signature.parameters))
+        return spellings.identity(public, self.signature)
 
     @property
     def window_read(self) -> WindowRead | None:

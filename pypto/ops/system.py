@@ -54,6 +54,7 @@ def _task_dummy(deps=None):
 
 
 defop("system.task_dummy", unit=Unit.ORCH, wants_ctx=True, role=Role.TASK_JOIN,
+      bind_error=PyptoTypeError,
       impl=lambda deps=None, *, ctx: ctx.new_task_id(),
       names=("pl.system.task_dummy",))(_task_dummy)
 

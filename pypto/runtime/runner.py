@@ -69,3 +69,17 @@ class RunResult:
         if self.passed:
             return "PASS" + took
         return "FAIL" + (f": {self.error}" if self.error else "") + took
+
+
+def run(program: Any, *tensors: Any, config: RunConfig | None = None) -> Any:
+    """Compile `program` (a `@pl.program`, a `@pl.jit` function) and, given tensors, run
+    it on the simulator with them, as the real `pypto.runtime.run`: the tensors are the
+    entry's arguments in order (`pl.Out` / `pl.InOut` ones are filled in place; torch
+    CPU tensors are shared, not copied). Returns the `CompiledProgram`, which a call
+    runs again. `config.codegen_only` compiles only; a hardware platform (`a2a3`, `a5`)
+    compiles for its numbers and refuses to run, naming its simulated twin."""
+    config = config if config is not None else RunConfig()
+    compiled = program.compile(*tensors, config=config)
+    if tensors and not config.codegen_only:
+        compiled(*tensors, config=config)
+    return compiled

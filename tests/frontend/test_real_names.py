@@ -298,6 +298,7 @@ def test_task_dummy_takes_explicit_task_ids():
 @pl.jit
 def printed(x: pl.Tensor[[N], pl.FP32]):
     pl.static_print("check:", x, f"n={N}")  # ERR:print
+    pl.static_print(42, 1.5, True, pl.const(3, pl.INT32), f"v: {42}")  # ERR:consts
     return x
 
 
@@ -311,7 +312,12 @@ def test_static_print_prints_labels_and_typed_values(capsys):
     printed.compile(np.zeros(N, np.float32))
     out = capsys.readouterr().out
     line, _ = where(HERE, "print")
-    assert f"static_print [{HERE}:{line}]: check: x: pl.Tensor[[64], pl.FP32] n=64\n" in out
+    assert f"static_print [{HERE}:{line}]: check: x: pl.Tensor[[64], pl.FP32] " \
+           "n=64: pl.Scalar[pl.INDEX]\n" in out
+    # constants print with their type, as the real parser types literals
+    line, _ = where(HERE, "consts")
+    assert f"static_print [{HERE}:{line}]: 42: pl.Scalar[pl.INDEX] 1.5: pl.Scalar[pl.FP32] " \
+           "True: pl.Scalar[pl.BOOL] 3: pl.Scalar[pl.INT32] v: 42: pl.Scalar[pl.INDEX]\n" in out
     compile_error(printed_spec, UnsupportedFeatureError, "f-string conversion (!r, !s, !a) and "
                   "format spec (:.2f) are not supported in pl.static_print", HERE, "spec",
                   'f"{x!r}"', args=(np.zeros(N, np.float32),))

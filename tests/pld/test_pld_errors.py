@@ -202,8 +202,9 @@ def wait_no_cmp(sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
 
 
 def test_wait_cmp_is_required():
-    compile_error(wait_no_cmp, InvalidOperationError, "missing a required argument: 'cmp'",
-                  HERE, "wait-no-cmp", "pld.system.wait")
+    compile_error(wait_no_cmp, InvalidOperationError,
+                  "pld.system.wait requires keyword argument 'cmp'", HERE, "wait-no-cmp",
+                  "pld.system.wait")
 
 
 @pl.jit.incore

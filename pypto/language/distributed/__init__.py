@@ -11,7 +11,8 @@ rank) and dispatches a per-device `@pl.jit` function on every rank::
             chip(x[r], y[r], data, r, device=r)
 
 Kernels exchange data with one-sided transfers (`pld.tile.remote_load`,
-`pld.tile.remote_store`, `pld.tensor.put` / `get`) and synchronise with signals
+`pld.tile.remote_store`, `pld.tensor.put` / `get` and their tile forms through
+explicit staging tiles, `pld.tile.put` / `get`) and synchronise with signals
 (`pld.system.notify` / `wait`); the collectives (`pld.tensor.allreduce`, ...) are
 compositions of both. Ops come in `pld.system.*`, `pld.tensor.*` and `pld.tile.*`,
 the common ones also as the short form `pld.<op>`.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import types as _types
 
-from pypto.ir.distributed import NotifyOp, ReduceOp, WaitCmp
+from pypto.ir.distributed import CommCtxType, NotifyOp, ReduceOp, WaitCmp
 from pypto.language.distributed.typing import CommCtx, DistributedTensor, WindowBuffer
 from pypto.language.dsl import Construct as _Construct
 from pypto.language.enums import AtomicType
@@ -31,7 +32,8 @@ from pypto.language.ops import build_namespaces as _build_namespaces
 alloc_window_buffer = _Construct(
     "pld.alloc_window_buffer",
     "`buf = pld.alloc_window_buffer(nbytes)` or `(shape, dtype=...)`: one symmetric window "
-    "allocation per rank, named after the variable; host (@pl.jit.host) code only.")
+    "allocation per rank, named after the variable; host (@pl.jit.host) code only.",
+    "(size, *, dtype=None, name='')")
 
 
 def _namespace(name: str, stubs: dict) -> _types.SimpleNamespace:
@@ -49,7 +51,7 @@ globals().update(_spaces.get("pld", {}))
 
 # the short forms (`pld.window`, ...) come from the registry above; the test of the pld
 # surface checks this list against it
-__all__ = ["AtomicType", "CommCtx", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
-           "WindowBuffer",
+__all__ = ["AtomicType", "CommCtx", "CommCtxType", "DistributedTensor", "NotifyOp", "ReduceOp",
+           "WaitCmp", "WindowBuffer",
            "alloc_window_buffer", "get_comm_ctx", "nranks", "rank", "remote_load",
            "remote_store", "system", "tensor", "tile", "window", "world_size"]

@@ -4,7 +4,10 @@ them synchronises: pair them with `pld.system.notify` / `wait`.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pypto.ir.distributed import DistributedTensorType
+from pypto.ir.options import AtomicType
 from pypto.ir.types import NONE, MemorySpace, TensorType, TileType
 from pypto.ops.distributed.rules import (
     atomic_arg,
@@ -19,7 +22,7 @@ from pypto.ops.distributed.rules import (
 from pypto.ops.distributed.runtime import comm
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpError, Unit, defop
-from pypto.ops.rules import _describe, dims_arg, shaped, tile, type_of
+from pypto.ops.rules import _describe, dims_arg, py_value, shaped, tile, type_of
 
 
 def _remote_load(target, peer, offsets, shape, valid_shape=None):
@@ -174,3 +177,112 @@ defop("pld.tensor.get", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="d
       comm(ctx).get(ctx, dst, peer, src, dst_offsets, src_offsets, shape, chunk_rows, chunk_cols,
                     pipeline),
       names=("pld.tensor.get",))(_get)
+
+
+# --- the tile-level forms: the transfer through explicit VEC staging tiles -------------
+
+
+def _staging(stage, stage2, src_type, op: str) -> tuple[int, int]:
+    """The chunk a staging tile gives a put / get: its [rows, cols] (a 1-D tile: one row).
+    `stage2`, the ping-pong twin of the double-buffered lowering, must match it."""
+    s = type_of(stage)
+    if not isinstance(s, TileType):
+        raise OpError(f"'stage' must be a staging tile (pl.tile.create in Vec), got "
+                      f"{_describe(stage)}", arg="stage",
+                      hint=f"{op} streams the transfer through it; without one, call "
+                           f"{op.replace('pld.tile', 'pld.tensor')}")
+    if s.memory not in (None, MemorySpace.Vec):
+        raise OpError(f"'stage' must live in Vec (the unified buffer), got {s}", arg="stage")
+    same_dtype(s, src_type, "stage")
+    if s.rank not in (1, 2) or not all(isinstance(d, int) for d in s.shape):
+        raise OpError(f"'stage' must be a 1-D or 2-D tile of static shape, got {s}",
+                      arg="stage")
+    if stage2 is not None:
+        s2 = type_of(stage2)
+        if not isinstance(s2, TileType) or tuple(s2.shape) != tuple(s.shape) or \
+                s2.dtype != s.dtype:
+            raise OpError(f"'stage2' (the second, ping-pong staging tile) must be a tile like "
+                          f"'stage' ({s}), got {_describe(stage2)}", arg="stage2")
+    rows, cols = (1, s.shape[0]) if s.rank == 1 else (s.shape[0], s.shape[1])
+    return int(rows), int(cols)
+
+
+def _region_in_stage2(stage2, dst_offsets, src_offsets, shape) -> tuple:
+    """`pld.tile.put(dst, peer, src, stage, [offs], [offs], [shape])`: with one staging
+    tile the three region lists come positionally after it, the first in stage2's slot
+    (the real wrapper shifts them back the same way)."""
+    if stage2 is not None and not isinstance(type_of(stage2), TileType) and \
+            isinstance(py_value(stage2), (list, tuple)):
+        return None, stage2, dst_offsets, src_offsets
+    return stage2, dst_offsets, src_offsets, shape
+
+
+def _tile_put(dst, peer, src, stage, stage2=None, dst_offsets=None, src_offsets=None,
+              shape=None, *, atomic=AtomicType.None_):
+    """Tile-level `pld.tensor.put`: write local global memory `src` into rank `peer`'s
+    window `dst` through the VEC staging tile `stage` (its shape is the chunk; `stage2`
+    double-buffers). The real compiler emits this form from `pld.tensor.put`."""
+    stage2, dst_offsets, src_offsets, shape = _region_in_stage2(stage2, dst_offsets,
+                                                                src_offsets, shape)
+    d = window_arg(dst, "dst")
+    int_scalar_arg(peer, "peer")
+    s = type_of(src)
+    if not isinstance(s, TensorType):
+        raise OpError(f"'src' must be a tensor in global memory (a window or a plain "
+                      f"pl.Tensor), got {_describe(src)}", arg="src",
+                      hint="push a tile with pld.tile.remote_store")
+    same_dtype(s, d, "src")
+    _staging(stage, stage2, s, "pld.tile.put")
+    region_args(dst_offsets, src_offsets, shape, d, s)
+    atomic_arg(atomic)
+    return NONE
+
+
+def _tile_put_impl(dst, peer, src, stage, stage2=None, dst_offsets=None, src_offsets=None,
+                   shape=None, atomic=0, *, ctx):
+    stage2, dst_offsets, src_offsets, shape = _region_in_stage2(stage2, dst_offsets,
+                                                                src_offsets, shape)
+    rows, cols = _stage_chunk(stage)
+    comm(ctx).put(ctx, dst, peer, src, dst_offsets, src_offsets, shape, atomic, rows, cols,
+                  stage2 is not None, what="pld.tile.put")
+
+
+def _stage_chunk(stage: Any) -> tuple[int, int]:
+    shape: tuple = tuple(getattr(stage, "shape", (1,)))
+    return (1, int(shape[0])) if len(shape) == 1 else (int(shape[-2]), int(shape[-1]))
+
+
+defop("pld.tile.put", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, impl=_tile_put_impl,
+      names=("pld.tile.put",))(_tile_put)
+
+
+def _tile_get(dst, peer, src, stage, stage2=None, dst_offsets=None, src_offsets=None,
+              shape=None):
+    """Tile-level `pld.tensor.get`: read rank `peer`'s window `src` into local global
+    memory `dst` through the VEC staging tile `stage` (as `pld.tile.put`)."""
+    stage2, dst_offsets, src_offsets, shape = _region_in_stage2(stage2, dst_offsets,
+                                                                src_offsets, shape)
+    s = window_arg(src, "src")
+    int_scalar_arg(peer, "peer")
+    d = type_of(dst)
+    if not isinstance(d, TensorType):
+        raise OpError(f"'dst' must be a tensor in global memory (a window or a plain "
+                      f"pl.Tensor), got {_describe(dst)}", arg="dst",
+                      hint="read into a tile with pld.tile.remote_load")
+    same_dtype(d, s, "dst")
+    _staging(stage, stage2, s, "pld.tile.get")
+    region_args(dst_offsets, src_offsets, shape, d, s)
+    return NONE
+
+
+def _tile_get_impl(dst, peer, src, stage, stage2=None, dst_offsets=None, src_offsets=None,
+                   shape=None, *, ctx):
+    stage2, dst_offsets, src_offsets, shape = _region_in_stage2(stage2, dst_offsets,
+                                                                src_offsets, shape)
+    rows, cols = _stage_chunk(stage)
+    comm(ctx).get(ctx, dst, peer, src, dst_offsets, src_offsets, shape, rows, cols,
+                  stage2 is not None, what="pld.tile.get")
+
+
+defop("pld.tile.get", unit=Unit.MTE, role=Role.COMM, wants_ctx=True, writes="dst",
+      impl=_tile_get_impl, names=("pld.tile.get",))(_tile_get)

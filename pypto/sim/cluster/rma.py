@@ -138,16 +138,16 @@ class Transfers:
 
     def put(self, ctx: Any, dst: Any, peer: Any, src: Any, dst_offsets: Any,
             src_offsets: Any, shape: Any, atomic: Any, chunk_rows: Any, chunk_cols: Any,
-            pipeline: Any) -> None:
+            pipeline: Any, what: str = "pld.tensor.put") -> None:
         dlo, dhi, slo, shi = self._region(dst, src, dst_offsets, src_offsets, shape)
-        self._bulk(ctx, "pld.tensor.put", dst, plain(src), peer, dlo, dhi, slo, shi, True,
+        self._bulk(ctx, what, dst, plain(src), peer, dlo, dhi, slo, shi, True,
                    _atomic(atomic), chunk_rows, chunk_cols)
 
     def get(self, ctx: Any, dst: Any, peer: Any, src: Any, dst_offsets: Any,
             src_offsets: Any, shape: Any, chunk_rows: Any, chunk_cols: Any,
-            pipeline: Any) -> None:
+            pipeline: Any, what: str = "pld.tensor.get") -> None:
         dlo, dhi, slo, shi = self._region(dst, src, dst_offsets, src_offsets, shape)
-        self._bulk(ctx, "pld.tensor.get", src, plain(dst), peer, slo, shi, dlo, dhi, False,
+        self._bulk(ctx, what, src, plain(dst), peer, slo, shi, dlo, dhi, False,
                    False, chunk_rows, chunk_cols)
 
 
