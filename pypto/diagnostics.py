@@ -41,15 +41,30 @@ def forget_source_namer(namer: Callable[[str], str | None]) -> None:
         _source_namers.remove(namer)
 
 
-def location(span: Any) -> str:
-    """`file:line:col`, or `<label>, line L, column C` where a namer knows the file."""
+def _label(path: str) -> str | None:
     for namer in _source_namers:
         try:
-            label = namer(span.file)
+            label = namer(path)
         except Exception:  # noqa: BLE001 - a namer's bug must not hide the error itself
             label = None
         if label:
-            return f"{label}, line {span.line}, column {span.col}"
+            return label
+    return None
+
+
+def site_label(site: str) -> str:
+    """A `file:line` site (a scope's, as the runtime's records name it) the way a
+    location is named: `Cell In[3], line 6` for a notebook cell's file."""
+    path, sep, line = site.rpartition(":")
+    label = _label(path) if sep and line.isdigit() else None
+    return f"{label}, line {line}" if label else site
+
+
+def location(span: Any) -> str:
+    """`file:line:col`, or `<label>, line L, column C` where a namer knows the file."""
+    label = _label(span.file)
+    if label:
+        return f"{label}, line {span.line}, column {span.col}"
     return f"{span.file}:{span.line}:{span.col}"
 
 

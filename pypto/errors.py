@@ -91,6 +91,20 @@ class SSAViolationError(UserError):
     code = "E201"
 
 
+
+class PartialCodegenError(RuntimeError):
+    """Code generation failed for some kernels of a program (the real compiler's
+    `pypto.backend.pto_backend.PartialCodegenError`; it lives here, beside the error it
+    is a base of, and that module re-exports it)."""
+
+
+class OutRebindError(SSAViolationError, PartialCodegenError):
+    """A `pl.Out` parameter rebound to a new value inside a `pl.at` region: the value
+    never reaches the output buffer. The real compiler's code generator fails on it
+    (`PartialCodegenError`, real `examples/utils/error_handling.py`); here the parser
+    says where, so both `except PartialCodegenError` and `except PyptoError` catch it."""
+
+
 class InvalidOperationError(UserError):
     """An op rejected its arguments, or the op does not exist."""
 

@@ -8,18 +8,6 @@ class (`OutRebindError`); a program that guards a compile with it runs unchanged
 """
 from __future__ import annotations
 
-from pypto.errors import SSAViolationError
-
-
-class PartialCodegenError(RuntimeError):
-    """Code generation failed for some kernels of a program."""
-
-
-class OutRebindError(SSAViolationError, PartialCodegenError):
-    """A `pl.Out` parameter rebound to a new value inside a `pl.at` region: the value
-    never reaches the output buffer. The real compiler's code generator fails on it
-    (`PartialCodegenError`, real `examples/utils/error_handling.py`); here the parser
-    says where, so both `except PartialCodegenError` and `except PyptoError` catch it."""
-
+from pypto.errors import OutRebindError, PartialCodegenError
 
 __all__ = ["OutRebindError", "PartialCodegenError"]

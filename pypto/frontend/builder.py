@@ -54,11 +54,11 @@ from pypto.ir.nodes import (
     ScopeKind,
     Var,
 )
+from pypto.ir.refusal import Refusal
 from pypto.ir.span import Span
 from pypto.ir.types import NONE, ShapedType, TensorType, TupleType
 from pypto.language.enums import FunctionType, Level
 from pypto.language.kernels import FunctionDef, core_function_attrs, extern_spec, parse_options
-from pypto.passes.runnable import Refusal
 
 PROGRAM_KINDS = {FunctionType.Opaque: FunctionKind.OPAQUE,
                   FunctionType.Orchestration: FunctionKind.ORCHESTRATION,

@@ -35,11 +35,11 @@ from pypto.frontend.resolve import MISSING, PythonScope
 from pypto.frontend.source import SourceInfo
 from pypto.frontend.values import const, is_number
 from pypto.ir.nodes import Assign, Attr, Call, Direction, Expr, FunctionKind, ListExpr, Param, Var
+from pypto.ir.refusal import Refusal
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType, Type
 from pypto.language.typing import DimExpr
-from pypto.passes.runnable import Refusal
 
 
 class FunctionParser:

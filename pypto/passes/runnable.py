@@ -31,29 +31,13 @@ InCore function, wherever it was written.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from pypto.backend.pto_backend import OutRebindError
-from pypto.errors import NotSimulatableError, ScopeError, UserError
+from pypto.errors import NotSimulatableError, OutRebindError, ScopeError, UserError
 from pypto.ir.nodes import CallFunc, Function, Program, Scope, ScopeKind
-from pypto.ir.span import Span
+from pypto.ir.refusal import Refusal
 from pypto.ir.transform import walk
 from pypto.passes.base import Pass, PassContext
 
 _KINDS = {"scope": ScopeError, "simulator": NotSimulatableError, "codegen": OutRebindError}
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """One construct of `function` that a run refuses."""
-
-    # "scope": the real toolchain refuses it too; "simulator": only we do; "codegen": the
-    # real code generator fails on it (found by the parser: a pl.Out rebound in a region)
-    kind: str
-    message: str
-    span: Span | None
-    hint: str
-    note: str
 
 
 def refusal_error(r: Refusal) -> UserError | NotSimulatableError | OutRebindError:

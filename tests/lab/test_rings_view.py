@@ -105,3 +105,32 @@ def test_the_magic_shows_the_rings(ip):
     assert [v.title for v in r.views] == ["summary partial", "run partial", "rings partial"]
     all_views = ip.run_cell_magic("pypto", "--run specs golden --show all", PARTIAL)
     assert "rings partial" in [v.title for v in all_views.views]
+
+
+def test_a_scope_in_a_cell_is_named_by_its_cell(ip, monkeypatch):
+    monkeypatch.setenv("PTO2_RING_HEAP", str(3 * TILE))
+    cell = '''
+import numpy as np
+import pypto.language as pl
+from pypto.golden import TensorSpec
+
+@pl.jit(auto_scope=False)
+def stage(x: pl.Tensor[[256, 64], pl.FP32], y: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    with pl.scope():
+        for i in pl.range(0, 256, 64):
+            t = pl.create_tensor([64, 64], dtype=pl.FP32)
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="fill"):
+                t[:, :] = pl.exp(x[i:i + 64, :])
+            with pl.at(level=pl.Level.CORE_GROUP, name_hint="use"):
+                y[i:i + 64, :] = pl.add(t[:, :], 1.0)
+    return y
+
+specs = [TensorSpec("x", [256, 64], np.float32, init_value=0.5),
+         TensorSpec("y", [256, 64], np.float32, is_output=True)]
+'''
+    r = ip.run_cell("%%pypto --run specs --show rings" + cell, store_history=True)
+    run = r.result.kernels[0].run
+    dead = run.rings[0].deadlock
+    assert dead is not None and dead.site.startswith("<pypto-cell-")  # the record's site
+    assert dead.where == f"Cell In[{r.execution_count}], line 8"  # the words people read
+    assert f"innermost open scope Cell In[{r.execution_count}], line 8" in run.error

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pypto.diagnostics import site_label
 from pypto.sim.runtime.dependencies import runtime_edges
 from pypto.sim.runtime.submits import RINGS, ScopeNode, Submit
 
@@ -152,7 +153,7 @@ class RingDeadlock:
     def where(self) -> str:
         """The innermost open scope: its site, or the root scope's description."""
         if self.site and not self.site.startswith("?"):
-            return self.site
+            return site_label(self.site)  # (a notebook cell's site by its In[n])
         return "the root scope, open for the whole run"
 
     def message(self) -> str:
