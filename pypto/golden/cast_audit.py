@@ -31,7 +31,6 @@ from pypto.ir.dtypes import DType
 from pypto.ir.span import Span
 from pypto.ir.transform import walk
 from pypto.ops.cast import MODE_NAMES
-from pypto.ops.facts import Role
 from pypto.ops.registry import all_ops
 
 _DEFAULT_MODE = "round"
@@ -172,7 +171,7 @@ def _site(function: str, call: N.Call, defined: dict, found: dict) -> CastSite |
 def _converts_dtype(call: N.Call) -> bool:
     """A `pl.cast` (the op's registry fact, not its name)."""
     op = all_ops().get(call.op)
-    return op is not None and op.role is Role.CONVERT
+    return op is not None and op.converts
 
 
 def _dtype(expr: Any) -> DType | None:

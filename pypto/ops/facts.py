@@ -115,7 +115,6 @@ class Role(Enum):
     LANE_GATHER = "lane_gather"  # the two vector lanes' parts joined for the cube (pl.aic_gather)
     RESERVE_BUFFER = "reserve_buffer"  # a named on-chip buffer for a pipe's ring
     COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
-    CONVERT = "convert"  # its operand `x` in another dtype, rounded by its `mode` (pl.cast)
 
 
 class MaskRule(Enum):

@@ -98,6 +98,9 @@ class OpDef:
     memory_param: str | None = None
     affinity: Unit | None = None
     divisor: str | None = None
+    # its operand `x` in another dtype, rounded by its `mode` (pl.cast): an ordinary value
+    # op otherwise (not a Role, which marks ops implemented by what they do)
+    converts: bool = False
     batching: Batching = Batching()  # (the batch engine's facts beyond batchable / ufunc)
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
@@ -153,7 +156,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
           divisor: str | None = None, batching: Batching | None = None,
-          **extra: Any) -> Callable:
+          converts: bool = False, **extra: Any) -> Callable:
     """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`)."""
 
     def register(rule: Callable) -> OpDef:
@@ -165,7 +168,8 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
                    matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
                    shape_param=shape_param, memory_param=memory_param, affinity=affinity,
-                   divisor=divisor, batching=batching or _NO_BATCHING, extra=extra)
+                   divisor=divisor, converts=converts, batching=batching or _NO_BATCHING,
+                   extra=extra)
         for param in _named_params(op):
             if param not in op.params:
                 raise ValueError(f"op {name!r}: fact names {param!r}, not a parameter")

@@ -53,7 +53,7 @@ def folded_casts(flow: Dataflow) -> frozenset[str]:
     consumers = flow.consumers()
     out = set()
     for op in flow.ops:
-        if get(op.op).role is not Role.CONVERT:
+        if not get(op.op).converts:
             continue
         src = op.operand("x")
         producer = flow.producer.get(src or "")
