@@ -28,6 +28,7 @@ import pytest
 import robust_kernels as k
 
 from pypto.errors import PyptoError, SimulationError, UnsupportedFeatureError
+from pypto.sim import SimConfig
 
 N = 64
 HERE = Path(__file__).resolve().parent
@@ -164,7 +165,9 @@ def _run_partly_written(seed: int = 0):
     i = np.arange(N * N, dtype=np.int32).reshape(N, N)
     y = np.zeros((N, N), np.float32)
     j = np.zeros((N, N), np.int32)
-    k.partly_written(x, i, y, j)
+    # fresh memory, as the harness starts a pure pl.Out (a direct call starts from the
+    # caller's zeros: `SimConfig.out_start`)
+    k.partly_written(x, i, y, j, config=SimConfig(out_start="fresh"))
     return y, j
 
 
