@@ -14,7 +14,7 @@ One file runs unmodified, exactly as `python KERNEL.py ARGS...` would run its
   decides what fresh device memory holds, by the L2 guide's rule: NaN / garbage on
   `a2a3sim`, so a golden that asserts zeros over an unwritten `pl.Out` region fails
   with the diagnosis; zeros on `a2a3` / `a5` ("often zero"), where a pass that rests
-  on them is reported (see `pypto.golden.runner.fresh_memory`);
+  on them is reported (see `pypto.golden.sim_options.fresh_memory`);
 * torch, when the file uses it, runs with PYPTO_GOLDEN_NUM_THREADS threads
   (default 2 here).
 

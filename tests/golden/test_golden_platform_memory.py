@@ -26,7 +26,7 @@ from test_golden_unwritten import (
 import pypto.language as pl
 from pypto.errors import SimulationError
 from pypto.golden import TensorSpec, ratio_allclose, run_jit
-from pypto.golden.runner import fresh_memory
+from pypto.golden.sim_options import fresh_memory
 from pypto.sim import simulate
 
 pytestmark = needs_sim

@@ -269,7 +269,7 @@ assert "torch" not in sys.modules, "torch was imported"
 
 
 def test_sim_checks_from_environment(monkeypatch):
-    from pypto.golden.runner import sim_checks
+    from pypto.golden.sim_options import sim_checks
 
     monkeypatch.delenv("PYPTO_SIM_CHECKS", raising=False)
     assert sim_checks() is None
@@ -296,7 +296,7 @@ def test_unwritten_slices_are_listed(fake_kernel):
 
 
 def test_sim_options_from_environment(monkeypatch):
-    from pypto.golden.runner import sim_options
+    from pypto.golden.sim_options import sim_options
 
     monkeypatch.delenv("PYPTO_SIM_CHECKS", raising=False)
     monkeypatch.delenv("PYPTO_SIM_UNINIT", raising=False)

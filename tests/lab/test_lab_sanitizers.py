@@ -234,7 +234,7 @@ def test_every_sim_option_is_honoured_or_refused_by_the_harness():
     silently ignored: the two lists together are every field."""
     import dataclasses
 
-    from pypto.golden.runner import _CONFIG_OPTIONS, _HARNESS_KNOBS
+    from pypto.golden.sim_options import _CONFIG_OPTIONS, _HARNESS_KNOBS
     from pypto.sim import SimConfig
 
     fields = {f.name for f in dataclasses.fields(SimConfig)}
