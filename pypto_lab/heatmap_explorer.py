@@ -79,7 +79,7 @@ class HeatmapExplorer:
         metrics = metrics_for(run.output(view.output))
         self.metric = w.ToggleButtons(options=metrics, value=view.metric,
                                       tooltips=[METRICS[m] for m in metrics],
-                                      style={"button_width": "56px"},
+                                      style={"button_width": "64px"},
                                       layout={"width": "max-content"})
         metric_label = w.Label("metric", layout={"margin": "0 4px 0 16px"})
         self.dims = w.HBox()
