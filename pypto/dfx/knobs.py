@@ -148,14 +148,17 @@ def bench_lines(critical_path_us: float | None, serial_us: float | None,
 # flag -> (config, key, value of the bare flag or None for a plain switch), as pypto-lib's
 # files and simpler's harness take them (`--enable-pmu [N]` bare 2, `--enable-chip-swimlane
 # [N]` bare 4, `--enable-dump-args [N]` bare 1 like pypto-lib's `--dump-args`)
-CLI_FLAGS: dict[str, tuple[str, str, int | None]] = {
+CLI_FLAGS: dict[str, tuple[str, str, int | str | None]] = {
     "--enable-dep-gen": ("runtime", "enable_dep_gen", None),
     "--enable-pmu": ("runtime", "enable_pmu", PMU_DEFAULT),
     "--enable-chip-swimlane": ("runtime", "enable_chip_swimlane", SWIMLANE_FULL_LEVEL),
     "--enable-dump-args": ("runtime", "enable_dump_args", 1),
     "--enable-scope-stats": ("runtime", "enable_scope_stats", None),
     "--dump-passes": ("compile", "dump_passes", None),
+    # pypto-lab's own: the float64 precision shadow (`pypto.precision`); a word, not a level
+    "--shadow": ("runtime", "sim_shadow", "fp64"),
 }
+SHADOW_PRECISIONS = ("fp64",)  # what `--shadow` / runtime_cfg["sim_shadow"] accept
 ENV_OVERRIDES = "PYPTO_SIM_DFX"  # JSON {"runtime": {...}, "compile": {...}} for the harness
 
 
@@ -185,6 +188,14 @@ def split_cli_flags(args: list[str], source: str) -> tuple[list[str], dict]:
             if eq:
                 raise ValueError(f"{flag} takes no value")
             taken[where][key] = True
+        elif isinstance(bare, str):  # a word: --shadow, --shadow fp64, --shadow=fp64
+            if eq:
+                taken[where][key] = _cli_word(flag, value)
+            elif i + 1 < len(args) and args[i + 1] in SHADOW_PRECISIONS:
+                i += 1
+                taken[where][key] = args[i]
+            else:
+                taken[where][key] = bare
         elif eq:
             taken[where][key] = _cli_level(flag, value)
         elif i + 1 < len(args) and args[i + 1].lstrip("-").isdigit() and \
@@ -195,6 +206,12 @@ def split_cli_flags(args: list[str], source: str) -> tuple[list[str], dict]:
             taken[where][key] = bare
         i += 1
     return rest, taken
+
+
+def _cli_word(flag: str, text: str) -> str:
+    if text not in SHADOW_PRECISIONS:
+        raise ValueError(f"{flag} takes one of {', '.join(SHADOW_PRECISIONS)}, got {text!r}")
+    return text
 
 
 def _cli_level(flag: str, text: str) -> int:
@@ -221,5 +238,6 @@ def apply_overrides(runtime_cfg: dict, compile_cfg: dict,
 
 
 __all__ = ["CLI_FLAGS", "EFFECTIVE_UNAVAILABLE", "ENV_OVERRIDES", "PMU_DEFAULT",
-           "REPLAY_SKIPPED", "SWIMLANE_FULL_LEVEL", "DfxRequest", "apply_overrides",
-           "bench_enabled", "bench_lines", "declares", "notes", "split_cli_flags"]
+           "REPLAY_SKIPPED", "SHADOW_PRECISIONS", "SWIMLANE_FULL_LEVEL", "DfxRequest",
+           "apply_overrides", "bench_enabled", "bench_lines", "declares", "notes",
+           "split_cli_flags"]

@@ -2,7 +2,6 @@
 the error-distribution report. They follow the comparator protocol of `validation.py`."""
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -11,11 +10,11 @@ import numpy as np
 from pypto.golden import _interop as io
 from pypto.golden.validation import (
     _f32_pair,
-    _reldiff,
     element_verdict,
     ratio_allclose,
     with_attrs,
 )
+from pypto.precision.measures import measure
 
 
 def topk_pair_compare(vals_name: str, *, dim: int = -1, descending: bool = True,
@@ -250,38 +249,14 @@ def error_distribution(diff_thds: tuple = (1e-3, 3e-3, 5e-3, 1e-2, 3e-2, 5e-2),
     relative difference, absolute difference and golden magnitude. With
     `always_pass=False` NaN/Inf in the kernel output fail the check.
     """
-    qs = np.asarray(quantiles, dtype=np.float64)
-
     def cmp(actual: Any, expected: Any, **_: Any) -> tuple[bool, str]:
         a, e = _f32_pair(actual, expected)
-        nans, infs = int(np.isnan(a).sum()), int(np.isinf(a).sum())
-        if nans or infs:
-            msg = f"    illegal values in actual: NaN={nans} Inf={infs}"
-            print(msg)
-            if not always_pass:
-                return False, msg
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            diff = np.abs(a - e)
-            rel = float(np.linalg.norm(diff.astype(np.float64))
-                        / max(float(np.linalg.norm(e.astype(np.float64))), 1e-12))
-            na = max(float(np.linalg.norm(a.astype(np.float64))), 1e-8)
-            ne = max(float(np.linalg.norm(e.astype(np.float64))), 1e-8)
-            cos = float(np.dot(a.reshape(-1).astype(np.float64),
-                               e.reshape(-1).astype(np.float64)) / (na * ne))
-            print(f"rel-L2 = {rel:.4%}  cosine = {cos:.7f}  numel={a.size}")
-            for thd in diff_thds:
-                rdiff = _reldiff(a, e, thd)[1]
-                bad = rdiff > thd
-                n = int(bad.sum())
-                worst = float(rdiff[bad].max()) if n else 0.0
-                print(f"  diff_thd={thd:.0e}  frac>thd={n / max(a.size, 1):.4%}  "
-                      f"worst={worst:.3g}")
-            denom = np.maximum(np.maximum(np.abs(a), np.abs(e)), np.float32(1e-6))
-            _percentiles("rel-diff percentiles", (diff / denom).reshape(-1), quantiles, qs)
-            _percentiles("abs-diff percentiles", diff.reshape(-1), quantiles, qs)
-            mag = np.abs(e).reshape(-1)
-            print(f"  |golden| mean={float(mag.mean()) if mag.size else math.nan:.4g}")
-            _percentiles("|golden| percentiles", mag, quantiles, qs)
+        m = measure(a, e, diff_thds, quantiles)
+        lines = m.lines()
+        if (m.nans or m.infs) and not always_pass:
+            print(lines[0])
+            return False, lines[0]
+        print("\n".join(lines))
         return True, ""
 
     def bad_mask(actual: Any, expected: Any, rtol: float, atol: float, **_: Any
@@ -292,12 +267,3 @@ def error_distribution(diff_thds: tuple = (1e-3, 3e-3, 5e-3, 1e-2, 3e-2, 5e-2),
 
     cmp.__name__ = f"error_distribution(diff_thds={diff_thds})"
     return with_attrs(cmp, bad_mask=bad_mask)
-
-
-def _percentiles(label: str, flat: np.ndarray, quantiles: tuple, qs: np.ndarray) -> None:
-    flat = flat[np.isfinite(flat)]
-    if flat.size == 0:
-        print(f"  {label}: (no finite values)")
-        return
-    values = np.quantile(flat.astype(np.float64), qs)
-    print(f"  {label}: " + "  ".join(f"p{q * 100:g}={v:.3g}" for q, v in zip(quantiles, values)))

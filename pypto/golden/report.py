@@ -257,6 +257,9 @@ class RunResult:
     # the program's casts and the precision traps among them (`cast_audit.CastAudit`);
     # the report shows the traps when an output fails
     cast_audit: Any = None
+    # the float64 shadow comparison (`pypto.precision.shadow.ShadowReport`) when the run
+    # asked for it (runtime_cfg["sim_shadow"]): where the values first drift
+    shadow: Any = None
 
     def __str__(self) -> str:
         took = f" ({self.execution_time:.2f}s)" if self.execution_time is not None else ""
@@ -279,6 +282,8 @@ class RunResult:
         lines.extend(f"  warning: {w}" for w in self.warnings)
         if not self.passed and self.cast_audit is not None and self.cast_audit.findings:
             lines.extend("  " + ln for ln in self.cast_audit.text().splitlines())
+        if self.shadow is not None:
+            lines.append("  " + self.shadow.text().splitlines()[-1])
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

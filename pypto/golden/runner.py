@@ -31,6 +31,7 @@ memory and are listed in `RunResult.warnings`.
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +42,7 @@ import numpy as np
 from pypto.dfx import artifacts as dfx_artifacts
 from pypto.dfx import knobs
 from pypto.dfx.build_dir import BuildDir, default_root
+from pypto.errors import PyptoError
 from pypto.golden import _interop as io
 from pypto.golden import cast_audit, data
 from pypto.golden.binding import bind_specs
@@ -54,7 +56,9 @@ from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Program
 from pypto.platform import DEFAULT_PLATFORM
+from pypto.precision.shadow import ShadowReport, shadow_run
 from pypto.sim import simulate
+from pypto.sim.config import SimConfig
 from pypto.sim.runtime.rings import RingCapacities
 
 # hardware platform -> the simulator that stands in for it
@@ -65,7 +69,9 @@ _RUNTIME_KEYS = {"platform", "device_id", "enable_chip_swimlane", "enable_dump_a
                  "num_sub_workers",
                  # pypto-lab extensions: simulator checks and strictness (the workbench
                  # runs every check non-strictly and draws what they find), fresh memory
-                 "sim_checks", "sim_strict", "sim_uninit"}
+                 "sim_checks", "sim_strict", "sim_uninit",
+                 # the float64 precision shadow run (`pypto.precision.shadow`)
+                 "sim_shadow"}
 _COMPILE_KEYS = {"dump_passes", "distributed_config", "save_kernels_dir", "output_dir",
                  "compile_profiling", "strategy", "profiling", "skip_ptoas", "backend_type",
                  "platform"}
@@ -223,6 +229,7 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
         return fail("runtime_dir is incompatible with compile_only")
     knobs.apply_overrides(runtime_cfg, compile_cfg)  # pypto-sim's --enable-* flags
     try:
+        shadow = shadow_request(runtime_cfg)
         request = knobs.DfxRequest.of(runtime_cfg, compile_cfg)
         # the ring capacities the runtime would start with (PTO2_RING_* may be set by the
         # kernel file at import, before this runs)
@@ -340,6 +347,9 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     with clock.stage("simulate"):
         args = [scalars[s.name].to_python() if isinstance(s, ScalarSpec) else host[s.name]
                 for s in binding.ordered]
+        # the shadow starts from the inputs the plain run starts from (it fills its Outs)
+        shadow_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args] \
+            if shadow else None
         try:
             sim = _simulate(compiled, args, platform, uninit, runtime_cfg,
                             _devices(compile_cfg, runtime_cfg), sim_config)
@@ -386,8 +396,14 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
             _note(line, verbose)
 
     # -- validate ------------------------------------------------------------------------
+    report = None
+    if shadow_args is not None:
+        with clock.stage("shadow"):
+            report = _shadow(compiled, shadow_args, platform, compile_cfg, runtime_cfg,
+                             sim_config, warnings, verbose)
+        del shadow_args
     base = dict(name=name, platform=platform, compiled=compiled, sim=sim, work_dir=work_dir,
-                artifacts=produced, rings=rings)
+                artifacts=produced, rings=rings, shadow=report)
     if golden is None:
         _note(f"[RUN] PASS ({clock.elapsed:.2f}s, validation skipped: no golden_fn or "
               "golden_data)", verbose)
@@ -418,6 +434,42 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
 
 
 
+
+
+SHADOW_ENV = "PYPTO_SIM_SHADOW"  # the default of runtime_cfg["sim_shadow"]
+
+
+def shadow_request(runtime_cfg: dict) -> str | None:
+    """The precision shadow a run asks for: runtime_cfg["sim_shadow"] (pypto-sim's
+    `--shadow`), else $PYPTO_SIM_SHADOW; None for none, `ValueError` for one we do not
+    have."""
+    value = runtime_cfg.get("sim_shadow")
+    if value is None:
+        value = os.environ.get(SHADOW_ENV) or None
+    if value in (None, False, "", "off", "none"):
+        return None
+    if value not in knobs.SHADOW_PRECISIONS:
+        raise ValueError(f"sim_shadow={value!r}: the precision shadow runs in "
+                         f"{' or '.join(knobs.SHADOW_PRECISIONS)} (or is off: None)")
+    return str(value)
+
+
+def _shadow(compiled: Any, args: list, platform: str, compile_cfg: dict, runtime_cfg: dict,
+            sim_config: dict | None, warnings: list, verbose: bool) -> ShadowReport | None:
+    """The float64 shadow comparison of the run (`pypto.precision.shadow`), printed; a
+    kernel the shadow cannot run leaves a warning saying why, and the verdict as it was."""
+    devices = _devices(compile_cfg, runtime_cfg)
+    options = dict(sim_config or {})
+    options.update(platform=platform, device_ids=tuple(devices) if devices else None)
+    try:
+        report = shadow_run(compiled, args, SimConfig.from_any(options))
+    except PyptoError as err:
+        text = str(err).splitlines()[0]
+        warnings.append(f"the precision shadow did not run: {text}")
+        _note(f"[RUN]   warning: the precision shadow did not run: {text}", verbose)
+        return None
+    _note(report.text(), verbose)
+    return report
 
 
 def _audit_casts(compiled: Any, golden_fn: Callable | None, tensor_specs: list

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from pypto.golden import _interop as io
+from pypto.precision.measures import reldiff as _reldiff
 
 # ----------------------------------------------------------------------------------------
 # element rules
@@ -350,34 +351,6 @@ def _ratio_allclose_mask(a: np.ndarray, e: np.ndarray, rtol: float, atol: float)
     a, e = io.to_f32(a), io.to_f32(e)
     with np.errstate(invalid="ignore"):
         return ~(np.abs(a - e) <= atol + rtol * np.abs(e))
-
-
-def _reldiff(a: np.ndarray, e: np.ndarray, diff_thd: float) -> tuple[np.ndarray, np.ndarray]:
-    """|a - e|, and the relative difference: |a - e| where that is below diff_thd, else
-    |a - e| / (max(|a|, |e|, floor) + 1e-9). Outputs run to 10^8 elements, so the work
-    goes in cache-sized chunks: each element is read once and written once instead of
-    passing over memory once per temporary."""
-    shape = np.broadcast_shapes(a.shape, e.shape)
-    a = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-    e = np.ascontiguousarray(np.broadcast_to(e, shape)).reshape(-1)
-    diff = np.empty(a.size, np.float32)
-    rel = np.empty(a.size, np.float32)
-    floor = np.float32((1.0 / (1 << 14)) / diff_thd)
-    step = 1 << 16
-    tmp = np.empty(min(step, a.size), np.float32)
-    for lo in range(0, a.size, step):
-        hi = min(lo + step, a.size)
-        d, r, t = diff[lo:hi], rel[lo:hi], tmp[:hi - lo]
-        np.subtract(a[lo:hi], e[lo:hi], out=d)
-        np.abs(d, out=d)
-        np.abs(a[lo:hi], out=r)
-        np.abs(e[lo:hi], out=t)
-        np.maximum(r, t, out=r)
-        np.maximum(r, floor, out=r)
-        r += np.float32(1e-9)
-        np.divide(d, r, out=r)
-        np.copyto(r, d, where=d < diff_thd)
-    return diff.reshape(shape), rel.reshape(shape)
 
 
 def _show(values: list[str], limit: int) -> str:

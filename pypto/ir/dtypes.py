@@ -72,6 +72,7 @@ _NP: dict[str, np.dtype] = {
     "uint64": np.dtype(np.uint64),
     "float16": np.dtype(np.float16),
     "float32": np.dtype(np.float32),
+    "float64": np.dtype(np.float64),
     "bfloat16": np.dtype(ml_dtypes.bfloat16),
     "float8_e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn),
     "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2),
@@ -104,6 +105,9 @@ HF4 = DType("HF4", 4, Kind.FLOAT, "uint4")
 HF8 = DType("HF8", 8, Kind.FLOAT, "uint8")
 INDEX = DType("INDEX", 64, Kind.SINT, "int64")
 TASK_ID = DType("TASK_ID", 64, Kind.HANDLE, "int64")
+# The float of the precision shadow run (`pypto.precision`): every float of a kernel
+# widened. No kernel can name it: it is in neither ALL nor BY_NAME, and pl has no FP64.
+SHADOW_FP64 = DType("FP64", 64, Kind.FLOAT, "float64")
 
 ALL: tuple[DType, ...] = (BOOL, INT4, INT8, INT16, INT32, INT64, UINT4, UINT8, UINT16, UINT32,
                           UINT64, FP16, BF16, FP32, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, HF4, HF8,

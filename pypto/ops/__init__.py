@@ -14,6 +14,7 @@ from pypto.ops import (  # noqa: F401
     mx,
     padding,
     pipes,
+    probe,
     reduce,
     scalar,
     scatter,

@@ -96,7 +96,10 @@ def _exact_float_acc(lhs: np.dtype, rhs: np.dtype, k: int) -> Any:
 
 def _mm(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: bool) -> np.ndarray:
     if lhs.dtype.kind not in "iu":
-        return _product(lhs, rhs, a_trans, b_trans, np.float32)
+        # the cube accumulates in float32; float64 operands are the precision shadow's
+        # (`pypto.precision`), which wants the exact product
+        wide = lhs.dtype == np.float64 or rhs.dtype == np.float64
+        return _product(lhs, rhs, a_trans, b_trans, np.float64 if wide else np.float32)
     k = lhs.shape[-2] if a_trans and lhs.ndim >= 2 else lhs.shape[-1]
     acc = _exact_float_acc(lhs.dtype, rhs.dtype, k) or np.int64
     prod = _product(lhs, rhs, a_trans, b_trans, acc)

@@ -101,6 +101,10 @@ class OpDef:
     # its operand `x` in another dtype, rounded by its `mode` (pl.cast): an ordinary value
     # op otherwise (not a Role, which marks ops implemented by what they do)
     converts: bool = False
+    # it reads or writes the bits of a float, not its value (sort32's (value, index)
+    # pairs, a reinterpretation): the float64 precision shadow runs it in the kernel's
+    # own dtype (`pypto.precision.instrument`)
+    float_bits: bool = False
     batching: Batching = Batching()  # (the batch engine's facts beyond batchable / ufunc)
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
@@ -156,25 +160,29 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
           divisor: str | None = None, batching: Batching | None = None,
-          converts: bool = False, **extra: Any) -> Callable:
-    """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`)."""
+          converts: bool = False, float_bits: bool = False, public: bool = True,
+          **extra: Any) -> Callable:
+    """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`).
+    `public=False`: a toolchain-internal op no kernel can spell (no `pl.` name; only a
+    transform inserts it)."""
 
     def register(rule: Callable) -> OpDef:
         if name in REGISTRY:
             raise ValueError(f"op {name!r} registered twice")
-        public = names or (f"pl.{name}",)
-        op = OpDef(name=name, type_rule=rule, unit=unit, impl=impl, names=tuple(public),
+        spelled = (names or (f"pl.{name}",)) if public else ()
+        op = OpDef(name=name, type_rule=rule, unit=unit, impl=impl, names=tuple(spelled),
                    writes=writes, orch_only=orch_only, incore_only=incore_only,
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
                    matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
                    shape_param=shape_param, memory_param=memory_param, affinity=affinity,
-                   divisor=divisor, converts=converts, batching=batching or _NO_BATCHING,
+                   divisor=divisor, converts=converts, float_bits=float_bits,
+                   batching=batching or _NO_BATCHING,
                    extra=extra)
         for param in _named_params(op):
             if param not in op.params:
                 raise ValueError(f"op {name!r}: fact names {param!r}, not a parameter")
         REGISTRY[name] = op
-        for n in public:
+        for n in spelled:
             if n in BY_PUBLIC_NAME:
                 raise ValueError(f"public name {n!r} given to {BY_PUBLIC_NAME[n]!r} and {name!r}")
             BY_PUBLIC_NAME[n] = name

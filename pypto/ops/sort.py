@@ -104,7 +104,7 @@ def _sort32_impl(src, idx):
     return pack_pairs(vals.astype(out_dtype), ib, out_dtype)
 
 
-defop("sort32", unit=Unit.VECTOR, impl=_sort32_impl,
+defop("sort32", unit=Unit.VECTOR, impl=_sort32_impl, float_bits=True,
       names=("pl.sort32", "pl.tensor.sort32", "pl.tile.sort32"))(_sort32)
 
 
@@ -241,5 +241,5 @@ def _mrgsort_impl(src0, src1=None, src2=None, src3=None, tmp=None, exhausted=Fal
     return out
 
 
-defop("mrgsort", unit=Unit.VECTOR, impl=_mrgsort_impl,
+defop("mrgsort", unit=Unit.VECTOR, impl=_mrgsort_impl, float_bits=True,
       names=("pl.mrgsort", "pl.tensor.mrgsort", "pl.tile.mrgsort"))(_mrgsort)

@@ -155,6 +155,7 @@ def _reinterpret_impl(x, dtype, shape=None):
 
 
 defop("reinterpret_view", unit=Unit.META, impl=_reinterpret_impl, view=View.ALIAS,
+      float_bits=True,
       names=_names("reinterpret_view"))(_reinterpret_view)
 
 

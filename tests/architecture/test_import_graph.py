@@ -43,7 +43,9 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "compile": (("pypto.compile",), ("frontend", "passes")),
     # the runtime's DFX artifacts (deps.json, args dumps, swimlanes, ...) from a run
     "dfx": (("pypto.dfx",), ("sim",)),
-    "golden": (("pypto.golden",), ("compile", "sim", "dfx")),
+    # the float64 shadow run and the error measures it shares with the comparators
+    "precision": (("pypto.precision",), ("dfx",)),
+    "golden": (("pypto.golden",), ("compile", "sim", "dfx", "precision")),
     "scale": (("pypto.scale",), ("golden",)),
     # the real toolchain's run configuration and result names, over the harness
     "runtime": (("pypto.runtime",), ("golden", "config")),

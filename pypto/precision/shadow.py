@@ -1,0 +1,267 @@
+"""The float64 shadow run: where a kernel's values first drift from their exact values.
+
+pypto-lib's precision-tuning guide localises a precision loss by hand: tag the
+intermediates, dump them on the device, write a torch reference for each, and walk them
+in dependency order until the first whose error blows up. The simulator holds every
+intermediate, so `shadow_run` does it in one call:
+
+1. it runs the kernel with a probe on every watched value (`instrument`: each op result
+   made from a float, each load of a float tile) and records what each probe saw, per
+   task, block and occurrence;
+2. it runs the same program widened to float64 (`widen`: every float op in float64,
+   every cast between floats the identity, integer arithmetic unchanged) on the same
+   inputs, recording the same probes;
+3. for each watched site, in the order the run first reached it, it measures the kernel's
+   values against the shadow's with `error_distribution`'s measures (`measures`), and
+   compares that error with the error of the values the site computes from (its
+   sources): the **first divergence** is the first computing site whose rel-L2 error is
+   at least `floor` and more than `ratio` times its sources' - the op or cast where the
+   precision was lost, named by its line, function and the first task it ran in.
+
+Both probed runs start fresh memory as zeros (a residue read is not a precision loss)
+and run without the checks (the shadow's float64 tiles would not fit the kernel's UB).
+Values are paired by (task, block, site, occurrence); a site whose control flow differs
+between the runs (a branch on a float that rounding tipped) is reported, not compared.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pypto.dfx.task_ids import RuntimeTaskIds
+from pypto.ir import nodes as N
+from pypto.ir.transform import walk
+from pypto.ops.numeric import is_float_np
+from pypto.ops.probe import probing
+from pypto.ops.registry import all_ops
+from pypto.precision.instrument import COMPUTE, Site, instrument, widen
+from pypto.precision.measures import ErrorMeasures, measure
+from pypto.sim.config import SimConfig
+from pypto.sim.entry import run_compiled
+
+FLOOR = 1e-5
+"""A rel-L2 error below this is float32 rounding noise, never a divergence."""
+RATIO = 4.0
+"""A site diverges when its error is more than this many times its sources' error."""
+
+Key = tuple[int, int, int]  # (trace task id, block, occurrence)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One watched site of the ladder: its values in the kernel against the shadow."""
+
+    site: Site
+    measures: ErrorMeasures
+    inherited: float
+    """The largest rel-L2 error among its sources (0: it computes from exact values)."""
+    diverged: bool
+    """Its own error jumped (module doc): a computing site, error >= floor, > ratio x
+    inherited. The report's `first` is the first such stage."""
+    task: int | None
+    """The first task it ran in (its runtime task id, as deps.json names it), or the
+    trace's id when the run has no runtime id for it."""
+    task_label: str
+    region: str | None
+    samples: int
+    """How many values (task x block x occurrence) were compared."""
+
+    @property
+    def rel_l2(self) -> float:
+        return self.measures.rel_l2
+
+    def heading(self) -> str:
+        s = self.site
+        mark = "  <- error jumps here" if self.diverged else ""
+        return (f"[{s.number}] {s.where()}  {s.op} ({s.kind}, {s.dtype.name})  "
+                f"task {self.task_label}{mark}")
+
+    def lines(self) -> list[str]:
+        out = [self.heading(),
+               f"  inherited rel-L2 {self.inherited:.3e} -> {self.rel_l2:.3e}"
+               + (f" ({self.rel_l2 / self.inherited:.1f}x)" if self.inherited > 0 else "")]
+        out += ["  " + ln for ln in self.measures.lines()]
+        return out
+
+
+@dataclass(frozen=True)
+class ShadowReport:
+    """What the shadow comparison found (module doc)."""
+
+    stages: tuple[Stage, ...]
+    """Every compared site, in the order the kernel first reached it."""
+    first: Stage | None
+    """The first divergence, or None when no site's error jumped."""
+    outputs: dict[str, ErrorMeasures]
+    """Each output of the kernel against the shadow's."""
+    islands: tuple[str, ...]
+    """Ops the shadow ran in the kernel's dtype (`float_bits`), by line."""
+    flow: tuple[str, ...]
+    """Sites whose values the two runs did not produce alike (a branch tipped)."""
+    floor: float = FLOOR
+    ratio: float = RATIO
+
+    def divergences(self) -> list[Stage]:
+        """Every stage whose error jumped, in run order (the first is `first`)."""
+        return [s for s in self.stages if s.diverged]
+
+    def stage(self, number: int) -> Stage:
+        return next(s for s in self.stages if s.site.number == number)
+
+    def text(self) -> str:
+        out = [f"precision shadow (float64): {len(self.stages)} intermediate(s), in the "
+               "order the kernel reached them"]
+        for st in self.stages:
+            out += st.lines()
+        for name, m in self.outputs.items():
+            out.append(f"output '{name}' against the shadow: rel-L2 {m.rel_l2:.3e}  "
+                       f"cosine {m.cosine:.7f}")
+        if self.islands:
+            out.append("ran in the kernel's dtype (float bits, no float64 meaning): "
+                       + "; ".join(self.islands))
+        for f in self.flow:
+            out.append(f"not compared: {f}")
+        if self.first is None:
+            out.append(f"first divergence: none (no op's rel-L2 error reached {self.floor:g} "
+                       f"and grew more than {self.ratio:g}x over its inputs')")
+        else:
+            st = self.first
+            s = st.site
+            grew = (f"{st.rel_l2 / st.inherited:.0f}x its inputs' {st.inherited:.2e}"
+                    if st.inherited > 0 else "from exact inputs")
+            out.append(f"first divergence: {s.where()} {s.op} -> {s.dtype.name} "
+                       f"(in '{s.function}', task {st.task_label}): rel-L2 "
+                       f"{st.rel_l2:.3e}, {grew}")
+        return "\n".join(out)
+
+
+class _Recorder:
+    """The probes' sink of one run: site -> key -> the value (a copy)."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, dict[Key, np.ndarray]] = defaultdict(dict)
+        self.first_seen: dict[int, int] = {}
+        self.regions: dict[int, str | None] = {}
+        self._count: dict[tuple[int, int, int], int] = defaultdict(int)
+
+    def __call__(self, frame: Any, site: int, value: Any) -> None:
+        rec = getattr(frame, "rec", None)
+        task = rec.id if rec is not None else getattr(frame, "task_id", -1)
+        block = getattr(frame, "block", None)
+        block = -1 if block is None else int(block)
+        k = (task, block, site)
+        n = self._count[k]
+        self._count[k] = n + 1
+        self.values[site][(task, block, n)] = np.array(value, copy=True)
+        if site not in self.first_seen:
+            self.first_seen[site] = len(self.first_seen)
+            self.regions[site] = getattr(frame, "region", None)
+
+
+def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = None,
+               floor: float = FLOOR, ratio: float = RATIO) -> ShadowReport:
+    """Run `compiled` (a CompiledProgram) on `args` and its float64 shadow, and compare
+    them (module doc). `config`: the simulator options of the plain run (platform,
+    padding, seed, devices); the checks, the args dump and residue memory are off here."""
+    base = config or SimConfig()
+    cfg = dataclasses.replace(base, checks=(), strict=False, trace=True, dump_args=0,
+                              uninit="zero", out_start="fresh", oob_reads="warn")
+    inst = instrument(compiled.program)
+    kernel = dataclasses.replace(compiled, program=inst.program)
+    shadow = dataclasses.replace(compiled, program=widen(inst.program))
+
+    got = _Recorder()
+    with probing(got):
+        ran = run_compiled(kernel, tuple(_copy(a, wide=False) for a in args), None, cfg)
+    exact = _Recorder()
+    with probing(exact):
+        ran_exact = run_compiled(shadow, tuple(_copy(a, wide=True) for a in args), None, cfg)
+
+    labels = _task_labels(ran, compiled)
+    measured: dict[int, ErrorMeasures] = {}
+    first_task: dict[int, int] = {}
+    samples: dict[int, int] = {}
+    flow: list[str] = []
+    sites = {s.number: s for s in inst.sites}
+    for number in sorted(got.first_seen, key=got.first_seen.__getitem__):
+        mine, theirs = got.values[number], exact.values.get(number, {})
+        keys = [k for k in mine if k in theirs]
+        if len(keys) != len(mine) or len(keys) != len(theirs):
+            flow.append(f"{sites[number].where()} {sites[number].op}: the kernel reached it "
+                        f"{len(mine)} time(s), the shadow {len(theirs)}")
+        if not keys:
+            continue
+        a = np.concatenate([_f32(mine[k]) for k in keys])
+        e = np.concatenate([_f32(theirs[k]) for k in keys])
+        measured[number] = measure(a, e)
+        first_task[number] = min(k[0] for k in keys)
+        samples[number] = len(keys)
+
+    stages: list[Stage] = []
+    first: Stage | None = None
+    for number in sorted(measured, key=got.first_seen.__getitem__):
+        site = sites[number]
+        m = measured[number]
+        inherited = max((measured[s].rel_l2 for s in site.sources if s in measured),
+                        default=0.0)
+        err = m.rel_l2
+        jumped = (site.kind == COMPUTE and np.isfinite(err) and err >= floor
+                  and err > ratio * inherited)
+        tid = first_task[number]
+        raw, label = labels.get(tid, (tid, str(tid)))
+        st = Stage(site, m, inherited, bool(jumped), raw, label, got.regions.get(number),
+                   samples[number])
+        if jumped and first is None:
+            first = st
+        stages.append(st)
+
+    outputs = {}
+    exact_out = getattr(ran_exact, "outputs", None) or {}
+    for name, value in (getattr(ran, "outputs", None) or {}).items():
+        other = exact_out.get(name)
+        if isinstance(value, np.ndarray) and isinstance(other, np.ndarray) and \
+                value.shape == other.shape:
+            outputs[name] = measure(_f32(value), _f32(other))
+    return ShadowReport(tuple(stages), first, outputs, _islands(compiled.program),
+                        tuple(flow), floor, ratio)
+
+
+def _copy(a: Any, wide: bool) -> Any:
+    """An argument of a probed run: a copy (the caller's arrays stay as they are), a
+    float array in float64 for the shadow."""
+    if not isinstance(a, np.ndarray):
+        return a
+    if wide and is_float_np(a.dtype):
+        return a.astype(np.float64)
+    return a.copy()
+
+
+def _f32(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype != np.float32:
+        a = a.astype(np.float32)
+    return a.reshape(-1)
+
+
+def _task_labels(ran: Any, compiled: Any) -> dict[int, tuple[int, str]]:
+    """Trace task id -> (runtime task id, its hex), as deps.json names the task."""
+    trace = getattr(ran, "trace", None)
+    if trace is None:
+        return {}
+    ids = RuntimeTaskIds.of_run(trace, compiled.program, compiled.analyses)
+    return {t.id: (ids.raw(t.id), ids.hex(t.id)) for t in trace.tasks if t.id in ids}
+
+
+def _islands(program: N.Program) -> tuple[str, ...]:
+    ops = all_ops()
+    out = []
+    for fn in program.functions:
+        for node in walk(fn):
+            if isinstance(node, N.Call) and getattr(ops.get(node.op), "float_bits", False):
+                at = f"{node.span.file}:{node.span.line}" if node.span.known else fn.name
+                out.append(f"{at} {node.op}")
+    return tuple(dict.fromkeys(out))
