@@ -44,7 +44,7 @@ from pypto.dfx import knobs
 from pypto.dfx.build_dir import BuildDir, default_root
 from pypto.errors import PyptoError
 from pypto.golden import _interop as io
-from pypto.golden import cast_audit, data
+from pypto.golden import data
 from pypto.golden.binding import bind_specs
 from pypto.golden.diagnosis import check_zero_fill, diagnose, diagnose_through_unwritten
 from pypto.golden.record import emit
@@ -56,6 +56,7 @@ from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.nodes import Program
 from pypto.platform import DEFAULT_PLATFORM
+from pypto.precision import cast_audit
 from pypto.precision.shadow import ShadowReport, shadow_run
 from pypto.sim import simulate
 from pypto.sim.config import SimConfig
@@ -416,7 +417,8 @@ def _harness(kind: str, target: Any, specs: list, golden_fn: Callable | None,
     failed = [c for c in checks.values() if not c.passed]
     result = RunResult(passed=not failed, execution_time=clock.elapsed, outputs=checks,
                        stages=clock.stages, warnings=warnings, rtol=rtol, atol=atol,
-                       cast_audit=_audit_casts(compiled, golden_fn, tensor_specs), **base)
+                       cast_audit=_audit_casts(compiled, golden_fn, tensor_specs, report),
+                       **base)
     for c in checks.values():
         if c.zero_fill is not None:
             _note(f"[RUN]   warning: '{c.name}' passes only because fresh memory on "
@@ -472,13 +474,14 @@ def _shadow(compiled: Any, args: list, platform: str, compile_cfg: dict, runtime
     return report
 
 
-def _audit_casts(compiled: Any, golden_fn: Callable | None, tensor_specs: list
-                 ) -> cast_audit.CastAudit | None:
+def _audit_casts(compiled: Any, golden_fn: Callable | None, tensor_specs: list,
+                 shadow: ShadowReport | None) -> cast_audit.CastAudit | None:
     """The cast audit of a program compiled from source (None for a stand-in program
-    that has no IR to read)."""
+    that has no IR to read), with the exact ties the shadow run counted."""
     if not isinstance(getattr(compiled, "program", None), Program):
         return None
-    return cast_audit.audit(compiled.program, golden_fn, _emitted_dtypes(tensor_specs))
+    return cast_audit.audit(compiled.program, golden_fn, _emitted_dtypes(tensor_specs),
+                            shadow.ties() if shadow is not None else None)
 
 
 def _emitted_dtypes(tensor_specs: list) -> dict[str, DType]:

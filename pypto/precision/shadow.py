@@ -35,9 +35,11 @@ import numpy as np
 from pypto.dfx.task_ids import RuntimeTaskIds
 from pypto.ir import nodes as N
 from pypto.ir.transform import walk
+from pypto.ops.cast import cast_array
 from pypto.ops.numeric import is_float_np
 from pypto.ops.probe import probing
 from pypto.ops.registry import all_ops
+from pypto.precision.cast_audit import loses_values
 from pypto.precision.instrument import COMPUTE, Site, instrument, widen
 from pypto.precision.measures import ErrorMeasures, measure
 from pypto.sim.config import SimConfig
@@ -69,6 +71,11 @@ class Stage:
     region: str | None
     samples: int
     """How many values (task x block x occurrence) were compared."""
+    ties: tuple[int, int] | None = None
+    """A cast's exact ties in this run: (how many of its input elements, of how many)
+    lie halfway between two values of its target, where rounding ties away from zero
+    (mode "round", the default) and to even ("rint", torch's `.to()`) differ; None for
+    a site that is no cast from a float, or whose input was not watched."""
 
     @property
     def rel_l2(self) -> float:
@@ -84,6 +91,10 @@ class Stage:
         out = [self.heading(),
                f"  inherited rel-L2 {self.inherited:.3e} -> {self.rel_l2:.3e}"
                + (f" ({self.rel_l2 / self.inherited:.1f}x)" if self.inherited > 0 else "")]
+        if self.ties is not None:
+            n, total = self.ties
+            out.append(f"  exact ties: {n} of {total} input elements (where ties away from "
+                       "zero and ties to even round apart)")
         out += ["  " + ln for ln in self.measures.lines()]
         return out
 
@@ -104,6 +115,12 @@ class ShadowReport:
     """Sites whose values the two runs did not produce alike (a branch tipped)."""
     floor: float = FLOOR
     ratio: float = RATIO
+
+    def ties(self) -> dict[tuple[str, int, int], tuple[int, int]]:
+        """Each cast's exact ties in this run, by its source position (file, line,
+        column): what the cast audit joins its sites on."""
+        return {(st.site.span.file, st.site.span.line, st.site.span.col): st.ties
+                for st in self.stages if st.ties is not None}
 
     def divergences(self) -> list[Stage]:
         """Every stage whose error jumped, in run order (the first is `first`)."""
@@ -214,7 +231,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         tid = first_task[number]
         raw, label = labels.get(tid, (tid, str(tid)))
         st = Stage(site, m, inherited, bool(jumped), raw, label, got.regions.get(number),
-                   samples[number])
+                   samples[number], _ties(site, sites, got))
         if jumped and first is None:
             first = st
         stages.append(st)
@@ -228,6 +245,28 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
             outputs[name] = measure(_f32(value), _f32(other))
     return ShadowReport(tuple(stages), first, outputs, _islands(compiled.program),
                         tuple(flow), floor, ratio)
+
+
+def _ties(site: Site, sites: dict[int, Site], got: _Recorder) -> tuple[int, int] | None:
+    """The exact ties among the inputs of cast `site` in the kernel's run (`Stage.ties`):
+    its one watched source's values, paired with its own by key."""
+    if not site.converts or len(site.sources) != 1:
+        return None
+    source = site.sources[0]
+    if not sites[source].dtype.is_float() or not loses_values(sites[source].dtype, site.dtype):
+        return None
+    mine, inputs = got.values.get(site.number, {}), got.values.get(source, {})
+    n = total = 0
+    for key, out in mine.items():
+        v = inputs.get(key)
+        if v is None or v.size != out.size:
+            return None  # the cast's operand is not that value as it is
+        v = v[~np.isnan(v.astype(np.float64))]
+        away = cast_array(v, site.dtype, "round")
+        even = cast_array(v, site.dtype, "rint")
+        n += int(np.count_nonzero(away != even))
+        total += int(out.size)
+    return (n, total) if mine else None
 
 
 def _copy(a: Any, wide: bool) -> Any:

@@ -9,8 +9,8 @@ import torch
 
 import pypto.language as pl
 from pypto.golden import TensorSpec, run_jit
-from pypto.golden.cast_audit import audit, loses_values
 from pypto.ir import dtypes as D
+from pypto.precision.cast_audit import audit, loses_values
 
 R, C = 32, 32
 
@@ -117,3 +117,24 @@ def test_audit_needs_no_run():
     found = audit(compiled.program)
     assert [f.kind for f in found.findings] == ["double-rounding"]
     assert [s.function for s in found.sites] == ["two_hop_at"] * 2
+
+
+def test_the_shadow_run_counts_the_ties_of_each_cast():
+    specs = [TensorSpec("x", [R, C], torch.float32,
+                        init_value=lambda: torch.arange(R * C, dtype=torch.float32
+                                                        ).reshape(R, C) / 64 + 1 / 256),
+             TensorSpec("y", [R, C], torch.bfloat16, is_output=True)]
+    res = run_jit(square_bf16, specs, _square_golden, rtol=0, atol=0, verbose=False,
+                  runtime_cfg={"sim_shadow": "fp64"})
+    # an fp32 value is an exact bf16 tie when its low 16 bits are 0x8000
+    import numpy as np
+    x = (np.arange(R * C, dtype=np.float32).reshape(R, C) / 64 + np.float32(1 / 256))
+    sq = (x * x).astype(np.float32)
+    expected = int(np.count_nonzero((sq.view(np.uint32) & 0xFFFF) == 0x8000))
+    assert expected > 0
+    stage = next(s for s in res.shadow.stages if s.site.converts)
+    assert stage.ties == (expected, R * C)
+    (finding,) = res.cast_audit.findings
+    assert f"in this run {expected} of {R * C} element(s) were exact ties" in finding.message
+    # where the kernel and the golden disagree is exactly there
+    assert int((res.outputs["y"].actual != res.outputs["y"].expected).sum()) == expected

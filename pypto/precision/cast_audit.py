@@ -235,16 +235,28 @@ def _file(fn: Callable) -> str:
         return "<golden>"
 
 
+Ties = dict[tuple[str, int, int], tuple[int, int]]  # (file, line, col) -> (ties, elements)
+
+
 def audit(program: Any, golden_fn: Callable | None = None,
-          outputs: dict[str, DType] | None = None) -> CastAudit:
+          outputs: dict[str, DType] | None = None, ties: Ties | None = None) -> CastAudit:
     """The cast sites of `program` and the traps among them (see the module doc);
-    `outputs` maps each compared output to the dtype the kernel emits it in."""
+    `outputs` maps each compared output to the dtype the kernel emits it in; `ties`, a
+    run's exact ties per cast (`ShadowReport.ties`), counts them in the findings."""
     sites = cast_sites(program)
     conversions = golden_conversions(golden_fn, outputs or {})
-    return CastAudit(tuple(sites), tuple(_findings(sites, conversions)))
+    return CastAudit(tuple(sites), tuple(_findings(sites, conversions, ties or {})))
 
 
-def _findings(sites: list[CastSite], conversions: list[GoldenConversion]
+def _tie_text(site: CastSite, ties: Ties) -> str:
+    got = ties.get((site.span.file, site.span.line, site.span.col))
+    if got is None:
+        return ""
+    n, total = got
+    return f"; in this run {n} of {total} element(s) were exact ties"
+
+
+def _findings(sites: list[CastSite], conversions: list[GoldenConversion], ties: Ties
               ) -> Iterator[CastFinding]:
     for site in sites:
         inner = site.inner
@@ -266,6 +278,6 @@ def _findings(sites: list[CastSite], conversions: list[GoldenConversion]
                     f"rounds {site.source.name} -> {site.target.name} with the default mode "
                     f"'round' (ties away from zero) while the golden rounds to "
                     f"{site.target.name} with ties to even ({said}); the two differ on "
-                    "every exact tie",
+                    f"every exact tie{_tie_text(site, ties)}",
                     f"pl.cast(..., pl.{site.target.name}, mode=\"rint\") to round as the "
                     "golden does (or make the golden round ties away)")
