@@ -241,7 +241,7 @@ def _index_gather_batched(nb: int, rank: int, input, dim=None, index=None, mask_
     return np.take_along_axis(src, idx, axis=nb + d)
 
 
-defop("gather", unit=Unit.VECTOR, impl=_gather_impl,
+defop("gather", unit=Unit.VECTOR, impl=_gather_impl, float_bits="output_dtype",
       names=("pl.gather", "pl.tensor.gather"),
       batching=Batching(form=_index_gather_batched))(_gather)
 
@@ -291,7 +291,7 @@ def _gather_mask(src, mask_pattern, *, output_dtype=None):
     return like(s, shape=(s.shape[0], cols), dtype=od, valid_shape=None)
 
 
-defop("tile.gather_mask", unit=Unit.VECTOR,
+defop("tile.gather_mask", unit=Unit.VECTOR, float_bits="output_dtype",
       impl=lambda src, mask_pattern, output_dtype=None:
       _reinterpret(mask_select(src, mask_pattern), output_dtype),
       names=("pl.tile.gather_mask",))(_gather_mask)

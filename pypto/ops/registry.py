@@ -102,9 +102,10 @@ class OpDef:
     # op otherwise (not a Role, which marks ops implemented by what they do)
     converts: bool = False
     # it reads or writes the bits of a float, not its value (sort32's (value, index)
-    # pairs, a reinterpretation): the float64 precision shadow runs it in the kernel's
-    # own dtype (`pypto.precision.instrument`)
-    float_bits: bool = False
+    # pairs, a reinterpretation): True, or the parameter that makes a call do so when
+    # the call gives it (gather's output_dtype). The float64 precision shadow runs such a
+    # call in the kernel's own dtypes (`pypto.precision.instrument`)
+    float_bits: bool | str = False
     batching: Batching = Batching()  # (the batch engine's facts beyond batchable / ufunc)
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
@@ -137,6 +138,18 @@ class OpDef:
             return spellings.parse(public, tuple(self.signature.parameters))
         return spellings.identity(public, self.signature)
 
+    def on_float_bits(self, call: Any) -> bool:
+        """Whether IR call `call` of this op reads or writes the bits of a float
+        (`float_bits`; a parameter name there counts when the call gives it)."""
+        fact = self.float_bits
+        if not isinstance(fact, str):
+            return bool(fact)
+        for k, v in call.kwargs:
+            if k == fact:
+                return not _absent(v)
+        i = self.params.index(fact)
+        return i < len(call.args) and not _absent(call.args[i])
+
     @property
     def window_read(self) -> WindowRead | None:
         return self.window if isinstance(self.window, WindowRead) else None
@@ -144,6 +157,11 @@ class OpDef:
     @property
     def window_write(self) -> WindowWrite | None:
         return self.window if isinstance(self.window, WindowWrite) else None
+
+
+def _absent(arg: Any) -> bool:
+    """An argument the call leaves at None (the parser passes every parameter)."""
+    return arg is None or getattr(arg, "value", 0) is None
 
 
 _NO_BATCHING = Batching()
@@ -160,7 +178,7 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
           divisor: str | None = None, batching: Batching | None = None,
-          converts: bool = False, float_bits: bool = False, public: bool = True,
+          converts: bool = False, float_bits: bool | str = False, public: bool = True,
           **extra: Any) -> Callable:
     """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`).
     `public=False`: a toolchain-internal op no kernel can spell (no `pl.` name; only a
@@ -201,7 +219,8 @@ def _rule_params(rule: Callable) -> tuple[str, ...]:
 
 def _named_params(op: OpDef) -> list[str]:
     """The parameter names the op's facts refer to (checked against its signature)."""
-    names = [op.shape_param, op.memory_param, op.divisor]
+    names = [op.shape_param, op.memory_param, op.divisor,
+             op.float_bits if isinstance(op.float_bits, str) else None]
     if op.window_read is not None:
         r = op.window_read
         names += [r.tensor, r.offset, r.shape]

@@ -103,7 +103,7 @@ def _watched(call: N.Call, ops: dict) -> str | None:
     no number."""
     op = ops.get(call.op)
     t = call.type
-    if op is None or op.float_bits or not isinstance(t, ShapedType):
+    if op is None or op.on_float_bits(call) or not isinstance(t, ShapedType):
         return None
     shaped = [a.type for a in call.args if isinstance(getattr(a, "type", None), ShapedType)]
     if not shaped or not (t.dtype.is_float() or any(a.dtype.is_float() for a in shaped)):
@@ -233,7 +233,7 @@ class _Widen(Mutator):
 
     def visit_Call(self, node: N.Call) -> Any:
         op = self.ops.get(node.op)
-        if op is None or not op.float_bits:
+        if op is None or not op.on_float_bits(node):
             return self.generic(node)
         # an island: the op as the kernel runs it, on operands rounded back to theirs
         args = tuple(self._narrowed(a) for a in node.args)

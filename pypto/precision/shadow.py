@@ -54,6 +54,20 @@ Key = tuple[int, int, int]  # (trace task id, block, occurrence)
 
 
 @dataclass(frozen=True)
+class Sample:
+    """One value of a stage: where it ran and both sides of it."""
+
+    task: int
+    """The trace's task id."""
+    block: int
+    occurrence: int
+    """The how-many-th time the task's block reached the site (loops)."""
+    kernel: np.ndarray
+    shadow: np.ndarray
+    rel_l2: float
+
+
+@dataclass(frozen=True)
 class Stage:
     """One watched site of the ladder: its values in the kernel against the shadow."""
 
@@ -71,6 +85,11 @@ class Stage:
     region: str | None
     samples: int
     """How many values (task x block x occurrence) were compared."""
+    worst: Sample | None = None
+    """The value with the largest rel-L2 error of all the site's values: what a figure
+    of kernel - shadow draws."""
+    casts: tuple[int, ...] = ()
+    """The casts (site numbers) its value went through, this one included."""
     ties: tuple[int, int] | None = None
     """A cast's exact ties in this run: (how many of its input elements, of how many)
     lie halfway between two values of its target, where rounding ties away from zero
@@ -202,6 +221,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
     measured: dict[int, ErrorMeasures] = {}
     first_task: dict[int, int] = {}
     samples: dict[int, int] = {}
+    worst: dict[int, Sample] = {}
     flow: list[str] = []
     sites = {s.number: s for s in inst.sites}
     for number in sorted(got.first_seen, key=got.first_seen.__getitem__):
@@ -215,6 +235,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         a = np.concatenate([_f32(mine[k]) for k in keys])
         e = np.concatenate([_f32(theirs[k]) for k in keys])
         measured[number] = measure(a, e)
+        worst[number] = _worst(keys, mine, theirs)
         first_task[number] = min(k[0] for k in keys)
         samples[number] = len(keys)
 
@@ -231,7 +252,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         tid = first_task[number]
         raw, label = labels.get(tid, (tid, str(tid)))
         st = Stage(site, m, inherited, bool(jumped), raw, label, got.regions.get(number),
-                   samples[number], _ties(site, sites, got))
+                   samples[number], worst[number], _casts(site, sites), _ties(site, sites, got))
         if jumped and first is None:
             first = st
         stages.append(st)
@@ -245,6 +266,31 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
             outputs[name] = measure(_f32(value), _f32(other))
     return ShadowReport(tuple(stages), first, outputs, _islands(compiled.program),
                         tuple(flow), floor, ratio)
+
+
+def _worst(keys: list[Key], mine: dict, theirs: dict) -> Sample:
+    best: tuple[float, Key] | None = None
+    for k in keys:
+        a, e = mine[k].astype(np.float64), theirs[k].astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = float(np.linalg.norm(a - e) / max(float(np.linalg.norm(e)), 1e-12))
+        if best is None or err > best[0] or (np.isnan(err) and not np.isnan(best[0])):
+            best = (err, k)
+    assert best is not None
+    k = best[1]
+    return Sample(k[0], k[1], k[2], np.array(mine[k]), np.array(theirs[k]), best[0])
+
+
+def _casts(site: Site, sites: dict[int, Site]) -> tuple[int, ...]:
+    seen: set[int] = set()
+    todo = [site.number]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        todo.extend(sites[n].sources)
+    return tuple(sorted(n for n in seen if sites[n].converts))
 
 
 def _ties(site: Site, sites: dict[int, Site], got: _Recorder) -> tuple[int, int] | None:
@@ -300,7 +346,8 @@ def _islands(program: N.Program) -> tuple[str, ...]:
     out = []
     for fn in program.functions:
         for node in walk(fn):
-            if isinstance(node, N.Call) and getattr(ops.get(node.op), "float_bits", False):
+            op = ops.get(node.op) if isinstance(node, N.Call) else None
+            if op is not None and op.on_float_bits(node):
                 at = f"{node.span.file}:{node.span.line}" if node.span.known else fn.name
                 out.append(f"{at} {node.op}")
     return tuple(dict.fromkeys(out))

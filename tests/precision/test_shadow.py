@@ -205,3 +205,32 @@ def test_pypto_sim_takes_the_shadow_flag():
     assert split_cli_flags(["--shadow=fp64"], "")[1]["runtime"] == {"sim_shadow": "fp64"}
     with pytest.raises(ValueError, match="--shadow takes one of fp64, got 'bf16'"):
         split_cli_flags(["--shadow=bf16"], "")
+
+
+@pl.jit
+def top_scores(x: pl.Tensor[[1, 64], pl.FP32], vals: pl.Out[pl.Tensor[[1, 64], pl.FP32]],
+               idx: pl.Out[pl.Tensor[[1, 64], pl.INT32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.mul(x[0:1, 0:64], 3.0)
+        pairs = pl.sort32(s, pl.arange(0, [1, 64], dtype=pl.UINT32))  # sort
+        pairs = pl.mrgsort(pairs, block_len=64)
+        idx[0:1, 0:64] = pl.gather(pairs, mask_pattern=pl.tile.MaskPattern.P1010,
+                                   output_dtype=pl.INT32)
+        vals[0:1, 0:64] = pl.gather(pairs, mask_pattern=pl.tile.MaskPattern.P0101)
+    return vals, idx
+
+
+def test_ops_on_float_bits_run_in_the_kernels_dtype_in_the_shadow():
+    x = np.random.default_rng(3).standard_normal((1, 64)).astype(np.float32)
+    vals, idx = np.zeros((1, 64), np.float32), np.zeros((1, 64), np.int32)
+    cp = top_scores.compile(x, vals, idx)
+    report = shadow_run(cp, [x, vals, idx])
+    line = _line(top_scores, "# sort")
+    assert any(f":{line} sort32" in i for i in report.islands)
+    assert any("mrgsort" in i for i in report.islands)
+    # the indices come out of the pairs' bits alike in both runs, the values too
+    assert report.outputs["idx"].rel_l2 == 0.0
+    assert report.outputs["vals"].rel_l2 == 0.0
+    assert report.first is None
+    cp(x, vals, idx)
+    assert np.array_equal(idx[0], np.argsort(-x[0], kind="stable"))
