@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-_API = ("show_graph", "inspect", "heatmap", "timeline", "dumps", "rings", "pipeline_view",
+_API = ("show_graph", "inspect", "heatmap", "timeline", "dumps", "rings", "precision",
+        "pipeline_view",
         "ranks", "on_rank", "window_view")
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "run_cell", "set_plotlyjs",
            "sweep", "sweep_figure", *_API]

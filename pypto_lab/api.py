@@ -14,6 +14,7 @@ from pypto_lab.coerce import compiled_of, run_of
 from pypto_lab.dump_table import DumpView, dumps  # noqa: F401 - API
 from pypto_lab.figures.data_path import data_path_figure
 from pypto_lab.figures.pipeline import pass_diff, pass_table, stages_figure
+from pypto_lab.figures.precision import drift_figure, ladder_figure
 from pypto_lab.figures.ranks import rank_figure
 from pypto_lab.figures.region_graph import graph_figure
 from pypto_lab.figures.rings import rings_figure
@@ -272,6 +273,44 @@ def rings(obj: Any, rank: int = 0) -> FigureView:
     report = run.rings[rank]
     title = f"rings {run.kernel}" + (f" rank {rank}" if len(run.rings) > 1 else "")
     return FigureView(rings_figure(report, title), title, report.text())
+
+
+def precision(obj: Any, stage: int | None = None) -> Panel:
+    """Where the kernel's values drift from their float64 shadow (the core's
+    `ShadowReport`): the ladder of every intermediate's rel-L2 error, and the drift map
+    (kernel - shadow) of one stage - `stage` by its site number, default the first
+    divergence, else the stage with the largest error - with the casts it went through."""
+    run = run_of(obj)
+    report = run.shadow
+    if report is None:
+        raise ValueError(f"the run of {run.kernel} has no precision shadow: run it with "
+                         "%%pypto --run SPECS GOLDEN --precision (or runtime_cfg="
+                         "{'sim_shadow': 'fp64'})")
+    if not report.stages:
+        raise ValueError(f"the precision shadow of {run.kernel} watched no value: the kernel "
+                         "computes nothing from a float")
+    if stage is None:
+        chosen = report.first or max(report.stages, key=lambda s: (s.rel_l2 == s.rel_l2,
+                                                                    s.rel_l2))
+    else:
+        numbers = [s.site.number for s in report.stages]
+        if stage not in numbers:
+            raise ValueError(f"no stage {stage} in the precision shadow of {run.kernel}; its "
+                             f"stages are {', '.join(map(str, numbers))}")
+        chosen = report.stage(stage)
+    by_number = {s.site.number: s.site for s in report.stages}
+    casts = [by_number[n] for n in chosen.casts if n in by_number]
+    text = report.text()
+    ladder = FigureView(ladder_figure(report, f"precision ladder · {run.kernel}"),
+                        f"precision {run.kernel}", "\n".join(
+                            ln for ln in text.splitlines() if not ln.startswith("  ")))
+    drift = FigureView(drift_figure(chosen, f"kernel − float64 shadow · "
+                                    f"[{chosen.site.number}] {chosen.site.where()} "
+                                    f"{chosen.site.op}", casts),
+                       f"drift [{chosen.site.number}]", "\n".join(chosen.lines()))
+    head = text.splitlines()[-1]
+    return Panel(f"precision {run.kernel}", [ladder, drift],
+                 header_html=f"<b>{html.escape(head)}</b>", header_text=head)
 
 
 def _inner_pipelines(run: LabRun) -> dict:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline", "dumps", "rings")
+VIEWS = ("ir", "graph", "passes", "run", "heatmap", "timeline", "dumps", "rings",
+         "precision")
 DUMP_LEVELS = "1 tagged, 2 all, 3 metadata + tagged payloads"
 
 
@@ -55,12 +56,15 @@ class MagicArgs:
         show: list[str] = []
         for item in ns.show or ():
             show += [v.strip() for v in item.split(",") if v.strip()]
+        if getattr(ns, "precision", False):  # `--precision`: the shadow run and its ladder
+            show.append("precision")
         dump = getattr(ns, "dump_args", None) or 0
         if dump not in (0, 1, 2, 3):
             raise ArgsError(f"--dump-args takes an args dump level 1, 2 or 3 ({DUMP_LEVELS}), "
                             f"got {dump}")
-        if "all" in show:  # (the dump table when there is a dump)
-            show = [v for v in VIEWS if v != "dumps" or dump]
+        if "all" in show:  # (the dump table when there is a dump; the shadow when asked)
+            show = [v for v in VIEWS if (v != "dumps" or dump) and
+                    (v != "precision" or "precision" in show)]
         bad = sorted(set(show) - set(VIEWS))
         if bad:
             raise ArgsError(f"unknown view(s) {', '.join(bad)}; choose from {', '.join(VIEWS)}"
@@ -69,7 +73,7 @@ class MagicArgs:
         if len(run) > 2:
             raise ArgsError("--run takes SPECS and an optional GOLDEN name, e.g. "
                             "--run specs golden")
-        needs_run = {"run", "heatmap", "timeline", "dumps", "rings"} & set(show)
+        needs_run = {"run", "heatmap", "timeline", "dumps", "rings", "precision"} & set(show)
         if needs_run and not run:
             raise ArgsError(f"--show {','.join(sorted(needs_run))} needs a run: add "
                             "--run SPECS [GOLDEN]")

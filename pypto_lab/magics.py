@@ -38,6 +38,9 @@ class PyptoMagics(Magics):
                               help="simulator checks of the run, comma separated: oob, ub, "
                                    "race, window, uninit, div, or none (default: oob, ub, "
                                    "race, uninit)")
+    @magic_arguments.argument("--precision", action="store_true",
+                              help="also run the kernel in float64 (the precision shadow) "
+                                   "and show where its values first drift (needs --run)")
     @magic_arguments.argument("--sweep", action="append", metavar="NAME=V1,V2,...",
                               help="tile-size sweep of the cell's constants (needs --run)")
     @line_cell_magic

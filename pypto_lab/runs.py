@@ -191,6 +191,9 @@ class LabRun:
     rings: list = field(default_factory=list)
     """The runtime's rings replayed over the run (`RunResult.rings`: the core's
     `RingReport`, one per rank)."""
+    shadow: Any = None
+    """The float64 shadow comparison (`RunResult.shadow`, the core's `ShadowReport`) when
+    the run asked for it (`%%pypto --precision`); None otherwise."""
     decisions: dict = field(default_factory=dict)
     """Region name → how its launches ran and why (`SimResult.decisions()`: each a
     `pypto.sim.machine.decisions.Decision`)."""
@@ -215,10 +218,11 @@ CHECKS = ("oob", "ub", "race", "uninit")
 def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: str,
                seed: int = 0, rtol: float = 1e-5, atol: float = 1e-5,
                progress: Progress | None = None, checks: tuple = CHECKS,
-               dump_args: int = 0) -> LabRun:
+               dump_args: int = 0, shadow: bool = False) -> LabRun:
     """Simulate `kernel` on inputs built from `specs` and compare with `golden`
     (`checks`: the simulator checks, all four by default; `dump_args`: the args dump
-    level, `enable_dump_args`, whose files the harness writes in the build directory)."""
+    level, `enable_dump_args`, whose files the harness writes in the build directory;
+    `shadow`: also run the float64 precision shadow, `runtime_cfg["sim_shadow"]`)."""
     from pypto.golden import run_jit
 
     note = progress or (lambda stage, frac: None)
@@ -232,6 +236,8 @@ def run_kernel(kernel: Any, specs: list, golden: Callable | None, *, platform: s
                                      "sim_uninit": "residue"})
     if dump_args:
         kwargs["runtime_cfg"]["enable_dump_args"] = dump_args
+    if shadow:
+        kwargs["runtime_cfg"]["sim_shadow"] = "fp64"
     seed_global_generators(seed)  # `--seed`: what spec factories draw from
     log = io.StringIO()
     # a long simulation moves the bar (the core's progress hook, in place of its line on
@@ -283,6 +289,7 @@ def from_run_result(result: Any, kernel: str, platform: str, rtol: float | None 
                   dump_level=int(getattr(sim, "dump_args_level", 0) or 0),
                   artifacts=list(getattr(result, "artifacts", None) or []),
                   rings=list(getattr(result, "rings", None) or []),
+                  shadow=getattr(result, "shadow", None),
                   decisions=sim.decisions() if hasattr(sim, "decisions") else {})
 
 

@@ -174,7 +174,8 @@ def _run(result: CellResult, args: MagicArgs, user_ns: dict, note: Progress) -> 
         target.run = run_kernel(kernel, specs, golden, platform=target.compiled.platform,
                                 seed=args.seed, rtol=args.rtol, atol=args.atol,
                                 progress=note, dump_args=args.dump_args,
-                                checks=CHECKS if args.checks is None else args.checks)
+                                checks=CHECKS if args.checks is None else args.checks,
+                                shadow="precision" in args.show)
     except PyptoError as err:
         result.diagnostics.append(DiagnosticView(err, f"run {target.name}"))
 
@@ -262,4 +263,6 @@ def _views(result: CellResult, args: MagicArgs) -> list:
             views.append(api.dumps(k.run))
         if "rings" in args.show and k.run.rings:
             views.append(api.rings(k.run))
+        if "precision" in args.show and k.run.shadow is not None:
+            views.append(api.precision(k.run))
     return views

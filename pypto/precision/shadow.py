@@ -59,6 +59,8 @@ class Sample:
 
     task: int
     """The trace's task id."""
+    task_label: str
+    """Its runtime task id, as deps.json writes it (the trace's id when it has none)."""
     block: int
     occurrence: int
     """The how-many-th time the task's block reached the site (loops)."""
@@ -235,7 +237,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         a = np.concatenate([_f32(mine[k]) for k in keys])
         e = np.concatenate([_f32(theirs[k]) for k in keys])
         measured[number] = measure(a, e)
-        worst[number] = _worst(keys, mine, theirs)
+        worst[number] = _worst(keys, mine, theirs, labels)
         first_task[number] = min(k[0] for k in keys)
         samples[number] = len(keys)
 
@@ -268,7 +270,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
                         tuple(flow), floor, ratio)
 
 
-def _worst(keys: list[Key], mine: dict, theirs: dict) -> Sample:
+def _worst(keys: list[Key], mine: dict, theirs: dict, labels: dict) -> Sample:
     best: tuple[float, Key] | None = None
     for k in keys:
         a, e = mine[k].astype(np.float64), theirs[k].astype(np.float64)
@@ -278,7 +280,8 @@ def _worst(keys: list[Key], mine: dict, theirs: dict) -> Sample:
             best = (err, k)
     assert best is not None
     k = best[1]
-    return Sample(k[0], k[1], k[2], np.array(mine[k]), np.array(theirs[k]), best[0])
+    label = labels.get(k[0], (k[0], str(k[0])))[1]
+    return Sample(k[0], label, k[1], k[2], np.array(mine[k]), np.array(theirs[k]), best[0])
 
 
 def _casts(site: Site, sites: dict[int, Site]) -> tuple[int, ...]:
