@@ -220,6 +220,23 @@ def _fmt_index(idx: tuple) -> str:
     return "[" + ",".join(str(int(i)) for i in idx) + "]"
 
 
+# a failing output "looks like precision": at least this share of its elements off, none
+# by more than this relative error, all finite, nothing left unwritten
+PRECISION_SPREAD = 0.01
+PRECISION_SMALL = 0.1
+
+
+def looks_like_precision(check: OutputCheck) -> bool:
+    """Whether a failed output's errors look like a precision loss (small, spread out,
+    finite, every element written) rather than a wrong index or a missing write."""
+    m = check.mismatch
+    if check.passed or m is None or m.max_rel is None or check.unwritten is not None:
+        return False
+    if m.nan_actual or m.inf_actual or m.nan_expected or m.inf_expected:
+        return False
+    return m.fraction >= PRECISION_SPREAD and m.max_rel <= PRECISION_SMALL
+
+
 @dataclass
 class RunResult:
     """The outcome of `run` / `run_jit`.
@@ -284,6 +301,11 @@ class RunResult:
             lines.extend("  " + ln for ln in self.cast_audit.text().splitlines())
         if self.shadow is not None:
             lines.append("  " + self.shadow.text().splitlines()[-1])
+        elif not self.passed and any(looks_like_precision(c) for c in self.outputs.values()):
+            lines.append("  hint: the errors are small and spread over the output, as a "
+                         "precision loss leaves them: the float64 shadow names the op where "
+                         "the values first drift (runtime_cfg={'sim_shadow': 'fp64'}, "
+                         "pypto-sim --shadow, %%pypto --precision)")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

@@ -234,3 +234,24 @@ def test_ops_on_float_bits_run_in_the_kernels_dtype_in_the_shadow():
     assert report.first is None
     cp(x, vals, idx)
     assert np.array_equal(idx[0], np.argsort(-x[0], kind="stable"))
+
+
+def test_a_precision_pattern_without_the_shadow_suggests_it():
+    res = run_jit(bf16_exp, _specs(), _golden, rtol=1e-3, atol=1e-3, verbose=False)
+    assert not res.passed
+    assert "hint: the errors are small and spread over the output" in res.report()
+    assert "sim_shadow" in res.report()
+
+
+@pl.jit
+def wrong_tile(x: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.FP32]]):
+    for r in pl.parallel(0, R, TR):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[r:r + TR, :] = pl.exp(x[0:TR, :])  # reads the first rows every time
+    return y
+
+
+def test_an_indexing_bug_gets_no_precision_hint():
+    res = run_jit(wrong_tile, _specs(), _golden, rtol=1e-3, atol=1e-3, verbose=False)
+    assert not res.passed
+    assert "hint: the errors are small" not in res.report()
