@@ -38,6 +38,7 @@ from tutorials.nb7 import NB7
 from tutorials.nb8 import NB8
 from tutorials.nb9 import NB9
 from tutorials.nb10 import NB10
+from tutorials.nb11 import NB11
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -54,6 +55,7 @@ NOTEBOOKS = {
     "08_two_ranks.ipynb": NB8,
     "09_debugging_a_dependency.ipynb": NB9,
     "10_will_it_fit.ipynb": NB10,
+    "11_precision.ipynb": NB11,
 }
 
 
