@@ -15,9 +15,21 @@ import numpy as np
 from pypto_lab.coerce import run_of
 from pypto_lab.figures.heatmap import heatmap_figure
 from pypto_lab.figures.mismatch import MAX_SIDE, METRICS, slice_2d
+from pypto_lab.figures.style import esc
 from pypto_lab.heatmap_explorer import HeatmapExplorer
 from pypto_lab.runs import LabRun
 from pypto_lab.views import PLOTLY_MIME, FigureView
+
+
+def _first_drift(run: LabRun) -> str | None:
+    """The core's first divergence of the run's float64 shadow, in words (None: no
+    shadow, or no op's error jumped)."""
+    first = run.shadow.first if run.shadow is not None else None
+    if first is None:
+        return None
+    s = first.site
+    return (f"the values first drift at {s.where()} ({s.op} -> {s.dtype.name}, task "
+            f"{first.task_label}): rel-L2 {first.rel_l2:.2e} against the float64 shadow")
 
 
 class HeatmapView(FigureView):
@@ -42,6 +54,12 @@ class HeatmapView(FigureView):
         self.window = window
         spec = heatmap_figure(out, self.metric, self.lead, window)
         lines = out.lines or [f"'{out.name}': {'PASS' if out.passed else 'FAIL'}"]
+        drift = _first_drift(run) if not out.passed else None
+        if drift:  # a precision loss is blamed on the op where it starts, not the store
+            lines = [*lines, drift]
+            title = spec.get("layout", {}).get("title")
+            if isinstance(title, dict) and "text" in title:
+                title["text"] += f"<br><sub>{esc(drift)}</sub>"
         super().__init__(spec, f"heatmap {run.kernel}.{self.output}", "\n".join(lines))
 
     def plane_shape(self) -> tuple[int, int]:

@@ -125,3 +125,13 @@ def test_a_precision_cell_runs_the_shadow_and_shows_the_ladder(tmp_path, monkeyp
     assert run.shadow.first.site.span.line == cast_line
     titles = [v.title for v in result.views]
     assert "precision half_exp" in titles
+
+
+def test_the_heatmap_blames_the_first_divergence_not_the_store():
+    res, run = _run(shadow=True)
+    view = pypto_lab.heatmap(run)
+    first = res.shadow.first
+    assert f"the values first drift at {first.site.where()}" in view.text()
+    assert "first drift at" in view.spec["layout"]["title"]["text"]
+    _, plain = _run(shadow=False)
+    assert "first drift" not in pypto_lab.heatmap(plain).text()
