@@ -100,3 +100,10 @@ def test_an_endless_loop_in_a_script_ends_on_its_own_and_shows_its_progress(tmp_
             "endless loop [orchestration]") in rest
     assert f" --> {script}:{line}:5" in rest
     assert "raise SimConfig.max_while (now 1,000,000:" in rest
+
+
+def test_a_progress_line_without_a_limit_quotes_none():
+    from pypto.sim.runtime.progress import Progress
+
+    line = str(Progress("l3_k", 4.0, 21, 14937, 0, 1))
+    assert "14,937 loop iterations and blocks" in line and "at most" not in line

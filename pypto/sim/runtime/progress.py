@@ -42,9 +42,10 @@ class Progress:
 
     def __str__(self) -> str:
         state = ("stopped" if self.failed else "finished") if self.done else "running"
+        # (a multi-card run's world counts its ranks' work but has no one limit to quote)
+        limit = f" of at most {self.max_work:,}" if self.max_work > 0 else ""
         return (f"pypto-sim: {self.program} {state} ({self.seconds:.1f} s, {self.tasks:,} "
-                f"tasks, {self.work:,} of at most {self.max_work:,} loop iterations and "
-                "blocks)")
+                f"tasks, {self.work:,}{limit} loop iterations and blocks)")
 
 
 Hook = Callable[[Progress], Any]
