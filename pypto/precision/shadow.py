@@ -26,6 +26,7 @@ between the runs (a branch on a float that rounding tipped) is reported, not com
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,9 @@ class Stage:
     lie halfway between two values of its target, where rounding ties away from zero
     (mode "round", the default) and to even ("rint", torch's `.to()`) differ; None for
     a site that is no cast from a float, or whose input was not watched."""
+    reached: int = 0
+    """How many values the kernel's run made there; `samples` of them were compared (the
+    first ones, when the shadow's memory budget ran out)."""
 
     @property
     def rel_l2(self) -> float:
@@ -112,6 +116,9 @@ class Stage:
         out = [self.heading(),
                f"  inherited rel-L2 {self.inherited:.3e} -> {self.rel_l2:.3e}"
                + (f" ({self.rel_l2 / self.inherited:.1f}x)" if self.inherited > 0 else "")]
+        if self.reached > self.samples:
+            out.append(f"  compared the first {self.samples} of its {self.reached} values "
+                       "(the shadow's memory budget, PYPTO_SIM_SHADOW_MIB)")
         if self.ties is not None:
             n, total = self.ties
             out.append(f"  exact ties: {n} of {total} input elements (where ties away from "
@@ -178,13 +185,27 @@ class ShadowReport:
 
 
 class _Recorder:
-    """The probes' sink of one run: site -> key -> the value (a copy)."""
+    """The probes' sink of one run: site -> key -> the value (a copy).
 
-    def __init__(self) -> None:
+    A run can produce far more intermediate values than memory holds (decode_csa's
+    shadow ran out of 24 GiB keeping them all), so each site keeps values only up to
+    `per_site` bytes, the first ones the run reaches (`None`: all), and the second run
+    keeps only the keys the first kept (`allowed`). Every value is counted in `reached`
+    whether kept or not. `narrow` keeps float64 values as float32: the measures compare
+    in float32 anyway."""
+
+    def __init__(self, per_site: int | None = None,
+                 allowed: dict[int, dict[Key, np.ndarray]] | None = None,
+                 narrow: bool = False) -> None:
         self.values: dict[int, dict[Key, np.ndarray]] = defaultdict(dict)
         self.first_seen: dict[int, int] = {}
         self.regions: dict[int, str | None] = {}
+        self.reached: dict[int, int] = defaultdict(int)
+        self._bytes: dict[int, int] = defaultdict(int)
         self._count: dict[tuple[int, int, int], int] = defaultdict(int)
+        self._per_site = per_site
+        self._allowed = allowed
+        self._narrow = narrow
 
     def __call__(self, frame: Any, site: int, value: Any) -> None:
         rec = getattr(frame, "rec", None)
@@ -194,14 +215,33 @@ class _Recorder:
         k = (task, block, site)
         n = self._count[k]
         self._count[k] = n + 1
-        self.values[site][(task, block, n)] = np.array(value, copy=True)
+        self.reached[site] += 1
         if site not in self.first_seen:
             self.first_seen[site] = len(self.first_seen)
             self.regions[site] = getattr(frame, "region", None)
+        key = (task, block, n)
+        if self._allowed is not None:
+            if key not in self._allowed.get(site, ()):
+                return
+        elif self._per_site is not None and self._bytes[site] >= self._per_site:
+            return
+        v = np.asarray(value)
+        kept = v.astype(np.float32) if self._narrow and v.dtype == np.float64 else \
+            np.array(v, copy=True)
+        self._bytes[site] += kept.nbytes
+        self.values[site][key] = kept
+
+
+BUDGET = 2 << 30
+"""The bytes of shadow values a comparison keeps, shared out evenly over the sites
+(`PYPTO_SIM_SHADOW_MIB` sets it in MiB); a site past its share compares the values it
+kept, the first its run reached, and says how many that is of how many."""
+BUDGET_ENV = "PYPTO_SIM_SHADOW_MIB"
 
 
 def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = None,
-               floor: float = FLOOR, ratio: float = RATIO) -> ShadowReport:
+               floor: float = FLOOR, ratio: float = RATIO,
+               budget: int | None = None) -> ShadowReport:
     """Run `compiled` (a CompiledProgram) on `args` and its float64 shadow, and compare
     them (module doc). `config`: the simulator options of the plain run (platform,
     padding, seed, devices); the checks, the args dump and residue memory are off here."""
@@ -212,26 +252,33 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
     kernel = dataclasses.replace(compiled, program=inst.program)
     shadow = dataclasses.replace(compiled, program=widen(inst.program))
 
-    got = _Recorder()
-    with probing(got):
-        ran = run_compiled(kernel, tuple(_copy(a, wide=False) for a in args), None, cfg)
-    exact = _Recorder()
+    if budget is None:
+        budget = int(float(os.environ.get(BUDGET_ENV) or 0) * (1 << 20)) or BUDGET
+    per_site = max(budget // max(len(inst.sites), 1), 1 << 16)
+    # the shadow first: what it keeps (its first values per site, within the budget) is
+    # what the kernel's run keeps too
+    exact = _Recorder(per_site=per_site, narrow=True)
     with probing(exact):
         ran_exact = run_compiled(shadow, tuple(_copy(a, wide=True) for a in args), None, cfg)
+    got = _Recorder(allowed=exact.values)
+    with probing(got):
+        ran = run_compiled(kernel, tuple(_copy(a, wide=False) for a in args), None, cfg)
 
     labels = _task_labels(ran, compiled)
     measured: dict[int, ErrorMeasures] = {}
     first_task: dict[int, int] = {}
     samples: dict[int, int] = {}
+    reached: dict[int, int] = {}
     worst: dict[int, Sample] = {}
     flow: list[str] = []
     sites = {s.number: s for s in inst.sites}
     for number in sorted(got.first_seen, key=got.first_seen.__getitem__):
-        mine, theirs = got.values[number], exact.values.get(number, {})
+        mine, theirs = got.values.get(number, {}), exact.values.get(number, {})
         keys = [k for k in mine if k in theirs]
-        if len(keys) != len(mine) or len(keys) != len(theirs):
+        if got.reached[number] != exact.reached.get(number, 0):
             flow.append(f"{sites[number].where()} {sites[number].op}: the kernel reached it "
-                        f"{len(mine)} time(s), the shadow {len(theirs)}")
+                        f"{got.reached[number]} time(s), the shadow "
+                        f"{exact.reached.get(number, 0)}")
         if not keys:
             continue
         a = np.concatenate([_f32(mine[k]) for k in keys])
@@ -240,6 +287,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         worst[number] = _worst(keys, mine, theirs, labels)
         first_task[number] = min(k[0] for k in keys)
         samples[number] = len(keys)
+        reached[number] = got.reached[number]
 
     stages: list[Stage] = []
     first: Stage | None = None
@@ -254,7 +302,8 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         tid = first_task[number]
         raw, label = labels.get(tid, (tid, str(tid)))
         st = Stage(site, m, inherited, bool(jumped), raw, label, got.regions.get(number),
-                   samples[number], worst[number], _casts(site, sites), _ties(site, sites, got))
+                   samples[number], worst[number], _casts(site, sites), _ties(site, sites, got),
+                   reached[number])
         if jumped and first is None:
             first = st
         stages.append(st)

@@ -255,3 +255,26 @@ def test_an_indexing_bug_gets_no_precision_hint():
     res = run_jit(wrong_tile, _specs(), _golden, rtol=1e-3, atol=1e-3, verbose=False)
     assert not res.passed
     assert "hint: the errors are small" not in res.report()
+
+
+def test_a_small_memory_budget_compares_the_first_values_and_says_so(monkeypatch):
+    x = np.random.default_rng(5).random((512, 512)).astype(np.float32)
+    y = np.zeros_like(x)
+
+    @pl.jit
+    def big_exp(x: pl.Tensor[[512, 512], pl.FP32], y: pl.Out[pl.Tensor[[512, 512], pl.FP32]]):
+        for r in pl.parallel(0, 512, 64):
+            for c in pl.parallel(0, 512, 64):
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    y[r:r + 64, c:c + 64] = pl.cast(pl.exp(pl.cast(x[r:r + 64, c:c + 64],
+                                                                   pl.BF16)), pl.FP32)
+        return y
+
+    cp = big_exp.compile(x, y)
+    whole = shadow_run(cp, [x, y])
+    assert all(s.samples == s.reached == 64 for s in whole.stages)
+    monkeypatch.setenv("PYPTO_SIM_SHADOW_MIB", "0.25")  # 64 KiB a site: 4 tiles of 16 KiB
+    part = shadow_run(cp, [x, y])
+    assert all(s.reached == 64 and s.samples == 4 for s in part.stages)
+    assert "compared the first 4 of its 64 values" in part.text()
+    assert part.first.site.number == whole.first.site.number
