@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.diagnostics import site_label
 from pypto.ir import dtypes
 from pypto.ir import nodes as N
 from pypto.ir.dtypes import DType
@@ -90,7 +91,8 @@ class CastSite:
         return loses_values(self.source, self.target)
 
     def where(self) -> str:
-        return f"{self.span.file}:{self.span.line}" if self.span.known else self.function
+        return site_label(f"{self.span.file}:{self.span.line}") if self.span.known \
+            else self.function
 
     def text(self) -> str:
         return (f"{self.where()}: pl.cast {self.source.name} -> {self.target.name}, "
@@ -202,7 +204,7 @@ def golden_conversions(golden_fn: Callable | None, outputs: dict[str, DType]
         code = line.split("#", 1)[0]
         for name, spellings in _GOLDEN_NAMES.items():
             if any(sp in code for sp in spellings) and _converts(code):
-                found.append(GoldenConversion(name, f"{file}:{first + i}",
+                found.append(GoldenConversion(name, site_label(f"{file}:{first + i}"),
                                               code.strip()))
     for out, dt in outputs.items():
         if dt.name in _GOLDEN_NAMES:

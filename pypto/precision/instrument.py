@@ -25,6 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.diagnostics import site_label
 from pypto.ir import dtypes
 from pypto.ir import nodes as N
 from pypto.ir.dtypes import DType
@@ -56,7 +57,9 @@ class Site:
     loop-carried values of the same function)."""
 
     def where(self) -> str:
-        return f"{self.span.file}:{self.span.line}" if self.span.known else self.function
+        """`file:line`, or `Cell In[3], line 6` for a notebook cell's kernel."""
+        return site_label(f"{self.span.file}:{self.span.line}") if self.span.known \
+            else self.function
 
     def label(self) -> str:
         return f"{self.where()} {self.op} -> {self.dtype.name}"

@@ -25,8 +25,8 @@ _CAST_COLOR = "#d9822b"
 
 
 def _short(site: Any) -> str:
-    where = f"{site.span.file.rsplit('/', 1)[-1]}:{site.span.line}" if site.span.known \
-        else site.function
+    """`line 6 cast→BF16`: the axis label (the hover and the title say the file)."""
+    where = f"line {site.span.line}" if site.span.known else site.function
     return f"{where} {site.op}→{site.dtype.name}"
 
 
@@ -47,7 +47,8 @@ def ladder_figure(report: Any, title: str) -> go.Figure:
         grew = (f"{s.rel_l2 / s.inherited:.1f}× its inputs'" if s.inherited > 0
                 else "from exact inputs" if s.rel_l2 > 0 else "exact")
         ties = f"<br>exact ties: {s.ties[0]} of {s.ties[1]}" if s.ties else ""
-        hover.append(f"<b>{esc(_short(s.site))}</b><br>{esc(s.site.kind)} in "
+        hover.append(f"<b>{esc(s.site.where())}</b> {esc(s.site.op)}→{s.site.dtype.name}"
+                     f"<br>{esc(s.site.kind)} in "
                      f"'{esc(s.site.function)}', task {esc(s.task_label)}<br>rel-L2 "
                      f"{s.rel_l2:.3e} ({grew})<br>cosine {s.measures.cosine:.7f}"
                      f"<br>{s.samples} value(s) compared{ties}")
@@ -96,7 +97,7 @@ def ladder_figure(report: Any, title: str) -> go.Figure:
                "exponentformat": "e"},
         xaxis={"tickangle": -35, "automargin": True},
         legend={"orientation": "h", "y": -0.5, "yanchor": "top", "x": 0},
-        margin={"t": 70, "b": 190})
+        margin={"t": 70, "b": 190, "l": 70})
     return fig
 
 
