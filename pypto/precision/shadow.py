@@ -300,7 +300,7 @@ def shadow_run(compiled: Any, args: list | tuple, config: SimConfig | None = Non
         jumped = (site.kind == COMPUTE and np.isfinite(err) and err >= floor
                   and err > ratio * inherited)
         tid = first_task[number]
-        raw, label = labels.get(tid, (tid, str(tid)))
+        raw, label = labels.get(tid, (tid, _trace_label(tid)))
         st = Stage(site, m, inherited, bool(jumped), raw, label, got.regions.get(number),
                    samples[number], worst[number], _casts(site, sites), _ties(site, sites, got),
                    reached[number])
@@ -329,7 +329,7 @@ def _worst(keys: list[Key], mine: dict, theirs: dict, labels: dict) -> Sample:
             best = (err, k)
     assert best is not None
     k = best[1]
-    label = labels.get(k[0], (k[0], str(k[0])))[1]
+    label = labels.get(k[0], (k[0], _trace_label(k[0])))[1]
     return Sample(k[0], label, k[1], k[2], np.array(mine[k]), np.array(theirs[k]), best[0])
 
 
@@ -382,6 +382,11 @@ def _f32(a: np.ndarray) -> np.ndarray:
     if a.dtype != np.float32:
         a = a.astype(np.float32)
     return a.reshape(-1)
+
+
+def _trace_label(tid: int) -> str:
+    """A task the runtime's view has no id for (nested in another's launch): the trace's."""
+    return f"#{tid} (trace id)"
 
 
 def _task_labels(ran: Any, compiled: Any) -> dict[int, tuple[int, str]]:

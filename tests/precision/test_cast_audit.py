@@ -138,3 +138,26 @@ def test_the_shadow_run_counts_the_ties_of_each_cast():
     assert f"in this run {expected} of {R * C} element(s) were exact ties" in finding.message
     # where the kernel and the golden disagree is exactly there
     assert int((res.outputs["y"].actual != res.outputs["y"].expected).sum()) == expected
+
+
+@pl.jit
+def two_hop_nested(u: pl.Tensor[[R, C], pl.FP32], y: pl.Out[pl.Tensor[[R, C], pl.INT8]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y[0:R, 0:C] = pl.cast(pl.cast(pl.mul(u[0:R, 0:C], 0.37), pl.BF16, mode="rint"),
+                              pl.INT8, mode="rint")  # nested
+    return y
+
+
+def test_the_issue_s_nested_two_hop_is_found_and_the_shadow_blames_the_bf16_hop():
+    specs = [TensorSpec("u", [R, C], torch.float32,
+                        init_value=lambda: torch.linspace(-300, 300, R * C).reshape(R, C)),
+             TensorSpec("y", [R, C], torch.int8, is_output=True)]
+    res = run_jit(two_hop_nested, specs, _quant_golden, rtol=0, atol=0, verbose=False,
+                  runtime_cfg={"sim_shadow": "fp64"})
+    (finding,) = res.cast_audit.findings
+    assert finding.kind == "double-rounding"
+    assert finding.site.inner.target == D.BF16 and finding.site.target == D.INT8
+    assert not res.passed  # some values land one step off
+    first = res.shadow.first
+    assert first.site.dtype == D.BF16 and first.site.converts
+    assert first.site.span.line == _line(two_hop_nested, "# nested") - 1
