@@ -29,7 +29,8 @@ from typing import Any
 from pypto.ir.record import record
 from pypto.ops import spellings
 from pypto.ops.facts import (
-    Batching,
+    TRAILING,
+    Batch,
     Matmul,
     Role,
     Ufunc,
@@ -92,7 +93,7 @@ class OpDef:
     matmul: Matmul | None = None
     ufunc: Ufunc | None = None
     role: Role | None = None
-    batchable: bool = False
+    batch: Batch | None = None
     symbol: str | None = None
     shape_param: str | None = None
     memory_param: str | None = None
@@ -101,7 +102,6 @@ class OpDef:
     # its operand `x` in another dtype, rounded by its `mode` (pl.cast): an ordinary value
     # op otherwise (not a Role, which marks ops implemented by what they do)
     converts: bool = False
-    batching: Batching = Batching()  # (the batch engine's facts beyond batchable / ufunc)
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
@@ -134,6 +134,11 @@ class OpDef:
         return spellings.identity(public, self.signature)
 
     @property
+    def batchable(self) -> bool:
+        """Does the impl act on the trailing axes only (a batch in leading axes)?"""
+        return self.batch is not None and self.batch.family in TRAILING
+
+    @property
     def window_read(self) -> WindowRead | None:
         return self.window if isinstance(self.window, WindowRead) else None
 
@@ -142,8 +147,10 @@ class OpDef:
         return self.window if isinstance(self.window, WindowWrite) else None
 
 
-_NO_BATCHING = Batching()
 REGISTRY: dict[str, OpDef] = {}
+# the parser's own op facts, kept in `OpDef.extra` (`pypto.frontend.opcall`)
+_EXTRAS = frozenset(("resolve", "split_from_scope", "shape_from_annotation", "bind_error",
+                     "host_only", "signal_param"))
 # Public spelling ("pl.add", "pl.tensor.dim") -> op name.
 BY_PUBLIC_NAME: dict[str, str] = {}
 
@@ -152,12 +159,16 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           writes: str | None = None, orch_only: bool = False, incore_only: bool = False,
           wants_ctx: bool = False, unit_rule: Callable | None = None,
           view: View | None = None, window: Window | None = None, matmul: Matmul | None = None,
-          ufunc: Ufunc | None = None, role: Role | None = None, batchable: bool = False,
+          ufunc: Ufunc | None = None, role: Role | None = None, batch: Batch | None = None,
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
-          divisor: str | None = None, batching: Batching | None = None,
+          divisor: str | None = None,
           converts: bool = False, **extra: Any) -> Callable:
     """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`)."""
+
+    unknown = set(extra) - _EXTRAS
+    if unknown:  # (a misspelt or retired fact would be silently ignored)
+        raise ValueError(f"op {name!r}: unknown facts {sorted(unknown)}")
 
     def register(rule: Callable) -> OpDef:
         if name in REGISTRY:
@@ -166,9 +177,9 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
         op = OpDef(name=name, type_rule=rule, unit=unit, impl=impl, names=tuple(public),
                    writes=writes, orch_only=orch_only, incore_only=incore_only,
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
-                   matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
+                   matmul=matmul, ufunc=ufunc, role=role, batch=batch, symbol=symbol,
                    shape_param=shape_param, memory_param=memory_param, affinity=affinity,
-                   divisor=divisor, converts=converts, batching=batching or _NO_BATCHING,
+                   divisor=divisor, converts=converts,
                    extra=extra)
         for param in _named_params(op):
             if param not in op.params:

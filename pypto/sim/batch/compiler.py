@@ -193,7 +193,7 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, WindowCores, FnCompiler)
         c = self.tagged_core(e)  # (set_validshape, transpose, fillpad: `mask_ops`)
         if c is not None:
             return c
-        if not op.batchable and op.batching.form is not None:
+        if not op.batchable and op.batch is not None and op.batch.form is not None:
             return self.bbatched(e)
         if op.batchable:
             c = self.bchunked(e) if not self.settings.trace else None
@@ -376,7 +376,7 @@ class BatchCompiler(OwnCores, ScalarCores, TaggedCores, WindowCores, FnCompiler)
         """An op whose registry entry computes a batch itself (its `Batching.form`
         fact: `f(nb, rank, *operands)`, None when it cannot), cast to its dtype."""
         opdef = get(e.op)
-        batched = opdef.batching.form
+        batched = opdef.batch.form if opdef.batch is not None else None
         assert batched is not None
         public = [i for i, p in enumerate(opdef.params) if not p.startswith("_")
                   and i < len(e.args)]

@@ -26,7 +26,7 @@ import numpy as np
 
 from pypto.ir.nodes import Call
 from pypto.ir.types import ShapedType
-from pypto.ops.facts import Role
+from pypto.ops.facts import Family, Role, TagRule
 from pypto.ops.padding import _runtime_pad, pad_scalar
 from pypto.ops.registry import OpDef, get
 from pypto.sim.batch.codegen import Core
@@ -46,9 +46,8 @@ from pypto.sim.trace.costs import note_onchip_copy
 
 
 def ruled(opdef: OpDef) -> bool:
-    """Is `opdef` one of the ops this module has rules for: set_validshape (its role)
-    and the ops whose result is never tagged (transpose, fillpad: `Batching.untagged`)?"""
-    return opdef.role is Role.SET_VALID or opdef.batching.untagged
+    """Is `opdef` one of the ops this module has rules for (`Family.TAG_ONLY`)?"""
+    return opdef.batch is not None and opdef.batch.family is Family.TAG_ONLY
 
 
 def admits(opdef: OpDef, e: Call, vargs: list) -> bool:
@@ -100,7 +99,7 @@ class TaggedCores:
         fn: Callable
         if opdef.role is Role.SET_VALID:
             fn = _set_valid
-        elif opdef.name == "transpose":
+        elif opdef.batch is not None and opdef.batch.tag_rule is TagRule.TRANSPOSE:
             axes = [self.const(x) for x in e.args[1:3]]
             if not all(ok for ok, _ in axes):
                 raise AssertionError("batch plan admitted a transpose of varying axes")

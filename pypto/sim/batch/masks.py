@@ -37,7 +37,7 @@ import numpy as np
 
 from pypto.ir.nodes import Const
 from pypto.ir.types import ShapedType, Type
-from pypto.ops.facts import MaskRule
+from pypto.ops.facts import Family
 from pypto.ops.numeric import ValidArray
 from pypto.ops.registry import get
 from pypto.sim.batch.state import BatchState, Fallback, Partial
@@ -313,14 +313,14 @@ def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
 def kind_of(e: Any) -> tuple | None:
     """("elementwise", arity), ("reduce", axis), ("expand", 2) or ("matmul", ...) when
     the op of call `e` is one the rules here cover (its impl is its registry ufunc, a
-    reduction with it, or what its registry `MaskRule` says), else None."""
+    reduction with it, or what its batch `Family` says), else None."""
     op = get(e.op)
-    rule = op.batching.mask
-    if rule is MaskRule.EXPAND:
+    fam = op.batch.family if op.batch is not None else None
+    if fam is Family.EXPAND:
         return ("expand", 2)
-    if rule is MaskRule.UNARY:
-        return ("elementwise", 1)
-    if rule is MaskRule.PRODUCT:
+    if fam is Family.UFUNC and op.batch is not None and op.batch.tag_arity is not None:
+        return ("elementwise", op.batch.tag_arity)
+    if fam is Family.MATMUL:
         public = [p for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
         return ("matmul",) + tuple(public.index(p) if p in public else None
                                    for p in ("acc", "lhs", "rhs", "a_trans", "b_trans",

@@ -364,7 +364,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
             return True  # (one bool per block: a condition, `predicate`)
         if mask_ops.admits(opdef, e, vargs):
             return True  # (set_validshape, transpose, fillpad: `mask_ops`)
-        if not opdef.batchable and opdef.batching.form is None:
+        if not opdef.batchable and (opdef.batch is None or opdef.batch.form is None):
             raise NotBatchable(f"varying operand of {op}")
         # an op with a mask rule takes tagged operands and is tagged by its type
         # (`masks.apply`, `masks.declared`)

@@ -60,7 +60,7 @@ class ScalarCores:
         acct = self.accountant(e, opdef, public) if self.settings.trace else None
         # the op over integer arrays, one call for all blocks (the registry's
         # `Batching.int_array` fact: min / max, integer casts), when it has one
-        whole = opdef.batching.int_array
+        whole = opdef.batch.int_array if opdef.batch is not None else None
 
         def core(f: BatchFrame, args: list) -> Any:
             st = f.batch

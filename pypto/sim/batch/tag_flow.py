@@ -24,7 +24,7 @@ from typing import Any
 from pypto.ir.nodes import Assign, Call, Const, For, Function, If, Var, While, Yield
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType, Type
-from pypto.ops.facts import Role
+from pypto.ops.facts import Role, TagRule
 from pypto.ops.registry import get
 from pypto.sim.batch.masks import declares_valid
 from pypto.sim.engine.intrinsics.common import falsy_const
@@ -54,12 +54,12 @@ def tags(n: Call, whole: Whole | None = None) -> bool:
 
 
 def _untagged(name: str) -> bool:
-    """Does op `name` always make an untagged result (the registry's `Batching.untagged`
-    fact)?"""
+    """Does op `name` always make an untagged result (its `TagRule` drops the tag)?"""
     try:
-        return get(name).batching.untagged
+        b = get(name).batch
     except KeyError:
         return False
+    return b is not None and b.tag_rule in (TagRule.TRANSPOSE, TagRule.PAD)
 
 
 def may_be_tagged(func: Function, plain: frozenset[int] = frozenset(),
