@@ -11,7 +11,9 @@ import valid_kernels as V
 
 from pypto.ops.numeric import with_valid
 from pypto.sim import SimConfig
-from pypto.sim.batch.masks import BY_BLOCK, Masked, declared, elementwise, reduce, uniform
+from pypto.sim.batch.masks import BY_BLOCK, Masked, declared, uniform
+from pypto.sim.batch.rules.reduce import reduced as reduce
+from pypto.sim.batch.rules.ufunc import elementwise
 from pypto.sim.batch.state import BatchState
 
 

@@ -13,7 +13,6 @@ from pypto.ir.transform import walk
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.lattice import QUOTIENT
-from pypto.sim.batch.own import NotBatchable
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
@@ -22,6 +21,7 @@ from pypto.sim.batch.scalars import (
     int_result,
     int_scalar,
 )
+from pypto.sim.batch.state import NotBatchable
 
 BLOCK = "$blk"  # the symbol of pl.get_block_idx() in an SPMD batch
 SHIFTED = "#i"  # (after a loop variable's name) the iteration of a loop of shifted bounds

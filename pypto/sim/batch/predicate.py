@@ -57,49 +57,10 @@ from pypto.ir.nodes import (
     Yield,
 )
 from pypto.ir.transform import walk
-from pypto.ir.types import ScalarType
 from pypto.ops.facts import Role
-from pypto.ops.registry import OpDef, Unit
+from pypto.ops.registry import OpDef
 from pypto.sim.batch.branch_trace import enter, leave
-from pypto.sim.batch.own import NotBatchable
-from pypto.sim.batch.scalars import int_scalar
-from pypto.sim.batch.state import Aff, BatchState, Fallback, write_each_block
-
-COMPARES: dict[str, Callable] = {
-    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-    "==": np.equal, "!=": np.not_equal, "and": np.logical_and, "or": np.logical_or,
-}
-
-
-def _flag(x: Any) -> bool:
-    t = getattr(x, "type", None)
-    return int_scalar(x) or (isinstance(t, ScalarType) and t.dtype.name == "BOOL")
-
-
-def is_compare(op: OpDef, e: Call) -> bool:
-    """Is `e` a comparison or logical op of integer / bool scalars (one bool per block
-    when an operand varies)?"""
-    if op.unit is not Unit.SCALAR or op.symbol is None or not isinstance(e.type, ScalarType):
-        return False
-    if op.symbol == "not":
-        return len(e.args) == 1 and _flag(e.args[0])
-    return op.symbol in COMPARES and len(e.args) == 2 and all(_flag(x) for x in e.args)
-
-
-def compare(op: OpDef) -> Callable[[list, BatchState], Any]:
-    """The comparison / logical op `op` on per-block values: a bool array over the batch
-    axes (`int` / `Aff` operands materialised as int64, as every offset is)."""
-    fn = np.logical_not if op.symbol == "not" else COMPARES[op.symbol or ""]
-
-    def run(args: list, st: BatchState) -> Any:
-        vals = [np.asarray(st.materialize(a)) for a in args]
-        for v in vals:
-            if v.dtype.kind not in "iub":
-                raise Fallback("a comparison of non-integers")
-        return fn(*vals)
-
-    return run
-
+from pypto.sim.batch.state import Aff, BatchState, Fallback, NotBatchable, write_each_block
 
 # -- the analysis ------------------------------------------------------------------------
 
@@ -418,5 +379,5 @@ def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
     return None
 
 
-__all__ = ["COMPARES", "PredicateAnalysis", "agreed_if", "clip", "compare", "is_compare",
-           "masked_write", "predicated", "select", "untaken_if"]
+__all__ = ["PredicateAnalysis", "agreed_if", "clip", "masked_write", "predicated",
+           "untaken_if"]

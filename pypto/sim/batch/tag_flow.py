@@ -24,9 +24,10 @@ from typing import Any
 from pypto.ir.nodes import Assign, Call, Const, For, Function, If, Var, While, Yield
 from pypto.ir.transform import walk
 from pypto.ir.types import ShapedType, Type
-from pypto.ops.facts import Role, TagRule
+from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.masks import declares_valid
+from pypto.sim.batch.rules.tag_only import drops_tag
 from pypto.sim.engine.intrinsics.common import falsy_const
 
 Whole = Callable[[Type], bool]  # is a declared valid shape known to be whole?
@@ -54,12 +55,11 @@ def tags(n: Call, whole: Whole | None = None) -> bool:
 
 
 def _untagged(name: str) -> bool:
-    """Does op `name` always make an untagged result (its `TagRule` drops the tag)?"""
+    """Does op `name` always make an untagged result (`tag_only.drops_tag`)?"""
     try:
-        b = get(name).batch
+        return drops_tag(get(name))
     except KeyError:
         return False
-    return b is not None and b.tag_rule in (TagRule.TRANSPOSE, TagRule.PAD)
 
 
 def may_be_tagged(func: Function, plain: frozenset[int] = frozenset(),
