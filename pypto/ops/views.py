@@ -65,7 +65,7 @@ def _transpose(x, axis1, axis2):
 
 
 # untagged: the impl's result is a fresh base-class array whatever its operand's valid
-# shape (the batch's tag rules read this: `pypto.sim.batch.mask_ops`)
+# shape (the batch's tag rules read this: `pypto.sim.batch.rules.tag_only`)
 defop("transpose", unit=Unit.VECTOR,
       impl=lambda x, axis1, axis2: np.ascontiguousarray(np.swapaxes(x, axis1, axis2)),
       names=_names("transpose"),

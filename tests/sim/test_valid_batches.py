@@ -1,5 +1,5 @@
 """Tiles with valid shapes in a batch, traced too (`pypto.sim.batch.masks`,
-`mask_windows`, `mask_ops`): a valid shape the same in every block is one tag for all
+`mask_windows`, `rules`): a valid shape the same in every block is one tag for all
 blocks, one logged access and one cost; per-block extents are grouped, each group's
 accesses and costs its blocks' own. Every result equals block-by-block execution bit for
 bit (`test_speed_equivalence.py` runs the kernels of valid_kernels.py both ways)."""

@@ -1,16 +1,24 @@
-"""`BatchCompiler`: compiles a region body once for all blocks of a batch.
+"""`BatchLowering`: compiles a region body once for all blocks of a batch.
 
-Uniform values compile exactly as block by block (`FnCompiler`); each op call the plan
-marks varying compiles to a `Core`: a function of the batched frame and the evaluated
-operands whose values carry leading batch axes (or are `Aff` scalars). The region's
-top-level statements call the cores from one generated function
-(`pypto.sim.batch.codegen`); anywhere else a core runs behind a closure.
+The lowering has the region's block-by-block compiler (`FnCompiler`), which asks it
+first for every op call, `if`, counted loop and body (`engine.function.Lowering`).
+Uniform values compile exactly as block by block; each op call the plan marks varying
+compiles to a `Core` - its rule's (`pypto.sim.batch.rules`, by the op's family): a
+function of the batched frame and the evaluated operands whose values carry leading
+batch axes (or are `Aff` scalars). Conditions that differ per block run predicated
+(`predicate`), loops of shifted bounds per iteration (`shifted`), some loops as one
+more batch axis (`loop_axis`). The region's top-level statements call the cores from
+one generated function (`pypto.sim.batch.codegen`); anywhere else a core runs behind a
+closure.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pypto.ir.nodes import Call, For, Function, If, ListExpr, Var
+from pypto.ir.nodes import Stmt as IRStmt
+from pypto.ir.types import Type
 from pypto.ops.facts import Role
 from pypto.ops.registry import OpDef, get
 from pypto.sim.batch import rules
@@ -32,15 +40,22 @@ from pypto.sim.batch.ufuncs import (
 from pypto.sim.engine.compiler import FnCompiler
 from pypto.sim.engine.function import CompiledFunction, Host
 from pypto.sim.engine.values import FRAME, Env, Expr, Stmt
+from pypto.sim.trace.costs import Accountant
 
 
-class BatchCompiler(FnCompiler):
-    """Compiles a region for batched execution under a `Plan`; see the module docstring."""
+class BatchLowering:
+    """Compiles a region for batched execution under a `Plan` (see the module
+    docstring): it has the block-by-block compiler of the region (`fc`), which asks it
+    first for every op call, `if`, counted loop and body (`engine.function.Lowering`),
+    and it asks the rule table for each op call's core."""
 
     def __init__(self, host: Host, func: Function, plan: Plan):
-        super().__init__(host, func)
+        self.fc = fc = FnCompiler(host, func, lowering=self)
+        fc.in_region = True
+        self.settings = fc.settings
+        self.func = func
+        self.cube_vars = fc.cube_vars  # (the compiler's: values held in L0C)
         self.plan = plan
-        self.in_region = True
         self.masked = 0  # predicated branches being compiled
         self.dying = dying_operands(func)
         # the region's loops that run as a batch axis (untraced: see loop_axis)
@@ -53,23 +68,58 @@ class BatchCompiler(FnCompiler):
         self.merging: set[int] = set()
 
     def compile(self) -> CompiledFunction:
-        cf = super().compile()
+        cf = self.fc.compile()
         if len(set(p[0] for p in cf.params)) == len(cf.params) and \
                 self.settings.source != "plain":
             cf.call = generate_call(cf.name, [p[0] for p in cf.params], cf.body,
                                     self.settings.source_dump)
         return cf
 
-    def watched_divisor(self, e: Call, op: OpDef, public: list[int]) -> int | None:
-        return self._watched_divisor(e, op, public)
+    # -- the block-by-block compiler's (for the rules, the generator and the loops) -----
+
+    @property
+    def loop_vars(self) -> list[str]:
+        return self.fc.loop_vars
+
+    def const(self, e: Any) -> tuple[bool, Any]:
+        return self.fc.const(e)
+
+    def expr(self, e: Any, tolerant: bool = False) -> Expr:
+        return self.fc.expr(e, tolerant)
+
+    def call(self, e: Call, target: str | None = None) -> Expr:
+        return self.fc.call(e, target)
+
+    def stmt(self, s: IRStmt) -> Stmt:
+        return self.fc.stmt(s)
 
     def body(self, stmts: tuple) -> Stmt:
+        return self.fc.body(stmts)
+
+    def note_cube(self, name: str, v: Call) -> None:
+        self.fc.note_cube(name, v)
+
+    def carry_cube(self, s: For) -> None:
+        self.fc.carry_cube(s)
+
+    def accountant(self, e: Call, op: OpDef, public: list[int]) -> Accountant:
+        return self.fc.accountant(e, op, public)
+
+    def caster(self, t: Type | None, what: str) -> Callable[[Any], Any] | None:
+        return self.fc.caster(t, what)
+
+    def watched_divisor(self, e: Call, op: OpDef, public: list[int]) -> int | None:
+        return self.fc.watched_divisor(e, op, public)
+
+    # -- the hooks the block-by-block compiler asks first --------------------------------
+
+    def lower_body(self, stmts: tuple) -> Stmt | None:
         # the region's top level: one generated function (plain: closures, as elsewhere)
         if stmts is self.func.body and self.settings.source != "plain":
             return generate(self, stmts)
-        return super().body(stmts)
+        return None
 
-    def s_if(self, s: If) -> Stmt:
+    def lower_if(self, s: If) -> Stmt | None:
         if not self.vary(s.cond):
             gone = self.plan.untaken.get(id(s))
             if gone is not None:  # (a branch the batch cannot run: taking it gives up)
@@ -77,7 +127,7 @@ class BatchCompiler(FnCompiler):
                 return untaken_if(None if k == 0 else self.body(s.then_body),
                                   None if k == 1 else self.body(s.else_body),
                                   self.expr(s.cond), [r.name for r in s.results], why)
-            return super().s_if(s)
+            return None
         if id(s) in self.plan.agreed:  # (branches that cannot run predicated)
             return agreed_if(self.body(s.then_body), self.body(s.else_body),
                              self.expr(s.cond), [r.name for r in s.results],
@@ -98,18 +148,18 @@ class BatchCompiler(FnCompiler):
         return predicated(then, other, self.expr(s.cond), [r.name for r in s.results],
                           lambda env: env[FRAME], write_merged if sites is not None else None)
 
-    def s_for(self, s: For) -> Stmt:
+    def lower_for(self, s: For) -> Stmt | None:
         if self.vary(s.start) or self.vary(s.stop):  # (the same trips per block: `shifted`)
             return shifted_loop(self, s)
         ax = self.axes.get(id(s))
         if ax is None:
-            return super().s_for(s)
+            return None
         return axis_loop(self, s, ax)
 
-    def call(self, e: Call, target: str | None = None) -> Expr:
+    def lower_call(self, e: Call, target: str | None) -> Expr | None:
         c = self.core(e)
         if c is None:
-            return super().call(e, target)
+            return None
         fn = c.fn
         if c.kind == "args":
             argfns = [self.expr(a) for a in c.operands]
@@ -129,7 +179,9 @@ class BatchCompiler(FnCompiler):
             def run(env: Env) -> Any:
                 return fn(env[FRAME], tgt_f(env), off_f(env), [f(env) for f in fargfns],
                           lambda: src_f(env))
-        return self.guard(run, e)
+        return self.fc.guard(run, e)
+
+    # -- the batch --------------------------------------------------------------------------
 
     def vary(self, e: Any) -> bool:
         """Does `e` differ per block (the plan's varying values, the block index)?"""
@@ -169,4 +221,4 @@ class BatchCompiler(FnCompiler):
         return rule.core(self, e)
 
 
-__all__ = ["BatchCompiler"]
+__all__ = ["BatchLowering"]

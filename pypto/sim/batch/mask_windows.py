@@ -234,7 +234,7 @@ def write(st: BatchState, tgt: np.ndarray, offs: list, src: Masked, shp: tuple,
 
 
 def local_write(st: BatchState, tgt: Any, offs: list, src: Masked, shp: tuple) -> tuple:
-    """`OwnCores.blocal_write` of a tagged source: each block's valid part of `src` into
+    """`rules.window_write.blocal_write` of a tagged source: each block's valid part of `src` into
     its own tile `tgt` at the uniform offsets `offs` (block by block the write is in
     place and the old tile dies there). Returns (the tiles, the groups of blocks by
     extent for the trace)."""

@@ -23,7 +23,7 @@ that is a constant or a uniform value: every block moves the same bytes), that o
 (`every`). A uniform `ValidArray` operand (a window of a weight read at the same offsets
 in every block) counts as tagged that way in every block. The functions here apply the
 rules above to all blocks at once; windows and writes are `mask_windows`, the other ops
-with a rule (`set_validshape`, `reshape`, `transpose`, `fillpad`) `mask_ops`. Every
+with a rule (`set_validshape`, `reshape`, `transpose`, `fillpad`) `rules`. Every
 other op meeting a `Masked` operand stops the batch with `Partial`, and the launch
 splits as before (the whole tiles batched, the rest block by block).
 """

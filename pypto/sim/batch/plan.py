@@ -47,8 +47,14 @@ from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
 from pypto.sim.batch import rules
 from pypto.sim.batch.footprints import Access, Plan, plan_of
-from pypto.sim.batch.forms import BLOCK, AffineForms
-from pypto.sim.batch.predicate import PredicateAnalysis
+from pypto.sim.batch.forms import BLOCK, form, shifted_loop
+from pypto.sim.batch.predicate import (
+    merge_uses,
+    predicated_call,
+    predicated_if,
+    predicated_stmt,
+    uniform_if,
+)
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
@@ -84,7 +90,7 @@ def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
-class _Analyzer(AffineForms, PredicateAnalysis):
+class _Analyzer:
     def __init__(self, func: Function, varying: set, predicate: bool = False):
         self.func = func
         self.params = {p.var.name for p in func.params}
@@ -127,8 +133,10 @@ class _Analyzer(AffineForms, PredicateAnalysis):
 
     # -- helpers -------------------------------------------------------------------
 
-    def refuse(self, why: str) -> Exception:
-        return NotBatchable(why)
+    def merge_uses(self, name: str) -> int:
+        """How often `name` occurs in the other branches of the predicated ifs being
+        analysed (`predicate.merge_uses`)."""
+        return merge_uses(self, name)
 
     def valid_ok(self, t: Type | None) -> bool:
         """May a value of type `t` be the operand of an op without a mask rule (`masks`)?
@@ -149,7 +157,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
 
     def tile_view(self, e: Any) -> bool:
         """Is `e` a view of an on-chip tile's storage (a window of a tile, see
-        `OwnAnalysis.in_place_target`)?"""
+        `in_place_target`)?"""
         if isinstance(e, Var):
             return e.name in self.tile_views
         if isinstance(e, Call):
@@ -225,7 +233,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
         if self.under:
-            self.predicated_call(opdef, a, self.resolve)
+            predicated_call(self, opdef, a, self.resolve)
         if opdef.matmul is not None and opdef.matmul.acc is not None:
             self.in_place_target(a.get(opdef.matmul.acc))
         if opdef.writes is not None:
@@ -282,7 +290,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
                                                              else None)
         if items is None:
             return [None]
-        return [self.form(i) for i in items]
+        return [form(self, i) for i in items]
 
     # -- statements ----------------------------------------------------------------
 
@@ -292,7 +300,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
 
     def stmt(self, s: Stmt) -> None:
         if self.under:
-            self.predicated_stmt(s)
+            predicated_stmt(self, s)
         if isinstance(s, Assign):
             v = s.value
             if isinstance(v, CallFunc):
@@ -305,7 +313,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
             if len(s.targets) == 1:
                 name = s.targets[0].name
                 if isinstance(s.targets[0].type, ScalarType):
-                    f = self.form(v)
+                    f = form(self, v)
                     if f is not None:
                         self.forms[name] = f
                 r = self.resolve(v)
@@ -323,7 +331,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
         elif isinstance(s, (For, While)):
             if isinstance(s, For):
                 if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
-                    self.shifted_loop(s)
+                    shifted_loop(self, s)
                 else:
                     self.bind_loop(s)
             for it, init in zip(s.iter_args, s.inits):
@@ -336,9 +344,7 @@ class _Analyzer(AffineForms, PredicateAnalysis):
                 vp = self.view_of(init)
                 if vp is not None:
                     self.views[it.name] = vp
-            self.loop_body = getattr(self, "loop_body", 0) + 1
             self.body(s.body)
-            self.loop_body -= 1
             ys = _last_yield(s.body)
             for i, it in enumerate(s.iter_args):
                 if ys is not None and i < len(ys.values):
@@ -363,9 +369,9 @@ class _Analyzer(AffineForms, PredicateAnalysis):
                 raise NotBatchable("a while condition differs per block")
         elif isinstance(s, If):
             if self.is_var(s.cond):
-                self.predicated_if(s)
+                predicated_if(self, s)
             else:
-                self.uniform_if(s)
+                uniform_if(self, s)
             for i, r in enumerate(s.results):
                 got: set[tuple[str | None, str | None]] = set()
                 gone = self.untaken.get(id(s), (None,))[0]

@@ -74,7 +74,7 @@ class Analysis(Protocol):
 
 
 class Lowering(Protocol):
-    """What a core's compilation asks of the region's lowering (`compiler.BatchCompiler`)."""
+    """What a core's compilation asks of the region's lowering (`compiler.BatchLowering`)."""
 
     settings: Settings
     plan: Any  # (`footprints.Plan`)
