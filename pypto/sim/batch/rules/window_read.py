@@ -3,7 +3,7 @@
 * At offsets that differ per block (`bwindow`): one strided view of all blocks'
   windows (a fancy index where the offsets are not affine); a copy unless the tensor
   is one the region never writes. A valid shape or clamp makes partial tiles
-  (`masks.Masked`, `mask_windows.read`; traced, each block's valid part is its
+  (`masks.Masked`, `read_partial`; traced, each block's valid part is its
   access); under a condition the blocks not taking the branch read inside the tensor
   (`predicate.clip`: what they read is never used).
 * Of a value that differs per block (`bstack_window`), at uniform offsets: each
@@ -30,11 +30,20 @@ from pypto.sim.batch import mask_windows, masks
 from pypto.sim.batch.codegen import Core
 from pypto.sim.batch.footprints import Access
 from pypto.sim.batch.frame import BatchFrame
+from pypto.sim.batch.mask_windows import after, leading_whole, pad_outside
+from pypto.sim.batch.masks import Masked, _at, _per_block, uniform
 from pypto.sim.batch.predicate import clip
 from pypto.sim.batch.rules.rule import Analysis, Lowering, Rule
 from pypto.sim.batch.scalars import const_ints
-from pypto.sim.batch.state import Fallback, NotBatchable, StackRead, gather_index
-from pypto.sim.device.fill import pad_scalar
+from pypto.sim.batch.state import (
+    BatchState,
+    Fallback,
+    NotBatchable,
+    Partial,
+    StackRead,
+    gather_index,
+)
+from pypto.sim.device.fill import fill_outside, pad_scalar
 from pypto.sim.engine.intrinsics.common import SiteId, falsy_const
 from pypto.sim.engine.values import Env, pad_mode
 from pypto.sim.trace.costs import gm_cycles, note_gm, note_onchip_copy
@@ -118,7 +127,7 @@ def core(lo: Lowering, e: Call) -> Core | None:
 def bwindow(lo: Lowering, e: Call, src: Any, shape: Any, offset: Any, opname: str,
             valid: Any = None, clamp: Any = None, pad: Any = None) -> Core:
     """A window read at varying offsets: all blocks' windows as one strided view. With a
-    valid shape or clamp, partial tiles are `masks.Masked` (`mask_windows.read`; traced,
+    valid shape or clamp, partial tiles are `masks.Masked` (`read_partial`; traced,
     each block's valid part is its access)."""
     _, shp_v = lo.const(shape)
     shp = tuple(int(d) for d in shp_v)
@@ -155,7 +164,7 @@ def bwindow(lo: Lowering, e: Call, src: Any, shape: Any, offset: Any, opname: st
             if vals is not None and (not isinstance(vals, (list, tuple)) or
                                      len(vals) != len(shp)):
                 raise Fallback("a valid shape of another rank")
-            m = mask_windows.read(st, a, offs, shp, vals, clamped,
+            m = read_partial(st, a, offs, shp, vals, clamped,
                                   pad_scalar(a.dtype, pad_of))
             if m is not None:
                 if out_static is not None and out_static != shp:
@@ -259,6 +268,92 @@ def stack_param(lo: Lowering, e: Var) -> StackRead | None:
     if name is None:
         return None
     return StackRead([p.var.name for p in lo.func.params].index(name))
+
+
+# -- partial tiles ---------------------------------------------------------------------
+
+
+def read_partial(st: BatchState, a: np.ndarray, offs: list, shp: tuple, valid: Any, clamp: bool,
+         pad: Any) -> Masked | None:
+    """All blocks' windows `offs + shp` of `a` with valid shape `valid` (entries per
+    block) and `clamp`, as block by block reads each: None when every block's tile is
+    whole (the caller's strided view), else a `Masked`. Raises Fallback where block by
+    block faults (a valid part outside the tensor: the rerun reports it)."""
+    if not clamp and valid is not None and all(type(v) is int for v in valid):
+        return _read_uniform(st, a, offs, shp, tuple(min(s, v) for s, v in zip(shp, valid)),
+                             pad)
+    bs = st.bs
+    los = [_per_block(st, o) for o in offs]
+    ext: list = []
+    short: np.ndarray = np.zeros(bs, dtype=bool)
+    for ax, s in enumerate(shp):
+        e: Any = s
+        if valid is not None:
+            v = _per_block(st, valid[ax])
+            e = min(s, v) if type(v) is int else np.minimum(v, s)
+        lo = los[ax]
+        d = a.shape[ax]
+        if clamp:
+            e = np.maximum(0, np.minimum(e, d - np.asarray(lo)))
+        if type(e) is int and type(lo) is int:  # (a whole axis at one offset: no numpy)
+            if lo < 0 or lo + e > d or e < 0:
+                raise Fallback("out of bounds")
+            if e < s:
+                short |= True
+        else:
+            lo = np.asarray(lo)
+            if (lo < 0).any() or (lo + e > d).any() or np.any(np.asarray(e) < 0):
+                raise Fallback("out of bounds")
+            short |= np.asarray(e) < s
+        ext.append(e)
+    if not short.any():
+        return None
+    if st.split:
+        # whole tiles first (a loop's short last tile): they run batched without masks,
+        # the rest batched with them (`runtime.launch._split`)
+        rows = np.asarray(short.reshape(bs[0], -1).any(axis=1))
+        if not rows[0]:
+            raise Partial(short.copy())
+    partial = [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(short))]
+    tags = {idx: tuple(_at(e, idx) for e in ext) for idx in partial}
+    out = np.empty(bs + tuple(shp), dtype=a.dtype)
+    inside = np.ones(bs, dtype=bool)
+    for lo, s, d in zip(los, shp, a.shape):
+        inside &= np.asarray(lo) + s <= d
+    k = leading_whole(bs, [tuple(int(i) for i in idx) for idx in zip(*np.nonzero(~inside))])
+    if k:  # the blocks whose whole window is inside the tensor: one strided view
+        sub = st if k == bs[0] else BatchState((k,) + bs[1:], False, False, False)
+        view = sub.window(a, offs, shp, False)
+        if view is None:
+            k = 0
+        else:
+            out[:k] = view
+    for idx in after(bs, k):
+        e = tags.get(idx, shp)
+        origin = [_at(x, idx) for x in los]
+        out[idx][tuple(slice(0, x) for x in e)] = \
+            a[tuple(slice(o, o + x) for o, x in zip(origin, e))]
+    for idx, e in tags.items():
+        fill_outside(out[idx], e, pad)
+    return Masked(out, tags)
+
+
+def _read_uniform(st: BatchState, a: np.ndarray, offs: list, shp: tuple, ext: tuple,
+                  pad: Any) -> Masked | None:
+    """`read` of a valid shape that is the same in every block (no clamp): each block's
+    valid part `ext` copied into its tile, the rest the pad value."""
+    if ext == shp:
+        return None
+    if any(e < 0 for e in ext):
+        raise Fallback("a negative valid extent")
+    nb = st.nb
+    view = st.window(a, offs, ext, False)  # (bounds-checked: Fallback past the tensor)
+    if view is None:  # offsets not affine: a gather
+        view = a[gather_index(st, offs, ext, a.shape)]
+    out = np.empty(view.shape[:nb] + shp, dtype=a.dtype)
+    out[(Ellipsis,) + tuple(slice(0, e) for e in ext)] = view
+    pad_outside(out, nb, ext, pad)
+    return uniform(out, ext)
 
 
 RULE = Rule(Family.WINDOW_READ, admit, core, always=True)

@@ -3,7 +3,7 @@
 * Into the region's tensors at offsets (or of a value) that differ per block (`bwrite`):
   all blocks' windows assigned at once, or the written op computed straight into them
   (`ufuncs.fused`; a row gather: `gathers.rows_into`). A partial source writes each
-  block's valid part (`mask_windows.write`); under a condition only the blocks taking
+  block's valid part (`write_partial`); under a condition only the blocks taking
   the branch write (`predicate.masked_write`; their final writes of one window in both
   branches made as one: `merged`). A value of another rank than the target is written
   as the intrinsic writes it, its leading unit axes dropped or added (`relanked`).
@@ -12,7 +12,7 @@
 * Into a tile of the region, of a varying value or under a condition (`blocal_write`):
   the tile becomes each block's own along the batch axes - only where the old value
   dies at the write (block by block the write is in place, and nothing else may see the
-  difference); a partial source writes its valid part (`mask_windows.local_write`).
+  difference); a partial source writes its valid part (`local_write_partial`).
 
 Traced, each core logs its accesses for the replay and charges their costs once for all
 blocks. Admission notes the write's footprint (the valid part a source's type declares)
@@ -35,7 +35,12 @@ from pypto.sim.batch.codegen import Core
 from pypto.sim.batch.footprints import Access
 from pypto.sim.batch.frame import BatchFrame
 from pypto.sim.batch.gathers import rows_into
+from pypto.sim.batch.mask_windows import after, clipped, extents, leading_whole
 from pypto.sim.batch.masks import (
+    Masked,
+    _at,
+    _cell,
+    _per_block,
     as_masked,
     declares_valid,
     refuse,
@@ -46,7 +51,13 @@ from pypto.sim.batch.masks import (
 from pypto.sim.batch.predicate import masked_write
 from pypto.sim.batch.rules.rule import Analysis, Lowering, Rule
 from pypto.sim.batch.rules.window_read import stack_param
-from pypto.sim.batch.state import Fallback, NotBatchable, store_windows, write_each_block
+from pypto.sim.batch.state import (
+    BatchState,
+    Fallback,
+    NotBatchable,
+    store_windows,
+    write_each_block,
+)
 from pypto.sim.batch.ufuncs import broadcast_shape, elementwise_ufunc, fused
 from pypto.sim.engine.intrinsics.common import SiteId, falsy_const, is_cube
 from pypto.sim.trace.costs import gm_cycles, note_drain, note_gm, note_onchip_copy
@@ -243,7 +254,7 @@ def bwrite(lo: Lowering, e: Call, target: Any, source: Any, offset: Any, opname:
         if tagged(src) and type(tgt) is np.ndarray and len(offs) == tgt.ndim and \
                 as_masked(src).data.shape[-srank:] == shp:
             m = as_masked(src)  # (each block's valid part)
-            groups = mask_windows.write(st, tgt, offs, m, shp, bound)
+            groups = write_partial(st, tgt, offs, m, shp, bound)
             if tracing:
                 mask_windows.charge(f, groups, lambda ext: _trace_write(f, tgt, offs, m.data,
                                                                         ext))
@@ -341,7 +352,7 @@ def blocal_write(lo: Lowering, e: Call, target: Any, source: Any, offset: Any) -
 
 def tagged_local(lo: Lowering, e: Call, plain: Core) -> Core:
     """`plain` (`blocal_write`'s core of the write `e` into a tile of the region) taking
-    a tagged source too: its valid part per block (`mask_windows.local_write`), an
+    a tagged source too: its valid part per block (`local_write_partial`), an
     on-chip copy of that many bytes."""
     w = get(e.op).window_write
     assert w is not None
@@ -356,7 +367,7 @@ def tagged_local(lo: Lowering, e: Call, plain: Core) -> Core:
         if not tagged(src):
             return fn(f, tgt, offs, fargs, lambda: src)
         m = as_masked(src)
-        r, groups = mask_windows.local_write(f.batch, tgt, offs, m, shp)
+        r, groups = local_write_partial(f.batch, tgt, offs, m, shp)
         if tracing and f.rec is not None:
             size = m.data.itemsize
             mask_windows.charge(f, groups, lambda ext: note_onchip_copy(
@@ -404,6 +415,99 @@ def bstack_write(lo: Lowering, e: Call, target: Var, source: Any, offset: Any) -
         return tgt
 
     return Core("write", core, [target, offset, [], source])
+
+
+# -- partial tiles ---------------------------------------------------------------------
+
+
+def write_partial(st: BatchState, tgt: np.ndarray, offs: list, src: Masked, shp: tuple,
+          bound: tuple) -> list:
+    """Write each block's valid part of `src` into its window `offs` of `tgt` (block by
+    block: the valid part only, checked against the tensor; a fault raises Fallback and
+    the rerun reports it). Logs undo copies and deferred-fill boxes like any write.
+    `bound`: the extents the plan proved the blocks' footprints disjoint with (a valid
+    part past them gives the batch up). Returns the groups of blocks by extent
+    (`extents`) for the trace."""
+    bs = st.bs
+    groups = extents(st, src, shp)
+    if any(e > b for _, ext in groups for e, b in zip(ext, bound)):
+        raise Fallback("a valid part past the footprint of the plan")
+    if len(groups) == 1:  # one extent for all blocks: one strided view
+        ext = groups[0][1]
+        data = src.data[(Ellipsis,) + tuple(slice(0, e) for e in ext)]
+        view = st.window(tgt, offs, ext, True)
+        if view is not None:
+            store_windows(st, view, data, tgt, offs, ext)
+        else:
+            write_each_block(st, tgt, offs, np.broadcast_to(data, bs + ext), ext,
+                             list(np.ndindex(*bs)))
+        return groups
+    los = [_per_block(st, o) for o in offs]
+    exts = {idx: v for idx, v in src.tags.items() if v is not None and v != shp}
+    data = np.broadcast_to(src.data, bs + tuple(shp))
+    k = leading_whole(bs, list(exts))
+    scalar = BatchState((), False, False, False)
+    if k:  # the leading whole tiles: one strided view (bounds-checked there)
+        sub = st if k == bs[0] else BatchState((k,) + bs[1:], False, False, False)
+        view = sub.window(tgt, offs, shp, True)
+        if view is None:
+            k = 0
+        else:
+            store_windows(st, view, data[:k], tgt, offs, shp, sub)
+    for idx in after(bs, k):
+        e = clipped(exts.get(idx), shp)
+        lo = [_at(x, idx) for x in los]
+        if any(o < 0 or o + x > d for o, x, d in zip(lo, e, tgt.shape)):
+            raise Fallback("out of bounds")
+        box = tuple(slice(o, o + x) for o, x in zip(lo, e))
+        if st.undo is not None:
+            st.undo.append((tgt[box], tgt[box].copy()))
+        tgt[box] = data[idx][tuple(slice(0, x) for x in e)]
+        if st.wlog is not None:
+            st.wlog.append((tgt, lo, tuple(e), None, scalar))
+    return groups
+
+
+def local_write_partial(st: BatchState, tgt: Any, offs: list, src: Masked, shp: tuple) -> tuple:
+    """`blocal_write` of a tagged source: each block's valid part of `src` into
+    its own tile `tgt` at the uniform offsets `offs` (block by block the write is in
+    place and the old tile dies there). Returns (the tiles, the groups of blocks by
+    extent for the trace)."""
+    nb, rank = st.nb, len(shp)
+    if st.pred is not None or type(tgt) is not np.ndarray or \
+            tgt.ndim not in (rank, rank + nb) or src.data.ndim not in (rank, rank + nb) \
+            or src.data.shape[-rank:] != shp or len(offs) != rank:
+        raise Fallback("a tagged write into a local tile under a condition or of another rank")
+    offs = [int(o) for o in offs]
+    groups = extents(st, src, shp)
+    tshape = tgt.shape[tgt.ndim - rank:]
+    for _, ext in groups:
+        if any(o < 0 or o + x > n for o, x, n in zip(offs, ext, tshape)):
+            raise Fallback("out of bounds")
+    lead = st.bs if len(groups) > 1 else \
+        broadcast_shape([tgt.shape[:tgt.ndim - rank] or (1,) * nb,
+                         src.data.shape[:src.data.ndim - rank] or (1,) * nb])
+    own = tgt.ndim == rank + nb and tgt.shape[:nb] == lead and tgt.flags.writeable \
+        and all(k == 1 or sd != 0 for k, sd in zip(lead, tgt.strides))
+    if not own:
+        full = np.empty(lead + tshape, tgt.dtype)
+        full[...] = tgt
+        tgt = full
+    if len(groups) == 1:
+        ext = groups[0][1]
+        cut = tuple(slice(0, e) for e in ext)
+        tgt[(slice(None),) * nb + tuple(slice(o, o + e) for o, e in zip(offs, ext))] = \
+            src.data[(Ellipsis,) + cut]
+        return tgt, groups
+    data = np.broadcast_to(src.data, st.bs + shp) if src.data.ndim == rank + nb else src.data
+    for mask, ext in groups:
+        assert mask is not None
+        box = tuple(slice(o, o + e) for o, e in zip(offs, ext))
+        cut = tuple(slice(0, e) for e in ext)
+        for idx in zip(*np.nonzero(mask)):
+            part = data[_cell(data, idx)] if data.ndim == rank + nb else data
+            tgt[tuple(int(i) for i in idx) + box] = part[cut]
+    return tgt, groups
 
 
 RULE = Rule(Family.WINDOW_WRITE, admit, core, always=True)
