@@ -29,7 +29,7 @@ from pypto.ir import dtypes
 from pypto.ir.dtypes import DType
 from pypto.ir.types import ScalarType
 from pypto.ops.cast_fast import narrow
-from pypto.ops.facts import Batching
+from pypto.ops.facts import Batch, Family
 from pypto.ops.numeric import is_float_np
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dtype_arg, like, py_value, shaped, type_of
@@ -285,6 +285,6 @@ def _cast_ints(x, target_type, mode="round"):
 
 
 # convert: an element-type conversion, which the cube's Acc -> Mat drain can also do
-defop("cast", unit=Unit.VECTOR, impl=_cast_impl, batchable=True, converts=True,
+defop("cast", unit=Unit.VECTOR, impl=_cast_impl, converts=True,
       names=("pl.cast", "pl.tensor.cast", "pl.tile.cast"),
-      batching=Batching(int_array=_cast_ints))(_cast)
+      batch=Batch(Family.UFUNC, int_array=_cast_ints))(_cast)

@@ -14,7 +14,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.nodes import Const
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.facts import Batching, MaskRule, Ufunc
+from pypto.ops.facts import Batch, Family, Ufunc
 from pypto.ops.intdiv import is_int_array, true_quotient
 from pypto.ops.numeric import (
     compute_dtype,
@@ -104,6 +104,7 @@ def _binary_rule(op_name: str, *, int_only: bool = False, keep_lhs_dtype: bool =
 _BATCHABLE = frozenset(["add", "sub", "mul", "maximum", "minimum", "adds", "subs", "muls",
                         "divs", "maximums", "minimums", "neg", "abs", "exp", "sqrt", "rsqrt",
                         "recip", "log", "relu", "sin", "cos"])
+_ELEMENTWISE = Batch(Family.UFUNC)
 _UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
           "minimum": np.minimum, "adds": np.add, "subs": np.subtract, "muls": np.multiply,
           "divs": np.divide, "maximums": np.maximum, "minimums": np.minimum}
@@ -123,7 +124,7 @@ def _register_binary(name: str, fn: Callable, doc: str, *, extra_names: tuple = 
     ufunc = Ufunc(_UFUNC[name]) if name in _UFUNC else None
     impl = elementwise(fn) if int_only else _scalar_in_tile(elementwise(fn))
     defop(name, unit=Unit.VECTOR, impl=impl, names=names, ufunc=ufunc,
-          batchable=name in _BATCHABLE, divisor=divisor)(sig)
+          batch=_ELEMENTWISE if name in _BATCHABLE else None, divisor=divisor)(sig)
 
 
 _BINARY: dict[str, tuple[Callable, str]] = {
@@ -191,7 +192,7 @@ def _div_impl(lhs: Any, rhs: Any, high_precision: bool = False) -> Any:
     return _true_divide(lhs, rhs)
 
 
-defop("div", unit=Unit.VECTOR, impl=_div_impl, batchable=True, ufunc=Ufunc(np.true_divide),
+defop("div", unit=Unit.VECTOR, impl=_div_impl, batch=_ELEMENTWISE, ufunc=Ufunc(np.true_divide),
       divisor="rhs",
       names=("pl.div", "pl.tensor.div", "pl.tile.div"))(_div)
 
@@ -266,7 +267,8 @@ for _name, (_fn, _doc, _kw) in _UNARY.items():
 
     _sig.__doc__ = _doc
     _uf = {"neg": np.negative, "abs": np.abs, "exp": np.exp}.get(_name)
-    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn), batchable=_name in _BATCHABLE,
+    defop(_name, unit=Unit.VECTOR, impl=elementwise(_fn),
+          batch=_ELEMENTWISE if _name in _BATCHABLE else None,
           ufunc=Ufunc(_uf, 1) if _uf is not None else None,
           names=(f"pl.{_name}", f"pl.tensor.{_name}", f"pl.tile.{_name}"))(_sig)
 
@@ -288,7 +290,7 @@ def _hp_unary(name: str, fn: Callable, doc: str, tile_high_precision: bool = Fal
     sig.__doc__ = doc
     impl = elementwise(fn)
     defop(name, unit=Unit.VECTOR, impl=lambda x, high_precision=False, tmp=None: impl(x),
-          batchable=True, batching=Batching(mask=MaskRule.UNARY),
+          batch=Batch(Family.UFUNC, tag_arity=1),  # (the other operands change nothing)
           names=(f"pl.{name}", f"pl.tensor.{name}", f"pl.tile.{name}"))(sig)
 
 
@@ -302,7 +304,7 @@ def _lrelu(x, slope):
     return like(shaped(x, "x"))
 
 
-defop("lrelu", unit=Unit.VECTOR, batchable=True,
+defop("lrelu", unit=Unit.VECTOR, batch=_ELEMENTWISE,
       impl=_scalar_in_tile(elementwise(lambda x, s: np.maximum(x, x * s))),
       names=("pl.lrelu", "pl.tile.lrelu"))(_lrelu)
 
@@ -405,7 +407,7 @@ for _name, _scalar, _fn, _sym in (("addc", False, lambda a, b, c: a + b + c, "lh
     _impl3 = elementwise(_fn)
     if _scalar:  # (the scalar in the middle, in the tile's dtype)
         _impl3 = (lambda f: lambda a, s, c: f(a, tile_scalar(a, s), c))(_impl3)
-    defop(_name, unit=Unit.VECTOR, impl=_impl3, batchable=True,
+    defop(_name, unit=Unit.VECTOR, impl=_impl3, batch=_ELEMENTWISE,
           names=(f"pl.{_name}", f"pl.tile.{_name}"))(_tsig)
 
 

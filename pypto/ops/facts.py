@@ -17,8 +17,6 @@ works everywhere once its `defop` line says so.
 * `Role` — the ops whose meaning is not data in, data out: allocation, element access,
   block indices, barriers and task handles. Each role names one behaviour that the
   passes and the simulator implement.
-* `batchable` — the impl only acts on the trailing axes its type rule describes: with
-  operands carrying extra leading (batch) axes it computes every batch entry at once.
 * `symbol` — the Python operator a scalar op implements (`+`, `//`, `not`, ...).
 * `shape_param` — the parameter holding the shape of the buffer the op makes.
 * `memory_param` — the parameter naming the on-chip memory the result lands in.
@@ -26,10 +24,12 @@ works everywhere once its `defop` line says so.
 * `divisor` — the parameter an op divides by (division, remainder): with an integer
   result, a zero there has the defined result of `pypto.ops.intdiv` and is what the
   simulator's `div` check reports.
-* `Batching` — what the simulator's batch engine may do with the op beyond `batchable`
-  and `ufunc`: its own batched form, its integer-array form, a result that never
-  carries a valid-shape tag, and how a partial tile's valid shape goes through it
-  (`MaskRule`).
+* `Batch` — how the simulator's batch engine runs the op for all blocks of a launch at
+  once: its `Family` (each family has one rule, `pypto.sim.batch.rules`: admission,
+  the batched computation and what a partial tile does), and what that rule needs to
+  know of the op (a tag arity, a tag rule, its own batched form, its integer-array
+  form). An op without one runs block by block wherever an operand differs per block
+  (but for an integer scalar call: `Family.PER_BLOCK`).
 """
 from __future__ import annotations
 
@@ -117,34 +117,59 @@ class Role(Enum):
     COMM = "comm"  # talks to other ranks (pld): acts outside its result, may block
 
 
-class MaskRule(Enum):
-    """How the valid shape of a partial tile goes through an op in a batch
-    (`pypto.sim.batch.masks`), for ops whose `Ufunc` fact does not say it."""
+class Family(Enum):
+    """The batching rule an op follows (one module each in `pypto.sim.batch.rules`)."""
 
-    # a float product: each operand cast (transposed when asked), then np.matmul - numpy's
-    # rule for the result's tag (matmul_acc adds the accumulator first)
-    PRODUCT = "product"
-    # a numpy ufunc of the first operand alone (the other operands - a precision flag, a
-    # scratch tile - change nothing in the simulator)
-    UNARY = "unary"
-    # a vector broadcast to the shape of the first operand (a fresh, untagged array),
-    # which then takes the valid shape its type declares
-    EXPAND = "expand"
+    WINDOW_READ = "window_read"  # a box of a tensor at offsets (its `WindowRead`)
+    WINDOW_WRITE = "window_write"  # a value written into a box (its `WindowWrite`)
+    # the impl acts on the trailing axes its type rule describes (with operands carrying
+    # leading batch axes it computes every batch entry at once) - elementwise ops, their
+    # numpy ufunc when `Ufunc` says so
+    UFUNC = "ufunc"
+    REDUCE = "reduce"  # a row / column reduction on trailing axes (`Ufunc.reduce_axis`)
+    EXPAND = "expand"  # a vector broadcast to the shape of the first operand, fresh
+    MATMUL = "matmul"  # a float product on trailing axes (its `Matmul`)
+    # integer index arithmetic: the block index, `+ - * // %` of integer scalars (its
+    # `symbol`), `pl.read` of an integer at an index that differs per block
+    INDEX_SCALAR = "index_scalar"
+    COMPARE = "compare"  # comparisons and `and / or / not` of integer / bool scalars
+    RESHAPE = "reshape"  # the same elements under a new shape
+    TAG_ONLY = "tag_only"  # moves a valid-shape tag, computes nothing through it (`TagRule`)
+    # integer scalar arithmetic computed per block (pl.min / pl.max); any op's call on
+    # integer scalars to an integer scalar goes this way too
+    PER_BLOCK = "per_block"
+    FORM = "form"  # the op computes a batch itself (`Batch.form`: gather by indices)
+
+
+class TagRule(Enum):
+    """What a `Family.TAG_ONLY` op does to the valid-shape tag of a partial tile."""
+
+    SET = "set"  # tags the data with a new valid shape (pl.set_validshape)
+    TRANSPOSE = "transpose"  # swaps two axes into a fresh array: never tagged
+    PAD = "pad"  # sets everything outside the valid part to a pad value: never tagged
 
 
 @record(slots=False)
-class Batching:
-    """What the batch engine may do with an op beyond `batchable` / `ufunc`."""
+class Batch:
+    """How the batch engine runs the op (see `Family`)."""
 
-    # `f(nb, rank, *operands)`: the op computes a batch of `nb` leading axes itself
-    # (None when it cannot): gather by indices that differ per block
+    family: Family
+    # UFUNC: a partial tile's tag goes through the op as numpy tags the result of a ufunc
+    # of its first `tag_arity` operands (None: its `Ufunc` fact's arity; an op without
+    # either gives the batch up on a tagged operand)
+    tag_arity: int | None = None
+    tag_rule: TagRule | None = None  # TAG_ONLY
+    # FORM: `f(nb, rank, *operands)` computes a batch of `nb` leading axes (None when it
+    # cannot): gather by indices that differ per block
     form: Callable[..., Any] | None = None
-    # one call over integer arrays for all blocks (min / max, integer casts)
+    # its calls on integer scalars: one call over integer arrays for all blocks (min /
+    # max, integer casts)
     int_array: Callable[..., Any] | None = None
-    # the result never carries a valid-shape tag, whatever its operands carry
-    untagged: bool = False
-    mask: MaskRule | None = None
 
 
-__all__ = ["Batching", "MaskRule", "Matmul", "Role", "Ufunc", "View", "Window", "WindowRead",
-           "WindowWrite"]
+# the families whose impl acts on trailing axes (`OpDef.batchable`)
+TRAILING = frozenset((Family.UFUNC, Family.REDUCE, Family.EXPAND, Family.MATMUL))
+
+
+__all__ = ["TRAILING", "Batch", "Family", "Matmul", "Role", "TagRule", "Ufunc", "View", "Window",
+           "WindowRead", "WindowWrite"]

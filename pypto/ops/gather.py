@@ -13,7 +13,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TileType, TupleType
-from pypto.ops.facts import Batching
+from pypto.ops.facts import Batch, Family
 from pypto.ops.numeric import plain
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import (
@@ -243,7 +243,7 @@ def _index_gather_batched(nb: int, rank: int, input, dim=None, index=None, mask_
 
 defop("gather", unit=Unit.VECTOR, impl=_gather_impl, float_bits="output_dtype",
       names=("pl.gather", "pl.tensor.gather"),
-      batching=Batching(form=_index_gather_batched))(_gather)
+      batch=Batch(Family.FORM, form=_index_gather_batched))(_gather)
 
 
 # --- tile gathers ------------------------------------------------------------------------------

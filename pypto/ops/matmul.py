@@ -13,7 +13,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, TileType
-from pypto.ops.facts import Batching, MaskRule, Matmul
+from pypto.ops.facts import Batch, Family, Matmul
 from pypto.ops.numeric import is_tile_window, plain
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import dims_equal, dtype_arg, like, py_value, same_family, shaped
@@ -168,8 +168,7 @@ def _whole_product(lhs: np.ndarray, rhs: np.ndarray, a_trans: bool, b_trans: boo
     return np.matmul(a, b)
 
 
-defop("matmul", unit=Unit.CUBE, matmul=Matmul(l0_tiled=True), batchable=True,
-      batching=Batching(mask=MaskRule.PRODUCT),
+defop("matmul", unit=Unit.CUBE, matmul=Matmul(l0_tiled=True), batch=Batch(Family.MATMUL),
       impl=lambda lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False:
       _mm(lhs, rhs, a_trans, b_trans),
       names=("pl.matmul", "pl.tensor.matmul", "pl.tile.matmul"))(_matmul)
@@ -203,7 +202,7 @@ def _matmul_acc_impl(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None
 
 defop("matmul_acc", unit=Unit.CUBE, impl=_matmul_acc_impl,
       matmul=Matmul(acc="acc", l0_tiled=True),
-      batchable=True, batching=Batching(mask=MaskRule.PRODUCT),
+      batch=Batch(Family.MATMUL),
       names=("pl.matmul_acc", "pl.tensor.matmul_acc", "pl.tile.matmul_acc"))(_matmul_acc)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from pypto.ir import dtypes
 from pypto.ir.nodes import ListExpr
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
-from pypto.ops.facts import Role, View, WindowRead, WindowWrite
+from pypto.ops.facts import Batch, Family, Role, View, WindowRead, WindowWrite
 from pypto.ops.mx import MX_LAYOUTS, SCALE_DTYPES, packing_error
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.numeric import valid_shape as valid_shape_of
@@ -27,6 +27,9 @@ from pypto.ops.rules import (
     type_of,
 )
 from pypto.ops.rules import public_names as _names
+
+_WINDOW_READ = Batch(Family.WINDOW_READ)
+_WINDOW_WRITE = Batch(Family.WINDOW_WRITE)
 
 
 def _static_ints(x: Any) -> list | None:
@@ -101,7 +104,8 @@ def _slice_impl(x, shape, offset, valid_shape=None, drop_dims=None, pad_value=No
     return with_valid(plain(out), valid)
 
 
-defop("slice", unit=Unit.MTE, impl=_slice_impl, wants_ctx=True, names=_names("slice"),
+defop("slice", unit=Unit.MTE, batch=_WINDOW_READ, impl=_slice_impl, wants_ctx=True,
+      names=_names("slice"),
       view=View.WINDOW, window=WindowRead("x", "offset", "shape"),
       shape_param="shape")(_slice)
 
@@ -164,7 +168,7 @@ def _assemble_impl(target, source, offset, atomic=None, shapes=None):
     return target
 
 
-defop("assemble", unit=Unit.MTE, impl=_assemble_impl, writes="target",
+defop("assemble", unit=Unit.MTE, batch=_WINDOW_WRITE, impl=_assemble_impl, writes="target",
       window=WindowWrite("target", "offset", "source"),
       names=_names("assemble"))(_assemble)
 
@@ -193,6 +197,7 @@ def _read_impl(src, offset):
 
 
 defop("read", unit=Unit.SCALAR, impl=_read_impl, role=Role.ELEMENT_READ,
+      batch=Batch(Family.INDEX_SCALAR),
       names=_names("read"))(_read)
 
 
@@ -267,7 +272,7 @@ def _load_impl(tensor, offsets, shapes, valid_shape=None, target_memory=None, cl
     return with_valid(plain(out).copy(), valid_shape_of(out))
 
 
-defop("load", unit=Unit.MTE, impl=_load_impl, names=("pl.load", "pl.tile.load"),
+defop("load", unit=Unit.MTE, batch=_WINDOW_READ, impl=_load_impl, names=("pl.load", "pl.tile.load"),
       window=WindowRead("tensor", "offsets", "shapes"), shape_param="shapes",
       memory_param="target_memory")(_load)
 
@@ -285,7 +290,7 @@ def _store(tile_, offsets, output_tensor, shapes=None, atomic=None):
     return out
 
 
-defop("store", unit=Unit.MTE, writes="output_tensor",
+defop("store", unit=Unit.MTE, batch=_WINDOW_WRITE, writes="output_tensor",
       window=WindowWrite("output_tensor", "offsets", "tile_"),
       impl=lambda tile_, offsets, output_tensor, shapes=None, atomic=None:
       _assemble_impl(output_tensor, tile_, offsets, atomic, shapes),

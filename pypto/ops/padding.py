@@ -12,7 +12,7 @@ import numpy as np
 
 from pypto.ir.options import PadValue
 from pypto.ir.types import TileType
-from pypto.ops.facts import Batching, View
+from pypto.ops.facts import Batch, Family, TagRule, View
 from pypto.ops.numeric import plain
 from pypto.ops.numeric import valid_shape as valid_shape_of
 from pypto.ops.registry import OpError, Unit, defop
@@ -103,7 +103,7 @@ def _runtime_pad(v: Any) -> str:
 
 # untagged: the result is fully valid, a plain array (the batch's tag rules read this)
 defop("fillpad", unit=Unit.VECTOR, impl=_fillpad_impl, view=View.WINDOW,
-      names=_names("fillpad"), batching=Batching(untagged=True))(_fillpad)
+      names=_names("fillpad"), batch=Batch(Family.TAG_ONLY, tag_rule=TagRule.PAD))(_fillpad)
 
 
 def _fillpad_inplace(tile, pad_value=None):

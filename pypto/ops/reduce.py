@@ -18,7 +18,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import TileType
-from pypto.ops.facts import Batching, MaskRule, Ufunc
+from pypto.ops.facts import Batch, Family, Ufunc
 from pypto.ops.intdiv import true_quotient
 from pypto.ops.numeric import (
     _QUIET,
@@ -70,6 +70,7 @@ def _valid_part(x: np.ndarray, axis: int) -> tuple[np.ndarray, tuple | None]:
     return data, tuple(out_valid)
 
 
+_REDUCTION = Batch(Family.REDUCE)
 _UFUNC = {np.sum: np.add.reduce, np.max: np.maximum.reduce, np.min: np.minimum.reduce,
           np.prod: np.multiply.reduce}
 
@@ -116,7 +117,7 @@ for _name, _fn, _uf, _axis in (("row_sum", np.sum, np.add, -1),
 
     _row.__doc__ = f"`{_name}`: reduce the last axis with {_fn.__name__}, keeping it as size 1."
     defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, _axis), names=_names(_name),
-          batchable=_fn is not np.prod, ufunc=Ufunc(_uf, 1, _axis))(_row)
+          batch=_REDUCTION if _fn is not np.prod else None, ufunc=Ufunc(_uf, 1, _axis))(_row)
 
 def _col_sum(x, tmp_tile=None):
     """`col_sum`: reduce axis -2 with a sum, keeping it as size 1. The tile form may take
@@ -163,7 +164,7 @@ def _narrow_col_sum(a: np.ndarray, tree: bool) -> np.ndarray:
     return with_valid(buf[..., 0:1, :].astype(dt), valid)
 
 
-defop("col_sum", unit=Unit.VECTOR, impl=_col_sum_impl(), batchable=True,
+defop("col_sum", unit=Unit.VECTOR, impl=_col_sum_impl(), batch=_REDUCTION,
       ufunc=Ufunc(np.add, 1, -2), names=_names("col_sum"))(_col_sum)
 
 for _name, _fn, _uf in (("col_max", np.max, np.maximum), ("col_min", np.min, np.minimum),
@@ -173,7 +174,7 @@ for _name, _fn, _uf in (("col_max", np.max, np.maximum), ("col_min", np.min, np.
 
     _col.__doc__ = f"`{_name}`: reduce axis -2 with {_fn.__name__}, keeping it as size 1."
     defop(_name, unit=Unit.VECTOR, impl=_reduce_impl(_fn, -2), names=_names(_name),
-          batchable=_fn is not np.prod, ufunc=Ufunc(_uf, 1, -2))(_col)
+          batch=_REDUCTION if _fn is not np.prod else None, ufunc=Ufunc(_uf, 1, -2))(_col)
 
 
 def _tmp_rule(x: Any, tmp: Any, op: str, *, required: bool) -> None:
@@ -292,7 +293,8 @@ for _kind in ("row", "col"):
         _impl = elementwise(_fn)
         defop(_name, unit=Unit.VECTOR,
               impl=lambda x, vec, tmp=None, _impl=_impl, _k=_kind: _impl(x, _as_vector(x, vec, _k)),
-              names=_names(_name), batchable=True, divisor="vec" if _op == "div" else None,
+              names=_names(_name), batch=Batch(Family.UFUNC),
+              divisor="vec" if _op == "div" else None,
               # (integer division aside - pypto.ops.intdiv - the quotient is np.true_divide)
               ufunc=Ufunc(_fn) if isinstance(_fn, np.ufunc) else
               Ufunc(np.true_divide) if _op == "div" else None)(_sig)
@@ -328,10 +330,10 @@ def _broadcast_vector(target: np.ndarray, vec: np.ndarray) -> np.ndarray:
         return np.broadcast_to(vec, lead + target.shape[-2:]).copy()
 
 
-defop("row_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batchable=True,
-      batching=Batching(mask=MaskRule.EXPAND), names=_names("row_expand"))(_row_expand)
-defop("col_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batchable=True,
-      batching=Batching(mask=MaskRule.EXPAND), names=_names("col_expand"))(_col_expand)
+defop("row_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batch=Batch(Family.EXPAND),
+      names=_names("row_expand"))(_row_expand)
+defop("col_expand", unit=Unit.VECTOR, impl=_broadcast_vector, batch=Batch(Family.EXPAND),
+      names=_names("col_expand"))(_col_expand)
 
 
 def _expands(target, scalar):

@@ -29,7 +29,8 @@ from typing import Any
 from pypto.ir.record import record
 from pypto.ops import spellings
 from pypto.ops.facts import (
-    Batching,
+    TRAILING,
+    Batch,
     Matmul,
     Role,
     Ufunc,
@@ -92,7 +93,7 @@ class OpDef:
     matmul: Matmul | None = None
     ufunc: Ufunc | None = None
     role: Role | None = None
-    batchable: bool = False
+    batch: Batch | None = None
     symbol: str | None = None
     shape_param: str | None = None
     memory_param: str | None = None
@@ -106,7 +107,6 @@ class OpDef:
     # the call gives it (gather's output_dtype). The float64 precision shadow runs such a
     # call in the kernel's own dtypes (`pypto.precision.instrument`)
     float_bits: bool | str = False
-    batching: Batching = Batching()  # (the batch engine's facts beyond batchable / ufunc)
     # Op-specific extras. `resolve(result_type) -> op name | None`: a unified op whose
     # form at one level is a different IR op (pl.cmp on tiles builds `tile.cmp`).
     extra: dict = field(default_factory=dict)
@@ -151,6 +151,11 @@ class OpDef:
         return i < len(call.args) and not _absent(call.args[i])
 
     @property
+    def batchable(self) -> bool:
+        """Does the impl act on the trailing axes only (a batch in leading axes)?"""
+        return self.batch is not None and self.batch.family in TRAILING
+
+    @property
     def window_read(self) -> WindowRead | None:
         return self.window if isinstance(self.window, WindowRead) else None
 
@@ -164,8 +169,10 @@ def _absent(arg: Any) -> bool:
     return arg is None or getattr(arg, "value", 0) is None
 
 
-_NO_BATCHING = Batching()
 REGISTRY: dict[str, OpDef] = {}
+# the parser's own op facts, kept in `OpDef.extra` (`pypto.frontend.opcall`)
+_EXTRAS = frozenset(("resolve", "split_from_scope", "shape_from_annotation", "bind_error",
+                     "host_only", "signal_param"))
 # Public spelling ("pl.add", "pl.tensor.dim") -> op name.
 BY_PUBLIC_NAME: dict[str, str] = {}
 
@@ -174,15 +181,19 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
           writes: str | None = None, orch_only: bool = False, incore_only: bool = False,
           wants_ctx: bool = False, unit_rule: Callable | None = None,
           view: View | None = None, window: Window | None = None, matmul: Matmul | None = None,
-          ufunc: Ufunc | None = None, role: Role | None = None, batchable: bool = False,
+          ufunc: Ufunc | None = None, role: Role | None = None, batch: Batch | None = None,
           symbol: str | None = None, shape_param: str | None = None,
           memory_param: str | None = None, affinity: Unit | None = None,
-          divisor: str | None = None, batching: Batching | None = None,
+          divisor: str | None = None,
           converts: bool = False, float_bits: bool | str = False, public: bool = True,
           **extra: Any) -> Callable:
     """Register an op whose type rule is the decorated function (facts: `pypto.ops.facts`).
     `public=False`: a toolchain-internal op no kernel can spell (no `pl.` name; only a
     transform inserts it)."""
+
+    unknown = set(extra) - _EXTRAS
+    if unknown:  # (a misspelt or retired fact would be silently ignored)
+        raise ValueError(f"op {name!r}: unknown facts {sorted(unknown)}")
 
     def register(rule: Callable) -> OpDef:
         if name in REGISTRY:
@@ -191,10 +202,9 @@ def defop(name: str, *, unit: Unit, impl: Callable | None = None, names: tuple[s
         op = OpDef(name=name, type_rule=rule, unit=unit, impl=impl, names=tuple(spelled),
                    writes=writes, orch_only=orch_only, incore_only=incore_only,
                    wants_ctx=wants_ctx, unit_rule=unit_rule, view=view, window=window,
-                   matmul=matmul, ufunc=ufunc, role=role, batchable=batchable, symbol=symbol,
+                   matmul=matmul, ufunc=ufunc, role=role, batch=batch, symbol=symbol,
                    shape_param=shape_param, memory_param=memory_param, affinity=affinity,
                    divisor=divisor, converts=converts, float_bits=float_bits,
-                   batching=batching or _NO_BATCHING,
                    extra=extra)
         for param in _named_params(op):
             if param not in op.params:

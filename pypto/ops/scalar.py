@@ -14,7 +14,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import ScalarType
-from pypto.ops.facts import Batching
+from pypto.ops.facts import Batch, Family
 from pypto.ops.intdiv import scalar_quotient, scalar_remainder
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import scalar_dtype, scalar_like, type_of
@@ -61,6 +61,8 @@ _ARITH: dict[str, tuple[str, Callable, dict]] = {
 }
 
 SYMBOL_TO_OP: dict[str, str] = {}
+_INDEX = Batch(Family.INDEX_SCALAR)  # (index arithmetic on the block index: `Aff`)
+_COMPARE = Batch(Family.COMPARE)
 
 for _name, (_sym, _fn, _kw) in _ARITH.items():
     _r = _arith_rule(_sym, **_kw)
@@ -70,7 +72,8 @@ for _name, (_sym, _fn, _kw) in _ARITH.items():
 
     _sig.__doc__ = f"Scalar `lhs {_sym} rhs`."
     defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=_fn, names=(), symbol=_sym,
-          divisor="rhs" if _sym in ("/", "//", "%") else None)(_sig)
+          divisor="rhs" if _sym in ("/", "//", "%") else None,
+          batch=_INDEX if _sym in ("+", "-", "*", "//", "%") else None)(_sig)
     SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
 
 
@@ -88,7 +91,7 @@ for _name, _sym, _fn in (("eq", "==", operator.eq), ("ne", "!=", operator.ne),
 
     _csig.__doc__ = f"Scalar comparison `lhs {_sym} rhs` (BOOL)."
     defop(f"scalar.{_name}", unit=Unit.SCALAR, impl=lambda a, b, _fn=_fn: bool(_fn(a, b)),
-          names=(), symbol=_sym)(_csig)
+          names=(), symbol=_sym, batch=_COMPARE)(_csig)
     SYMBOL_TO_OP[_sym] = f"scalar.{_name}"
 
 
@@ -109,9 +112,9 @@ def _or_rule(lhs, rhs):
 
 
 defop("scalar.and", unit=Unit.SCALAR, impl=lambda a, b: bool(a) and bool(b), names=(),
-      symbol="and")(_and_rule)
+      symbol="and", batch=_COMPARE)(_and_rule)
 defop("scalar.or", unit=Unit.SCALAR, impl=lambda a, b: bool(a) or bool(b), names=(),
-      symbol="or")(_or_rule)
+      symbol="or", batch=_COMPARE)(_or_rule)
 
 
 def _unary_rule(x):
@@ -139,7 +142,8 @@ def _not_rule(x):
     return ScalarType(dtypes.BOOL)
 
 
-defop("scalar.not", unit=Unit.SCALAR, impl=lambda x: not x, names=(), symbol="not")(_not_rule)
+defop("scalar.not", unit=Unit.SCALAR, impl=lambda x: not x, names=(), symbol="not",
+      batch=_COMPARE)(_not_rule)
 
 
 def _minmax(lhs, rhs):
@@ -152,6 +156,6 @@ def _minmax(lhs, rhs):
 
 
 defop("max", unit=Unit.SCALAR, impl=lambda lhs, rhs: max(lhs, rhs),
-      names=("pl.max", "pl.tile.max"), batching=Batching(int_array=np.maximum))(_minmax)
+      names=("pl.max", "pl.tile.max"), batch=Batch(Family.PER_BLOCK, int_array=np.maximum))(_minmax)
 defop("min", unit=Unit.SCALAR, impl=lambda lhs, rhs: min(lhs, rhs),
-      names=("pl.min", "pl.tile.min"), batching=Batching(int_array=np.minimum))(_minmax)
+      names=("pl.min", "pl.tile.min"), batch=Batch(Family.PER_BLOCK, int_array=np.minimum))(_minmax)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pypto.errors import PyptoTypeError
 from pypto.ir import dtypes
 from pypto.ir.types import NONE, ArrayType, ScalarType, TensorType
-from pypto.ops.facts import Role
+from pypto.ops.facts import Batch, Family, Role
 from pypto.ops.registry import OpError, Unit, defop
 from pypto.ops.rules import array_type, dtype_arg, int_arg, py_value, type_of
 
@@ -28,6 +28,7 @@ def _subblock_idx():
 
 
 defop("get_block_idx", unit=Unit.SCALAR, wants_ctx=True, role=Role.BLOCK_INDEX,
+      batch=Batch(Family.INDEX_SCALAR),
       impl=lambda *, ctx: ctx.block_idx,
       names=("pl.get_block_idx", "pl.tile.get_block_idx", "pl.tensor.get_block_idx"))(_block_idx)
 defop("get_block_num", unit=Unit.SCALAR, wants_ctx=True,

@@ -8,7 +8,7 @@ import numpy as np
 
 from pypto.ir import dtypes
 from pypto.ir.types import MemorySpace, ScalarType, TensorType, TileType
-from pypto.ops.facts import Batching, Role, View
+from pypto.ops.facts import Batch, Family, Role, TagRule, View
 from pypto.ops.memory import _slice_impl, _static_ints  # noqa: F401
 from pypto.ops.numeric import plain, with_valid
 from pypto.ops.registry import OpError, Unit, defop
@@ -44,7 +44,7 @@ def _reshape(x, shape):
     return like(t, shape=dims, valid_shape=None)
 
 
-defop("reshape", unit=Unit.META, view=View.ALIAS, role=Role.RESHAPE,
+defop("reshape", unit=Unit.META, view=View.ALIAS, role=Role.RESHAPE, batch=Batch(Family.RESHAPE),
       impl=lambda x, shape: x.reshape([int(d) for d in shape]),
       names=_names("reshape"))(_reshape)
 
@@ -65,10 +65,11 @@ def _transpose(x, axis1, axis2):
 
 
 # untagged: the impl's result is a fresh base-class array whatever its operand's valid
-# shape (the batch's tag rules read this: `pypto.sim.batch.mask_ops`)
+# shape (the batch's tag rules read this: `pypto.sim.batch.rules.tag_only`)
 defop("transpose", unit=Unit.VECTOR,
       impl=lambda x, axis1, axis2: np.ascontiguousarray(np.swapaxes(x, axis1, axis2)),
-      names=_names("transpose"), batching=Batching(untagged=True))(_transpose)
+      names=_names("transpose"),
+      batch=Batch(Family.TAG_ONLY, tag_rule=TagRule.TRANSPOSE))(_transpose)
 
 
 def _dim(x, axis):
@@ -111,6 +112,7 @@ def _set_validshape(x, valid_rows, valid_cols):
 
 
 defop("set_validshape", unit=Unit.META, view=View.ALIAS, role=Role.SET_VALID,
+      batch=Batch(Family.TAG_ONLY, tag_rule=TagRule.SET),
       impl=lambda x, valid_rows, valid_cols: with_valid(plain(x), (int(valid_rows),
                                                                      int(valid_cols))),
       names=_names("set_validshape"))(_set_validshape)

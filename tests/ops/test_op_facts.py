@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from pypto.ir import dtypes
-from pypto.ops.facts import MaskRule, View
+from pypto.ops.facts import Family, TagRule, View
 from pypto.ops.registry import Unit, all_ops
 
 ROOT = Path(__file__).resolve().parents[2] / "pypto"
@@ -173,11 +173,15 @@ def test_batchable_fact_stacks_leading_axes(name):
 
 
 def test_untagged_fact_is_the_impl():
-    # an op declaring `untagged` makes a plain array of a partially valid operand
+    # an op whose tag rule drops the tag makes a plain array of a partially valid operand
     from pypto.ops.numeric import with_valid
 
-    tagged = [n for n, op in all_ops().items() if op.batching.untagged]
-    assert sorted(tagged) == ["fillpad", "transpose"]
+    rules = {n: op.batch.tag_rule for n, op in all_ops().items()
+             if op.batch is not None and op.batch.family is Family.TAG_ONLY}
+    assert rules == {"fillpad": TagRule.PAD, "transpose": TagRule.TRANSPOSE,
+                     "set_validshape": TagRule.SET}
+    assert all(op.batch is None or (op.batch.tag_rule is not None) ==
+               (op.batch.family is Family.TAG_ONLY) for op in all_ops().values())
     x = with_valid(np.arange(32, dtype=np.float32).reshape(4, 8), (2, 5))
     assert getattr(x, "valid", None) == (2, 5)
     t = all_ops()["transpose"].impl(x, 0, 1)
@@ -207,17 +211,37 @@ def test_a_fact_naming_no_parameter_is_refused():
 def test_batching_facts_are_typed_and_where_they_belong():
     # (the batch engine's facts were untyped `extra` keys once: a misspelt one was
     # silently ignored; no op may carry them there now)
-    old = {"batched", "untagged", "int_array"}
+    old = {"batched", "untagged", "int_array", "batchable", "batching"}
     assert [n for n, op in all_ops().items() if old & set(op.extra)] == []
-    by_rule = {r: sorted(n for n, op in all_ops().items() if op.batching.mask is r)
-               for r in MaskRule}
-    assert by_rule == {MaskRule.PRODUCT: ["matmul", "matmul_acc"],
-                       MaskRule.UNARY: ["log", "recip", "rsqrt"],
-                       MaskRule.EXPAND: ["col_expand", "row_expand"]}
-    assert sorted(n for n, op in all_ops().items() if op.batching.form is not None) == \
-        ["gather"]
-    assert sorted(n for n, op in all_ops().items() if op.batching.int_array is not None) == \
-        ["cast", "max", "min"]
+    def having(pred):
+        return sorted(n for n, op in all_ops().items() if op.batch is not None and pred(op))
+
+    assert having(lambda op: op.batch.family is Family.MATMUL) == ["matmul", "matmul_acc"]
+    assert having(lambda op: op.batch.family is Family.EXPAND) == ["col_expand", "row_expand"]
+    assert having(lambda op: op.batch.tag_arity is not None) == ["log", "recip", "rsqrt"]
+    assert having(lambda op: op.batch.family is Family.FORM) == ["gather"]
+    assert having(lambda op: op.batch.form is not None) == ["gather"]
+    assert having(lambda op: op.batch.int_array is not None) == ["cast", "max", "min"]
+    # a family's other facts agree with it: a window's rule with its window, a reduction
+    # with its ufunc's axis, a product with its matmul fact, index arithmetic with its
+    # operator
+    for name, op in all_ops().items():
+        fam = op.batch.family if op.batch is not None else None
+        assert (fam is Family.WINDOW_READ) == (op.window_read is not None), name
+        assert (fam is Family.WINDOW_WRITE) == (op.window_write is not None), name
+        if fam is Family.REDUCE:
+            assert op.ufunc is not None and op.ufunc.reduce_axis is not None, name
+        if fam is Family.MATMUL:
+            assert op.matmul is not None, name
+        if fam is Family.INDEX_SCALAR and op.role is None:
+            assert op.symbol in ("+", "-", "*", "//", "%") and len(op.params) == 2, name
+
+
+def test_an_unknown_fact_is_refused():
+    from pypto.ops.registry import defop
+
+    with pytest.raises(ValueError, match=r"unknown facts \['batchable'\]"):
+        defop("_test_old_fact", unit=Unit.VECTOR, batchable=True)
 
 
 def test_mask_rules_are_the_impls():

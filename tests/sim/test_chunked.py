@@ -8,7 +8,7 @@ import batch_kernels as K
 import numpy as np
 import pytest
 
-import pypto.sim.batch.compiler as compiler
+import pypto.sim.batch.rules.reduce as reduce_rule
 import pypto.sim.batch.ufuncs as ufuncs
 from pypto.sim import SimConfig
 
@@ -61,7 +61,7 @@ def test_the_slices_are_taken(monkeypatch):
             return out
         return wrapped
 
-    monkeypatch.setattr(compiler, "chunked_reduction", counting)
+    monkeypatch.setattr(reduce_rule, "chunked_reduction", counting)
     x, w = _inputs()
     y, z = np.zeros((520, 1), np.float32), np.zeros((520, 1), np.float32)
     # (a fresh JIT function of the same kernel: compiled again, with the counter)

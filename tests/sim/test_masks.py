@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from pypto.sim import SimConfig
-from pypto.sim.batch.masks import Masked, elementwise, reduce
+from pypto.sim.batch.masks import Masked
+from pypto.sim.batch.rules.reduce import reduced as reduce
+from pypto.sim.batch.rules.ufunc import elementwise
 
 
 def _both(kernel, *args):

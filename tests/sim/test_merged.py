@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pypto.sim.batch.merged as merged
-import pypto.sim.batch.window_cores as window_cores
+import pypto.sim.batch.rules.window_write as window_write
 from pypto.sim import SimConfig
 
 warnings.filterwarnings("ignore")
@@ -34,7 +34,7 @@ def masked(monkeypatch) -> list:
             return fn(*a, **k)
         return wrapped
 
-    monkeypatch.setattr(window_cores, "masked_write", counting(window_cores.masked_write))
+    monkeypatch.setattr(window_write, "masked_write", counting(window_write.masked_write))
     monkeypatch.setattr(merged, "masked_write", counting(merged.masked_write))
     return calls
 

@@ -1,5 +1,5 @@
 """Tiles with valid shapes in a batch, traced too (`pypto.sim.batch.masks`,
-`mask_windows`, `mask_ops`): a valid shape the same in every block is one tag for all
+`mask_windows`, `rules`): a valid shape the same in every block is one tag for all
 blocks, one logged access and one cost; per-block extents are grouped, each group's
 accesses and costs its blocks' own. Every result equals block-by-block execution bit for
 bit (`test_speed_equivalence.py` runs the kernels of valid_kernels.py both ways)."""
@@ -11,7 +11,9 @@ import valid_kernels as V
 
 from pypto.ops.numeric import with_valid
 from pypto.sim import SimConfig
-from pypto.sim.batch.masks import BY_BLOCK, Masked, declared, elementwise, reduce, uniform
+from pypto.sim.batch.masks import BY_BLOCK, Masked, declared, uniform
+from pypto.sim.batch.rules.reduce import reduced as reduce
+from pypto.sim.batch.rules.ufunc import elementwise
 from pypto.sim.batch.state import BatchState
 
 

@@ -1,5 +1,5 @@
 """Kernels of tiles with valid shapes that run batched (`pypto.sim.batch.masks`,
-`mask_windows`, `mask_ops`), traced too; `test_speed_equivalence.py` runs each of them
+`mask_windows`, `rules`), traced too; `test_speed_equivalence.py` runs each of them
 batched and block by block. Written the way pypto-lib's DeepSeek hc_pre writes them."""
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def gate_sigmoid(m: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 4], p
 def tail_chain(x: pl.Tensor[[112, 64], pl.FP32], y: pl.Out[pl.Tensor[[112, 64], pl.FP32]]):
     """A chain written into its windows whose last op meets a partial tile: the write
     keeps the rows past the valid ones, so no op of the chain may be computed in the
-    destination windows (`mask_ops.untagged_places`)."""
+    destination windows (`tag_flow.guarded_places`)."""
     for c in pl.parallel(0, 64, 32):
         for r in pl.parallel(0, 112, 16):
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="tail_chain"):

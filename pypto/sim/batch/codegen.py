@@ -1,6 +1,6 @@
 """A batched region body as one generated Python function.
 
-The closures `BatchCompiler` builds cost a few frames per statement (the assignment, the
+The closures `BatchLowering` builds cost a few frames per statement (the assignment, the
 guard, the op, one per operand). For the statements of the region body's top level this
 module writes the equivalent Python source once per compiled region and `exec`s it:
 
@@ -12,14 +12,14 @@ module writes the equivalent Python source once per compiled region and `exec`s 
         env['$ret'] = (env['y'],)
         return RETURN
 
-The cores are the functions the closures call (`BatchCompiler.core`), so the generated
+The cores are the functions the closures call (`BatchLowering.core`: the rules'), so the generated
 body computes exactly what the closures compute; anything else (uniform ops, nested
 loops, other statements) stays a compiled closure called from the body. No guard is
 needed: every exception of a batched run abandons the batch and the region runs block
 by block (`pypto.sim.batch.run`), which reports what it always reported. The source is
 compiled by the simulator's one source writer (`pypto.sim.engine.source`) as
 `<pypto:batch-body:REGION#N>` and `<pypto:batch-call:REGION#N>`; under
-`SimConfig(source="plain")` the compiler keeps its closures (`BatchCompiler.body`).
+`SimConfig(source="plain")` the lowering keeps its closures (`BatchLowering.lower_body`).
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class Core:
 
 
 class BatchCompiling(Protocol):
-    """What the generator needs from the compiler of the region (`BatchCompiler`)."""
+    """What the generator needs from the compiler of the region (`BatchLowering`)."""
 
     func: Function
     cube_vars: set[str]

@@ -195,7 +195,7 @@ def _lift(v: Any, rank: int, nb: int, n: int) -> Any:
 
 
 def axis_loop(bc: Any, s: For, ax: LoopAxis) -> Stmt:
-    """The closure running loop `s` as a batch axis; `bc`: the region's `BatchCompiler`
+    """The closure running loop `s` as a batch axis; `bc`: the region's `BatchLowering`
     (its plan is the loop's while the body compiles: the loop variable varies there)."""
     outer = bc.plan
     bc.plan = ax.plan

@@ -23,25 +23,21 @@ that is a constant or a uniform value: every block moves the same bytes), that o
 (`every`). A uniform `ValidArray` operand (a window of a weight read at the same offsets
 in every block) counts as tagged that way in every block. The functions here apply the
 rules above to all blocks at once; windows and writes are `mask_windows`, the other ops
-with a rule (`set_validshape`, `reshape`, `transpose`, `fillpad`) `mask_ops`. Every
+with a rule (`set_validshape`, `reshape`, `transpose`, `fillpad`) `rules`. Every
 other op meeting a `Masked` operand stops the batch with `Partial`, and the launch
 splits as before (the whole tiles batched, the rest block by block).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from pypto.ir.nodes import Const
 from pypto.ir.types import ShapedType, Type
-from pypto.ops.facts import MaskRule
 from pypto.ops.numeric import ValidArray
-from pypto.ops.registry import get
-from pypto.sim.batch.state import BatchState, Fallback, Partial
-from pypto.sim.engine.intrinsics.common import falsy_const
+from pypto.sim.batch.state import BatchState, Partial
 
 BY_BLOCK: Any = object()  # `Masked.every` when the blocks' tags differ (see `tags`)
 
@@ -158,76 +154,6 @@ def _at(v: Any, idx: tuple) -> int:
     return v if type(v) is int else int(v[_cell(v, idx)] if v.ndim else v)
 
 
-def elementwise(args: list, n: int, r: np.ndarray, rank: int, bs: tuple = ()) -> Any:
-    """The tags of an elementwise ufunc op's result `r` (over operands `args[:n]`): per
-    block, the first tagged operand's, its valid shape when its tile shape is the
-    result's."""
-    shape = r.shape[-rank:]
-    tags: dict = {}
-    for a in args[:n]:
-        if not tagged(a):
-            continue
-        a = as_masked(a)
-        same = a.data.shape[-rank:] == shape
-        if a.every is not BY_BLOCK:  # (tagged in every block: the blocks left take it)
-            tag = a.every if same else None
-            if not tags:
-                return uniform(r, tag)
-            for idx in np.ndindex(*bs):
-                tags.setdefault(idx, tag)
-            break
-        for idx, v in a.tags.items():
-            tags.setdefault(idx, v if same else None)
-    return Masked(r, tags) if tags else r
-
-
-def _reduced_tag(v: tuple | None, ax: int, full: int, shape: tuple) -> tuple | None:
-    """The tag of a reduction's result along tile axis `ax` (`ops.reduce._valid_part`)."""
-    if v is None:
-        return None
-    v = tuple(min(int(x), s) for x, s in zip(v, shape[:ax] + (full,) + shape[ax + 1:]))
-    kept = v[:ax] + (1,) + v[ax + 1:]
-    return kept if kept != shape else None
-
-
-def reduce(impl: Callable, x: Masked, axis: int, rank: int) -> Any:
-    """A row / column reduction (`impl` on plain arrays) of a `Masked` tile: each block
-    reduces its valid part along `axis` (all of it when that extent is 0 or whole, as
-    `ops.reduce._valid_part`), and keeps its other extents."""
-    data = x.data
-    full = data.shape[axis]
-    ax = rank + axis  # the tile axis
-
-    def part(n: int) -> np.ndarray:
-        cut = [slice(None)] * data.ndim
-        cut[axis] = slice(0, n)
-        return impl(data[tuple(cut)])
-
-    if x.every is not BY_BLOCK:
-        v = x.every
-        n = min(int(v[ax]), full) if v is not None else full
-        r = part(n) if 0 < n < full else impl(data)
-        tag = _reduced_tag(v, ax, full, r.shape[-rank:])
-        return uniform(r, tag) if tag is not None else r
-    r = impl(data)
-    shape = r.shape[-rank:]
-    parts: dict[int, Any] = {}
-    tags = {}
-    for idx, v in x.tags.items():
-        if v is None:
-            continue  # (no valid shape: reduced whole, untagged)
-        n = min(int(v[ax]), full)
-        if 0 < n < full:
-            rv = parts.get(n)
-            if rv is None:
-                rv = parts[n] = part(n)
-            r[_cell(r, idx)] = rv[_cell(rv, idx)]
-        kept = _reduced_tag(v, ax, full, shape)
-        if kept is not None:
-            tags[idx] = kept
-    return Masked(r, tags) if tags else r
-
-
 def declared(st: BatchState, r: Any, valid: list, rank: int) -> Any:
     """`FnCompiler._typed_valid` for all blocks: a result without a valid shape of its own
     takes the one its type declares (`valid`, entries per block), when it differs from
@@ -310,91 +236,6 @@ def _short_blocks(st: BatchState, vals: list, shape: tuple) -> list:
     return out
 
 
-def kind_of(e: Any) -> tuple | None:
-    """("elementwise", arity), ("reduce", axis), ("expand", 2) or ("matmul", ...) when
-    the op of call `e` is one the rules here cover (its impl is its registry ufunc, a
-    reduction with it, or what its registry `MaskRule` says), else None."""
-    op = get(e.op)
-    rule = op.batching.mask
-    if rule is MaskRule.EXPAND:
-        return ("expand", 2)
-    if rule is MaskRule.UNARY:
-        return ("elementwise", 1)
-    if rule is MaskRule.PRODUCT:
-        public = [p for i, p in enumerate(op.params) if not p.startswith("_") and i < len(e.args)]
-        return ("matmul",) + tuple(public.index(p) if p in public else None
-                                   for p in ("acc", "lhs", "rhs", "a_trans", "b_trans",
-                                             "init_cond"))
-    uf = op.ufunc
-    if uf is None:
-        return None
-    if uf.reduce_axis is not None:
-        return ("reduce", uf.reduce_axis)
-    n = uf.arity
-    ranks = {len(a.type.shape) for a in e.args[:n]
-             if isinstance(getattr(a, "type", None), ShapedType)}
-    if len(e.args) < n or not all(falsy_const(x) for x in e.args[n:]) or len(ranks) != 1:
-        return None  # (a vector of another rank is reshaped by the impl)
-    return ("elementwise", n)
-
-
-def apply(st: BatchState, kind: tuple | None, compute: Callable[[list], np.ndarray],
-          args: list, valid: list | None, rank: int) -> Any:
-    """An op of `kind` (`kind_of`) with tagged operands: `compute` gives its result on
-    plain arrays (the data); the result's tags follow the rules of the module docstring.
-    Any other op, or an elementwise op or reduction of integers (whose division is not
-    the bare ufunc), stops the batch. (Narrow floats - bf16 - widen by `astype`, which
-    keeps a tag: numpy's rule holds for them; products cast any operand so.)"""
-    if kind is None or (kind[0] in ("elementwise", "reduce") and any(
-            tagged(a) and np.dtype(a.dtype if type(a) is ValidArray
-                                   else a.data.dtype).kind in "iub" for a in args)):
-        refuse(st, args)
-        raise Fallback("a tagged operand of an op without a mask rule")
-    args = [as_masked(a) for a in args]
-    if kind[0] == "expand":  # (a fresh array: untagged, but for its type's valid shape)
-        r = compute([a.data if type(a) is Masked else a for a in args])
-    elif kind[0] == "matmul":
-        if rank != 2:  # (the rules below read the last two axes as the tile's)
-            refuse(st, args)
-            raise Fallback("a tagged operand of a stacked product")
-        r = _product_tags(args, kind, compute([a.data if type(a) is Masked else a
-                                               for a in args]), rank, st.bs)
-    elif kind[0] == "elementwise":
-        r = elementwise(args, kind[1],
-                        compute([a.data if type(a) is Masked else a for a in args]), rank,
-                        st.bs)
-    else:
-        x = args[0]
-        if type(x) is not Masked or any(type(a) is Masked for a in args[1:]):
-            refuse(st, args)
-        r = reduce(lambda d: compute([d] + list(args[1:])), x, kind[1], rank)
-    return declared(st, r, valid, rank) if valid else r
-
-
-def _product_tags(args: list, kind: tuple, r: np.ndarray, rank: int, bs: tuple) -> Any:
-    """The tags of a product `r` (`kind`: its operands' positions): numpy's rule over the
-    operands as `_mm` passes them to np.matmul - a transposed operand keeps its tag only
-    when its tile is square (swapaxes keeps the shape), and only an operand of the
-    result's tile shape passes its valid shape on; then matmul_acc's `acc + product`."""
-    _, acc, lhs, rhs, a_trans, b_trans, init = kind
-    shape = r.shape[-rank:]
-    ops: list[Masked | None] = []
-    for k, tk in ((lhs, a_trans), (rhs, b_trans)):
-        a = args[k] if k is not None else None
-        if type(a) is not Masked:
-            ops.append(None)
-            continue
-        tile = a.data.shape[-rank:]
-        trans = tk is not None and bool(args[tk])
-        keep = tile == shape and (not trans or tile[0] == tile[1])
-        ops.append(Masked(r, {}, a.every if keep else None) if a.every is not BY_BLOCK else
-                   Masked(r, {i: (v if keep else None) for i, v in a.tags.items()}))
-    prod = elementwise(ops, 2, r, rank, bs) if any(o is not None for o in ops) else r
-    if acc is None or (init is not None and bool(args[init])):
-        return prod
-    return elementwise([args[acc], prod], 2, r, rank, bs)
-
-
 def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
     """`v` in the batch with one more axis in front, `n` long (`loop_axis`)."""
     data = v.data.reshape((1,) + v.data.shape) if v.data.ndim == rank + nb else v.data
@@ -406,15 +247,11 @@ def lift(v: Masked, rank: int, nb: int, n: int) -> Masked:
 __all__ = [
     "BY_BLOCK",
     "Masked",
-    "apply",
     "as_masked",
     "declared",
     "declares_valid",
-    "elementwise",
-    "kind_of",
     "lift",
     "partial_blocks",
-    "reduce",
     "refuse",
     "relanked_shape",
     "tagged",

@@ -219,7 +219,7 @@ def placed(e: Call, npdt: np.dtype, own: int | None = None
     all blocks' windows of the write it feeds (its placement); the windows (a view), or
     None when the run-time values do not fit (then the op runs as usual). With `own`
     (an operand's index), only when that operand is those windows already: the op
-    before it in the chain was placed (`mask_ops.guarded_places`: a chain whose write
+    before it in the chain was placed (`tag_flow.guarded_places`: a chain whose write
     may meet a partial tile is placed whole or not at all)."""
     uf = elementwise_ufunc(e)
     t = e.type

@@ -45,22 +45,23 @@ from pypto.ir.transform import walk
 from pypto.ir.types import ScalarType, ShapedType, TileType, Type
 from pypto.ops.facts import Role, View
 from pypto.ops.registry import get
-from pypto.sim.batch import mask_ops, masks
+from pypto.sim.batch import rules
 from pypto.sim.batch.footprints import Access, Plan, plan_of
-from pypto.sim.batch.forms import BLOCK, AffineForms
-from pypto.sim.batch.own import NotBatchable, OwnAnalysis
-from pypto.sim.batch.predicate import PredicateAnalysis, is_compare
+from pypto.sim.batch.forms import BLOCK, form, shifted_loop
+from pypto.sim.batch.predicate import (
+    merge_uses,
+    predicated_call,
+    predicated_if,
+    predicated_stmt,
+    uniform_if,
+)
 from pypto.sim.batch.scalars import (
     AFFINE_SYMBOLS,
     DIV_SYMBOLS,
-    const_ints,
     index_symbol,
     int_const,
-    int_result,
-    int_scalar,
-    per_block_scalar,
 )
-from pypto.sim.engine.intrinsics.common import falsy_const
+from pypto.sim.batch.state import NotBatchable
 from pypto.sim.faults import source_name
 
 # ops whose result differs per block in ways the batch cannot express
@@ -89,7 +90,7 @@ def _has_valid(t: Type | None) -> bool:
     return isinstance(t, ShapedType) and t.valid_shape is not None
 
 
-class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
+class _Analyzer:
     def __init__(self, func: Function, varying: set, predicate: bool = False):
         self.func = func
         self.params = {p.var.name for p in func.params}
@@ -132,8 +133,10 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
 
     # -- helpers -------------------------------------------------------------------
 
-    def refuse(self, why: str) -> Exception:
-        return NotBatchable(why)
+    def merge_uses(self, name: str) -> int:
+        """How often `name` occurs in the other branches of the predicated ifs being
+        analysed (`predicate.merge_uses`)."""
+        return merge_uses(self, name)
 
     def valid_ok(self, t: Type | None) -> bool:
         """May a value of type `t` be the operand of an op without a mask rule (`masks`)?
@@ -154,7 +157,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
 
     def tile_view(self, e: Any) -> bool:
         """Is `e` a view of an on-chip tile's storage (a window of a tile, see
-        `OwnAnalysis.in_place_target`)?"""
+        `in_place_target`)?"""
         if isinstance(e, Var):
             return e.name in self.tile_views
         if isinstance(e, Call):
@@ -230,162 +233,47 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
             raise NotBatchable(f"{op} in the region")
         a = dict(zip(opdef.params, e.args))
         if self.under:
-            self.predicated_call(opdef, a, self.resolve)
+            predicated_call(self, opdef, a, self.resolve)
         if opdef.matmul is not None and opdef.matmul.acc is not None:
             self.in_place_target(a.get(opdef.matmul.acc))
         if opdef.writes is not None:
             self.in_place_target(a.get(opdef.writes))
-        rd, wr = opdef.window_read, opdef.window_write
-        if rd is not None:
-            src_n, shape_n, off_n = rd.tensor, rd.shape, rd.offset
-            src = a[src_n]
-            if self.is_var(src):
-                return self.stack_window(e, src, a, [a.get(n) for n in
-                                                     ("valid_shape", "clamp", "pad_value")])
-            self.opaque(src, False, op)
-            if isinstance(getattr(src, "type", None), TileType):
-                raise NotBatchable("window of an on-chip tile (a view of its storage)")
-            self.is_var(a[shape_n])
-            voff = self.is_var(a[off_n])
-            t = self.resolve(src)
-            shape = const_ints(a[shape_n])
-            # a valid shape, clamp or pad: batched only while every block's window is
-            # whole and inside the tensor (checked per run: `state.Partial` otherwise)
-            valid = a.get("valid_shape")
-            vvalid = self.is_var(valid) or self.is_var(a.get("clamp"))
-            extras = [valid, a.get("clamp"), a.get("pad_value")]
-            if (voff or vvalid) and any(not falsy_const(x) for x in extras):
-                if shape is None:
-                    raise NotBatchable("varying window of a dynamic shape with a valid "
-                                       "shape, clamp or pad")
-                if not (falsy_const(valid) or isinstance(valid, ListExpr)):
-                    raise NotBatchable("varying window with a computed valid shape")
-            if t is not None:
-                self.accesses.append(Access(t, self.offsets(a[off_n]), shape, False))
-            # (a partial tile is a `masks.Masked` value: each block's valid part)
-            return voff or vvalid
-        if wr is not None:
-            tgt_n, src_n, off_n = wr.tensor, wr.source, wr.offset
-            tgt = a[tgt_n]
-            src = a.get(src_n)
-            if self.is_var(tgt):
-                if self.resolve(tgt) is None:
-                    return self.local_write(tgt, src, a, off_n)
-                return self.stack_write(tgt, src, a, off_n)
-            self.opaque(tgt, True, op)
-            vs = self.is_var(src)
-            vo = self.is_var(a[off_n])
-            t = self.resolve(tgt)
-            # (a tile whose type declares a constant valid shape writes its valid part:
-            # that is its footprint, checked per run by `BatchCompiler.bwrite`)
-            shape = masks.written_extent(getattr(src, "type", None))
-            if self.under and t is None and not (vs or vo):
-                # (under a mask a tile write makes the tile each block's own: the
-                # blocks outside it keep the old one)
-                return self.local_write(tgt, src, a, off_n)
-            if vs or vo:
-                if t is None:
-                    if not vo:
-                        return self.local_write(tgt, src, a, off_n)
-                    raise NotBatchable("a varying write into a local tile")
-                if not falsy_const(a.get("atomic")) or not falsy_const(a.get("shapes")):
-                    raise NotBatchable("atomic / reshaping write")
-                if shape is None:  # (a partial tile writes its valid part: `mask_windows`)
-                    raise NotBatchable("write of a tile of a dynamic shape")
-                tt = self.ptypes.get(t)
-                st = getattr(src, "type", None)
-                if tt is not None and len(tt.shape) != len(shape) and \
-                        isinstance(st, ShapedType) and shape == st.static_shape():
-                    # (a whole tile of another rank: written as the intrinsic writes it,
-                    # `masks.relanked_shape`)
-                    shape = masks.relanked_shape(shape, len(tt.shape)) or shape
-                if tt is None or len(tt.shape) != len(shape):
-                    raise NotBatchable("write of a value of another rank")
-            if t is not None:
-                self.accesses.append(Access(t, self.offsets(a[off_n]), shape, True))
-            return False  # the result is the (uniform) target
-        if opdef.role in (Role.ELEMENT_READ, Role.ELEMENT_WRITE):
-            vargs = [self.is_var(v) for v in e.args]
-            if opdef.role is Role.ELEMENT_READ and not vargs[0] and any(vargs) and \
-                    int_result(e):
-                # a gather of integers (token ids, expert indices): one element per block,
-                # read from a tensor at an index that varies (see `per_block_scalar`)
-                self.opaque(e.args[0], False, op)
-                t = self.resolve(e.args[0])
-                if t is not None:
-                    self.accesses.append(Access(t, [None], None, False))
-                return True
-            if opdef.role is Role.ELEMENT_READ and vargs[0] and not any(vargs[1:]) and \
-                    int_result(e) and self.resolve(e.args[0]) is None and \
-                    self.view_of(e.args[0]) is None:
-                # an integer of each block's own tile at the same index (a mask row's
-                # flag, say): one element per block (`ScalarCores.bread`)
-                return True
-            if any(vargs):
+        rule = rules.of(opdef)
+        if rule is not None and rule.always:  # (windows, index arithmetic: `rules`)
+            return rule.admit(self, e, opdef, a, None)
+        if opdef.role is Role.ELEMENT_WRITE:
+            if any([self.is_var(v) for v in e.args]):
                 raise NotBatchable(f"varying {op}")
-            self.opaque(e.args[0], opdef.role is Role.ELEMENT_WRITE, op)
-            t = self.resolve(e.args[0])  # (pl.read / pl.write take the tensor first)
+            self.opaque(e.args[0], True, op)
+            t = self.resolve(e.args[0])  # (pl.write takes the tensor first)
             if t is not None:
-                self.accesses.append(Access(t, [None], None, opdef.role is Role.ELEMENT_WRITE))
+                self.accesses.append(Access(t, [None], None, True))
             return False
         if opdef.writes is not None:
             # any other op writing in place: into a parameter (GM), every block would
             # write it once where the batch writes it once in all
-            w = dict(zip(opdef.params, e.args)).get(opdef.writes)
+            w = a.get(opdef.writes)
             p = self.resolve(w) or self.view_of(w)
             if p is not None:
                 raise NotBatchable(f"{op} writes '{source_name(p)}' in place")
         vargs = [self.is_var(x) for x in e.args]
-        if opdef.role is Role.BLOCK_INDEX:
-            return BLOCK in self.varying
         if not any(vargs):
             return False
-        sym = index_symbol(opdef)
-        if sym in AFFINE_SYMBOLS:
-            if not all(int_scalar(x) for x in e.args) or not isinstance(e.type, ScalarType):
-                raise NotBatchable("varying non-integer scalar arithmetic")
-            return True
-        if sym in DIV_SYMBOLS:
-            d = e.args[1]
-            if vargs[1] or not (isinstance(d, Const) and isinstance(d.value, int) and d.value):
-                raise NotBatchable("varying division")
-            if not int_scalar(e.args[0]):
-                raise NotBatchable("varying non-integer scalar arithmetic")
-            return True
-        if per_block_scalar(opdef, e):
-            return True
-        if opdef.role is Role.RESHAPE:
-            # (a tagged operand: its tag is kept or dropped, `mask_ops.reshaped`)
-            if any(vargs[1:]) or not isinstance(e.type, ShapedType) or \
-                    e.type.static_shape() is None or _has_valid(e.type):
-                raise NotBatchable("a varying reshape to a dynamic or partially valid shape")
-            return True
-        if is_compare(opdef, e):
-            return True  # (one bool per block: a condition, `predicate`)
-        if mask_ops.admits(opdef, e, vargs):
-            return True  # (set_validshape, transpose, fillpad: `mask_ops`)
-        if not opdef.batchable and opdef.batching.form is None:
+        rule = rules.resolve(opdef, e)
+        if rule is None:
             raise NotBatchable(f"varying operand of {op}")
-        # an op with a mask rule takes tagged operands and is tagged by its type
-        # (`masks.apply`, `masks.declared`)
-        ruled = masks.kind_of(e) is not None
-        if not isinstance(e.type, ShapedType) or not (ruled or self.valid_ok(e.type)):
-            raise NotBatchable(f"{op} with a valid shape")
-        rank = len(e.type.shape)
-        for x, v in zip(e.args, vargs):
-            t = getattr(x, "type", None)
-            if isinstance(t, ScalarType) and v:
-                raise NotBatchable("a varying scalar operand")
-            if isinstance(t, ShapedType):
-                if not (ruled or self.valid_ok(t)):
-                    raise NotBatchable(f"{op} of a partially valid operand")
-                if opdef.matmul is not None and len(t.shape) < 2:
-                    raise NotBatchable("matmul of a vector")
-                # (a product's operand of lower rank gets its missing axes after the
-                # block axes, `compiler.bop`; any other op's would broadcast wrongly)
-                if v and len(t.shape) != rank and opdef.matmul is None:
-                    raise NotBatchable(f"{op} of operands of different ranks")
-        return True
+        return rule.admit(self, e, opdef, a, vargs)
+
+    def in_place_target(self, t: Any) -> None:
+        """Refuse an in-place write into `t` when `t` is a view of a tile's storage (a
+        window of it, or what carries one): block by block the write reaches the tile
+        through the view; batched, the view is not tracked."""
+        seen = set()
+        while t is not None and id(t) not in seen:
+            seen.add(id(t))
+            if self.tile_view(t):
+                raise NotBatchable("an in-place write into a window of a tile")
+            t = self.inits.get(t.name) if isinstance(t, Var) else None
 
     def bind_loop(self, s: For) -> None:
         name = s.var.name
@@ -402,7 +290,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                                                              else None)
         if items is None:
             return [None]
-        return [self.form(i) for i in items]
+        return [form(self, i) for i in items]
 
     # -- statements ----------------------------------------------------------------
 
@@ -412,7 +300,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
 
     def stmt(self, s: Stmt) -> None:
         if self.under:
-            self.predicated_stmt(s)
+            predicated_stmt(self, s)
         if isinstance(s, Assign):
             v = s.value
             if isinstance(v, CallFunc):
@@ -425,7 +313,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
             if len(s.targets) == 1:
                 name = s.targets[0].name
                 if isinstance(s.targets[0].type, ScalarType):
-                    f = self.form(v)
+                    f = form(self, v)
                     if f is not None:
                         self.forms[name] = f
                 r = self.resolve(v)
@@ -443,7 +331,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
         elif isinstance(s, (For, While)):
             if isinstance(s, For):
                 if self.is_var(s.start) or self.is_var(s.stop) or self.is_var(s.step):
-                    self.shifted_loop(s)
+                    shifted_loop(self, s)
                 else:
                     self.bind_loop(s)
             for it, init in zip(s.iter_args, s.inits):
@@ -456,9 +344,7 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                 vp = self.view_of(init)
                 if vp is not None:
                     self.views[it.name] = vp
-            self.loop_body = getattr(self, "loop_body", 0) + 1
             self.body(s.body)
-            self.loop_body -= 1
             ys = _last_yield(s.body)
             for i, it in enumerate(s.iter_args):
                 if ys is not None and i < len(ys.values):
@@ -483,9 +369,9 @@ class _Analyzer(AffineForms, OwnAnalysis, PredicateAnalysis):
                 raise NotBatchable("a while condition differs per block")
         elif isinstance(s, If):
             if self.is_var(s.cond):
-                self.predicated_if(s)
+                predicated_if(self, s)
             else:
-                self.uniform_if(s)
+                uniform_if(self, s)
             for i, r in enumerate(s.results):
                 got: set[tuple[str | None, str | None]] = set()
                 gone = self.untaken.get(id(s), (None,))[0]

@@ -16,10 +16,10 @@ invalid for it. Batched, such an `if` runs as follows:
   window reads and element reads of a block that does not take the branch are moved
   to an index inside the tensor (their data are read, never used: `clip`); window
   writes into the region's tensors, and into its tiles (each block's own,
-  `OwnCores.blocal_write`), write only the blocks that take the branch
+  `rules.window_write.blocal_write`), write only the blocks that take the branch
   (`masked_write`); the values the branches yield are chosen per block (`select`).
 
-What keeps this equal to block by block, checked statically (`PredicateAnalysis`): a
+What keeps this equal to block by block, checked statically (`predicated_if`): a
 predicated branch holds only assignments of values (ops, window reads, integer
 arithmetic), counted loops (their bounds the same in every block), window writes into
 tensor parameters (also as `Eval` statements) or into tiles of the region whose old
@@ -38,7 +38,7 @@ them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -57,56 +57,18 @@ from pypto.ir.nodes import (
     Yield,
 )
 from pypto.ir.transform import walk
-from pypto.ir.types import ScalarType
 from pypto.ops.facts import Role
-from pypto.ops.registry import OpDef, Unit
+from pypto.ops.registry import OpDef
 from pypto.sim.batch.branch_trace import enter, leave
-from pypto.sim.batch.own import NotBatchable
-from pypto.sim.batch.scalars import int_scalar
-from pypto.sim.batch.state import Aff, BatchState, Fallback, write_each_block
-
-COMPARES: dict[str, Callable] = {
-    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-    "==": np.equal, "!=": np.not_equal, "and": np.logical_and, "or": np.logical_or,
-}
-
-
-def _flag(x: Any) -> bool:
-    t = getattr(x, "type", None)
-    return int_scalar(x) or (isinstance(t, ScalarType) and t.dtype.name == "BOOL")
-
-
-def is_compare(op: OpDef, e: Call) -> bool:
-    """Is `e` a comparison or logical op of integer / bool scalars (one bool per block
-    when an operand varies)?"""
-    if op.unit is not Unit.SCALAR or op.symbol is None or not isinstance(e.type, ScalarType):
-        return False
-    if op.symbol == "not":
-        return len(e.args) == 1 and _flag(e.args[0])
-    return op.symbol in COMPARES and len(e.args) == 2 and all(_flag(x) for x in e.args)
-
-
-def compare(op: OpDef) -> Callable[[list, BatchState], Any]:
-    """The comparison / logical op `op` on per-block values: a bool array over the batch
-    axes (`int` / `Aff` operands materialised as int64, as every offset is)."""
-    fn = np.logical_not if op.symbol == "not" else COMPARES[op.symbol or ""]
-
-    def run(args: list, st: BatchState) -> Any:
-        vals = [np.asarray(st.materialize(a)) for a in args]
-        for v in vals:
-            if v.dtype.kind not in "iub":
-                raise Fallback("a comparison of non-integers")
-        return fn(*vals)
-
-    return run
-
+from pypto.sim.batch.state import Aff, BatchState, Fallback, NotBatchable, write_each_block
 
 # -- the analysis ------------------------------------------------------------------------
 
 
-class PredicateAnalysis:
-    """The plan analyzer's part for conditions that differ per block (mixed into
-    `plan._Analyzer`; `predicate` says whether the batch may predicate at all)."""
+class Analyzed(Protocol):
+    """What the analysis of conditions that differ per block reads and notes on the plan
+    analyzer (`plan._Analyzer`; `predicate` says whether the batch may predicate at
+    all)."""
 
     func: Any
     uses: dict[str, int]
@@ -119,115 +81,117 @@ class PredicateAnalysis:
     # run batched: taking one gives the batch up (`uniform_if`)
     untaken: dict
     others: list  # per predicated `if` being analysed: the branch not being analysed
-    # (the analyzer's own, `plan._Analyzer`: analyse statements; a loop variable?; its
-    # refusal, a `plan.NotBatchable` saying why)
-    body: Callable[[tuple], None]
-    is_var: Callable[[Any], bool]
-    refuse: Callable[[str], Exception]
 
-    def predicated_if(self, s: If) -> None:
-        """Analyse the branches of `s`, whose condition differs per block, as they run
-        predicated; when they cannot (a loop in a branch, say), as they run when every
-        block takes the same branch (`agreed`, checked at run time), or refuse."""
-        if not self.predicate:
-            raise self.refuse("a condition differs per block (not predicated here)")
-        before = {k: v.copy() if isinstance(v, (dict, set, list)) else v
-                  for k, v in vars(self).items()}
+    def body(self, stmts: tuple) -> None:
+        """Analyse the statements `stmts`."""
+
+    def is_var(self, e: Any) -> bool:
+        """Does `e` differ per block?"""
+
+
+def predicated_if(an: Analyzed, s: If) -> None:
+    """Analyse the branches of `s`, whose condition differs per block, as they run
+    predicated; when they cannot (a loop in a branch, say), as they run when every
+    block takes the same branch (`agreed`, checked at run time), or refuse."""
+    if not an.predicate:
+        raise NotBatchable("a condition differs per block (not predicated here)")
+    before = {k: v.copy() if isinstance(v, (dict, set, list)) else v
+              for k, v in vars(an).items()}
+    try:
+        _predicated(an, s)
+    except NotBatchable:
+        if an.under:  # (under a mask no branch runs for all blocks)
+            raise
+        # the analysis restarts at the `if`, its branches analysed as uniform code
+        vars(an).clear()
+        vars(an).update(before)
+        an.agreed.add(id(s))
+        an.body(s.then_body)
+        an.body(s.else_body)
+
+def uniform_if(an: Analyzed, s: If) -> None:
+    """Analyse the branches of `s`, whose condition is the same in every block. A
+    branch that cannot run batched (a tail tile's path, say, which the full tiles
+    never take) is left out: the batch runs while no run takes it and gives up
+    where one does (`untaken_if`: block by block from the start). Both refusing
+    refuses the region."""
+    why = None
+    for k, br in enumerate((s.then_body, s.else_body)):
+        before = {n: v.copy() if isinstance(v, (dict, set, list)) else v
+                  for n, v in vars(an).items()}
         try:
-            self._predicated(s)
-        except NotBatchable:
-            if self.under:  # (under a mask no branch runs for all blocks)
+            an.body(br)
+        except NotBatchable as exc:
+            if why is not None:
                 raise
-            # the analysis restarts at the `if`, its branches analysed as uniform code
-            vars(self).clear()
-            vars(self).update(before)
-            self.agreed.add(id(s))
-            self.body(s.then_body)
-            self.body(s.else_body)
+            vars(an).clear()
+            vars(an).update(before)
+            why = str(exc)
+            an.untaken[id(s)] = (k, why)
 
-    def uniform_if(self, s: If) -> None:
-        """Analyse the branches of `s`, whose condition is the same in every block. A
-        branch that cannot run batched (a tail tile's path, say, which the full tiles
-        never take) is left out: the batch runs while no run takes it and gives up
-        where one does (`untaken_if`: block by block from the start). Both refusing
-        refuses the region."""
-        why = None
-        for k, br in enumerate((s.then_body, s.else_body)):
-            before = {n: v.copy() if isinstance(v, (dict, set, list)) else v
-                      for n, v in vars(self).items()}
-            try:
-                self.body(br)
-            except NotBatchable as exc:
-                if why is not None:
-                    raise
-                vars(self).clear()
-                vars(self).update(before)
-                why = str(exc)
-                self.untaken[id(s)] = (k, why)
+def _predicated(an: Analyzed, s: If) -> None:
+    inside: dict[str, int] = {}
+    assigned: set[str] = set()
+    for n in walk(s):
+        if isinstance(n, Var):
+            inside[n.name] = inside.get(n.name, 0) + 1
+        elif isinstance(n, Assign):
+            assigned.update(t.name for t in n.targets)
+    results = {r.name for r in s.results}
+    if any(an.uses.get(n, 0) > inside.get(n, 0) for n in assigned - results):
+        raise NotBatchable("a value assigned under a condition that differs per block "
+                          "is used after it")
+    an.under += 1
+    try:
+        an.others.append(s.else_body)
+        an.body(s.then_body)
+        an.others[-1] = s.then_body
+        an.body(s.else_body)
+    finally:
+        an.under -= 1
+        an.others.pop()
 
-    def _predicated(self, s: If) -> None:
-        inside: dict[str, int] = {}
-        assigned: set[str] = set()
-        for n in walk(s):
-            if isinstance(n, Var):
-                inside[n.name] = inside.get(n.name, 0) + 1
-            elif isinstance(n, Assign):
-                assigned.update(t.name for t in n.targets)
-        results = {r.name for r in s.results}
-        if any(self.uses.get(n, 0) > inside.get(n, 0) for n in assigned - results):
-            raise self.refuse("a value assigned under a condition that differs per block "
-                              "is used after it")
-        self.under += 1
-        try:
-            self.others.append(s.else_body)
-            self.body(s.then_body)
-            self.others[-1] = s.then_body
-            self.body(s.else_body)
-        finally:
-            self.under -= 1
-            self.others.pop()
+def merge_uses(an: Analyzed, name: str) -> int:
+    """How often `name` occurs in the other branch of each predicated `if` being
+    analysed. A tile written in place under a mask changes the blocks of the mask
+    only; the other branches run for other blocks, so whatever they do with the old
+    tile (yield it, read it, write their own blocks of it) sees it unchanged
+    (`rules.window_write`)."""
+    n = 0
+    for other in an.others:
+        for x in walk(other):
+            if isinstance(x, Var) and x.name == name:
+                n += 1
+    return n
 
-    def merge_uses(self, name: str) -> int:
-        """How often `name` occurs in the other branch of each predicated `if` being
-        analysed. A tile written in place under a mask changes the blocks of the mask
-        only; the other branches run for other blocks, so whatever they do with the old
-        tile (yield it, read it, write their own blocks of it) sees it unchanged
-        (`OwnAnalysis.local_write`)."""
-        n = 0
-        for other in self.others:
-            for x in walk(other):
-                if isinstance(x, Var) and x.name == name:
-                    n += 1
-        return n
+def predicated_stmt(an: Analyzed, s: Any) -> None:
+    """Refuse the statements a predicated branch cannot run for all blocks. (A
+    counted loop runs for all blocks, its bounds the same in every block: the
+    analysis of `For` refuses others.)"""
+    if isinstance(s, While):
+        raise NotBatchable("a while loop under a condition that differs per block")
+    if isinstance(s, (Return, Break, Continue)):
+        raise NotBatchable("a return / break / continue under a condition that differs "
+                          "per block")
+    if isinstance(s, Eval) and isinstance(s.expr, Call):
+        return  # (an imperative write: the op's analysis decides, `predicated_call`)
+    if isinstance(s, Scope) or not isinstance(s, (Assign, For, If, Yield)):
+        raise NotBatchable(f"a {type(s).__name__} statement under a condition that "
+                          "differs per block")
 
-    def predicated_stmt(self, s: Any) -> None:
-        """Refuse the statements a predicated branch cannot run for all blocks. (A
-        counted loop runs for all blocks, its bounds the same in every block: the
-        analysis of `For` refuses others.)"""
-        if isinstance(s, While):
-            raise self.refuse("a while loop under a condition that differs per block")
-        if isinstance(s, (Return, Break, Continue)):
-            raise self.refuse("a return / break / continue under a condition that differs "
-                              "per block")
-        if isinstance(s, Eval) and isinstance(s.expr, Call):
-            return  # (an imperative write: the op's analysis decides, `predicated_call`)
-        if isinstance(s, Scope) or not isinstance(s, (Assign, For, If, Yield)):
-            raise self.refuse(f"a {type(s).__name__} statement under a condition that "
-                              "differs per block")
-
-    def predicated_call(self, op: OpDef, a: dict, resolve: Callable[[Any], Any]) -> None:
-        """Refuse the ops a predicated branch cannot run for all blocks: writes that
-        are not window writes into a tensor parameter or a tile of the region, reads of a
-        per-iteration tensor. (A tile write is each block's own, masked:
-        `OwnAnalysis.local_write` decides.)"""
-        rd, wr = op.window_read, op.window_write
-        if rd is not None and resolve(a[rd.tensor]) is not None and self.is_var(a[rd.tensor]):
-            raise self.refuse("a window of a per-iteration tensor under a condition")
-        if wr is not None and resolve(a[wr.tensor]) is not None and self.is_var(a[wr.tensor]):
-            raise self.refuse("a write into a per-iteration tensor under a condition that "
-                              "differs per block")
-        if op.role is Role.ELEMENT_WRITE or (op.writes is not None and wr is None):
-            raise self.refuse(f"{op.name} under a condition that differs per block")
+def predicated_call(an: Analyzed, op: OpDef, a: dict, resolve: Callable[[Any], Any]) -> None:
+    """Refuse the ops a predicated branch cannot run for all blocks: writes that
+    are not window writes into a tensor parameter or a tile of the region, reads of a
+    per-iteration tensor. (A tile write is each block's own, masked:
+    `rules.window_write` decides.)"""
+    rd, wr = op.window_read, op.window_write
+    if rd is not None and resolve(a[rd.tensor]) is not None and an.is_var(a[rd.tensor]):
+        raise NotBatchable("a window of a per-iteration tensor under a condition")
+    if wr is not None and resolve(a[wr.tensor]) is not None and an.is_var(a[wr.tensor]):
+        raise NotBatchable("a write into a per-iteration tensor under a condition that "
+                          "differs per block")
+    if op.role is Role.ELEMENT_WRITE or (op.writes is not None and wr is None):
+        raise NotBatchable(f"{op.name} under a condition that differs per block")
 
 
 # -- running -----------------------------------------------------------------------------
@@ -350,7 +314,7 @@ def predicated(then: Callable, other: Callable, cond: Callable, results: list[st
 def agreed_if(then: Callable, other: Callable, cond: Callable, results: list[str],
               frame_of: Callable) -> Callable:
     """The closure of an `if` whose condition differs per block but whose branches
-    cannot run predicated (`PredicateAnalysis.agreed`): when every block takes the same
+    cannot run predicated (`Analyzed.agreed`): when every block takes the same
     branch, it runs as if the condition were uniform (exactly what each block runs block
     by block); otherwise the batch is given up (`Fallback`: block by block from the
     start)."""
@@ -394,7 +358,7 @@ def _branch(branch: Callable, env: dict, f: Any, st: BatchState, pred: np.ndarra
 def untaken_if(then: Callable | None, other: Callable | None, cond: Callable,
                results: list[str], why: str) -> Callable:
     """The closure of an `if` whose condition is the same in every block and one of
-    whose branches (None here) cannot run batched (`PredicateAnalysis.uniform_if`):
+    whose branches (None here) cannot run batched (`uniform_if`):
     taking it gives the batch up (`Fallback`: the region runs block by block from the
     start, which takes it as it always did)."""
 
@@ -418,5 +382,5 @@ def _plain(branch: Callable, env: dict, results: list[str]) -> str | None:
     return None
 
 
-__all__ = ["COMPARES", "PredicateAnalysis", "agreed_if", "clip", "compare", "is_compare",
-           "masked_write", "predicated", "select", "untaken_if"]
+__all__ = ["Analyzed", "agreed_if", "clip", "masked_write", "merge_uses", "predicated",
+           "predicated_call", "predicated_if", "predicated_stmt", "uniform_if", "untaken_if"]

@@ -33,7 +33,7 @@ import numpy as np
 
 from pypto.ops.numeric import _QUIET
 from pypto.sim.batch.branch_trace import add_costs, block_costs
-from pypto.sim.batch.compiler import BatchCompiler
+from pypto.sim.batch.compiler import BatchLowering
 from pypto.sim.batch.deferred import BatchTrace
 from pypto.sim.batch.fills import fill_unwritten, write_only
 from pypto.sim.batch.frame import BatchFrame
@@ -97,7 +97,7 @@ class BatchCache:
             plan = analyze(cf.func, set(varying), predicate=True)
             region: BatchedRegion | Decision
             if isinstance(plan, Plan):
-                region = BatchedRegion(plan, BatchCompiler(host, cf.func, plan).compile())
+                region = BatchedRegion(plan, BatchLowering(host, cf.func, plan).compile())
             else:
                 self.refusals[cf.name] = plan
                 region = refused(PLAN, plan)

@@ -1,7 +1,7 @@
 """Integer scalar arithmetic on block-varying values: `Aff` stays `Aff` under + - * with
 uniform integers; anything else materialises one value per block (an array with the
-batch axes), or needs a batch to do so (`NeedArray`). Which scalar ops a batch computes
-(`index_symbol`, `per_block_scalar`) is decided here too, for the plan and the compiler."""
+batch axes), or needs a batch to do so (`NeedArray`). (The batching rule of index
+arithmetic is `rules.index_scalar`; `index_symbol` is its operator, for the affine forms.)"""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from pypto.ir.nodes import Attr, Call, Const, ListExpr
+from pypto.ir.nodes import Call, Const, ListExpr
 from pypto.ir.types import ScalarType
-from pypto.ops.registry import OpDef, Unit
+from pypto.ops.facts import Family
+from pypto.ops.registry import OpDef
 from pypto.sim.batch.state import Aff, BatchState, Fallback
 
 # Integer scalar ops on block-varying values: affine ones keep an `Aff` (base + steps),
@@ -24,10 +25,9 @@ DIV_SYMBOLS = frozenset(("//", "%"))
 def index_symbol(op: OpDef) -> str | None:
     """The operator of a binary scalar op the batch engine computes on varying integers
     (`+ - *` affine, `// %` per block), else None."""
-    s = op.symbol
-    if op.unit is not Unit.SCALAR or len(op.params) != 2:
+    if op.batch is None or op.batch.family is not Family.INDEX_SCALAR or op.role is not None:
         return None
-    return s if s in AFFINE_SYMBOLS or s in DIV_SYMBOLS else None
+    return op.symbol
 
 
 def int_scalar(x: Any) -> bool:
@@ -40,21 +40,6 @@ def int_scalar(x: Any) -> bool:
 def int_result(e: Call) -> bool:
     t = e.type
     return isinstance(t, ScalarType) and t.dtype.is_int()
-
-
-def per_block_scalar(op: OpDef, e: Call) -> bool:
-    """Is `e` integer scalar arithmetic a batch computes block by block (`pl.min` of a
-    tile size and the rows left, a cast of a gathered index, ...): integer scalar operands
-    and result, no side effects, no division (a divisor of zero is the block-by-block
-    path's to report). Its value per block is an integer array over the batch axes; it
-    may reach window offsets (not affine: those windows are gathered block by block,
-    and a written tensor's footprints are then not provably disjoint)."""
-    if op.role is not None or op.impl is None or op.wants_ctx or op.divisor is not None or \
-            op.writes is not None or not int_result(e):
-        return False
-    # scalars and constants only (a cast takes its dtype as an operand)
-    return all(int_scalar(x) or isinstance(x, Attr) or
-               (isinstance(x, Const) and not isinstance(x.value, int)) for x in e.args)
 
 
 class NeedArray(Exception):
@@ -153,5 +138,4 @@ __all__ = [
     "int_result",
     "int_scalar",
     "is_int",
-    "per_block_scalar",
 ]

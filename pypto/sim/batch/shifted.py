@@ -3,7 +3,7 @@
 pypto-lib's regions walk a block's own rows with `for t in pl.range(t0, t0 + TILE, STEP)`
 (`t0` from the block index): every block runs the same number of iterations, at rows
 shifted per block. The plan admits them when the bounds' affine forms differ only by a
-constant (`forms.AffineForms.shifted_loop`); the batch runs the iterations once, the
+constant (`forms.shifted_loop`); the batch runs the iterations once, the
 variable one value per block (`start + step * i`: an `Aff` where the start is one, else
 one integer per block). Should the trip counts differ after all (a start the plan could
 not see through), the batch gives up (`Fallback`: block by block from the start).
@@ -33,11 +33,11 @@ def _trips(a: Any, b: Any, c: int) -> int:
 
 def shifted_loop(bc: Any, s: For) -> Stmt:
     """The closure of loop `s` (bounds differing per block by a constant): its body
-    compiled by `bc` (the region's `BatchCompiler`), run for each iteration with the
+    compiled by `bc` (the region's `BatchLowering`), run for each iteration with the
     loop variable one value per block."""
     start, stop, step = bc.expr(s.start), bc.expr(s.stop), bc.expr(s.step)
     var = s.var.name
-    bc._carry_cube(s)
+    bc.carry_cube(s)
     bc.loop_vars.append(var)
     try:
         body = bc.body(s.body)

@@ -17,6 +17,10 @@ LoggedAccess = tuple
 WindowWrite = tuple
 
 
+class NotBatchable(Exception):
+    """The plan's refusal of a region (static: its message says why)."""
+
+
 class Fallback(Exception):
     """Abandon the batch; run block by block."""
 
@@ -345,6 +349,6 @@ class BatchState:
         return iter(np.ndindex(*self.bs))
 
 
-__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "Partial", "Stack", "StackRead",
-           "WindowWrite", "arg_at", "gather_index", "lo_at", "scalar_at", "store_windows",
-           "write_each_block"]
+__all__ = ["Aff", "BatchState", "Fallback", "LoggedAccess", "NotBatchable", "Partial", "Stack",
+           "StackRead", "WindowWrite", "arg_at", "gather_index", "lo_at", "scalar_at",
+           "store_windows", "write_each_block"]

@@ -27,6 +27,7 @@ from pypto.ir.types import ShapedType, Type
 from pypto.ops.facts import Role
 from pypto.ops.registry import get
 from pypto.sim.batch.masks import declares_valid
+from pypto.sim.batch.rules.tag_only import drops_tag
 from pypto.sim.engine.intrinsics.common import falsy_const
 
 Whole = Callable[[Type], bool]  # is a declared valid shape known to be whole?
@@ -54,10 +55,9 @@ def tags(n: Call, whole: Whole | None = None) -> bool:
 
 
 def _untagged(name: str) -> bool:
-    """Does op `name` always make an untagged result (the registry's `Batching.untagged`
-    fact)?"""
+    """Does op `name` always make an untagged result (`tag_only.drops_tag`)?"""
     try:
-        return get(name).batching.untagged
+        return drops_tag(get(name))
     except KeyError:
         return False
 

@@ -20,6 +20,8 @@ from pypto.ir.distributed import NotifyOp, ReduceOp, WaitCmp
 from pypto.ops.numeric import plain
 
 if TYPE_CHECKING:
+    from pypto.sim.cluster.rma import Transfers
+    from pypto.sim.cluster.signals import Signals
     from pypto.sim.cluster.world import World
 
 MESH_CHUNK_BYTES = 16 * 1024  # an InCore mesh allreduce reduces 16 KiB at a time
@@ -36,21 +38,14 @@ def _reduce(op: ReduceOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class Collectives:
-    """The collectives of one rank (mixed into `RankComm`)."""
+    """The collectives of one rank (a part of its `RankComm`), made of its signals and
+    one-sided transfers."""
 
-    world: World
-    rank: int
-
-    if TYPE_CHECKING:  # the primitives of the rank (signals.py, rma.py)
-        def notify(self, ctx: Any, target: Any, peer: Any, offsets: Any, value: Any,
-                   op: Any) -> None: ...
-        def wait(self, ctx: Any, signal: Any, offsets: Any, expected: Any,
-                 cmp: Any) -> None: ...
-        def remote_load(self, ctx: Any, target: Any, peer: Any, offsets: Any, shape: Any,
-                        valid: Any) -> np.ndarray: ...
-        def put(self, ctx: Any, dst: Any, peer: Any, src: Any, dst_offsets: Any,
-                src_offsets: Any, shape: Any, atomic: Any, chunk_rows: Any, chunk_cols: Any,
-                pipeline: Any, what: str = "pld.tensor.put") -> None: ...
+    def __init__(self, world: World, rank: int, signals: Signals, transfers: Transfers):
+        self.world = world
+        self.rank = rank
+        self.notify, self.wait = signals.notify, signals.wait
+        self.remote_load, self.put = transfers.remote_load, transfers.put
 
     # -- the credit barrier ----------------------------------------------------------
 

@@ -1,5 +1,7 @@
 """`RankComm`: what the pld ops of a kernel running on one rank reach as `ctx.comm` - its
-rank and group, its signals, its one-sided transfers and its collectives."""
+rank and group, its signals (`signals.Signals`), its one-sided transfers
+(`rma.Transfers`) and its collectives (`collectives.Collectives`), three parts it holds
+and whose ops it hands on."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ class CommContext:
     nranks: int
 
 
-class RankComm(Signals, Transfers, Collectives):
+class RankComm:
     """The communication runtime of rank `rank` (see the module docstring)."""
 
     def __init__(self, world: World, rank: int, run: Run):
@@ -30,6 +32,18 @@ class RankComm(Signals, Transfers, Collectives):
         self.rank = rank
         self.run = run
         self.deferred: dict[int, list[Wait]] = {}  # task id -> its deferred conditions
+        s = self.signals = Signals(world, rank, self.deferred)
+        t = self.transfers = Transfers(world, rank)
+        c = self.collectives = Collectives(world, rank, s, t)
+        # the ops (`pypto.ops.distributed`: `ctx.comm.<op>(ctx, ...)`)
+        self.notify, self.wait, self.defer_wait, self.complete = \
+            s.notify, s.wait, s.defer_wait, s.complete
+        self.remote_load, self.remote_store, self.put, self.get = \
+            t.remote_load, t.remote_store, t.put, t.get
+        self.barrier, self.allreduce, self.broadcast, self.allgather = \
+            c.barrier, c.allreduce, c.broadcast, c.allgather
+        self.reduce_scatter, self.all_to_all, self.all_to_all_v = \
+            c.reduce_scatter, c.all_to_all, c.all_to_all_v
 
     def comm_ctx(self, ctx: Any, dist_tensor: Any) -> CommContext:
         if self.world.windows.locate(dist_tensor) is None:

@@ -34,10 +34,11 @@ def _add_into(dst: np.ndarray, src: np.ndarray) -> None:
 
 
 class Transfers:
-    """The one-sided transfers of one rank (mixed into `RankComm`)."""
+    """The one-sided transfers of one rank (a part of its `RankComm`)."""
 
-    world: World
-    rank: int
+    def __init__(self, world: World, rank: int):
+        self.world = world
+        self.rank = rank
 
     def _remote(self, ctx: Any, target: Any, peer: Any, lo: tuple, hi: tuple, what: str
                 ) -> tuple[Located, np.ndarray, int]:

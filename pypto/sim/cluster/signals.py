@@ -80,11 +80,12 @@ class DeadlockError(SimulationError):
 
 
 class Signals:
-    """The signal ops of one rank (mixed into `RankComm`)."""
+    """The signal ops of one rank (a part of its `RankComm`)."""
 
-    world: World
-    rank: int
-    deferred: dict[int, list[Wait]]
+    def __init__(self, world: World, rank: int, deferred: dict[int, list[Wait]]):
+        self.world = world
+        self.rank = rank
+        self.deferred = deferred  # task id -> its deferred conditions
 
     def _cell(self, ctx: Any, sig: Any, offsets: Any, peer: int, what: str
               ) -> tuple[Located, np.ndarray, tuple]:

@@ -70,9 +70,9 @@ class BodyCompiling(Protocol):
 
     def loop_trips(self, s: For, bounds: tuple[Expr, Expr, Expr]) -> Callable[[Env], range]: ...
 
-    def _carry_cube(self, s: For) -> None: ...
+    lowering: Any  # (another compiler's way with ifs and loops: none written out here)
 
-    def plain(self, method: str) -> bool: ...
+    def carry_cube(self, s: For) -> None: ...
 
 
 def _signals(stmts: tuple) -> bool:
@@ -101,7 +101,7 @@ class _Writer:
             last = top and i == len(stmts) - 1
             if isinstance(s, For) and self.inline_for(s, depth):
                 self.write_for(s, depth)
-            elif isinstance(s, If) and self.fc.plain("s_if") and depth < _MAX_DEPTH and \
+            elif isinstance(s, If) and self.fc.lowering is None and depth < _MAX_DEPTH and \
                     not _signals((s,)):
                 self.write_if(s, depth)
             elif isinstance(s, _PLAIN) or not _signals((s,)):
@@ -119,7 +119,7 @@ class _Writer:
 
     def inline_for(self, s: For, depth: int) -> bool:
         fc = self.fc
-        return fc.plain("s_for") and depth < _MAX_DEPTH and not _signals((s,)) and \
+        return fc.lowering is None and depth < _MAX_DEPTH and not _signals((s,)) and \
             (fc.in_region or s.kind is LoopKind.SPMD)
 
     def write_for(self, s: For, depth: int) -> None:
@@ -127,7 +127,7 @@ class _Writer:
         fc = self.fc
         bounds = fc.loop_bounds(s)
         var = s.var.name
-        fc._carry_cube(s)
+        fc.carry_cube(s)
         fc.loop_vars.append(var)
         body_at = len(self.lines)
         try:

@@ -11,8 +11,8 @@ any number of runs.
 The memory ops (windows, writes, element access, allocation, valid shapes, task
 handles) are *intrinsics* (`pypto.sim.engine.intrinsics`); every other op runs its
 registry `impl` and the result is cast to the dtype its type rule declared. Statements
-are compiled by the `StmtCompiler` mixin (`pypto.sim.engine.statements`), launches by
-`LaunchCompiler` (`pypto.sim.engine.launches`).
+are compiled by its base `StmtCompiler` (`pypto.sim.engine.statements`), launches by
+`pypto.sim.engine.launches`.
 """
 from __future__ import annotations
 
@@ -43,10 +43,11 @@ from pypto.ops.facts import Role
 from pypto.ops.numeric import with_valid
 from pypto.ops.registry import OpDef, Unit, get
 from pypto.sim.checks.divide import zero_at
-from pypto.sim.engine.function import CompiledFunction, Host
+from pypto.sim.engine.function import CompiledFunction, Host, Lowering
 from pypto.sim.engine.group import compile_group
 from pypto.sim.engine.intrinsics import intrinsic
-from pypto.sim.engine.launches import LaunchCompiler, not_simulatable
+from pypto.sim.engine.launches import launch as launch_closure
+from pypto.sim.engine.launches import not_simulatable
 from pypto.sim.engine.opcall import CONST, EXPR, VAR, OpSteps, ResultShapeError, op_closure
 from pypto.sim.engine.statements import StmtCompiler
 from pypto.sim.engine.values import FRAME, UNDEF, Env, Expr, Stmt, scalar_caster
@@ -56,13 +57,14 @@ from pypto.sim.trace.costs import Accountant, accountant
 _CHECKED_UNITS = (Unit.VECTOR, Unit.CUBE, Unit.MTE)  # ops whose operands the uninit check reads
 
 
-class FnCompiler(LaunchCompiler, StmtCompiler):
+class FnCompiler(StmtCompiler):
     """Compiles one IR function for `host` (the runtime whose settings it follows)."""
 
-    def __init__(self, host: Host, func: Function):
+    def __init__(self, host: Host, func: Function, lowering: Lowering | None = None):
         self.host = host
         self.settings = host.settings
         self.func = func
+        self.lowering = lowering
         self.in_region = func.kind.is_region
         self.cube_vars: set[str] = set()  # values held in L0C (storing them drains it)
         self.loop_vars: list[str] = []  # the loops being compiled, outermost first
@@ -175,9 +177,16 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
     def loop_nest(self, s: For, seq: Stmt) -> Stmt:
         return self.host.launch_nest(self, s, seq)
 
+    def launch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
+        return launch_closure(self, e, targets)
+
     # -- op calls ---------------------------------------------------------------------
 
     def call(self, e: Call, target: str | None = None) -> Expr:
+        if self.lowering is not None:
+            own = self.lowering.lower_call(e, target)
+            if own is not None:
+                return own
         try:
             op: OpDef | None = get(e.op)
         except KeyError:  # reported by op_call
@@ -198,8 +207,8 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
     def call_assign(self, e: Call, target: str) -> Stmt:
         """The statement `target = e`: a registry op's call assigns its result itself
         (one frame less per statement) where calls compile the plain way (a subclass
-        compiling calls its own way keeps the general statement)."""
-        if type(self).call is FnCompiler.call and not self.settings.check_uninit:
+        compiling calls its own way, a `Lowering`, keeps the general statement)."""
+        if self.lowering is None and not self.settings.check_uninit:
             try:
                 op: OpDef | None = get(e.op)
             except KeyError:
@@ -238,7 +247,7 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
         cast = self.caster(e.type, f"pl op '{e.op}'")
         acct = self.accountant(e, op, public) if self.settings.trace else None
         tag = self._typed_valid(e.type)
-        k = self._watched_divisor(e, op, public)
+        k = self.watched_divisor(e, op, public)
         divisor = None
         if k is not None:
             ok, d = self.const(e.args[public[k]])
@@ -366,7 +375,7 @@ class FnCompiler(LaunchCompiler, StmtCompiler):
 
         return run
 
-    def _watched_divisor(self, e: Call, op: OpDef, public: list[int]) -> int | None:
+    def watched_divisor(self, e: Call, op: OpDef, public: list[int]) -> int | None:
         """checks=("div",): the position (among the evaluated arguments) of the divisor of
         an op dividing integers, else None."""
         t = e.type

@@ -5,7 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pypto.ir.nodes import For, Function
+from pypto.ir.nodes import Call as OpCall
+from pypto.ir.nodes import For, Function, If
 from pypto.ir.span import Span
 from pypto.ir.types import Type
 from pypto.sim.config import Settings
@@ -82,6 +83,25 @@ class LaunchSite:
         return LaunchSite(func, hint, kind, label, span, loops, dumps)
 
 
+class Lowering(Protocol):
+    """Another compiler's way with some of a function's op calls and statements, which the
+    block-by-block compiler (`compiler.FnCompiler`) asks first: the batch engine's
+    (`pypto.sim.batch.compiler.BatchLowering`). Each hook gives the closure, or None to
+    leave the call or statement to the block-by-block compiler."""
+
+    def lower_call(self, e: OpCall, target: str | None) -> Expr | None:
+        """The closure of the op call `e` (assigned to `target`), or None."""
+
+    def lower_if(self, s: If) -> Stmt | None:
+        """The closure of the `if` statement `s`, or None."""
+
+    def lower_for(self, s: For) -> Stmt | None:
+        """The closure of the counted loop `s`, or None."""
+
+    def lower_body(self, stmts: tuple) -> Stmt | None:
+        """The closure of the statements `stmts`, or None."""
+
+
 class Compiler(Protocol):
     """What the compiler of one function (`FnCompiler`) offers the code compiling a part
     of it (the memory intrinsics, the launch nests)."""
@@ -122,4 +142,4 @@ class Host(Protocol):
         loop `seq`): batched when it is a launch nest that can be."""
 
 
-__all__ = ["Call", "CompiledFunction", "Compiler", "Host", "LaunchSite"]
+__all__ = ["Call", "CompiledFunction", "Compiler", "Host", "LaunchSite", "Lowering"]

@@ -1,7 +1,7 @@
 """Compiling launches: a region launched as a task (`pl.at`, an SPMD launch, a call with
 a dispatch predicate), and a `chip(..., device=r)` dispatch in a host function.
 
-`LaunchCompiler` is a part of `compiler.FnCompiler`: its closures evaluate the launch's
+`compiler.FnCompiler` asks `launch` for a launch's closure: it evaluates the launch's
 arguments, core count and dependencies, then hand the task to the host
 (`Host.launch`: the batched or block-by-block runtime), and bind the task's results and
 id to the assignment's targets. A hand-written (extern) kernel is refused when
@@ -10,7 +10,7 @@ launched, with where it is declared.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from pypto.errors import NotSimulatableError, SimulationError
 from pypto.ir.nodes import Assign, Call, CallFunc, Function, Return, Var
@@ -22,92 +22,94 @@ from pypto.sim.engine.function import Host, LaunchSite
 from pypto.sim.engine.values import FRAME, Env, Expr, Stmt, flatten_deps
 
 
-class LaunchCompiler:
-    """The launch closures of `compiler.FnCompiler` (see the module docstring)."""
+class Launching(Protocol):
+    """What the launch closures ask of the function's compiler (`compiler.FnCompiler`)."""
 
-    # (provided by compiler.FnCompiler)
     host: Host
-    loop_vars: Any
-    expr: Callable
+    loop_vars: list[str]  # the loops being compiled, outermost first
 
-    def launch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
-        """A launch of a region as a task; with `targets`, the closure assigns its outputs
-        and task id (and returns None), else it returns the task id."""
-        if e.launch_attr("kind") == "device":
-            return self.device_dispatch(e, targets)
-        host = self.host
-        site = launch_site(e, tuple(self.loop_vars))
-        callee = host.function(e.func).func
-        extern = callee.attr("extern")
-        if extern is not None:  # refused at the call site, before its arguments are used
-            return not_simulatable(callee, extern, e.span)
-        info = dict(e.launch)
-        argfns = [self.expr(a, tolerant=True) for a in e.args]
-        core = info.get("core_num")
-        core_f = None if core is None else self.expr(core)
-        deps_f = [self.expr(d, tolerant=True) for d in (info.get("deps") or ())]
-        tnames = [t.name for t in targets] if targets else None
-        predicate = info.get("predicate")
-        pred_f = None if predicate is None else self.expr(predicate)
-        kept = _kept_outputs(callee) if predicate is not None else []
-        # `attrs={"arg_directions": [...]}`: the runtime allocates an `output` argument's
-        # buffer; the caller's tensor there only gives its shape
-        fresh = [i for i, d in enumerate(dict(e.attrs).get("arg_directions") or ())
-                 if getattr(d, "name", "") == "Output"]
-        names = [p.var.name for p in callee.params]
+    def expr(self, e: Any, tolerant: bool = False) -> Expr:
+        """The closure of expression `e`."""
 
-        def run(env: Env) -> Any:
-            args = [f(env) for f in argfns]
-            for i in fresh:
-                args[i] = _runtime_output(env[FRAME], args[i], f"{site.hint}.{names[i]}")
-            if pred_f is not None and not pred_f(env):
-                rets, tid = _retire(env[FRAME], site, args, kept)
-                return _bind_results(env, tnames, rets, tid)
-            n = 1 if core_f is None else int(core_f(env))
-            deps = flatten_deps([f(env) for f in deps_f])
-            loops = tuple((v, env[v]) for v in site.loops if v in env)
-            rets, tid = host.launch(env[FRAME], site, args, n, deps, loops)
+
+def launch(fc: Launching, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
+    """A launch of a region as a task; with `targets`, the closure assigns its outputs
+    and task id (and returns None), else it returns the task id."""
+    if e.launch_attr("kind") == "device":
+        return device_dispatch(fc, e, targets)
+    host = fc.host
+    site = launch_site(e, tuple(fc.loop_vars))
+    callee = host.function(e.func).func
+    extern = callee.attr("extern")
+    if extern is not None:  # refused at the call site, before its arguments are used
+        return not_simulatable(callee, extern, e.span)
+    info = dict(e.launch)
+    argfns = [fc.expr(a, tolerant=True) for a in e.args]
+    core = info.get("core_num")
+    core_f = None if core is None else fc.expr(core)
+    deps_f = [fc.expr(d, tolerant=True) for d in (info.get("deps") or ())]
+    tnames = [t.name for t in targets] if targets else None
+    predicate = info.get("predicate")
+    pred_f = None if predicate is None else fc.expr(predicate)
+    kept = _kept_outputs(callee) if predicate is not None else []
+    # `attrs={"arg_directions": [...]}`: the runtime allocates an `output` argument's
+    # buffer; the caller's tensor there only gives its shape
+    fresh = [i for i, d in enumerate(dict(e.attrs).get("arg_directions") or ())
+             if getattr(d, "name", "") == "Output"]
+    names = [p.var.name for p in callee.params]
+
+    def run(env: Env) -> Any:
+        args = [f(env) for f in argfns]
+        for i in fresh:
+            args[i] = _runtime_output(env[FRAME], args[i], f"{site.hint}.{names[i]}")
+        if pred_f is not None and not pred_f(env):
+            rets, tid = _retire(env[FRAME], site, args, kept)
             return _bind_results(env, tnames, rets, tid)
+        n = 1 if core_f is None else int(core_f(env))
+        deps = flatten_deps([f(env) for f in deps_f])
+        loops = tuple((v, env[v]) for v in site.loops if v in env)
+        rets, tid = host.launch(env[FRAME], site, args, n, deps, loops)
+        return _bind_results(env, tnames, rets, tid)
 
-        return run
+    return run
 
-    def device_dispatch(self, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
-        """`chip(..., device=r)` in a host function: queued on rank r, which runs it with
-        the others when the host function returns (`pypto.sim.cluster`). Its results are
-        the host tensors it was given that `chip` returns (`out = chip(a, out, device=r)`);
-        a tensor `chip` makes itself never reaches the host."""
-        picks = self._dispatch_results(e, targets) if targets else ()
-        argfns = [self.expr(a, tolerant=True) for a in e.args]
-        given = e.launch_attr("device")
-        device = self.expr(given) if given is not None else None
-        name, span = e.func, e.span
+def device_dispatch(fc: Launching, e: CallFunc, targets: tuple[Var, ...] | None) -> Expr:
+    """`chip(..., device=r)` in a host function: queued on rank r, which runs it with
+    the others when the host function returns (`pypto.sim.cluster`). Its results are
+    the host tensors it was given that `chip` returns (`out = chip(a, out, device=r)`);
+    a tensor `chip` makes itself never reaches the host."""
+    picks = _dispatch_results(fc.host, e, targets) if targets else ()
+    argfns = [fc.expr(a, tolerant=True) for a in e.args]
+    given = e.launch_attr("device")
+    device = fc.expr(given) if given is not None else None
+    name, span = e.func, e.span
 
-        def run(env: Env) -> Any:
-            fr = env[FRAME]
-            comm = fr.run.comm
-            if comm is None:
-                raise fr.fault(f"{name}(..., device=...) dispatches on a rank, which only a "
-                               "multi-card run has", span)
-            fr.span = span
-            args = [f(env) for f in argfns]
-            rank = device(env) if device is not None else comm.commless_device()
-            comm.dispatch(fr, rank, name, args)
-            for t, i in picks:
-                env[t] = args[i]
-            return None
+    def run(env: Env) -> Any:
+        fr = env[FRAME]
+        comm = fr.run.comm
+        if comm is None:
+            raise fr.fault(f"{name}(..., device=...) dispatches on a rank, which only a "
+                           "multi-card run has", span)
+        fr.span = span
+        args = [f(env) for f in argfns]
+        rank = device(env) if device is not None else comm.commless_device()
+        comm.dispatch(fr, rank, name, args)
+        for t, i in picks:
+            env[t] = args[i]
+        return None
 
-        return run
+    return run
 
-    def _dispatch_results(self, e: CallFunc, targets: tuple[Var, ...]) -> tuple:
-        """(target, argument index) for each result of a dispatch on a rank."""
-        callee = self.host.function(e.func).func
-        picks = returned_args(callee, lambda name: self.host.function(name).func)
-        if len(picks) != len(targets) or None in picks:
-            raise SimulationError(f"the result of {e.func}(..., device=...) is used, but "
-                                  f"{e.func} returns a tensor it made, which stays on the rank",
-                                  e.span, hint="return the output parameter (e.g. out[r], "
-                                  "passed in) or pass the outputs as arguments")
-        return tuple((t.name, i) for t, i in zip(targets, picks))
+def _dispatch_results(host: Host, e: CallFunc, targets: tuple[Var, ...]) -> tuple:
+    """(target, argument index) for each result of a dispatch on a rank."""
+    callee = host.function(e.func).func
+    picks = returned_args(callee, lambda name: host.function(name).func)
+    if len(picks) != len(targets) or None in picks:
+        raise SimulationError(f"the result of {e.func}(..., device=...) is used, but "
+                              f"{e.func} returns a tensor it made, which stays on the rank",
+                              e.span, hint="return the output parameter (e.g. out[r], "
+                              "passed in) or pass the outputs as arguments")
+    return tuple((t.name, i) for t, i in zip(targets, picks))
 
 
 def not_simulatable(func: Function, extern: tuple, at: Span | None) -> Stmt:
@@ -208,4 +210,5 @@ def _bind_results(env: Env, tnames: Any, rets: Any, tid: Any) -> Any:
     return None
 
 
-__all__ = ["LaunchCompiler", "launch_site", "not_simulatable", "returned_args"]
+__all__ = ["Launching", "device_dispatch", "launch", "launch_site", "not_simulatable",
+           "returned_args"]

@@ -1,5 +1,6 @@
-"""Compiling statements into closures `s(env) -> signal` (None, BREAK, CONTINUE, RETURN).
-Mixed into `FnCompiler` (`pypto.sim.engine.compiler`)."""
+"""Compiling statements into closures `s(env) -> signal` (None, BREAK, CONTINUE, RETURN):
+the base of `FnCompiler` (`pypto.sim.engine.compiler`). A `Lowering` it holds (the batch
+engine's) is asked first for every `if`, counted loop and body."""
 from __future__ import annotations
 
 import abc
@@ -32,6 +33,7 @@ from pypto.ir.options import SplitMode
 from pypto.ops.registry import Unit, get
 from pypto.sim.config import Settings
 from pypto.sim.engine.bodygen import written_body
+from pypto.sim.engine.function import Lowering
 from pypto.sim.engine.nest_work import sure_inner_work
 from pypto.sim.engine.values import BREAK, CONTINUE, FRAME, RETURN, Env, Expr, Stmt
 
@@ -44,6 +46,7 @@ class StmtCompiler(abc.ABC):
     loop_vars: list[str]  # the variables of the loops being compiled, outermost first
     settings: Settings  # the run's (the source mode among them)
     func: Function  # the function being compiled
+    lowering: Lowering | None  # asked first for calls and statements (`function.Lowering`)
 
     @abc.abstractmethod
     def expr(self, e: Any, tolerant: bool = False) -> Expr:
@@ -65,13 +68,12 @@ class StmtCompiler(abc.ABC):
     # -- statements -------------------------------------------------------------------
 
     def body(self, stmts: tuple) -> Stmt:
+        if self.lowering is not None:
+            own = self.lowering.lower_body(stmts)
+            if own is not None:
+                return own
         written = written_body(self, stmts)  # (loops and ifs written out as Python)
         return written if written is not None else self.sequence([self.stmt(s) for s in stmts])
-
-    def plain(self, method: str) -> bool:
-        """Is statement method `method` (s_for, s_if) this class's as defined here (not
-        one a subclass compiles its own way)?"""
-        return getattr(type(self), method) is getattr(StmtCompiler, method)
 
     def sequence(self, fns: list[Stmt]) -> Stmt:
         """The closure running the compiled statements `fns` in order."""
@@ -195,9 +197,13 @@ class StmtCompiler(abc.ABC):
         return lambda env: CONTINUE
 
     def s_for(self, s: For) -> Stmt:
+        if self.lowering is not None:
+            own = self.lowering.lower_for(s)
+            if own is not None:
+                return own
         bounds = self.loop_bounds(s)
         var = s.var.name
-        self._carry_cube(s)
+        self.carry_cube(s)
         self.loop_vars.append(var)
         try:
             body = self.body(s.body)
@@ -280,7 +286,7 @@ class StmtCompiler(abc.ABC):
 
     def s_while(self, s: While) -> Stmt:
         cond = self.expr(s.cond)
-        self._carry_cube(s)
+        self.carry_cube(s)
         body = self.body(s.body)
         iters = [v.name for v in s.iter_args]
         inits = [self.expr(i) for i in s.inits]
@@ -329,7 +335,7 @@ class StmtCompiler(abc.ABC):
 
         return loop
 
-    def _carry_cube(self, s: For | While) -> None:
+    def carry_cube(self, s: For | While) -> None:
         """Loop carries (and results) of a cube result stay in L0C: storing them drains it."""
         for it, init, res in zip(s.iter_args, s.inits, s.results or s.iter_args):
             if isinstance(init, Var) and init.name in self.cube_vars:
@@ -337,6 +343,10 @@ class StmtCompiler(abc.ABC):
                 self.cube_vars.add(res.name)
 
     def s_if(self, s: If) -> Stmt:
+        if self.lowering is not None:
+            own = self.lowering.lower_if(s)
+            if own is not None:
+                return own
         cond = self.expr(s.cond)
         then = self.body(s.then_body)
         other = self.body(s.else_body)
