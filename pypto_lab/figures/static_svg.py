@@ -7,8 +7,8 @@ scatter traces (lines, `hv` steps, markers, marker text), bars (vertical, and
 horizontal with a `base`: the timeline), heatmaps (one embedded PNG per trace, NaN
 transparent, so the layers of the mismatch map stack as in plotly), rectangle and line
 shapes, annotations, the title, linear and category axes with their ticks, stacked
-subplots (`yaxis2` with a domain). Not hover, legends or colour bars: the live figure
-has those.
+subplots (`yaxis2` with a domain), horizontal legends. Not hover, vertical legends or
+colour bars: the live figure has those.
 
 The output is bounded: a trace draws at most `MAX_MARKS` marks (evenly picked) and a
 heatmap image at most `MAX_PIXELS` cells a side (nearest cell), so a figure's SVG stays
@@ -72,6 +72,7 @@ def figure_svg(spec: dict) -> str:
         out += axes.ticks(name, size)
     out += [s for a in layout.get("annotations") or [] for s in _annotation(a, axes, size)]
     out += _title(layout.get("title"), plot, margin, size)
+    out += _legend(layout, data, width, height, size)
     out.append("</svg>")
     return "".join(out)
 
@@ -548,6 +549,42 @@ def _title(title: Any, plot: tuple, margin: dict, size: float) -> list[str]:
     return [f"<text class='gtitle' x='{x:.1f}' y='{18 + k * fsize * 1.25:.1f}' "
             f"font-size='{fsize:g}' fill='#222'>{_esc(t)}</text>"
             for k, t in enumerate(lines)]
+
+
+def _legend(layout: dict, data: list, width: int, height: int, size: float) -> list[str]:
+    """A horizontal legend (the workbench's form: `orientation: "h"`) along the bottom
+    of the figure: a swatch and the name of every trace that shows in plotly's."""
+    spec = layout.get("legend") or {}
+    if spec.get("orientation") != "h" or layout.get("showlegend") is False:
+        return []
+    # as plotly: heatmaps only when asked, other traces unless told not to
+    shown = [t for t in data if t.get("name") and (t.get("showlegend") is True or (
+        t.get("showlegend") is not False and t.get("type", "scatter") != "heatmap"
+        and (layout.get("showlegend") or len(data) > 1)))]
+    out, x, y = [], 8.0, height - 8.0
+    seen = set()
+    for t in shown:
+        name = " ".join(_lines(t["name"]))
+        if name in seen:
+            continue
+        seen.add(name)
+        marker, line = t.get("marker") or {}, t.get("line") or {}
+        color = _color(_first(marker.get("color"), None) if not isinstance(
+            marker.get("color"), str) else marker["color"], "") or _color(line.get("color"),
+                                                                          "#888")
+        mode = t.get("mode") or ""
+        if t.get("type", "scatter") == "scatter" and "lines" in mode and "markers" not in mode:
+            out.append(_line(x, y - size * 0.35, x + 18, y - size * 0.35, color, 2))
+            x += 22
+        else:
+            out.append(f"<rect x='{x:.1f}' y='{y - size * 0.85:.1f}' width='{size:g}' "
+                       f"height='{size:g}' fill='{color}' stroke='#999'/>")
+            x += size + 5
+        out.append(_text(x, y, name, "start", size * 0.95))
+        x += len(name) * size * 0.62 + 16
+        if x > width - 60:
+            break
+    return out
 
 
 def _axis_title(spec: dict, x: float, y: float, size: float, vertical: bool) -> list[str]:
