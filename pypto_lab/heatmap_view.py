@@ -100,6 +100,13 @@ class HeatmapView(FigureView):
         as plotly JSON and HTML, which a reopened notebook draws without the kernel."""
         return FigureView.bundle(self)
 
+    def saved_bundle(self) -> dict:
+        """The map as a static SVG: what a saved notebook shows in place of the live
+        form. Not the plotly JSON: a map's spec carries every cell's hover values (about
+        1 MB for a pooled 128x128 map), which the live widget already sends; its twin
+        would send and store them a second time. The SVG is a few KB."""
+        return {"text/plain": self.text(), "image/svg+xml": self.svg()}
+
     @staticmethod
     def plane_of(run: LabRun, name: str, lead: tuple) -> tuple[int, int]:
         return slice_2d(run.output(name).actual, lead).shape

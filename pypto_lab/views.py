@@ -6,8 +6,15 @@ In IPython a view shows as one output per part (`_ipython_display_`): a panel of
 summary, two graphs and a heatmap is four outputs, each drawn by the renderer made for
 it, and each figure stored in the notebook as plotly JSON (so it draws again when the
 notebook is reopened, without re-running). Interactive views (the heatmap's controls,
-the pass slider) add an ipywidgets view to their output. `_repr_mimebundle_` gives the
-whole view as one bundle for everything else (nbconvert, tests, other frontends).
+the pass slider) show as three outputs (`live_outputs`): the live ipywidgets form, its
+saved twin (the figure without the widget) and a CSS rule that shows the live form
+while it draws and the twin once it cannot (a saved notebook reopened: the widget's
+model is gone). `_repr_mimebundle_` gives the whole view as one bundle for everything
+else (tests, other frontends).
+
+Every figure also carries a static form (`figures.static_svg`): an SVG drawn from the
+figure's spec, for the places plotly.js never runs (GitHub's notebook view, nbviewer
+and `jupyter nbconvert --to html` of a notebook stored without plotly.js).
 
 Where plotly.js comes from for the HTML twin of a figure (`set_plotlyjs`):
 
@@ -16,8 +23,9 @@ Where plotly.js comes from for the HTML twin of a figure (`set_plotlyjs`):
   by its 4.6 MB), else with the first figure; later figures reuse it. An exported HTML
   page draws every figure.
 * `"inline"`: every figure's HTML carries plotly.js (self-contained, 4.6 MB each).
-* `"none"`: no plotly.js and no script: a figure's HTML twin is its text summary (the
-  tutorials use it to stay small; JupyterLab still draws the plotly mimetype).
+* `"none"`: no plotly.js and no script: a figure's static twin is its SVG (an
+  `image/svg+xml` output; the tutorials use it to stay small; JupyterLab still draws
+  the plotly mimetype).
 """
 from __future__ import annotations
 
@@ -115,10 +123,18 @@ class View:
         return self.bundle()
 
     def show(self) -> None:
-        """Display this part as one output (interactive views: controls, then it)."""
+        """Display this part: one output, or for an interactive view the three of
+        `live_outputs` (the live form, its saved twin, the rule that picks one)."""
         from IPython.display import display
 
-        display(self.bundle(), raw=True)
+        live = widget_bundle(self) if self.interactive else {}
+        for data in live_outputs(live, self.saved_bundle()) if live else [self.bundle()]:
+            display(data, raw=True)
+
+    def saved_bundle(self) -> dict:
+        """What stands in for the live form where no kernel draws it: this view without
+        its widget (the figure as plotly JSON and its static twin, or the HTML)."""
+        return {"text/plain": self.text(), "text/html": self.html()}
 
     def _ipython_display_(self) -> None:
         for part in self.parts():
@@ -154,6 +170,38 @@ def output_of(view: View) -> Any:
     out = w.Output()
     out.append_display_data(Raw(live_bundle(view)))
     return out
+
+
+TWIN_CLASS = "pypto-twin-rule"
+# a widget output that drew holds the widget's view (`.jupyter-widgets`: every live form
+# is a box); one that did not holds bare text (untrusted or exported, the output is the
+# text form instead: jp-RenderedText)
+_WIDGET_OUT = ".jp-OutputArea-output:not(.jp-RenderedText)"
+_RULE_NEXT = f"+ .jp-OutputArea-child .{TWIN_CLASS}"
+#: Shown once per interactive view, after its live form and its saved twin: while the
+#: live form draws (its widget output has content), the twin is hidden; when it cannot
+#: (a notebook reopened without the widget state: JupyterLab writes "Error displaying
+#: widget: model not found", or "Loading widget..." with no kernel, as bare text), the
+#: live form is hidden and the twin shows. The rule's own output takes no room. Plain
+#: CSS (`:has`), so it works in a trusted reopened notebook without any kernel or
+#: extension; frontends that do not render the widget ignore it.
+TWIN_RULE = (
+    f"<style class='{TWIN_CLASS}'>"
+    f".jp-OutputArea-child:has(> {_WIDGET_OUT} > .jupyter-widgets)"
+    f" + .jp-OutputArea-child:has({_RULE_NEXT}){{display:none}}"
+    f".jp-OutputArea-child:has(> {_WIDGET_OUT}):not(:has(> .jp-OutputArea-output > *))"
+    f":has(+ .jp-OutputArea-child {_RULE_NEXT}){{display:none}}"
+    f".jp-OutputArea-child:has(.{TWIN_CLASS}){{display:none}}</style>")
+
+
+def live_outputs(live: dict, saved: dict) -> list[dict]:
+    """An interactive view as three outputs: the widget view alone (its text form is
+    empty: nbconvert and GitHub show the text of a widget whose state was not saved),
+    the saved twin (`saved`, with the text form), and `TWIN_RULE`, which shows one of
+    the two. JupyterLab renders the richest mimetype of an output, so the widget and a
+    static figure in one output would show the widget's error once its model is gone."""
+    return [{"text/plain": "", **live}, saved,
+            {"text/plain": "", "text/html": TWIN_RULE}]
 
 
 def widget_bundle(view: View) -> dict:
@@ -214,18 +262,28 @@ class FigureView(View):
         head = f"<{self.title}: {self.trace_count} traces>"
         return f"{head}\n{self.summary}" if self.summary else head
 
+    def svg(self) -> str:
+        """The figure as a static SVG (`figures.static_svg`): what shows where plotly.js
+        does not run."""
+        from pypto_lab.figures.static_svg import figure_svg
+
+        return figure_svg(self.spec)
+
     def html(self) -> str:
         if plotlyjs_mode() == "none":
-            return (f"<pre title='figure: drawn by JupyterLab and VS Code'>"
-                    f"{_html.escape(self.text())}</pre>")
-        return figure_html(self.spec, _plotlyjs_for_twin())
+            return f"<div class='pypto-figure'>{self.svg()}</div>"
+        return figure_html(self.spec, _plotlyjs_for_twin(), self.svg())
 
     def figure_bundle(self) -> dict:
         """Plotly's own mimetype and the text form (what an Output widget holds)."""
         return {"text/plain": self.text(), PLOTLY_MIME: {**self.spec, "config": _PLOTLY_CONFIG}}
 
     def static_bundle(self) -> dict:
-        """The figure as one output: plotly mimetype, text, HTML twin."""
+        """The figure as one output: plotly mimetype (JupyterLab, VS Code), text, and
+        for everything else (nbconvert, nbviewer, GitHub) the figure drawn by plotly.js
+        over its static SVG, or without plotly.js (`"none"`) the SVG itself as an image."""
+        if plotlyjs_mode() == "none":
+            return {**self.figure_bundle(), "image/svg+xml": self.svg()}
         return {**self.figure_bundle(), "text/html": self.html()}
 
     def bundle(self) -> dict:
@@ -234,14 +292,18 @@ class FigureView(View):
             data.update(widget_bundle(self))
         return data
 
+    def saved_bundle(self) -> dict:
+        return self.static_bundle()
+
     def to_dict(self) -> dict:
         return self.spec
 
 
-def figure_html(spec: dict, include_js: bool) -> str:
+def figure_html(spec: dict, include_js: bool, static: str = "") -> str:
     """A `<div>` drawing `spec` with plotly.js (inlined when `include_js`; never a CDN).
-    Without plotly.js on the page it says so instead of failing silently. The div id is
-    a hash of the figure, so the HTML is the same on every run."""
+    Without plotly.js on the page (a page that strips scripts, or never got plotly.js)
+    the div shows `static` (the figure's SVG), or says what is missing. The div id is a
+    hash of the figure, so the HTML is the same on every run."""
     payload = json.dumps(spec, separators=(",", ":"))
     div_id = "pypto-" + hashlib.sha1(payload.encode()).hexdigest()[:12]
     lib = ""
@@ -251,10 +313,11 @@ def figure_html(spec: dict, include_js: bool) -> str:
         lib = f"<script type='text/javascript'>{get_plotlyjs()}</script>"
     data = payload.replace("</", "<\\/")
     config = json.dumps(_PLOTLY_CONFIG)
-    return (f"{lib}<div id='{div_id}' class='plotly-graph-div'></div><script>(function(){{"
+    missing = "" if static else "d.textContent='(figure: plotly.js is not loaded on this page)';"
+    return (f"{lib}<div id='{div_id}' class='plotly-graph-div'>{static}</div><script>(function(){{"
             f"var d=document.getElementById('{div_id}'),f={data};"
-            f"if(window.Plotly){{Plotly.newPlot(d,f.data,f.layout,{config});}}"
-            f"else{{d.textContent='(figure: plotly.js is not loaded on this page)';}}"
+            f"if(window.Plotly){{d.textContent='';Plotly.newPlot(d,f.data,f.layout,{config});}}"
+            f"else{{{missing}}}"
             f"}})();</script>")
 
 

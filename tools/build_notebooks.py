@@ -70,12 +70,15 @@ def write_all(names: list[str]) -> list[Path]:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+TWIN_CLASS = "pypto-twin-rule"  # pypto_lab.views.TWIN_CLASS (tools/ does not import it)
 
 
 def execute(path: Path) -> None:
     """Run the notebook in place, then drop what would only bloat or churn the file:
-    widget views and their saved state (a heatmap's widget state is megabytes; GitHub
-    shows the HTML fallback anyway, and JupyterLab redraws widgets on a re-run)."""
+    widget views and their saved state (a heatmap's widget state is megabytes, and its
+    model id changes on every run). An interactive view's live output and the rule that
+    chose between it and its saved twin go with them (`pypto_lab.views.live_outputs`):
+    the twin, which every frontend draws without a kernel, stays."""
     # this interpreter's bin first: `jupyter` finds its subcommands and the kernel on
     # PATH, which may hold another installation (an unactivated venv)
     bins = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
@@ -88,9 +91,20 @@ def execute(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            out.get("data", {}).pop(WIDGET_VIEW, None)
+        if "outputs" in cell:
+            cell.outputs = [o for o in cell.outputs if not _live_only(o)]
     nbformat.write(nb, path)
+
+
+def _live_only(out: dict) -> bool:
+    """A widget's own output, or the CSS rule between a live form and its twin."""
+    data = out.get("data", {})
+    if WIDGET_VIEW in data:
+        if set(data) - {WIDGET_VIEW, "text/plain"} or data.get("text/plain"):
+            raise ValueError("a widget output that also carries a form of its own: "
+                             f"{sorted(data)}")
+        return True
+    return TWIN_CLASS in data.get("text/html", "")
 
 
 def main() -> int:

@@ -118,6 +118,9 @@ class CellReport:
     stderr: list[str]
     text_fallbacks: list[str] = field(default_factory=list)
     """Figure text forms visible on the page (a figure drawn as text)."""
+    broken: list[str] = field(default_factory=list)
+    """Widget outputs on screen that did not draw ("Error displaying widget: model not
+    found", "Loading widget...")."""
 
     @property
     def first_line(self) -> str:
@@ -148,8 +151,20 @@ _COLLECT = r"""
       else if (m.output_type === 'stream' && m.name === 'stderr') stderr.push(m.text);
       else if (m.data && m.data['text/plain']) texts.push([].concat(m.data['text/plain']).join(''));
     }
-    const plots = [...c.node.querySelectorAll('.js-plotly-plot')].map(p => {
-      const svg = p.querySelector('.main-svg');
+    // what is on screen: a saved twin hidden while its live form draws is not counted
+    const shown = e => e.getClientRects().length > 0;
+    // a plotly output reopened from a saved notebook: JupyterLab shows the PNG it
+    // stored beside the figure and builds the plot only on hover; a static twin (the
+    // heatmap's) is an SVG image
+    const snapshots = [...c.node.querySelectorAll('.jp-RenderedPlotly > img.plot-img, ' +
+                                                  '.jp-RenderedSVG img')]
+      .filter(e => shown(e) && e.naturalWidth > 0 && !e.parentNode.querySelector('.js-plotly-plot'))
+      .map(e => ({traces: 1, width: e.width, height: e.height,
+                  title: e.classList.contains('plot-img') ? '(stored image)' : '(static SVG)'}));
+    const plots = [...c.node.querySelectorAll('.js-plotly-plot, .pypto-static-figure')]
+      .filter(shown).map(p => {
+      const svg = p.querySelector('.main-svg') ||
+        (p.classList.contains('pypto-static-figure') ? p : null);
       const r = p.getBoundingClientRect();
       const drawn = p.querySelectorAll('g.trace, .heatmaplayer image, .hm image, g.point, ' +
                                        'g.imagelayer image').length;
@@ -157,11 +172,14 @@ _COLLECT = r"""
       return {traces: svg ? drawn : 0, width: Math.round(r.width), height: Math.round(r.height),
               title: t ? t.textContent : ''};
     });
+    plots.push(...snapshots);
     const fallbacks = [...c.node.querySelectorAll('.jp-OutputArea-output')]
-      .filter(e => e.dataset.mimeType !== 'application/vnd.jupyter.stdout')
+      .filter(e => e.dataset.mimeType !== 'application/vnd.jupyter.stdout' && shown(e))
       .map(e => e.textContent).filter(t => /^<[^<>\n]+: \d+ traces>/m.test(t));
+    const broken = [...c.node.querySelectorAll('.jp-OutputArea-output')].filter(shown)
+      .map(e => e.textContent).filter(t => /^(Error displaying widget|Loading widget)/.test(t));
     out.push({index: i, source: c.model.sharedModel.getSource(), texts, errors, stderr,
-              plots, fallbacks});
+              plots, fallbacks, broken});
   });
   return out;
 })()
@@ -393,6 +411,26 @@ class Lab:
             page.screenshot(path=str(shots / "02-click.png"), clip=plot.bounding_box())
         return problems
 
+    def save_notebook(self) -> None:
+        """Save the open notebook as a user would (Ctrl+S) and wait for the write."""
+        self.page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+        self.page.wait_for_function(
+            "!window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=60_000)
+
+    def reopen_notebook(self, path: str, wait_s: float = 30) -> list[CellReport]:
+        """Open `path` again in a fresh page load, as saved, with a new kernel that ran
+        nothing (so no widget model of the first run exists); runs nothing. Reports on
+        every code cell once the stored figures are drawn (or `wait_s` passes)."""
+        page = self.page
+        page.goto(self.url(path))
+        page.wait_for_function(_READY, timeout=120_000)
+        # the widget manager gives up on unknown models once the kernel is connected
+        # and the notebook's widget state restored: give it that moment
+        page.wait_for_timeout(3000)
+        cells = self._settled(wait_s)
+        self._dismiss_toasts()
+        return cells
+
     def shutdown_kernel(self) -> None:
         """Stop this notebook's kernel and close it without saving (the page moves on)."""
         self.page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
@@ -410,6 +448,8 @@ def check_cells(cells: list[CellReport]) -> list[str]:
         problems += [f"{where} wrote to stderr: {s[:300]}" for s in c.stderr]
         problems += [f"{where} shows a figure as text: {t.splitlines()[0]}"
                      for t in c.text_fallbacks]
+        problems += [f"{where} shows a widget that did not draw: {t[:80]!r}"
+                     for t in c.broken]
         drawn = [p for p in c.plots if p.traces > 0]
         if len(drawn) < len(c.heads):
             problems.append(f"{where}: {len(c.heads)} figure(s) sent ({', '.join(c.heads)}), "
@@ -422,7 +462,7 @@ def check_cells(cells: list[CellReport]) -> list[str]:
 def _report(c: dict) -> CellReport:
     heads = [m.group(0) for t in c["texts"] for m in FIGURE_HEAD.finditer(t)]
     return CellReport(c["index"], c["source"], heads, [PlotInfo(**p) for p in c["plots"]],
-                      c["errors"], c["stderr"], c["fallbacks"])
+                      c["errors"], c["stderr"], c["fallbacks"], c["broken"])
 
 
 def is_view_cell(cell: CellReport) -> bool:

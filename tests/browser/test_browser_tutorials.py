@@ -4,7 +4,10 @@ browser). Each notebook is opened, its stored outputs cleared and every cell run
 the DOM must show, for every figure the kernel sent, a plotly plot that drew content
 (trace groups, heatmap images, bars), never the figure's text form; no cell may raise
 or write to stderr. Each view is screenshot to test-output/browser/<mode>/
-(`python tools/screenshot_views.py` writes the same set to docs/screenshots/).
+(`python tools/screenshot_views.py` writes the same set to docs/screenshots/). Then the
+notebook is saved and reopened with a fresh kernel, running nothing: every figure must
+show again (a heatmap's live widget by its saved twin, `pypto_lab.views.live_outputs`),
+no widget may say "model not found"; those screenshots go to <mode>/reopened/.
 
 Needs `apt-get install chromium` (CI: .ci/run installs it) and playwright from the
 `test` extra. Outside CI the test skips when either is missing.
@@ -72,7 +75,23 @@ def test_tutorial_draws_every_figure(lab, mode, name):
     if name.startswith("02"):
         problems += lab.heatmap_controls_redraw()
         problems += lab.heatmap_zoom_and_click(OUT_DIR / mode)
+    # saved and reopened with a new kernel, as a user would the next day: every figure
+    # (the heatmaps' live widgets included) must show without running anything
+    lab.save_notebook()
+    lab.shutdown_kernel()
+    reopened = lab.reopen_notebook(f"{mode}/{name}")
+    problems += [f"reopened: {p}" for p in check_cells(reopened)]
+    problems += reopen_lost(cells, reopened)
+    lab.shoot_views(reopened, OUT_DIR / mode / "reopened", Path(name).stem[:2])
     lab.shutdown_kernel()
     _timings[(mode, name)] = time.perf_counter() - t0
     assert not problems, "\n".join(problems)
     assert any(c.plots for c in cells) or name.startswith("04"), "no figure at all"
+
+
+def reopen_lost(ran: list, reopened: list) -> list[str]:
+    """Cells that show fewer figures reopened than when they ran."""
+    before = {c.index: len([p for p in c.plots if p.traces]) for c in ran}
+    return [f"cell {c.index} ({c.first_line[:50]!r}) drew {before.get(c.index, 0)} figure(s) "
+            f"when run, {len([p for p in c.plots if p.traces])} reopened"
+            for c in reopened if len([p for p in c.plots if p.traces]) < before.get(c.index, 0)]

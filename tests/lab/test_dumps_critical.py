@@ -184,7 +184,7 @@ def test_the_magic_captures_and_shows_the_dump_and_the_path(ip):
     assert timeline.critical.tasks == (0, 2)
     html = dump_view.html()
     assert "<td style='text-align:left;padding:2px 8px'>shift#2</td>" in html
-    assert "plotly-graph-div" in html or "figure: drawn by JupyterLab" in html
+    assert "plotly-graph-div" in html or "pypto-static-figure" in html
 
 
 def test_show_all_leaves_out_the_dump_without_one(ip):

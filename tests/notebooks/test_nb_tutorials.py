@@ -89,6 +89,36 @@ def test_sanitize_file_parses():
     assert clean("makespan 0.284 us") == "makespan 0.284 us"
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_nbconvert_html_shows_every_figure_without_a_kernel(name):
+    """`jupyter nbconvert --to html` of the committed tutorial: every figure it stores
+    (one `<...: N traces>` text form each) is drawn as a static SVG image, and none
+    shows as its text form or as a missing widget."""
+    import base64
+
+    nbconvert = pytest.importorskip("nbconvert")
+    nb = nbformat.read(NB_DIR / name, as_version=4)
+    heads = [h for c in nb.cells if c.cell_type == "code" for o in c.outputs
+             for h in re.findall(r"^<[^<>\n]+: \d+ traces>",
+                                 o.get("data", {}).get("text/plain", ""), re.M)]
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    svgs = [base64.b64decode(s).decode() for s in
+            re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', body)]
+    static = [s for s in svgs if "class='pypto-static-figure'" in s]
+    assert len(static) == len(heads), f"{len(heads)} figures, {len(static)} drawn statically"
+    # each drew something: a trace or a shape group with marks in it
+    assert all(re.search(r"<g class='(trace|shape)'><(rect|image|polyline|circle|polygon)",
+                         s) for s in static)
+    assert "Error displaying widget" not in body
+    # no figure output shows its text form (a cell may print a figure's text on
+    # purpose: nbconvert renders stdout the same way, so those are counted out)
+    printed = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if o.output_type == "stream" and re.match(r"<[^<>\n]+: \d+ traces>", o.text)]
+    as_text = re.findall(r'data-mime-type="text/plain"[^>]*>\s*<pre>&lt;[^&]+: \d+ traces&gt;',
+                         body)
+    assert len(as_text) == len(printed), "a figure shown as its text form"
+
+
 # --- the plotly.js option --------------------------------------------------------------
 
 
@@ -150,12 +180,14 @@ def test_none_drops_plotlyjs_and_keeps_the_mimetype(plotlyjs):
     pypto_lab.set_plotlyjs("none")
     view = _fig_view(plotlyjs)
     b = view._repr_mimebundle_()
-    assert set(b) == {"text/plain", "text/html", "application/vnd.plotly.v1+json"}
-    assert "<script" not in b["text/html"] and "summary" in b["text/html"]
+    # no HTML twin: nbconvert and GitHub take the static SVG, JupyterLab the mimetype
+    assert set(b) == {"text/plain", "image/svg+xml", "application/vnd.plotly.v1+json"}
+    assert "<script" not in b["image/svg+xml"] and "pypto-static-figure" in b["image/svg+xml"]
+    assert b["image/svg+xml"].count("<circle") == 2  # the two points
     assert len(json.dumps(b)) < 20_000  # the default template; workbench figures use none
     panel = plotlyjs.Panel("p", [plotlyjs.HtmlView("h", "text", "<b>x</b>"), view])
     pb = panel._repr_mimebundle_()
-    assert "<script" not in pb["text/html"] and "summary" in pb["text/html"]
+    assert "<script" not in pb["text/html"] and "pypto-static-figure" in pb["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in pb, "figures still draw live"
 
 
