@@ -6,7 +6,7 @@ notebook views, `jupyter nbconvert --to html` of a notebook stored without plotl
 scatter traces (lines, `hv` steps, markers, marker text), bars (vertical, and
 horizontal with a `base`: the timeline), heatmaps (one embedded PNG per trace, NaN
 transparent, so the layers of the mismatch map stack as in plotly), rectangle and line
-shapes, annotations, the title, linear and category axes with their ticks, stacked
+shapes, annotations, the title, linear, log and category axes with their ticks, stacked
 subplots (`yaxis2` with a domain), horizontal legends. Not hover, vertical legends or
 colour bars: the live figure has those.
 
@@ -106,12 +106,23 @@ class _Axis:
         self.spec = spec
         self.categories: list[str] = [str(c) for c in spec.get("categoryarray") or []]
         self.category = spec.get("type") == "category" or bool(self.categories)
+        # a log axis: positions and its range in log10 units, as plotly keeps them
+        self.log = spec.get("type") == "log"
         self.lo_px, self.hi_px, self.flip = lo_px, hi_px, flip
         self.range: tuple[float, float] = (0.0, 1.0)
         self.visible = spec.get("visible", True) is not False
 
-    def values(self, v: Any) -> np.ndarray:
-        """Data values as floats (categories by their index; unknown ones appended)."""
+    def values(self, v: Any, logged: bool = False) -> np.ndarray:
+        """Data values as floats (categories by their index; unknown ones appended); on
+        a log axis their log10 (`logged`: given in log10 already, as an annotation's
+        position is; a value <= 0 has no place: NaN)."""
+        a = self._values(v)
+        if self.log and not logged:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a = np.where(a > 0, np.log10(np.where(a > 0, a, 1.0)), np.nan)
+        return a
+
+    def _values(self, v: Any) -> np.ndarray:
         a = decode(v) if v is not None else np.zeros(0)
         if a.dtype == object or a.dtype.kind in "US":
             if not self.category and any(isinstance(x, str) for x in a.tolist()):
@@ -172,6 +183,11 @@ class _Axis:
         lo, hi = sorted(self.range)
         dtick = self.spec.get("dtick")
         step = float(dtick) if isinstance(dtick, (int, float)) and dtick > 0 else _nice(hi - lo)
+        if self.log:  # a tick at each power of ten, labelled as one
+            step = max(1.0, float(math.ceil((hi - lo) / 8)))
+            first = math.ceil(lo / step) * step
+            return [(first + k * step, f"1e{int(first + k * step)}")
+                    for k in range(int((hi - first) / step + 1e-9) + 1)][:40]
         first = math.ceil(lo / step) * step
         return [(first + k * step, _num(first + k * step))
                 for k in range(int((hi - first) / step + 1e-9) + 1)][:40]
@@ -494,13 +510,15 @@ def _ref(axes: _Axes, ref: Any, letter: str) -> _Axis | None:
     return axes.axes.get(key, axes.axes[f"{letter}axis"])
 
 
-def _pos(axes: _Axes, obj: dict, key: str, letter: str) -> float:
+def _pos(axes: _Axes, obj: dict, key: str, letter: str, logged: bool = False) -> float:
+    """The pixel of a shape's or annotation's coordinate (`logged`: an annotation's, in
+    log10 units on a log axis, where a shape's is in data units)."""
     axis = _ref(axes, obj.get(f"{letter}ref"), letter)
     v = obj.get(key, 0)
     if axis is None:
         x0, y0, w, h = axes.plot
         return x0 + float(v) * w if letter == "x" else y0 + (1 - float(v)) * h
-    return float(axis.px(float(axis.values([v])[0])))
+    return float(axis.px(float(axis.values([v], logged)[0])))
 
 
 def _shape(shape: dict, axes: _Axes) -> list[str]:
@@ -526,18 +544,28 @@ def _shape(shape: dict, axes: _Axes) -> list[str]:
 
 def _annotation(note: dict, axes: _Axes, size: float) -> list[str]:
     try:
-        x, y = _pos(axes, note, "x", "x"), _pos(axes, note, "y", "y")
+        x, y = _pos(axes, note, "x", "x", True), _pos(axes, note, "y", "y", True)
     except (TypeError, ValueError):
         return []
     x += float(note.get("xshift", 0))
     y -= float(note.get("yshift", 0))
+    arrow: list[str] = []
+    if note.get("showarrow"):  # the text sits ax, ay pixels off the point, a line to it
+        tx, ty = x + float(note.get("ax", 0) or 0), y + float(note.get("ay", 0) or 0)
+        if (tx, ty) != (x, y):
+            color = _color(note.get("arrowcolor"), "#444")
+            arrow = [f'<line x1="{tx:.1f}" y1="{ty:.1f}" x2="{x:.1f}" y2="{y:.1f}" '
+                     f'stroke="{color}" stroke-width="1.2"/>']
+        x, y = tx, ty - 4
     anchor = {"left": "start", "right": "end"}.get(note.get("xanchor"), "middle")
     lines = _lines(note.get("text", ""))
     fsize = float((note.get("font") or {}).get("size", size))
     if note.get("yanchor") == "top":
         y += fsize
     color = _color((note.get("font") or {}).get("color"), "#333")
-    return [_text(x, y + k * fsize * 1.2, t, anchor, fsize, color) for k, t in enumerate(lines)]
+    return arrow + [_text(x, y - (len(lines) - 1 - k) * fsize * 1.2 if arrow
+                          else y + k * fsize * 1.2, t, anchor, fsize, color)
+                    for k, t in enumerate(lines)]
 
 
 def _title(title: Any, plot: tuple, margin: dict, size: float) -> list[str]:

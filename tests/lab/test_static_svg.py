@@ -81,3 +81,27 @@ def test_timeline_bars_land_on_their_lanes():
     assert x1 == pytest.approx(40 + plot_w * 3 / 4, abs=0.2)
     assert w1 == pytest.approx(plot_w / 4, abs=0.2)
     assert ya > yb, "the first category is the bottom lane, as in plotly"
+
+
+def test_a_log_axis_places_points_by_their_log_and_labels_powers_of_ten():
+    """The precision ladder's axis: 1e-3 sits half as far up as 1e-5 is from 1e-2 down
+    (range 1e-6..1e-2 in log10 units), and a shape at 1e-4 (data units) and an annotation
+    at -4 (log10 units, as plotly takes it) land on the same row."""
+    import re
+
+    from pypto_lab.figures.static_svg import figure_svg
+    spec = {"data": [{"type": "scatter", "mode": "markers", "x": [0, 1], "y": [1e-3, 1e-5]}],
+            "layout": {"yaxis": {"type": "log", "range": [-6, -2]},
+                       "shapes": [{"type": "line", "xref": "paper", "x0": 0, "x1": 1,
+                                   "y0": 1e-4, "y1": 1e-4}],
+                       "annotations": [{"xref": "paper", "x": 0.5, "y": -4, "text": "mark",
+                                        "showarrow": False}]}}
+    svg = figure_svg(spec)
+    ys = [float(y) for y in re.findall(r"<circle[^>]*cy='([0-9.]+)'", svg)]
+    assert len(ys) == 2 and ys[0] < ys[1]
+    line_y = float(re.search(r"<line x1='[0-9.]+' y1='([0-9.]+)'", svg).group(1))  # the shape
+    mark_y = float(re.search(r"<text[^>]*y='([0-9.]+)'[^>]*>mark</text>", svg).group(1))
+    # 1e-4 is midway between 1e-3 and 1e-5 on a log axis
+    assert abs(line_y - (ys[0] + ys[1]) / 2) < 1.0
+    assert mark_y == line_y
+    assert "1e-3" in svg and "1e-5" in svg
