@@ -61,9 +61,6 @@ class Site:
         return site_label(f"{self.span.file}:{self.span.line}") if self.span.known \
             else self.function
 
-    def label(self) -> str:
-        return f"{self.where()} {self.op} -> {self.dtype.name}"
-
 
 @dataclass(frozen=True)
 class Instrumented:
