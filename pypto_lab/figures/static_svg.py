@@ -12,20 +12,19 @@ colour bars: the live figure has those.
 
 The output is bounded: a trace draws at most `MAX_MARKS` marks (evenly picked) and a
 heatmap image at most `MAX_PIXELS` cells a side (nearest cell), so a figure's SVG stays
-well under 200 KB whatever the kernel's size.
+well under 200 KB whatever the kernel's size. The pixels of a heatmap trace come from
+`raster` (a colour scale into RGBA, RGBA into a PNG).
 """
 from __future__ import annotations
 
-import base64
 import html
 import math
 import re
-import struct
-import zlib
 from typing import Any
 
 import numpy as np
 
+from pypto_lab.figures.raster import NAMED_SCALES, colorize, png_bytes, png_uri  # noqa: F401
 from pypto_lab.figures.typed import decode
 
 CLASS = "pypto-static-figure"
@@ -34,9 +33,6 @@ MAX_PIXELS = 320
 _DEFAULT_W, _DEFAULT_H = 760, 450
 _COLORWAY = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
              "#7f7f7f", "#bcbd22", "#17becf")
-_NAMED_SCALES = {"Blues": [[0, "#f7fbff"], [1, "#08306b"]],
-                 "Reds": [[0, "#fff5f0"], [1, "#67000d"]],
-                 "Viridis": [[0, "#440154"], [0.5, "#21918c"], [1, "#fde725"]]}
 _TAG = re.compile(r"<[^>]*>")
 
 
@@ -75,27 +71,6 @@ def figure_svg(spec: dict) -> str:
     out += _legend(layout, data, width, height, size)
     out.append("</svg>")
     return "".join(out)
-
-
-def figure_png_uri(z: np.ndarray, lo: float, hi: float, scale: list) -> str:
-    """A 2-D array drawn through a colour scale, as a PNG data URI (NaN transparent)."""
-    rgba = _colorize(z, lo, hi, scale)
-    return "data:image/png;base64," + base64.b64encode(png_bytes(rgba)).decode("ascii")
-
-
-def png_bytes(rgba: np.ndarray) -> bytes:
-    """An (h, w, 4) uint8 array as a PNG file (RGBA, no filter, zlib level 6)."""
-    h, w, _ = rgba.shape
-    raw = np.zeros((h, w * 4 + 1), dtype=np.uint8)
-    raw[:, 1:] = rgba.reshape(h, w * 4)
-
-    def chunk(kind: bytes, payload: bytes) -> bytes:
-        return (struct.pack(">I", len(payload)) + kind + payload
-                + struct.pack(">I", zlib.crc32(kind + payload) & 0xFFFFFFFF))
-
-    head = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head)
-            + chunk(b"IDAT", zlib.compress(raw.tobytes(), 6)) + chunk(b"IEND", b""))
 
 
 # --- axes ------------------------------------------------------------------------------
@@ -409,7 +384,7 @@ def _heatmap(trace: dict, xa: _Axis, ya: _Axis) -> list[str]:
     hi = float(trace["zmax"]) if trace.get("zmax") is not None else float(np.nanmax(z))
     scale = trace.get("colorscale") or "Viridis"
     if isinstance(scale, str):
-        scale = _NAMED_SCALES.get(scale, _NAMED_SCALES["Viridis"])
+        scale = NAMED_SCALES.get(scale, NAMED_SCALES["Viridis"])
     step_r = max(1, math.ceil(z.shape[0] / MAX_PIXELS))
     step_c = max(1, math.ceil(z.shape[1] / MAX_PIXELS))
     xs, ys = _cell_edges(trace, z.shape)
@@ -420,7 +395,7 @@ def _heatmap(trace: dict, xa: _Axis, ya: _Axis) -> list[str]:
         img, (x0, x1) = img[:, ::-1], (x1, x0)
     if y1 < y0:
         img, (y0, y1) = img[::-1, :], (y1, y0)
-    uri = figure_png_uri(img, lo, hi, scale)
+    uri = png_uri(img, lo, hi, scale)
     return [f"<image x='{x0:.1f}' y='{y0:.1f}' width='{x1 - x0:.1f}' height='{y1 - y0:.1f}' "
             f"preserveAspectRatio='none' style='image-rendering:pixelated' href='{uri}'/>"]
 
@@ -429,11 +404,11 @@ def _scale_colors(values: list, marker: dict) -> list:
     """Numeric marker colours through the marker's colour scale (`cmin`..`cmax`)."""
     scale = marker["colorscale"]
     if isinstance(scale, str):
-        scale = _NAMED_SCALES.get(scale, _NAMED_SCALES["Viridis"])
+        scale = NAMED_SCALES.get(scale, NAMED_SCALES["Viridis"])
     v = np.asarray([float(c) if _isnum(c) else np.nan for c in values])
     lo = float(marker.get("cmin", np.nanmin(v)))
     hi = float(marker.get("cmax", np.nanmax(v)))
-    rgba = _colorize(v.reshape(1, -1), lo, hi, scale)[0]
+    rgba = colorize(v.reshape(1, -1), lo, hi, scale)[0]
     return [f"#{r:02x}{g:02x}{b:02x}" for r, g, b, _ in rgba.tolist()]
 
 
@@ -484,18 +459,6 @@ def _cell_edges(trace: dict, shape: tuple[int, ...]) -> tuple[np.ndarray, np.nda
             d = float(trace.get(f"d{axis}", 1))
             out.append(np.array([start - d / 2, start + d * (n - 1) + d / 2]))
     return out[0], out[1]
-
-
-def _colorize(z: np.ndarray, lo: float, hi: float, scale: list) -> np.ndarray:
-    stops = np.array([float(s[0]) for s in scale])
-    rgb = np.array([_rgb(s[1]) for s in scale], dtype=float)
-    frac = np.clip((z - lo) / ((hi - lo) or 1.0), 0.0, 1.0)
-    frac = np.where(np.isfinite(frac), frac, 0.0)
-    out = np.zeros(z.shape + (4,), dtype=np.uint8)
-    for c in range(3):
-        out[..., c] = np.round(np.interp(frac, stops, rgb[:, c])).astype(np.uint8)
-    out[..., 3] = np.where(np.isfinite(z), 255, 0)
-    return out
 
 
 # --- shapes, text ----------------------------------------------------------------------
@@ -739,20 +702,6 @@ def _color(value: Any, default: str) -> str:
     if not isinstance(value, str) or not value:
         return default
     return html.escape(value, quote=True)
-
-
-def _rgb(color: str) -> tuple[float, float, float]:
-    color = color.strip()
-    if color.startswith("#"):
-        h = color[1:]
-        if len(h) == 3:
-            h = "".join(c * 2 for c in h)
-        return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16))
-    m = re.match(r"rgba?\(([^)]*)\)", color)
-    if m:
-        parts = [float(p) for p in m.group(1).split(",")[:3]]
-        return (parts[0], parts[1], parts[2])
-    return (128.0, 128.0, 128.0)
 
 
 def _nice(span: float) -> float:
